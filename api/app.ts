@@ -1,0 +1,88 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { pinoHttp } from 'pino-http';
+import type { Config } from '../core/config';
+import { AppError } from '../core/errors';
+import { newId } from '../core/ids';
+import { SERVICE_VERSION } from '../core/version';
+import { BULL_BOARD_PATH, bullBoardRouter } from './bull-board';
+import type { ApiDeps } from './deps';
+import { WireFormat } from './format';
+import { healthHandler } from './health';
+import { buildOpenApi, renderDocsPage } from './openapi';
+import { ApiBuilder } from './route-kit';
+import { registerRoutes } from './routes';
+
+export interface App extends express.Express {
+  /** Every declared /api/v1 route (the OpenAPI source; tests walk it). */
+  routeTable: ApiBuilder['routes'];
+}
+
+/** Builds the HTTP app. It does not listen: entry points and supertest do. */
+export function createApp(config: Config, deps: ApiDeps): App {
+  const app = express() as unknown as App;
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  const format = new WireFormat(config.apiStyle);
+
+  app.use(
+    pinoHttp({
+      logger: deps.logger,
+      genReqId: (req, res) => {
+        const incoming = req.headers['x-request-id'];
+        const id = typeof incoming === 'string' && /^[A-Za-z0-9._-]{1,100}$/.test(incoming) ? incoming : newId('req');
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      // Only what is safe: never headers (keys) nor bodies (secrets).
+      serializers: {
+        req: (req) => ({ id: req.id, method: req.method, url: String(req.url).split('?')[0] }),
+        res: (res) => ({ statusCode: res.statusCode }),
+      },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+    }),
+  );
+
+  app.get('/health', healthHandler(deps));
+
+  const api = new ApiBuilder(deps, format);
+  registerRoutes(api, deps);
+  const openapi = buildOpenApi(api.routes, { version: SERVICE_VERSION, style: config.apiStyle, publicBaseUrl: config.publicBaseUrl });
+  const docsHtml = renderDocsPage(openapi);
+  app.get('/api/v1/openapi.json', (_req, res) => {
+    res.json(openapi);
+  });
+  app.get(['/api/v1/docs', '/docs'], (_req, res) => {
+    res.type('html').send(docsHtml);
+  });
+
+  app.use('/api/v1', api.router);
+  app.use('/api/v1', (_req, _res, next) => next(new AppError('RESOURCE_NOT_FOUND', 'No such endpoint')));
+  app.use(BULL_BOARD_PATH, bullBoardRouter(deps));
+
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const appError = toAppError(err);
+    if (appError.status >= 500) {
+      (req as Request & { log?: typeof deps.logger }).log?.error({ err }, 'request failed');
+    }
+    if (res.headersSent) return;
+    if (!req.originalUrl.startsWith('/api/')) {
+      res.status(appError.status).type('text/plain').send(appError.message);
+      return;
+    }
+    format.sendError(res, appError);
+  });
+
+  app.routeTable = api.routes;
+  return app;
+}
+
+/** Body-parser and unknown errors mapped to the public error codes, in one place. */
+function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const e = err as { type?: string; status?: number; message?: string };
+  if (e?.type === 'entity.parse.failed') return new AppError('INVALID_JSON', 'Malformed JSON in request body');
+  if (e?.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE', 'Request body is larger than this endpoint accepts');
+  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return new AppError('VALIDATION_ERROR', e.message ?? 'Unsupported body encoding');
+  if (e?.status && e.status >= 400 && e.status < 500) return new AppError('VALIDATION_ERROR', e.message ?? 'Bad request');
+  return new AppError('INTERNAL_ERROR', 'Internal server error');
+}

@@ -1,0 +1,40 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import type { Request, Response, NextFunction, Router } from 'express';
+import express from 'express';
+import { constantTimeEqual } from '../core/secrets';
+import type { ApiDeps } from './deps';
+
+export const BULL_BOARD_PATH = '/admin/queues';
+
+/**
+ * bull-board behind operator credentials (HTTP Basic) from configuration — never an organization's
+ * API key: queues hold every tenant's jobs. Without OPERATOR_PASSWORD it is switched off.
+ */
+export function bullBoardRouter(deps: ApiDeps): Router {
+  const router = express.Router();
+  const operator = deps.config.operator;
+  if (!operator) {
+    router.use((_req, res) => {
+      res.status(503).type('text/plain').send('The queue dashboard is off: set OPERATOR_USER and OPERATOR_PASSWORD to enable it.');
+    });
+    return router;
+  }
+  const serverAdapter = new ExpressAdapter();
+  serverAdapter.setBasePath(BULL_BOARD_PATH);
+  createBullBoard({ queues: Object.values(deps.queues).map((q) => new BullMQAdapter(q)), serverAdapter });
+  router.use((req: Request, res: Response, next: NextFunction) => {
+    const header = req.headers.authorization ?? '';
+    const match = /^Basic\s+(.+)$/i.exec(header);
+    const [user, ...rest] = match ? Buffer.from(match[1], 'base64').toString('utf8').split(':') : [];
+    const password = rest.join(':');
+    const userOk = constantTimeEqual(user ?? '', operator.user);
+    const passwordOk = constantTimeEqual(password, operator.password);
+    if (match && userOk && passwordOk) return next();
+    res.setHeader('WWW-Authenticate', 'Basic realm="stablegate-operators", charset="UTF-8"');
+    res.status(401).type('text/plain').send('Operator credentials required');
+  });
+  router.use(serverAdapter.getRouter());
+  return router;
+}

@@ -1,0 +1,124 @@
+import type { ApiStyle } from '../core/config';
+import type { RouteSpec } from './route-kit';
+
+/** Builds the OpenAPI 3.1 document from the same route declarations and schemas that validate requests. */
+export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style: ApiStyle; publicBaseUrl: string }) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of routes) {
+    const path = '/api/v1' + r.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    const pathParams = [...r.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const queryProps = (r.query?.properties ?? {}) as Record<string, unknown>;
+    const queryParams = Object.entries(queryProps).map(([name, schema]) => ({ name, in: 'query', required: false, schema }));
+    const headers = r.creates ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'Replays the original answer for 24 hours' }] : [];
+    const status = String(r.successStatus ?? 200);
+    paths[path] ??= {};
+    paths[path][r.method] = {
+      summary: r.summary,
+      ...(r.description ? { description: r.description } : {}),
+      tags: [r.tag],
+      'x-min-role': r.minRole,
+      parameters: [...pathParams, ...queryParams, ...headers],
+      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.body } } } } : {}),
+      responses: {
+        [status]: {
+          description: r.listOf ? `A page of ${r.listOf}` : 'Success',
+          content: { 'application/json': { schema: successSchema(opts.style, r) } },
+        },
+        '400': { $ref: '#/components/responses/Error' },
+        '401': { $ref: '#/components/responses/Error' },
+        '403': { $ref: '#/components/responses/Error' },
+        '404': { $ref: '#/components/responses/Error' },
+        '429': { $ref: '#/components/responses/Error' },
+      },
+      security: [{ bearer: [] }, { apiKeyHeader: [] }],
+    };
+  }
+  paths['/health'] = {
+    get: {
+      summary: 'Health check (no key): status, timestamp, version; 503 "degraded" when Postgres or Redis is down',
+      tags: ['Health'],
+      security: [],
+      responses: { '200': { description: 'Healthy' }, '503': { description: 'Degraded' } },
+    },
+  };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Stablegate API',
+      version: opts.version,
+      description: `Stablecoin payment collection. This deployment answers in wire format ${opts.style.toUpperCase()} (API_STYLE). Both Authorization: Bearer <key> and X-API-Key: <key> are accepted.`,
+    },
+    servers: [{ url: opts.publicBaseUrl }],
+    paths,
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer pk_…' },
+        apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+      },
+      responses: {
+        Error: {
+          description: 'Error body in the deployment format',
+          content: { 'application/json': { schema: errorSchema(opts.style) } },
+        },
+      },
+    },
+  };
+}
+
+function successSchema(style: ApiStyle, r: RouteSpec): Record<string, unknown> {
+  const resource = r.response ?? { type: 'object' };
+  const pagination = {
+    type: 'object',
+    properties: {
+      page: { type: 'integer' },
+      limit: { type: 'integer' },
+      total: { type: 'integer' },
+      totalPages: { type: 'integer' },
+      ...(style === 'b' ? { hasMore: { type: 'boolean' } } : {}),
+    },
+  };
+  if (r.listOf) {
+    if (style === 'a') {
+      return { type: 'object', properties: { success: { const: true }, data: { type: 'object', properties: { [r.listOf]: { type: 'array', items: resource }, pagination } }, message: { type: 'string' } } };
+    }
+    return { type: 'object', properties: { data: { type: 'array', items: resource }, pagination } };
+  }
+  if (style === 'a') return { type: 'object', properties: { success: { const: true }, data: resource, message: { type: 'string' } } };
+  return resource;
+}
+
+function errorSchema(style: ApiStyle) {
+  if (style === 'a') {
+    return { type: 'object', properties: { success: { const: false }, error: { type: 'string', examples: ['ValidationError', 'Unauthorized', 'NotFound', 'InsufficientAddresses'] }, message: { type: 'string' }, details: {} } };
+  }
+  return { type: 'object', properties: { error: { type: 'string' }, message: { type: 'string' }, code: { type: 'string' }, statusCode: { type: 'integer' }, details: {} } };
+}
+
+const escape = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+
+/** A plain, dependency-free reference page rendered from the OpenAPI document. */
+export function renderDocsPage(doc: ReturnType<typeof buildOpenApi>): string {
+  const sections = Object.entries(doc.paths)
+    .flatMap(([path, ops]) =>
+      Object.entries(ops as Record<string, any>).map(([method, op]) => {
+        const params = (op.parameters ?? []) as { name: string; in: string; schema?: unknown; description?: string }[];
+        const body = op.requestBody?.content?.['application/json']?.schema;
+        return `<section><h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${escape(path)}</code></h3>
+<p>${escape(op.summary ?? '')}${op.description ? `<br><small>${escape(op.description)}</small>` : ''}</p>
+${op['x-min-role'] ? `<p class="role">Minimum role: <b>${escape(op['x-min-role'])}</b></p>` : ''}
+${params.length ? `<table><tr><th>Parameter</th><th>In</th><th>Schema</th></tr>${params.map((p) => `<tr><td><code>${escape(p.name)}</code></td><td>${p.in}</td><td><code>${escape(JSON.stringify(p.schema ?? {}))}</code></td></tr>`).join('')}</table>` : ''}
+${body ? `<details><summary>Request body</summary><pre>${escape(JSON.stringify(body, null, 2))}</pre></details>` : ''}
+</section>`;
+      }),
+    )
+    .join('\n');
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(doc.info.title)}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{font-family:system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem;color:#1c2430}
+section{border-top:1px solid #dde;padding:.5rem 0}.m{display:inline-block;min-width:4.5em;font-size:.8em;padding:.1em .4em;border-radius:4px;color:#fff;background:#667}
+.m.get{background:#2a7}.m.post{background:#27c}.m.put{background:#c82}.m.delete{background:#c33}table{border-collapse:collapse;font-size:.9em}td,th{border:1px solid #dde;padding:.2em .5em;text-align:left}
+pre{background:#f5f6f8;padding:.5em;overflow:auto}</style></head><body>
+<h1>${escape(doc.info.title)} <small>v${escape(doc.info.version)}</small></h1><p>${escape(doc.info.description)}</p>
+<p>Machine-readable: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a></p>
+${sections}</body></html>`;
+}

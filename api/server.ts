@@ -1,0 +1,40 @@
+import http from 'node:http';
+import type { ServiceContext } from '../core/context';
+import { createProducerRedis, waitForRedis } from '../core/redis';
+import { closeQueues, createQueues } from '../workers/catalog';
+import { createApp } from './app';
+
+export interface RunningApi {
+  server: http.Server;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Starts the HTTP tier on the configured port. */
+export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
+  const redis = createProducerRedis(ctx.config.redisUrl);
+  await waitForRedis(redis);
+  const queues = createQueues(redis, ctx.config.redisPrefix);
+  const app = createApp(ctx.config, { ...ctx, redis, queues });
+  const server = http.createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(ctx.config.port, resolve);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : ctx.config.port;
+  ctx.logger.info({ port, style: ctx.config.apiStyle, network: ctx.config.network }, `API listening on http://localhost:${port}`);
+  return {
+    server,
+    port,
+    async close() {
+      // Stop accepting connections and let in-flight requests finish.
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await closeQueues(queues);
+      redis.disconnect();
+    },
+  };
+}

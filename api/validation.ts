@@ -1,0 +1,125 @@
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { validationError } from '../core/errors';
+
+/** JSON Schema (the subset we use); the same objects feed ajv and the OpenAPI document. */
+export type JsonSchema = Record<string, unknown>;
+
+// Bodies: exact types, no coercion. Queries: strings coerced to the declared types.
+const bodyAjv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: false, strict: false });
+const queryAjv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: true, strict: false });
+addFormats(bodyAjv);
+addFormats(queryAjv);
+
+const cache = new WeakMap<JsonSchema, ValidateFunction>();
+
+function compile(ajv: Ajv, schema: JsonSchema): ValidateFunction {
+  let fn = cache.get(schema);
+  if (!fn) {
+    fn = ajv.compile(schema);
+    cache.set(schema, fn);
+  }
+  return fn;
+}
+
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+function describe(errors: ErrorObject[] | null | undefined): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  for (const e of errors ?? []) {
+    const base = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    if (e.keyword === 'required') {
+      const field = [base, (e.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.');
+      problems.push({ field, message: 'is required' });
+    } else if (e.keyword === 'additionalProperties') {
+      const field = [base, (e.params as { additionalProperty: string }).additionalProperty].filter(Boolean).join('.');
+      problems.push({ field, message: 'is not an allowed field' });
+    } else if (e.keyword === 'enum') {
+      problems.push({ field: base || '(root)', message: `must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}` });
+    } else {
+      problems.push({ field: base || '(root)', message: e.message ?? 'is invalid' });
+    }
+  }
+  // ajv may report the same problem twice through anyOf/oneOf branches.
+  const seen = new Set<string>();
+  return problems.filter((p) => {
+    const k = `${p.field} ${p.message}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+function fail(where: string, problems: FieldProblem[]): never {
+  const summary = problems.map((p) => `${p.field} ${p.message}`).join('; ');
+  throw validationError(`Invalid ${where}: ${summary}`, problems);
+}
+
+/** Validates (and fills defaults into) a JSON body; throws VALIDATION_ERROR listing every problem. */
+export function validateBody<T>(schema: JsonSchema, body: unknown): T {
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    if (schema.type === 'object') {
+      throw validationError('Request body must be a JSON object (send Content-Type: application/json)', [
+        { field: '(body)', message: 'must be a JSON object' },
+      ]);
+    }
+  }
+  const fn = compile(bodyAjv, schema);
+  if (!fn(body)) fail('request body', describe(fn.errors));
+  return body as T;
+}
+
+/** Validates a query string object (a copy: Express's query is read-only), coercing types. */
+export function validateQuery<T>(schema: JsonSchema, query: unknown): T {
+  const copy: Record<string, unknown> = { ...(query as Record<string, unknown>) };
+  for (const [k, v] of Object.entries(copy)) {
+    if (Array.isArray(v)) {
+      fail('query', [{ field: k, message: 'must be given once' }]);
+    }
+  }
+  const fn = compile(queryAjv, schema);
+  if (!fn(copy)) fail('query', describe(fn.errors));
+  return copy as T;
+}
+
+// ---------------------------------------------------------------------------
+// Schema helpers shared by resources
+// ---------------------------------------------------------------------------
+
+export const MAX_PAGE_LIMIT = 100;
+
+/** A list query: page, limit, sortBy from a whitelist, sortOrder, plus resource filters. */
+export function listQuerySchema(options: { sortBy: string[]; defaultSortBy: string; filters?: Record<string, JsonSchema> }): JsonSchema {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      page: { type: 'integer', minimum: 1, default: 1, description: 'Page number, 1-indexed' },
+      limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: 20, description: 'Items per page (max 100)' },
+      sortBy: { type: 'string', enum: options.sortBy, default: options.defaultSortBy },
+      sortOrder: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
+      ...(options.filters ?? {}),
+    },
+  };
+}
+
+export interface ListQuery {
+  page: number;
+  limit: number;
+  sortBy: string;
+  sortOrder: 'asc' | 'desc';
+}
+
+/** Metadata: at most 10 pairs, string keys, scalar values, bounded size. */
+export const metadataSchema: JsonSchema = {
+  type: 'object',
+  maxProperties: 10,
+  propertyNames: { type: 'string', minLength: 1, maxLength: 64 },
+  additionalProperties: {
+    anyOf: [{ type: 'string', maxLength: 500 }, { type: 'number' }, { type: 'boolean' }, { type: 'null' }],
+  },
+  description: 'Caller data: at most 10 pairs; keys up to 64 characters; values string (≤ 500), number, boolean or null.',
+};

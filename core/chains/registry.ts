@@ -1,0 +1,141 @@
+import { AppError } from '../errors';
+import type { NetworkName } from '../config';
+import { CHAIN_DEFINITIONS, type ChainDefinition } from './chains.data';
+
+/**
+ * The chain registry: the one owner of chain facts (design.md §3). Built from the static
+ * definitions of the configured network, environment overrides, and token addresses learnt at
+ * run time (the local chain's deployed tokens).
+ */
+
+export type Protocol = 'evm' | 'tron' | 'solana';
+export const PROTOCOLS: readonly Protocol[] = ['evm', 'tron', 'solana'];
+export type Currency = 'USDT' | 'USDC' | 'DAI';
+export const CURRENCIES: readonly Currency[] = ['USDT', 'USDC', 'DAI'];
+
+/** Protocol families whose scanner exists. A chain of another family is listed but not offered. */
+export const PROTOCOLS_WITH_SCANNER: ReadonlySet<Protocol> = new Set<Protocol>(['evm']);
+
+export interface TokenInfo {
+  currency: Currency;
+  /** Contract (EVM, Tron) or mint (Solana). Null until known: the currency is then not offered. */
+  address: string | null;
+  decimals: number;
+}
+
+export type FinalityRule =
+  | { kind: 'depth'; blocks: number }
+  | { kind: 'finalized-tag' }
+  | { kind: 'solidified' };
+
+export interface Chain {
+  chainId: string;
+  protocol: Protocol;
+  network: NetworkName;
+  name: string;
+  /** EVM numeric chain id, where there is one. */
+  evmChainId?: number;
+  rpcUrls: string[];
+  blockTimeMs: number;
+  orderConfirmations: number;
+  depositConfirmations: number;
+  finality: FinalityRule;
+  tokens: Partial<Record<Currency, TokenInfo>>;
+  /** Offered to merchants: its protocol has a scanner. */
+  enabled: boolean;
+}
+
+export class ChainRegistry {
+  private readonly chains = new Map<string, Chain>();
+
+  constructor(readonly network: NetworkName, definitions: ChainDefinition[], overrides: Record<string, string> = {}) {
+    for (const def of definitions) {
+      if (def.network !== network) continue;
+      const env = envKey(def.chainId);
+      const rpcOverride = overrides[`RPC_URLS_${env}`];
+      const tokens: Partial<Record<Currency, TokenInfo>> = {};
+      for (const [currency, token] of Object.entries(def.tokens) as [Currency, TokenInfo][]) {
+        tokens[currency] = { ...token, address: overrides[`TOKEN_${env}_${currency}`] ?? token.address };
+      }
+      // Overrides may raise confirmations, never lower them below the chain's value.
+      const orderConf = Math.max(def.orderConfirmations, Number(overrides[`CONFIRMATIONS_${env}`]) || 0);
+      const depositConf = Math.max(def.depositConfirmations, Number(overrides[`DEPOSIT_CONFIRMATIONS_${env}`]) || 0);
+      this.chains.set(def.chainId, {
+        ...def,
+        rpcUrls: rpcOverride ? rpcOverride.split(',').map((u) => u.trim()).filter(Boolean) : [...def.rpcUrls],
+        orderConfirmations: orderConf,
+        depositConfirmations: depositConf,
+        tokens,
+        enabled: PROTOCOLS_WITH_SCANNER.has(def.protocol),
+      });
+    }
+  }
+
+  static forNetwork(network: NetworkName, overrides: Record<string, string> = {}): ChainRegistry {
+    return new ChainRegistry(network, CHAIN_DEFINITIONS, overrides);
+  }
+
+  list(): Chain[] {
+    return [...this.chains.values()];
+  }
+
+  get(chainId: string): Chain | undefined {
+    return this.chains.get(chainId);
+  }
+
+  /** Enabled chains of one protocol family (a deposit reference is monitored on all of them). */
+  enabledChainsOf(protocol: Protocol): Chain[] {
+    return this.list().filter((c) => c.enabled && c.protocol === protocol);
+  }
+
+  /** Currencies a chain offers: those whose token address is known. */
+  offeredTokens(chain: Chain): TokenInfo[] {
+    return Object.values(chain.tokens).filter((t): t is TokenInfo => !!t && !!t.address);
+  }
+
+  /** The chain for a merchant request: unknown or not enabled is INVALID_CHAIN. */
+  requireOfferedChain(chainId: string): Chain {
+    const chain = this.chains.get(chainId);
+    if (!chain) {
+      const known = this.list().filter((c) => c.enabled).map((c) => c.chainId);
+      throw new AppError('INVALID_CHAIN', `Unknown chainId "${chainId}". Supported: ${known.join(', ') || 'none'}`);
+    }
+    if (!chain.enabled) {
+      throw new AppError('INVALID_CHAIN', `Chain "${chainId}" is not enabled on this deployment yet`);
+    }
+    return chain;
+  }
+
+  /** Token of a currency on a chain: not configured is INVALID_CURRENCY. */
+  requireToken(chain: Chain, currency: string): TokenInfo {
+    const token = chain.tokens[currency as Currency];
+    if (!token || !token.address) {
+      const offered = this.offeredTokens(chain).map((t) => t.currency);
+      throw new AppError(
+        'INVALID_CURRENCY',
+        `Currency "${currency}" is not available on ${chain.chainId}. Available: ${offered.join(', ') || 'none'}`,
+      );
+    }
+    return token;
+  }
+
+  /** Records a token address learnt at run time (the local chain's deployed tokens). */
+  setTokenAddress(chainId: string, currency: Currency, address: string, decimals?: number): void {
+    const chain = this.chains.get(chainId);
+    if (!chain) throw new Error(`Unknown chain ${chainId}`);
+    const existing = chain.tokens[currency];
+    chain.tokens[currency] = { currency, address, decimals: decimals ?? existing?.decimals ?? 18 };
+  }
+
+  /** Replaces a chain's RPC URLs (the local chain's port is known only once it runs). */
+  setRpcUrls(chainId: string, urls: string[]): void {
+    const chain = this.chains.get(chainId);
+    if (!chain) throw new Error(`Unknown chain ${chainId}`);
+    chain.rpcUrls = [...urls];
+  }
+}
+
+/** `ethereum-sepolia` → `ETHEREUM_SEPOLIA`, the form used in environment variable names. */
+export function envKey(chainId: string): string {
+  return chainId.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
+}

@@ -1,0 +1,261 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+
+/**
+ * The one place that reads the environment. Everything else receives a `Config`.
+ * Validation happens once, at start-up, and reports every problem in one message.
+ */
+
+export type ApiStyle = 'a' | 'b';
+export type NetworkName = 'local' | 'testnet' | 'mainnet';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface RateLimitConfig {
+  enabled: boolean;
+  perMinute: number;
+  perHour: number;
+  perDay: number;
+}
+
+export interface WebhookConfig {
+  allowInsecure: boolean;
+  timeoutMs: number;
+  /** Delays in milliseconds between attempts: attempt n+1 waits retryScheduleMs[n]. */
+  retryScheduleMs: number[];
+  /** Jitter as a fraction of each delay (0.1 = ±10%). */
+  retryJitter: number;
+  /** An endpoint failing continuously for this long is disabled. */
+  disableAfterMs: number;
+}
+
+export interface Config {
+  databaseUrl: string;
+  redisUrl: string;
+  /** Prefix of every Redis key (queues, rate limits); tests use a fresh one per run. */
+  redisPrefix: string;
+  port: number;
+  apiStyle: ApiStyle;
+  network: NetworkName;
+  publicBaseUrl: string;
+  logLevel: LogLevel;
+  /** 32-byte key for secrets encrypted at rest (webhook secrets). */
+  secretEncryptionKey: Buffer;
+  /** True when the development default key is in use (start-up warns). */
+  secretEncryptionKeyIsDefault: boolean;
+  operator: { user: string; password: string } | null;
+  rateLimit: RateLimitConfig;
+  bodyLimitBytes: number;
+  importBodyLimitBytes: number;
+  /** Queues this worker process consumes; 'all' or a list of queue names. */
+  workerQueues: 'all' | string[];
+  dataDir: string;
+  /** Per-chain overrides: RPC_URLS_<CHAIN>, TOKEN_<CHAIN>_<CURRENCY>, CONFIRMATIONS_<CHAIN>. */
+  chainOverrides: Record<string, string>;
+  webhooks: WebhookConfig;
+  /** Poll intervals of the repeatable jobs, in milliseconds. */
+  intervals: {
+    chainScanMs: number;
+    confirmationsMs: number;
+    orderExpiryMs: number;
+    poolCooldownMs: number;
+    poolLowCheckMs: number;
+    webhookRelayMs: number;
+    idempotencyCleanupMs: number;
+  };
+  /** Start a local anvil chain with `npm start` (NETWORK=local only). */
+  startLocalChain: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const DEV_ENCRYPTION_KEY: Buffer = Buffer.from('stablegate-local-development-key').subarray(0, 32);
+
+export const DEFAULT_WEBHOOK_SCHEDULE_SECONDS = [
+  0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400,
+];
+
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const problems: string[] = [];
+  const read = new EnvReader(env, problems);
+
+  const network = read.oneOf('NETWORK', ['local', 'testnet', 'mainnet'], 'local') as NetworkName;
+  const apiStyle = read.oneOf('API_STYLE', ['a', 'b'], 'b') as ApiStyle;
+  const port = read.integer('PORT', 3000, 0, 65535);
+
+  const keyText = env.SECRET_ENCRYPTION_KEY;
+  let secretEncryptionKey: Buffer = DEV_ENCRYPTION_KEY;
+  let secretEncryptionKeyIsDefault = true;
+  if (keyText) {
+    const key = decodeKey(keyText);
+    if (!key) problems.push('SECRET_ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64');
+    else {
+      secretEncryptionKey = key;
+      secretEncryptionKeyIsDefault = false;
+    }
+  } else if (network !== 'local') {
+    problems.push(
+      `SECRET_ENCRYPTION_KEY is required when NETWORK=${network} (generate one with: node -e "console.log(require('crypto').randomBytes(32).toString('hex'))")`,
+    );
+  }
+
+  const operatorUser = env.OPERATOR_USER || 'operator';
+  const operatorPassword = env.OPERATOR_PASSWORD;
+
+  const rateLimitEnabled = read.boolean('RATE_LIMIT_ENABLED', apiStyle === 'b');
+  const scheduleText = env.WEBHOOK_RETRY_SCHEDULE;
+  let retryScheduleMs = DEFAULT_WEBHOOK_SCHEDULE_SECONDS.map((s) => s * 1000);
+  if (scheduleText) {
+    const parts = scheduleText.split(',').map((p) => Number(p.trim()));
+    if (parts.length === 0 || parts.some((n) => !Number.isFinite(n) || n < 0)) {
+      problems.push('WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of seconds, e.g. 0,5,300');
+    } else retryScheduleMs = parts.map((s) => Math.round(s * 1000));
+  }
+
+  const workerQueuesText = (env.WORKER_QUEUES ?? 'all').trim();
+
+  const chainOverrides: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value && /^(RPC_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS)_[A-Z0-9_]+$/.test(name)) {
+      chainOverrides[name] = value;
+    }
+  }
+
+  const publicBaseUrl = (env.PUBLIC_BASE_URL || `http://localhost:${port || 3000}`).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/\s]+/.test(publicBaseUrl)) problems.push('PUBLIC_BASE_URL must be an absolute http(s) URL');
+
+  const config: Config = {
+    databaseUrl: read.url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/stablegate', ['postgres:', 'postgresql:']),
+    redisUrl: read.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+    redisPrefix: read.pattern('REDIS_PREFIX', 'sg', /^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ or -'),
+    port,
+    apiStyle,
+    network,
+    publicBaseUrl,
+    logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info') as LogLevel,
+    secretEncryptionKey,
+    secretEncryptionKeyIsDefault,
+    operator: operatorPassword ? { user: operatorUser, password: operatorPassword } : null,
+    rateLimit: {
+      enabled: rateLimitEnabled,
+      perMinute: read.integer('RATE_LIMIT_PER_MINUTE', 100, 1, 10_000_000),
+      perHour: read.integer('RATE_LIMIT_PER_HOUR', 1000, 1, 100_000_000),
+      perDay: read.integer('RATE_LIMIT_PER_DAY', 10000, 1, 1_000_000_000),
+    },
+    bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 100 * 1024, 1024, 50 * 1024 * 1024),
+    importBodyLimitBytes: read.integer('IMPORT_BODY_LIMIT_BYTES', 32 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+    workerQueues: workerQueuesText === 'all' || workerQueuesText === '' ? 'all' : workerQueuesText.split(',').map((q) => q.trim()).filter(Boolean),
+    dataDir: path.resolve(env.DATA_DIR || '.data'),
+    chainOverrides,
+    webhooks: {
+      allowInsecure: read.boolean('WEBHOOK_ALLOW_INSECURE', network === 'local'),
+      timeoutMs: read.integer('WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
+      retryScheduleMs,
+      retryJitter: read.number('WEBHOOK_RETRY_JITTER', 0.1, 0, 1),
+      disableAfterMs: read.integer('WEBHOOK_DISABLE_AFTER_HOURS', 72, 1, 24 * 365) * 3600_000,
+    },
+    intervals: {
+      chainScanMs: read.integer('CHAIN_SCAN_INTERVAL_MS', 1000, 50, 3600_000),
+      confirmationsMs: read.integer('CONFIRMATIONS_INTERVAL_MS', 1000, 50, 3600_000),
+      orderExpiryMs: read.integer('ORDER_EXPIRY_INTERVAL_MS', 5000, 50, 3600_000),
+      poolCooldownMs: read.integer('POOL_COOLDOWN_INTERVAL_MS', 30_000, 50, 3600_000),
+      poolLowCheckMs: read.integer('POOL_LOW_CHECK_INTERVAL_MS', 60_000, 50, 3600_000),
+      webhookRelayMs: read.integer('WEBHOOK_RELAY_INTERVAL_MS', 2000, 50, 3600_000),
+      idempotencyCleanupMs: read.integer('IDEMPOTENCY_CLEANUP_INTERVAL_MS', 3600_000, 50, 86_400_000),
+    },
+    startLocalChain: read.boolean('START_LOCAL_CHAIN', network === 'local'),
+  };
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { ...config, ...overrides };
+}
+
+function decodeKey(text: string): Buffer | null {
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
+  const b = Buffer.from(text, 'base64');
+  return b.length === 32 ? b : null;
+}
+
+/** A random 32-byte key, for tests. */
+export function randomEncryptionKey(): Buffer {
+  return randomBytes(32);
+}
+
+class EnvReader {
+  constructor(private readonly env: Env, private readonly problems: string[]) {}
+
+  private raw(name: string): string | undefined {
+    const v = this.env[name];
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
+  }
+
+  oneOf(name: string, allowed: string[], fallback: string): string {
+    const v = this.raw(name)?.toLowerCase();
+    if (v === undefined) return fallback;
+    if (!allowed.includes(v)) {
+      this.problems.push(`${name} must be one of ${allowed.join(', ')} (got "${v}")`);
+      return fallback;
+    }
+    return v;
+  }
+
+  integer(name: string, fallback: number, min: number, max: number): number {
+    const v = this.raw(name);
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      this.problems.push(`${name} must be an integer from ${min} to ${max} (got "${v}")`);
+      return fallback;
+    }
+    return n;
+  }
+
+  number(name: string, fallback: number, min: number, max: number): number {
+    const v = this.raw(name);
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < min || n > max) {
+      this.problems.push(`${name} must be a number from ${min} to ${max} (got "${v}")`);
+      return fallback;
+    }
+    return n;
+  }
+
+  boolean(name: string, fallback: boolean): boolean {
+    const v = this.raw(name)?.toLowerCase();
+    if (v === undefined) return fallback;
+    if (['true', '1', 'yes', 'on'].includes(v)) return true;
+    if (['false', '0', 'no', 'off'].includes(v)) return false;
+    this.problems.push(`${name} must be true or false (got "${v}")`);
+    return fallback;
+  }
+
+  url(name: string, fallback: string, protocols: string[]): string {
+    const v = this.raw(name);
+    if (v === undefined) return fallback;
+    try {
+      const u = new URL(v);
+      if (!protocols.includes(u.protocol)) throw new Error('protocol');
+      return v;
+    } catch {
+      this.problems.push(`${name} must be a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL`);
+      return fallback;
+    }
+  }
+
+  pattern(name: string, fallback: string, re: RegExp, what: string): string {
+    const v = this.raw(name);
+    if (v === undefined) return fallback;
+    if (!re.test(v)) {
+      this.problems.push(`${name} must be ${what}`);
+      return fallback;
+    }
+    return v;
+  }
+}

@@ -1,0 +1,14 @@
+import type { Config } from './config';
+import type { Database } from '../db/client';
+import type { ChainRegistry } from './chains/registry';
+import type { Clock } from './clock';
+import type { Logger } from './logger';
+
+/** What domain operations need, shared by the API and the workers (built once per process). */
+export interface ServiceContext {
+  config: Config;
+  db: Database;
+  registry: ChainRegistry;
+  clock: Clock;
+  logger: Logger;
+}

@@ -1,0 +1,83 @@
+/**
+ * Domain errors carry a machine code (style B's code table plus our additions) and an HTTP status.
+ * The formatting module (api/format.ts) is the one place that turns them into a wire body.
+ */
+export type ErrorCode =
+  | 'VALIDATION_ERROR'
+  | 'INVALID_JSON'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'INVALID_API_KEY'
+  | 'INSUFFICIENT_PERMISSIONS'
+  | 'RESOURCE_NOT_FOUND'
+  | 'DUPLICATE_ORDER_REFERENCE'
+  | 'DUPLICATE_DEPOSIT_REFERENCE'
+  | 'DEPOSIT_REFERENCE_NOT_FOUND'
+  | 'NO_AVAILABLE_ADDRESSES'
+  | 'INVALID_AMOUNT'
+  | 'INVALID_CHAIN'
+  | 'INVALID_CURRENCY'
+  | 'ORDER_EXPIRED'
+  | 'ORDER_ALREADY_PAID'
+  | 'RATE_LIMIT_EXCEEDED'
+  | 'IDEMPOTENCY_KEY_REUSED'
+  | 'IDEMPOTENCY_IN_PROGRESS'
+  | 'CONFLICT'
+  | 'LAST_OWNER_KEY'
+  | 'IMPORT_REJECTED'
+  | 'SERVICE_UNAVAILABLE'
+  | 'INTERNAL_ERROR';
+
+const STATUS: Record<ErrorCode, number> = {
+  VALIDATION_ERROR: 400,
+  INVALID_JSON: 400,
+  PAYLOAD_TOO_LARGE: 413,
+  INVALID_API_KEY: 401,
+  INSUFFICIENT_PERMISSIONS: 403,
+  RESOURCE_NOT_FOUND: 404,
+  DUPLICATE_ORDER_REFERENCE: 409,
+  DUPLICATE_DEPOSIT_REFERENCE: 409,
+  DEPOSIT_REFERENCE_NOT_FOUND: 404,
+  NO_AVAILABLE_ADDRESSES: 503,
+  INVALID_AMOUNT: 400,
+  INVALID_CHAIN: 400,
+  INVALID_CURRENCY: 400,
+  ORDER_EXPIRED: 400,
+  ORDER_ALREADY_PAID: 400,
+  RATE_LIMIT_EXCEEDED: 429,
+  IDEMPOTENCY_KEY_REUSED: 409,
+  IDEMPOTENCY_IN_PROGRESS: 409,
+  CONFLICT: 409,
+  LAST_OWNER_KEY: 409,
+  IMPORT_REJECTED: 400,
+  SERVICE_UNAVAILABLE: 503,
+  INTERNAL_ERROR: 500,
+};
+
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: unknown,
+    /** Extra top-level fields of the error body (existingOrderId, retryAfter). */
+    readonly extra?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'AppError';
+    this.status = STATUS[code];
+  }
+}
+
+export const notFound = (what: string) => new AppError('RESOURCE_NOT_FOUND', `${what} not found`);
+export const validationError = (message: string, details?: unknown) =>
+  new AppError('VALIDATION_ERROR', message, details);
+export const forbidden = (message = 'This API key does not have permission for this action') =>
+  new AppError('INSUFFICIENT_PERMISSIONS', message);
+
+/** Postgres error code of a unique violation. */
+export function isUniqueViolation(err: unknown, constraint?: string): boolean {
+  const e = err as { code?: string; constraint_name?: string; cause?: unknown };
+  if (e?.code === '23505') return constraint ? e.constraint_name === constraint : true;
+  if (e?.cause) return isUniqueViolation(e.cause, constraint);
+  return false;
+}

@@ -1,0 +1,41 @@
+import { events } from '../db/schema';
+import type { DbOrTx } from '../db/client';
+import { newId } from './ids';
+
+/** Every event type the service emits; webhook endpoints subscribe to these. */
+export const EVENT_TYPES = [
+  'order.completed',
+  'order.expired',
+  'deposit.pending',
+  'deposit.confirmed',
+  'alert.address_pool_low',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number] | 'webhook.test';
+
+export interface EmittedEvent {
+  id: string;
+  organizationId: string;
+  type: EventType;
+  data: Record<string, unknown>;
+  createdAt: Date;
+}
+
+/**
+ * Writes an event to the outbox, inside the caller's transaction (design.md §6). It only inserts
+ * the row: it never touches Redis, so a Redis outage cannot fail a payment. The webhook relay fans
+ * it out later.
+ */
+export async function emitEvent(
+  tx: DbOrTx,
+  event: { organizationId: string; type: EventType; data: Record<string, unknown>; createdAt?: Date },
+): Promise<EmittedEvent> {
+  const row = {
+    id: newId('evt'),
+    organizationId: event.organizationId,
+    type: event.type,
+    data: event.data,
+    createdAt: event.createdAt ?? new Date(),
+  };
+  await tx.insert(events).values(row);
+  return row;
+}

@@ -1,0 +1,156 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../db/client';
+import { organizationConfig } from '../db/schema';
+import { AppError, notFound, validationError } from './errors';
+
+/**
+ * Organization configuration keys (the spec's "Configuration keys that appear" plus ours).
+ * Every key is declared here once with its type, bounds and default; unknown keys are 404.
+ */
+export type ConfigValue = number | string | null;
+
+interface KeyBase {
+  key: string;
+  description: string;
+}
+interface IntegerKey extends KeyBase {
+  type: 'integer';
+  min: number;
+  max: number;
+  default: number | null;
+}
+interface UrlKey extends KeyBase {
+  type: 'url';
+  default: null;
+}
+export type ConfigKeyDefinition = IntegerKey | UrlKey;
+
+export const CONFIG_KEYS: ConfigKeyDefinition[] = [
+  {
+    key: 'address_pool.cooldown_minutes',
+    type: 'integer',
+    min: 0,
+    max: 10_080,
+    default: 30,
+    description: 'Minutes an address released by a finished order waits before it can be allocated again.',
+  },
+  {
+    key: 'address_pool.unbind_cooldown_minutes',
+    type: 'integer',
+    min: 0,
+    max: 525_600,
+    default: 30,
+    description:
+      'Minutes an address released by unbinding a deposit reference waits before reuse. Payers keep "permanent" addresses, so a longer value is safer.',
+  },
+  {
+    key: 'payment_window_minutes',
+    type: 'integer',
+    min: 1,
+    max: 10_080,
+    default: 10,
+    description: 'Default payment window of new orders, in minutes.',
+  },
+  {
+    key: 'default_order_success_url',
+    type: 'url',
+    default: null,
+    description: 'Where payers are sent after a completed order that has no successUrl.',
+  },
+  {
+    key: 'default_order_cancel_url',
+    type: 'url',
+    default: null,
+    description: 'Where payers are sent after an expired order that has no cancelUrl.',
+  },
+];
+
+const BY_KEY = new Map(CONFIG_KEYS.map((k) => [k.key, k]));
+
+export function configKeyDefinition(key: string): ConfigKeyDefinition {
+  const def = BY_KEY.get(key);
+  if (!def) throw notFound(`Configuration key "${key}"`);
+  return def;
+}
+
+export function validateConfigValue(def: ConfigKeyDefinition, value: unknown): ConfigValue {
+  if (def.type === 'integer') {
+    const n = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < def.min || n > def.max) {
+      throw validationError(`${def.key} must be an integer from ${def.min} to ${def.max}`, [
+        { field: 'value', message: `must be an integer from ${def.min} to ${def.max}` },
+      ]);
+    }
+    return n;
+  }
+  if (value === null || value === '') return null;
+  if (typeof value !== 'string' || !isHttpUrl(value)) {
+    throw validationError(`${def.key} must be an absolute http(s) URL`, [{ field: 'value', message: 'must be an absolute http(s) URL' }]);
+  }
+  return value;
+}
+
+export function isHttpUrl(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && !!u.hostname && value.length <= 2048;
+  } catch {
+    return false;
+  }
+}
+
+export interface ConfigEntry {
+  key: string;
+  value: ConfigValue;
+  default: ConfigValue;
+  isDefault: boolean;
+  description: string;
+  updatedAt: Date | null;
+}
+
+export async function listConfig(db: DbOrTx, organizationId: string): Promise<ConfigEntry[]> {
+  const rows = await db.select().from(organizationConfig).where(eq(organizationConfig.organizationId, organizationId));
+  const stored = new Map(rows.map((r) => [r.key, r]));
+  return CONFIG_KEYS.map((def) => toEntry(def, stored.get(def.key)));
+}
+
+export async function getConfigEntry(db: DbOrTx, organizationId: string, key: string): Promise<ConfigEntry> {
+  const def = configKeyDefinition(key);
+  const [row] = await db
+    .select()
+    .from(organizationConfig)
+    .where(and(eq(organizationConfig.organizationId, organizationId), eq(organizationConfig.key, key)));
+  return toEntry(def, row);
+}
+
+/** The effective value of a key for an organization (its setting, else the default). */
+export async function getConfigValue<T extends ConfigValue = ConfigValue>(db: DbOrTx, organizationId: string, key: string): Promise<T> {
+  return (await getConfigEntry(db, organizationId, key)).value as T;
+}
+
+export async function setConfigValue(db: DbOrTx, organizationId: string, key: string, value: unknown): Promise<ConfigEntry> {
+  const def = configKeyDefinition(key);
+  const checked = validateConfigValue(def, value);
+  const [row] = await db
+    .insert(organizationConfig)
+    .values({ organizationId, key, value: checked as never, updatedAt: sql`now()` as never })
+    .onConflictDoUpdate({
+      target: [organizationConfig.organizationId, organizationConfig.key],
+      set: { value: checked as never, updatedAt: sql`now()` },
+    })
+    .returning();
+  if (!row) throw new AppError('INTERNAL_ERROR', 'Configuration was not saved');
+  return toEntry(def, row);
+}
+
+function toEntry(def: ConfigKeyDefinition, row?: typeof organizationConfig.$inferSelect): ConfigEntry {
+  const value = row ? (row.value as ConfigValue) : def.default;
+  return {
+    key: def.key,
+    value,
+    default: def.default,
+    isDefault: !row,
+    description: def.description,
+    updatedAt: row?.updatedAt ?? null,
+  };
+}

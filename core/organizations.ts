@@ -1,0 +1,122 @@
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import type { Database, DbOrTx } from '../db/client';
+import { apiKeys, organizations } from '../db/schema';
+import { AppError, forbidden, notFound } from './errors';
+import { newId } from './ids';
+import { roleAtLeast, type Role } from './roles';
+import { constantTimeEqual, randomToken, sha256Hex } from './secrets';
+
+export interface Caller {
+  organizationId: string;
+  keyId: string;
+  role: Role;
+}
+
+export interface ApiKeyView {
+  id: string;
+  organizationId: string;
+  name: string;
+  role: Role;
+  keyPrefix: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+/** A new key: `pk_` + 32 random bytes. Only its SHA-256 is stored. */
+function generateKey(): { key: string; hash: string; prefix: string } {
+  const key = `pk_${randomToken(32)}`;
+  return { key, hash: sha256Hex(key), prefix: key.slice(0, 10) };
+}
+
+export async function createOrganization(db: Database, name: string): Promise<{ organizationId: string; ownerKey: { id: string; key: string } }> {
+  return db.transaction(async (tx) => {
+    const organizationId = newId('org');
+    await tx.insert(organizations).values({ id: organizationId, name });
+    const created = await insertKey(tx, organizationId, 'Owner key', 'owner');
+    return { organizationId, ownerKey: { id: created.view.id, key: created.key } };
+  });
+}
+
+async function insertKey(tx: DbOrTx, organizationId: string, name: string, role: Role): Promise<{ view: ApiKeyView; key: string }> {
+  const { key, hash, prefix } = generateKey();
+  const [row] = await tx
+    .insert(apiKeys)
+    .values({ id: newId('key'), organizationId, name, role, keyHash: hash, keyPrefix: prefix })
+    .returning();
+  return { view: toView(row), key };
+}
+
+function toView(row: typeof apiKeys.$inferSelect): ApiKeyView {
+  return {
+    id: row.id,
+    organizationId: row.organizationId,
+    name: row.name,
+    role: row.role,
+    keyPrefix: row.keyPrefix,
+    createdAt: row.createdAt,
+    revokedAt: row.revokedAt,
+  };
+}
+
+/** Resolves a presented key to its caller; null for unknown or revoked keys. */
+export async function authenticateApiKey(db: DbOrTx, presented: string): Promise<Caller | null> {
+  if (!/^pk_[A-Za-z0-9_-]{20,100}$/.test(presented)) return null;
+  const hash = sha256Hex(presented);
+  const [row] = await db
+    .select({ id: apiKeys.id, organizationId: apiKeys.organizationId, role: apiKeys.role, keyHash: apiKeys.keyHash, revokedAt: apiKeys.revokedAt })
+    .from(apiKeys)
+    .where(eq(apiKeys.keyHash, hash))
+    .limit(1);
+  if (!row || row.revokedAt || !constantTimeEqual(row.keyHash, hash)) return null;
+  return { organizationId: row.organizationId, keyId: row.id, role: row.role };
+}
+
+export async function getOrganization(db: DbOrTx, caller: Caller) {
+  const [row] = await db.select().from(organizations).where(eq(organizations.id, caller.organizationId));
+  if (!row) throw notFound('Organization');
+  return { id: row.id, name: row.name, createdAt: row.createdAt };
+}
+
+function requireOwnOrganization(caller: Caller, organizationId: string): void {
+  // Another tenant's id answers exactly like an id that does not exist.
+  if (organizationId !== caller.organizationId) throw notFound('Organization');
+}
+
+export async function createApiKey(db: Database, caller: Caller, organizationId: string, input: { name: string; role: Role }) {
+  requireOwnOrganization(caller, organizationId);
+  if (input.role === 'owner' && caller.role !== 'owner') throw forbidden('Only an Owner key can create Owner keys');
+  if (!roleAtLeast(caller.role, input.role)) throw forbidden('A key cannot grant a role above its own');
+  const { view, key } = await insertKey(db, organizationId, input.name, input.role);
+  return { ...view, key };
+}
+
+export async function listApiKeys(db: DbOrTx, caller: Caller, organizationId: string): Promise<ApiKeyView[]> {
+  requireOwnOrganization(caller, organizationId);
+  const rows = await db.select().from(apiKeys).where(eq(apiKeys.organizationId, organizationId)).orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
+  return rows.map(toView);
+}
+
+export async function revokeApiKey(db: Database, caller: Caller, keyId: string): Promise<ApiKeyView> {
+  return db.transaction(async (tx) => {
+    // Lock the organization's owner keys so two concurrent revocations cannot remove the last two.
+    const [row] = await tx.select().from(apiKeys).where(and(eq(apiKeys.id, keyId), eq(apiKeys.organizationId, caller.organizationId))).for('update');
+    if (!row) throw notFound('API key');
+    if (row.revokedAt) return toView(row);
+    if (row.role === 'owner') {
+      if (caller.role !== 'owner') throw forbidden('Only an Owner key can revoke Owner keys');
+      const owners = await tx
+        .select({ id: apiKeys.id })
+        .from(apiKeys)
+        .where(and(eq(apiKeys.organizationId, caller.organizationId), eq(apiKeys.role, 'owner'), isNull(apiKeys.revokedAt)))
+        .for('update');
+      if (owners.length <= 1) throw new AppError('LAST_OWNER_KEY', 'The last Owner key of an organization cannot be revoked');
+    }
+    const [updated] = await tx.update(apiKeys).set({ revokedAt: sql`now()` }).where(eq(apiKeys.id, keyId)).returning();
+    return toView(updated);
+  });
+}
+
+export async function countOrganizations(db: DbOrTx): Promise<number> {
+  const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(organizations);
+  return row.n;
+}

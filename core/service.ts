@@ -1,0 +1,28 @@
+import { ChainRegistry } from './chains/registry';
+import { systemClock, type Clock } from './clock';
+import type { Config } from './config';
+import type { ServiceContext } from './context';
+import { createLogger, type Logger } from './logger';
+import { createDb, type DbHandle } from '../db/client';
+import { runMigrations } from '../db/migrate';
+
+export interface ServiceHandle {
+  ctx: ServiceContext;
+  dbHandle: DbHandle;
+}
+
+/**
+ * The shared start-up of every process: logger, migrations (under the advisory lock), database,
+ * chain registry. API and workers are built from the same context (immich's pattern).
+ */
+export async function createService(config: Config, opts: { logger?: Logger; clock?: Clock; migrate?: boolean } = {}): Promise<ServiceHandle> {
+  const logger = opts.logger ?? createLogger(config.logLevel);
+  if (opts.migrate !== false) await runMigrations(config.databaseUrl);
+  const dbHandle = createDb(config.databaseUrl);
+  await dbHandle.sql`select 1`;
+  const registry = ChainRegistry.forNetwork(config.network, config.chainOverrides);
+  if (config.secretEncryptionKeyIsDefault) {
+    logger.warn('SECRET_ENCRYPTION_KEY is not set: using the local development key (never do this outside NETWORK=local)');
+  }
+  return { ctx: { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger }, dbHandle };
+}

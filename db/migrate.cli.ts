@@ -1,0 +1,14 @@
+import { loadConfig } from '../core/config';
+import { runMigrations } from './migrate';
+import { describeStartupError } from '../core/startup-errors';
+
+async function main() {
+  const config = loadConfig();
+  await runMigrations(config.databaseUrl);
+  console.log('migrations applied');
+}
+
+main().catch((err) => {
+  console.error(describeStartupError(err));
+  process.exit(1);
+});

@@ -1,0 +1,397 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  customType,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+
+/** Token amounts in base units: numeric(78,0) in Postgres, bigint in code, never a float. */
+export const baseUnits = customType<{ data: bigint; driverData: string }>({
+  dataType: () => 'numeric(78, 0)',
+  toDriver: (value) => value.toString(),
+  fromDriver: (value) => BigInt(value),
+});
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+const createdAt = () => ts('created_at').notNull().defaultNow();
+
+// ---------------------------------------------------------------------------
+// Tenancy, keys, configuration
+// ---------------------------------------------------------------------------
+
+export const organizations = pgTable('organizations', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  createdAt: createdAt(),
+});
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id').notNull().references(() => organizations.id),
+    name: text('name').notNull(),
+    role: text('role').notNull().$type<'owner' | 'admin' | 'member' | 'viewer'>(),
+    /** SHA-256 of the key, hex. The key itself is never stored. */
+    keyHash: text('key_hash').notNull(),
+    /** First characters of the key, for people to tell keys apart. */
+    keyPrefix: text('key_prefix').notNull(),
+    createdAt: createdAt(),
+    revokedAt: ts('revoked_at'),
+  },
+  (t) => [uniqueIndex('api_keys_key_hash_uq').on(t.keyHash), index('api_keys_org_idx').on(t.organizationId)],
+);
+
+export const organizationConfig = pgTable(
+  'organization_config',
+  {
+    organizationId: text('organization_id').notNull().references(() => organizations.id),
+    key: text('key').notNull(),
+    value: jsonb('value').notNull(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.key] })],
+);
+
+export const idempotencyRecords = pgTable(
+  'idempotency_records',
+  {
+    organizationId: text('organization_id').notNull().references(() => organizations.id),
+    key: text('key').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    state: text('state').notNull().$type<'in_progress' | 'completed'>(),
+    responseStatus: integer('response_status'),
+    responseBody: jsonb('response_body'),
+    createdAt: createdAt(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.key] }), index('idempotency_expires_idx').on(t.expiresAt)],
+);
+
+/** Service-wide facts that survive restarts (local chain genesis, deployed token addresses). */
+export const serviceState = pgTable('service_state', {
+  key: text('key').primaryKey(),
+  value: jsonb('value').notNull(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+// ---------------------------------------------------------------------------
+// Event outbox (design.md §6): written in the transaction of the state change.
+// ---------------------------------------------------------------------------
+
+export const events = pgTable(
+  'events',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id').notNull().references(() => organizations.id),
+    type: text('type').notNull(),
+    data: jsonb('data').notNull(),
+    createdAt: createdAt(),
+    /** Set once the event has been fanned out to delivery rows. */
+    dispatchedAt: ts('dispatched_at'),
+  },
+  (t) => [
+    index('events_org_created_idx').on(t.organizationId, t.createdAt),
+    index('events_undispatched_idx').on(t.createdAt).where(sql`${t.dispatchedAt} is null`),
+  ],
+);
+
+// ---------------------------------------------------------------------------
+// Address pool and assignments (design.md §4)
+// ---------------------------------------------------------------------------
+
+export const poolAddresses = pgTable(
+  'pool_addresses',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    organizationId: text('organization_id').notNull().references(() => organizations.id),
+    protocol: text('protocol').notNull().$type<'evm' | 'tron' | 'solana'>(),
+    address: text('address').notNull(),
+    mode: text('mode').notNull().$type<'hd_wallet' | 'self_managed' | 'derived'>(),
+    derivationIndex: integer('derivation_index'),
+    masterPublicKey: text('master_public_key'),
+    status: text('status').notNull().$type<'available' | 'allocated' | 'bound' | 'cooldown'>().default('available'),
+    cooldownUntil: ts('cooldown_until'),
+    recycledAt: ts('recycled_at'),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    // An address belongs to one organization: matching a transfer to its owner is unambiguous.
+    uniqueIndex('pool_addresses_protocol_address_uq').on(t.protocol, t.address),
+    // Allocation order (spec): never-used by creation time, then recycled by recycled_at.
+    index('pool_addresses_allocation_idx')
+      .on(t.organizationId, t.protocol, sql`${t.recycledAt} asc nulls first`, t.createdAt, t.id)
+      .where(sql`${t.status} = 'available'`),
+    index('pool_addresses_cooldown_idx').on(t.cooldownUntil).where(sql`${t.status} = 'cooldown'`),
+    index('pool_addresses_org_status_idx').on(t.organizationId, t.protocol, t.status),
+  ],
+);
+
+export const addressAssignments = pgTable(
+  'address_assignments',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    poolAddressId: bigint('pool_address_id', { mode: 'number' }).notNull().references(() => poolAddresses.id),
+    organizationId: text('organization_id').notNull().references(() => organizations.id),
+    kind: text('kind').notNull().$type<'order' | 'deposit'>(),
+    orderId: text('order_id'),
+    depositBindingId: text('deposit_binding_id'),
+    startedAt: ts('started_at').notNull(),
+    endedAt: ts('ended_at'),
+  },
+  (t) => [
+    // The database itself forbids an address being held twice at once.
+    uniqueIndex('address_assignments_one_open_uq').on(t.poolAddressId).where(sql`${t.endedAt} is null`),
+    index('address_assignments_address_time_idx').on(t.poolAddressId, t.startedAt),
+  ],
+);
+
+/** Per organization and protocol: whether the low-pool alert is currently raised. */
+export const poolAlertState = pgTable(
+  'pool_alert_state',
+  {
+    organizationId: text('organization_id').notNull().references(() => organizations.id),
+    protocol: text('protocol').notNull(),
+    alerted: boolean('alerted').notNull().default(false),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.protocol] })],
+);
+
+// ---------------------------------------------------------------------------
+// Orders
+// ---------------------------------------------------------------------------
+
+export const orders = pgTable(
+  'orders',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id').notNull().references(() => organizations.id),
+    orderReference: text('order_reference').notNull(),
+    amount: baseUnits('amount').notNull(),
+    amountReceived: baseUnits('amount_received').notNull().default(sql`0`),
+    currency: text('currency').notNull(),
+    chainId: text('chain_id').notNull(),
+    protocol: text('protocol').notNull(),
+    address: text('address').notNull(),
+    poolAddressId: bigint('pool_address_id', { mode: 'number' }).notNull().references(() => poolAddresses.id),
+    status: text('status').notNull().$type<'pending' | 'completed' | 'expired'>().default('pending'),
+    successUrl: text('success_url'),
+    cancelUrl: text('cancel_url'),
+    metadata: jsonb('metadata').notNull().default({}),
+    paymentWindowMinutes: integer('payment_window_minutes').notNull(),
+    graceMinutes: integer('grace_minutes').notNull(),
+    requiredConfirmations: integer('required_confirmations').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    graceEndsAt: ts('grace_ends_at').notNull(),
+    txHash: text('tx_hash'),
+    blockNumber: bigint('block_number', { mode: 'number' }),
+    confirmations: integer('confirmations'),
+    completedAt: ts('completed_at'),
+    expiredAt: ts('expired_at'),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('orders_org_reference_uq').on(t.organizationId, t.orderReference),
+    index('orders_org_created_idx').on(t.organizationId, t.createdAt),
+    index('orders_pending_grace_idx').on(t.graceEndsAt).where(sql`${t.status} = 'pending'`),
+  ],
+);
+
+// ---------------------------------------------------------------------------
+// Deposit references (bindings) and deposits
+// ---------------------------------------------------------------------------
+
+/** One reference bound to one pool address of one protocol family. */
+export const depositBindings = pgTable(
+  'deposit_bindings',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id').notNull().references(() => organizations.id),
+    depositReference: text('deposit_reference').notNull(),
+    protocol: text('protocol').notNull(),
+    poolAddressId: bigint('pool_address_id', { mode: 'number' }).notNull().references(() => poolAddresses.id),
+    address: text('address').notNull(),
+    metadata: jsonb('metadata').notNull().default({}),
+    createdAt: createdAt(),
+    unboundAt: ts('unbound_at'),
+  },
+  (t) => [
+    uniqueIndex('deposit_bindings_open_uq')
+      .on(t.organizationId, t.depositReference, t.protocol)
+      .where(sql`${t.unboundAt} is null`),
+    index('deposit_bindings_org_ref_idx').on(t.organizationId, t.depositReference),
+  ],
+);
+
+/** Description B registers a reference per (currency, chain); all share the family's binding. */
+export const depositBindingChains = pgTable(
+  'deposit_binding_chains',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    bindingId: text('binding_id').notNull().references(() => depositBindings.id),
+    chainId: text('chain_id').notNull(),
+    currency: text('currency').notNull(),
+    createdAt: createdAt(),
+    removedAt: ts('removed_at'),
+  },
+  (t) => [uniqueIndex('deposit_binding_chains_open_uq').on(t.bindingId, t.chainId).where(sql`${t.removedAt} is null`)],
+);
+
+// ---------------------------------------------------------------------------
+// Chain monitoring: transfers, checkpoints, deposits
+// ---------------------------------------------------------------------------
+
+export const transfers = pgTable(
+  'transfers',
+  {
+    id: text('id').primaryKey(),
+    chainId: text('chain_id').notNull(),
+    protocol: text('protocol').notNull(),
+    currency: text('currency').notNull(),
+    tokenAddress: text('token_address').notNull(),
+    amount: baseUnits('amount').notNull(),
+    fromAddress: text('from_address').notNull(),
+    toAddress: text('to_address').notNull(),
+    txHash: text('tx_hash').notNull(),
+    logIndex: integer('log_index').notNull(),
+    blockNumber: bigint('block_number', { mode: 'number' }).notNull(),
+    blockHash: text('block_hash').notNull(),
+    blockTimestamp: ts('block_timestamp').notNull(),
+    confirmations: integer('confirmations').notNull().default(0),
+    status: text('status').notNull().$type<'pending' | 'confirmed' | 'dropped'>().default('pending'),
+    organizationId: text('organization_id').references(() => organizations.id),
+    poolAddressId: bigint('pool_address_id', { mode: 'number' }).references(() => poolAddresses.id),
+    assignmentId: bigint('assignment_id', { mode: 'number' }).references(() => addressAssignments.id),
+    orderId: text('order_id').references(() => orders.id),
+    depositBindingId: text('deposit_binding_id').references(() => depositBindings.id),
+    /** Counted toward its order (right chain, token and time window). */
+    counted: boolean('counted').notNull().default(false),
+    credited: boolean('credited').notNull().default(false),
+    detectedAt: createdAt(),
+    confirmedAt: ts('confirmed_at'),
+    droppedAt: ts('dropped_at'),
+  },
+  (t) => [
+    // Re-scanning is harmless: one live row per log. A dropped row does not block a re-mined one.
+    uniqueIndex('transfers_chain_tx_log_live_uq')
+      .on(t.chainId, t.txHash, t.logIndex)
+      .where(sql`${t.status} <> 'dropped'`),
+    index('transfers_pending_idx').on(t.chainId, t.blockNumber).where(sql`${t.status} = 'pending'`),
+    index('transfers_order_idx').on(t.orderId),
+    index('transfers_org_detected_idx').on(t.organizationId, t.detectedAt),
+    index('transfers_tx_idx').on(t.txHash),
+  ],
+);
+
+export const deposits = pgTable(
+  'deposits',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id').notNull().references(() => organizations.id),
+    bindingId: text('binding_id').notNull().references(() => depositBindings.id),
+    depositReference: text('deposit_reference').notNull(),
+    transferId: text('transfer_id').notNull().references(() => transfers.id),
+    status: text('status').notNull().$type<'pending' | 'confirmed' | 'completed' | 'dropped'>().default('pending'),
+    requiredConfirmations: integer('required_confirmations').notNull(),
+    detectedAt: createdAt(),
+    confirmedAt: ts('confirmed_at'),
+    completedAt: ts('completed_at'),
+    droppedAt: ts('dropped_at'),
+  },
+  (t) => [
+    uniqueIndex('deposits_transfer_uq').on(t.transferId),
+    index('deposits_org_ref_idx').on(t.organizationId, t.depositReference),
+    index('deposits_org_detected_idx').on(t.organizationId, t.detectedAt),
+  ],
+);
+
+/** How far each chain has been scanned. Orders never expire past what was scanned. */
+export const chainCheckpoints = pgTable('chain_checkpoints', {
+  chainId: text('chain_id').primaryKey(),
+  blockNumber: bigint('block_number', { mode: 'number' }).notNull(),
+  blockHash: text('block_hash').notNull(),
+  blockTimestamp: ts('block_timestamp').notNull(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+/** Recent scanned block hashes per chain, to find the fork point after a reorg. */
+export const scannedBlocks = pgTable(
+  'scanned_blocks',
+  {
+    chainId: text('chain_id').notNull(),
+    blockNumber: bigint('block_number', { mode: 'number' }).notNull(),
+    blockHash: text('block_hash').notNull(),
+    parentHash: text('parent_hash').notNull(),
+    blockTimestamp: ts('block_timestamp').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.chainId, t.blockNumber] })],
+);
+
+// ---------------------------------------------------------------------------
+// Webhooks (design.md §6)
+// ---------------------------------------------------------------------------
+
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id').notNull().references(() => organizations.id),
+    url: text('url').notNull(),
+    events: text('events').array().notNull(),
+    /** AES-256-GCM ciphertext of the signing secret (core/secrets.ts). */
+    secretCiphertext: text('secret_ciphertext').notNull(),
+    enabled: boolean('enabled').notNull().default(true),
+    disabledReason: text('disabled_reason'),
+    failingSince: ts('failing_since'),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+    deletedAt: ts('deleted_at'),
+  },
+  (t) => [index('webhook_endpoints_org_idx').on(t.organizationId)],
+);
+
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id').notNull().references(() => organizations.id),
+    eventId: text('event_id').notNull().references(() => events.id),
+    endpointId: text('endpoint_id').notNull().references(() => webhookEndpoints.id),
+    status: text('status').notNull().$type<'pending' | 'succeeded' | 'failed'>().default('pending'),
+    attemptCount: integer('attempt_count').notNull().default(0),
+    nextAttemptAt: ts('next_attempt_at'),
+    lastAttemptAt: ts('last_attempt_at'),
+    deliveredAt: ts('delivered_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('webhook_deliveries_event_endpoint_uq').on(t.eventId, t.endpointId),
+    index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+  ],
+);
+
+export const webhookAttempts = pgTable(
+  'webhook_attempts',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    deliveryId: text('delivery_id').notNull().references(() => webhookDeliveries.id),
+    attemptNumber: integer('attempt_number').notNull(),
+    startedAt: ts('started_at').notNull(),
+    durationMs: integer('duration_ms').notNull(),
+    statusCode: integer('status_code'),
+    error: text('error'),
+    responseExcerpt: text('response_excerpt'),
+  },
+  (t) => [index('webhook_attempts_delivery_idx').on(t.deliveryId)],
+);

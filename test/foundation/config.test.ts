@@ -1,0 +1,70 @@
+import { expect } from 'chai';
+import request from 'supertest';
+import { loadConfig, ConfigError } from '../../core/config';
+import { buildTestApp, createTestOrg, STYLES, type TestOrg } from '../helpers/harness';
+import { dataOf, expectError } from '../helpers/wire';
+
+describe('configuration at start-up', () => {
+  it('has working local defaults', () => {
+    const c = loadConfig({});
+    expect(c.databaseUrl).to.equal('postgres://postgres@127.0.0.1:5432/stablegate');
+    expect(c.redisUrl).to.equal('redis://127.0.0.1:6379');
+    expect(c.port).to.equal(3000);
+    expect(c.apiStyle).to.equal('b');
+    expect(c.network).to.equal('local');
+    expect(c.rateLimit.enabled).to.equal(true);
+    expect(loadConfig({ API_STYLE: 'a' }).rateLimit.enabled).to.equal(false);
+  });
+
+  it('reports every invalid setting at once, clearly', () => {
+    try {
+      loadConfig({ PORT: 'eighty', API_STYLE: 'c', NETWORK: 'mainnet', DATABASE_URL: 'mysql://x' });
+      expect.fail('should throw');
+    } catch (err) {
+      expect(err).to.be.instanceOf(ConfigError);
+      const msg = (err as Error).message;
+      expect(msg).to.include('PORT must be an integer');
+      expect(msg).to.include('API_STYLE must be one of a, b');
+      expect(msg).to.include('SECRET_ENCRYPTION_KEY is required when NETWORK=mainnet');
+      expect(msg).to.include('DATABASE_URL must be a postgres or postgresql URL');
+    }
+  });
+});
+
+for (const style of STYLES) {
+  describe(`organization configuration endpoints (style ${style.toUpperCase()})`, () => {
+    const { app } = buildTestApp({ style });
+    let org: TestOrg;
+    before(async () => {
+      org = await createTestOrg('Config org');
+    });
+
+    it('sets and reads a known key', async () => {
+      const put = await request(app).put('/api/v1/config/address_pool.cooldown_minutes').set('X-API-Key', org.keys.admin).send({ value: 45 });
+      expect(put.status).to.equal(200);
+      expect(dataOf(style, put)).to.include({ key: 'address_pool.cooldown_minutes', value: 45, isDefault: false });
+      const get = await request(app).get('/api/v1/config/address_pool.cooldown_minutes').set('X-API-Key', org.keys.admin);
+      expect(dataOf(style, get).value).to.equal(45);
+      const all = await request(app).get('/api/v1/config').set('X-API-Key', org.keys.admin);
+      expect(dataOf(style, all).find((e: any) => e.key === 'payment_window_minutes').value).to.equal(10);
+    });
+
+    it('answers an unknown key with 404 and a wrong type with 400, changing nothing', async () => {
+      expectError(style, await request(app).get('/api/v1/config/no.such.key').set('X-API-Key', org.ownerKey), 404, 'RESOURCE_NOT_FOUND', 'NotFound');
+      expectError(style, await request(app).put('/api/v1/config/no.such.key').set('X-API-Key', org.ownerKey).send({ value: 1 }), 404, 'RESOURCE_NOT_FOUND', 'NotFound');
+      expectError(style, await request(app).put('/api/v1/config/payment_window_minutes').set('X-API-Key', org.ownerKey).send({ value: 'ten' }), 400, 'VALIDATION_ERROR', 'ValidationError');
+      expectError(style, await request(app).put('/api/v1/config/payment_window_minutes').set('X-API-Key', org.ownerKey).send({ value: 0 }), 400, 'VALIDATION_ERROR', 'ValidationError');
+      expectError(style, await request(app).put('/api/v1/config/default_order_success_url').set('X-API-Key', org.ownerKey).send({ value: 'ftp://x' }), 400, 'VALIDATION_ERROR', 'ValidationError');
+      expectError(style, await request(app).put('/api/v1/config/payment_window_minutes').set('X-API-Key', org.ownerKey).send({ value: { nested: 1 } }), 400, 'VALIDATION_ERROR', 'ValidationError');
+      const get = await request(app).get('/api/v1/config/payment_window_minutes').set('X-API-Key', org.ownerKey);
+      expect(dataOf(style, get)).to.include({ value: 10, isDefault: true });
+    });
+
+    it('keeps organizations apart', async () => {
+      const other = await createTestOrg('Config other');
+      await request(app).put('/api/v1/config/payment_window_minutes').set('X-API-Key', org.ownerKey).send({ value: 25 });
+      const theirs = await request(app).get('/api/v1/config/payment_window_minutes').set('X-API-Key', other.ownerKey);
+      expect(dataOf(style, theirs).value).to.equal(10);
+    });
+  });
+}

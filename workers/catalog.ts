@@ -1,0 +1,61 @@
+import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import type { Config } from '../core/config';
+import type { ChainRegistry } from '../core/chains/registry';
+
+/**
+ * The job catalog: every queue (one per job kind), its payload type and default options, and the
+ * repeatable schedules. Payloads carry ids only, never records or secrets.
+ */
+export interface JobPayloads {
+  'idempotency-cleanup': Record<string, never>;
+}
+
+export type QueueName = keyof JobPayloads;
+
+interface QueueDefinition {
+  /** Jobs of this queue one worker process runs at once. */
+  concurrency: number;
+  defaultJobOptions: JobsOptions;
+}
+
+const REPEATABLE: JobsOptions = { removeOnComplete: 100, removeOnFail: 500, attempts: 1 };
+
+export const QUEUES: Record<QueueName, QueueDefinition> = {
+  'idempotency-cleanup': { concurrency: 1, defaultJobOptions: REPEATABLE },
+};
+
+export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
+
+export interface ScheduleDefinition<Q extends QueueName = QueueName> {
+  queue: Q;
+  /** Stable scheduler id: upserted at every start, never duplicated. */
+  schedulerId: string;
+  everyMs: number;
+  data: JobPayloads[Q];
+}
+
+/** Every repeatable job of the service, derived from configuration and the chain registry. */
+export function repeatableSchedules(config: Config, _registry: ChainRegistry): ScheduleDefinition[] {
+  return [
+    { queue: 'idempotency-cleanup', schedulerId: 'idempotency-cleanup', everyMs: config.intervals.idempotencyCleanupMs, data: {} },
+  ];
+}
+
+export type Queues = { [Q in QueueName]: Queue<JobPayloads[Q]> };
+
+export function createQueues(connection: ConnectionOptions, prefix: string): Queues {
+  const entries = QUEUE_NAMES.map((name) => [
+    name,
+    new Queue(name, { connection, prefix, defaultJobOptions: QUEUES[name].defaultJobOptions }),
+  ]);
+  return Object.fromEntries(entries) as Queues;
+}
+
+export async function closeQueues(queues: Queues): Promise<void> {
+  await Promise.all(Object.values(queues).map((q) => q.close()));
+}
+
+/** Job ids are `<queue>-<key>`, never with ':' (BullMQ reserves it). */
+export function jobId(queue: QueueName, key: string): string {
+  return `${queue}-${key.replace(/:/g, '_')}`;
+}

@@ -1,0 +1,10 @@
+import type { Job } from 'bullmq';
+import type { ServiceContext } from '../../core/context';
+import type { JobPayloads, QueueName, Queues } from '../catalog';
+
+/** What a job processor receives: the shared service context plus the queues (to enqueue follow-ups). */
+export interface WorkerContext extends ServiceContext {
+  queues: Queues;
+}
+
+export type Processor<Q extends QueueName> = (ctx: WorkerContext, job: Job<JobPayloads[Q]>) => Promise<unknown>;

@@ -1,0 +1,31 @@
+import type { Worker } from 'bullmq';
+import type { ServiceContext } from '../core/context';
+import { createWorkerRedis, waitForRedis } from '../core/redis';
+import { closeQueues, createQueues } from './catalog';
+import { registerSchedulers } from './schedulers';
+import { selectedQueues, startWorkers } from './worker-pool';
+
+export interface RunningWorkers {
+  workers: Worker[];
+  close(): Promise<void>;
+}
+
+/** Starts the job tier: schedulers upserted, one worker per selected queue. */
+export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWorkers> {
+  const names = selectedQueues(ctx.config.workerQueues);
+  const connection = createWorkerRedis(ctx.config.redisUrl);
+  await waitForRedis(connection);
+  const queues = createQueues(connection, ctx.config.redisPrefix);
+  await registerSchedulers(queues, ctx.config, ctx.registry, ctx.logger);
+  const workers = startWorkers({ ...ctx, queues }, connection, names);
+  ctx.logger.info({ queues: names }, 'workers started');
+  return {
+    workers,
+    async close() {
+      // Stop taking jobs; active ones finish (or go back to the queue if the process is killed).
+      await Promise.all(workers.map((w) => w.close()));
+      await closeQueues(queues);
+      connection.disconnect();
+    },
+  };
+}
