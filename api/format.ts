@@ -176,6 +176,11 @@ export class WireFormat {
     return this.style === 'a' ? this.body(data, message) : { success: true, message, ...data };
   }
 
+  /** Picks the documented (OpenAPI) shape of a special answer for this deployment's style. */
+  documented<T>(shapes: { a: T; b: T }): T {
+    return this.style === 'a' ? shapes.a : shapes.b;
+  }
+
   errorBody(err: AppError): unknown {
     const extra = err.extra ?? {};
     if (this.style === 'a') {

@@ -1,4 +1,4 @@
-import type { ApiBuilder } from '../route-kit';
+import type { ApiBuilder, RouteSpec } from '../route-kit';
 import type { ApiDeps } from '../deps';
 import { CURRENCIES, PROTOCOLS, type Protocol } from '../../core/chains/registry';
 import {
@@ -75,15 +75,85 @@ const bindingSchema: JsonSchema = {
   },
 };
 
-const unbindSchema: JsonSchema = {
+const unbindData = {
+  depositReference: { type: 'string' },
+  unboundAddresses: { type: 'integer', description: 'Addresses released (each goes to cooldown for address_pool.unbind_cooldown_minutes)' },
+  addresses: { type: 'array', items: { type: 'object', properties: { protocol: protocolSchema, address: { type: 'string' } } } },
+};
+/** A wraps the unbind result in its envelope; B answers flat with success and message. */
+const unbindSchemas: { a: JsonSchema; b: JsonSchema } = {
+  a: { type: 'object', properties: unbindData },
+  b: { type: 'object', properties: { success: { type: 'boolean' }, message: { type: 'string' }, ...unbindData } },
+};
+
+const totalsFields = {
+  totalDeposits: { type: 'integer', description: 'Credited (confirmed or completed) deposits' },
+  lastDepositAt: nullableDateTime,
+};
+const amountByCurrency = { type: 'object', additionalProperties: { type: 'string' }, example: { USDT: '10.5', DAI: '1.000000000000000001' } };
+const nominalTotal = { type: 'string', description: 'Face-value sum over all currencies (USD stablecoins added 1:1, exactly)', example: '11.5' };
+const referenceDetailSchemas: { a: JsonSchema; b: JsonSchema } = {
+  a: {
+    type: 'object',
+    properties: {
+      ...(bindingSchema.properties as object),
+      ...totalsFields,
+      totalAmount: nominalTotal,
+      totalAmountByCurrency: amountByCurrency,
+      boundAt: dateTime,
+      deposits: { type: 'array', items: depositSchema },
+    },
+  },
+  b: {
+    type: 'object',
+    properties: {
+      depositReference: { type: 'string' },
+      protocols: { type: 'array', items: protocolSchema },
+      addresses: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: { currency: { type: 'string' }, chainId: { type: 'string' }, protocol: protocolSchema, address: { type: 'string' }, createdAt: dateTime },
+        },
+      },
+      ...totalsFields,
+      totalAmount: amountByCurrency,
+      metadata: { type: 'object' },
+      createdAt: dateTime,
+    },
+  },
+};
+const referenceItemA = {
   type: 'object',
   properties: {
-    success: { type: 'boolean' },
-    message: { type: 'string' },
     depositReference: { type: 'string' },
-    unboundAddresses: { type: 'integer', description: 'Addresses released (each goes to cooldown for address_pool.unbind_cooldown_minutes)' },
-    addresses: { type: 'array', items: { type: 'object', properties: { protocol: protocolSchema, address: { type: 'string' } } } },
+    protocol: protocolSchema,
+    address: { type: 'string' },
+    depositAddress: { type: 'string' },
+    monitoredChains: { type: 'array', items: { type: 'string' } },
+    ...totalsFields,
+    totalAmount: nominalTotal,
+    totalAmountByCurrency: amountByCurrency,
+    boundAt: dateTime,
+    metadata: { type: 'object' },
   },
+};
+const referenceItemB = {
+  type: 'object',
+  properties: {
+    depositReference: { type: 'string' },
+    protocols: { type: 'array', items: protocolSchema },
+    addressCount: { type: 'integer' },
+    ...totalsFields,
+    totalAmount: amountByCurrency,
+    metadata: { type: 'object' },
+    createdAt: dateTime,
+  },
+};
+/** A's list is data.references with total/page/limit (not a standard list); B's is a standard list. */
+const referenceListDocs: { a: Partial<RouteSpec>; b: Partial<RouteSpec> } = {
+  a: { response: { type: 'object', properties: { references: { type: 'array', items: referenceItemA }, total: { type: 'integer' }, page: { type: 'integer' }, limit: { type: 'integer' } } } },
+  b: { response: referenceItemB, listOf: 'references' },
 };
 
 export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
@@ -133,7 +203,7 @@ export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
         additionalProperties: false,
         properties: { depositReference: referenceSchema, address: { type: 'string', minLength: 1, maxLength: 128 }, protocol: protocolSchema },
       },
-      response: unbindSchema,
+      response: format.documented(unbindSchemas),
     },
     async ({ caller, body, reply }) => {
       const input = body as { depositReference?: string; address?: string; protocol?: Protocol };
@@ -173,7 +243,7 @@ export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
           search: { type: 'string', minLength: 1, maxLength: 255 },
         },
       },
-      listOf: 'references',
+      ...format.documented(referenceListDocs),
     },
     async ({ caller, query, reply }) => {
       const { items, total } = await listDepositReferences(deps, caller.organizationId, query);
@@ -195,6 +265,7 @@ export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
       tag: TAG,
       minRole: 'viewer',
       query: { type: 'object', additionalProperties: false, properties: { protocol: protocolSchema } },
+      response: format.documented(referenceDetailSchemas),
     },
     async ({ caller, params, query, reply }) => {
       const detail = await getDepositReference(deps, caller.organizationId, params.depositReference, query);
@@ -260,7 +331,7 @@ export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
       tag: TAG,
       minRole: 'member',
       query: { type: 'object', additionalProperties: false, properties: { chainId: { type: 'string', minLength: 1, maxLength: 64 } } },
-      response: unbindSchema,
+      response: format.documented(unbindSchemas),
     },
     async ({ caller, params, query, reply }) => {
       const result = await unbindDepositReference(deps, caller.organizationId, { depositReference: params.depositReference, chainId: query.chainId });

@@ -225,6 +225,34 @@ for (const style of STYLES) {
       expect(dataOf(style, own).address).to.equal(otherPool[0]);
     });
 
+    it('GET /deposits/references/:ref?protocol= picks the family; a family not bound is 404', async () => {
+      await post('/deposits/bind', { depositReference: 'fam', protocol: 'evm' });
+      const res = await get('/deposits/references/fam?protocol=evm');
+      expect(res.status).to.equal(200);
+      if (style === 'a') expect(dataOf(style, res)).to.include({ protocol: 'evm', address: pool[0] });
+      else expect(dataOf(style, res).protocols).to.deep.equal(['evm']);
+      expectError(style, await get('/deposits/references/fam?protocol=tron'), 404, 'DEPOSIT_REFERENCE_NOT_FOUND', 'NotFound');
+    });
+
+    it('documents the deposit routes with their per-style shapes in the OpenAPI document', async () => {
+      const doc = (await request(app).get(`${V1}/openapi.json`)).body;
+      for (const [path, method] of [
+        ['/api/v1/deposits/bind', 'post'], ['/api/v1/deposits/unbind', 'post'], ['/api/v1/deposits/references', 'get'], ['/api/v1/deposits/references', 'post'],
+        ['/api/v1/deposits/references/{depositReference}', 'get'], ['/api/v1/deposits/references/{depositReference}', 'delete'], ['/api/v1/deposits', 'get'],
+      ]) expect(doc.paths[path], path).to.have.property(method);
+      expect(doc.paths['/api/v1/deposits/bind'].post.description).to.include('not enabled');
+      const list = doc.paths['/api/v1/deposits/references'].get.responses['200'].content['application/json'].schema;
+      const detail = doc.paths['/api/v1/deposits/references/{depositReference}'].get.responses['200'].content['application/json'].schema;
+      if (style === 'a') {
+        expect(list.properties.data.properties).to.have.all.keys('references', 'total', 'page', 'limit');
+        expect(detail.properties.data.properties.totalAmount.type).to.equal('string');
+      } else {
+        expect(list.properties.pagination.properties).to.have.property('hasMore');
+        expect(list.properties.data.items.properties).to.have.property('addressCount');
+        expect(detail.properties.totalAmount.type).to.equal('object');
+      }
+    });
+
     it('honours Idempotency-Key on bind', async () => {
       const first = await post('/deposits/bind', { depositReference: 'idem', protocol: 'evm' }).set('Idempotency-Key', 'bind-idem-1');
       const replay = await post('/deposits/bind', { depositReference: 'idem', protocol: 'evm' }).set('Idempotency-Key', 'bind-idem-1');
