@@ -7,7 +7,7 @@ import {
   unbindDepositAddress,
   unbindDepositReference,
 } from '../../core/deposits/bindings';
-import { getDepositReference, listDepositReferences, listDeposits, RECENT_DEPOSITS, type DepositListQuery } from '../../core/deposits/queries';
+import { getDeposit, getDepositReference, listDepositReferences, listDeposits, RECENT_DEPOSITS, type DepositListQuery } from '../../core/deposits/queries';
 import { DEPOSIT_STATUSES } from '../../core/deposits/records';
 import { validationError } from '../../core/errors';
 import { listQuerySchema, MAX_PAGE_LIMIT, metadataSchema, type JsonSchema } from '../validation';
@@ -367,5 +367,18 @@ export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
       const { items, total } = await listDeposits(deps, caller.organizationId, q);
       return reply.list('deposits', items.map(presentDeposit), { page: q.page, limit: q.limit, total });
     },
+  );
+
+  api.route(
+    {
+      method: 'get',
+      path: '/deposits/:depositId',
+      summary: 'One deposit',
+      description: `${DEPOSIT_STATES_DOC} Unknown: 404 RESOURCE_NOT_FOUND.`,
+      tag: TAG,
+      minRole: 'viewer',
+      response: depositSchema,
+    },
+    async ({ caller, params, reply }) => reply.ok(presentDeposit(await getDeposit(deps, caller.organizationId, params.depositId))),
   );
 }

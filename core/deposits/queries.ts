@@ -205,3 +205,10 @@ function comparableAmount(registry: ChainRegistry): SQL {
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
+
+/** One deposit of the organization; unknown (or another organization's) is 404. */
+export async function getDeposit(ctx: ServiceContext, organizationId: string, depositId: string): Promise<DepositRecord> {
+  const [row] = await selectDeposits(ctx.db).where(and(eq(deposits.organizationId, organizationId), eq(deposits.id, depositId)));
+  if (!row) throw new AppError('RESOURCE_NOT_FOUND', `Deposit ${depositId} not found`);
+  return depositFrom(ctx.registry, row);
+}

@@ -181,6 +181,15 @@ for (const style of STYLES) {
       expect((await poolRow(pool[0])).status).to.equal('bound');
     });
 
+    it('POST /deposits/unbind {depositReference, protocol}: only that family; another family not bound is 404', async () => {
+      await post('/deposits/bind', { depositReference: 'user-5', protocol: 'evm' });
+      expectError(style, await post('/deposits/unbind', { depositReference: 'user-5', protocol: 'tron' }), 404, 'DEPOSIT_REFERENCE_NOT_FOUND', 'NotFound');
+      expect((await poolRow(pool[0])).status).to.equal('bound');
+      const res = await post('/deposits/unbind', { depositReference: 'user-5', protocol: 'evm' });
+      expect(res.status).to.equal(200);
+      expect((await poolRow(pool[0])).status).to.equal('cooldown');
+    });
+
     it('DELETE /deposits/references/:ref: unbinds every chain, to cooldown', async () => {
       await post('/deposits/references', { depositReference: 'user-9', currency: 'USDC', chainId: 'ethereum-local' });
       const res = await del('/deposits/references/user-9');

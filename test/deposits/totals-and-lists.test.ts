@@ -165,6 +165,16 @@ for (const style of STYLES) {
       expect(d.metadata).to.deep.equal({});
     });
 
+    it('GET /deposits/:depositId: the same record as in the list; unknown or foreign is 404', async () => {
+      const [listed] = listOf(style, await get('/deposits?depositReference=bob'), 'deposits').items;
+      const res = await get(`/deposits/${listed.depositId}`);
+      expect(res.status).to.equal(200);
+      expect(dataOf(style, res)).to.deep.equal(listed);
+      expectError(style, await get('/deposits/dep_nothing'), 404, 'RESOURCE_NOT_FOUND', 'NotFound');
+      const other = await createTestOrg('Foreign deposit org');
+      expectError(style, await get(`/deposits/${listed.depositId}`, other.keys.viewer), 404, 'RESOURCE_NOT_FOUND', 'NotFound');
+    });
+
     it('GET /deposits: filters, and sortBy amount compares face values across decimals', async () => {
       const amounts = async (q: string) => listOf(style, await get(`/deposits?${q}`), 'deposits').items.map((d: any) => d.amount);
       expect(await amounts('')).to.have.length(6);
