@@ -52,6 +52,11 @@ for (const style of STYLES) {
       expect(data.createdAt).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       expect(data.bindingCreatedAt).to.equal(data.createdAt);
       expect((await poolRow(pool[0])).status).to.equal('bound');
+      // The address assignment names the binding: transfers are attributed to it by block time.
+      const [binding] = await bindingRows(org.organizationId);
+      const assignments = await testDb().select().from(addressAssignments).where(eq(addressAssignments.organizationId, org.organizationId));
+      expect(assignments).to.have.length(1);
+      expect(assignments[0]).to.include({ kind: 'deposit', depositBindingId: binding.id, poolAddressId: (await poolRow(pool[0])).id, orderId: null, endedAt: null });
 
       const again = await post('/deposits/bind', { depositReference: 'user-42', protocol: 'evm', metadata: { other: true } });
       expect(again.status).to.equal(200);
