@@ -1,10 +1,12 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
 import { registerConfigRoutes } from './config.routes';
+import { registerDepositRoutes } from './deposits.routes';
 import { registerOrganizationRoutes } from './organizations.routes';
 
 /** Every resource's routes, mounted under /api/v1. */
 export function registerRoutes(api: ApiBuilder, deps: ApiDeps): void {
   registerOrganizationRoutes(api, deps);
   registerConfigRoutes(api, deps);
+  registerDepositRoutes(api, deps);
 }
