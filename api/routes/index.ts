@@ -1,5 +1,6 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
+import { registerAddressPoolRoutes } from './address-pool.routes';
 import { registerConfigRoutes } from './config.routes';
 import { registerOrganizationRoutes } from './organizations.routes';
 
@@ -7,4 +8,5 @@ import { registerOrganizationRoutes } from './organizations.routes';
 export function registerRoutes(api: ApiBuilder, deps: ApiDeps): void {
   registerOrganizationRoutes(api, deps);
   registerConfigRoutes(api, deps);
+  registerAddressPoolRoutes(api, deps);
 }

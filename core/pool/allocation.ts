@@ -3,6 +3,7 @@ import type { DbOrTx, Tx } from '../../db/client';
 import { addressAssignments, poolAddresses } from '../../db/schema';
 import { AppError } from '../errors';
 import type { Protocol } from '../chains/registry';
+import { cooldownMinutesFor, releaseCooledDownAddresses, type ReleaseReason } from './cooldown';
 
 /**
  * Taking and giving back pool addresses (design.md §4). Both run inside the caller's transaction,
@@ -27,13 +28,14 @@ export async function allocatePoolAddress(
   tx: Tx,
   input: { organizationId: string; protocol: Protocol; holder: Holder; now: Date },
 ): Promise<Allocation> {
-  const [candidate] = await tx
-    .select({ id: poolAddresses.id, address: poolAddresses.address })
-    .from(poolAddresses)
-    .where(and(eq(poolAddresses.organizationId, input.organizationId), eq(poolAddresses.protocol, input.protocol), eq(poolAddresses.status, 'available')))
-    .orderBy(sql`${poolAddresses.recycledAt} asc nulls first`, asc(poolAddresses.createdAt), asc(poolAddresses.id))
-    .limit(1)
-    .for('update', { skipLocked: true });
+  let candidate = await nextAvailable(tx, input.organizationId, input.protocol);
+  if (!candidate) {
+    // Addresses whose cooldown ended but that the cooldown job has not returned yet are usable:
+    // return this organization's due ones now rather than fail while the job lags.
+    if ((await releaseCooledDownAddresses(tx, input.now, { organizationId: input.organizationId, protocol: input.protocol })) > 0) {
+      candidate = await nextAvailable(tx, input.organizationId, input.protocol);
+    }
+  }
   if (!candidate) {
     throw new AppError('NO_AVAILABLE_ADDRESSES', `No available ${input.protocol} address in the pool; import more addresses`);
   }
@@ -55,6 +57,17 @@ export async function allocatePoolAddress(
   return { poolAddressId: candidate.id, address: candidate.address, assignmentId: assignment.id };
 }
 
+async function nextAvailable(tx: Tx, organizationId: string, protocol: Protocol) {
+  const [candidate] = await tx
+    .select({ id: poolAddresses.id, address: poolAddresses.address })
+    .from(poolAddresses)
+    .where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, protocol), eq(poolAddresses.status, 'available')))
+    .orderBy(sql`${poolAddresses.recycledAt} asc nulls first`, asc(poolAddresses.createdAt), asc(poolAddresses.id))
+    .limit(1)
+    .for('update', { skipLocked: true });
+  return candidate;
+}
+
 /**
  * Ends the address's open assignment and starts its cooldown. Idempotent: an address with no
  * open assignment is left as it is.
@@ -69,15 +82,30 @@ export async function releasePoolAddress(
     .where(and(eq(addressAssignments.poolAddressId, input.poolAddressId), isNull(addressAssignments.endedAt)))
     .returning({ id: addressAssignments.id });
   if (ended.length === 0) return false;
+  const cooldownUntil = new Date(input.now.getTime() + input.cooldownMinutes * 60_000);
   await tx
     .update(poolAddresses)
-    .set({
-      status: 'cooldown',
-      cooldownUntil: new Date(input.now.getTime() + input.cooldownMinutes * 60_000),
-      updatedAt: input.now,
-    })
+    .set(
+      input.cooldownMinutes > 0
+        ? { status: 'cooldown', cooldownUntil, updatedAt: input.now }
+        : // No cooldown configured: allocatable at once, as a recycled address.
+          { status: 'available', cooldownUntil: null, recycledAt: input.now, updatedAt: input.now },
+    )
     .where(eq(poolAddresses.id, input.poolAddressId));
   return true;
+}
+
+/**
+ * Release with the organization's configured cooldown for the reason: `order` (completed or
+ * expired order: address_pool.cooldown_minutes) or `unbind` (deposit reference unbound:
+ * address_pool.unbind_cooldown_minutes).
+ */
+export async function releasePoolAddressFor(
+  tx: Tx,
+  input: { poolAddressId: number; organizationId: string; reason: ReleaseReason; now: Date },
+): Promise<boolean> {
+  const cooldownMinutes = await cooldownMinutesFor(tx, input.organizationId, input.reason);
+  return releasePoolAddress(tx, { poolAddressId: input.poolAddressId, now: input.now, cooldownMinutes });
 }
 
 export interface AssignmentAt {
