@@ -36,14 +36,15 @@ export async function releaseCooledDownAddresses(
   scope?: { organizationId: string; protocol: Protocol },
 ): Promise<number> {
   const scopeSql = scope ? sql`and organization_id = ${scope.organizationId} and protocol = ${scope.protocol}` : sql``;
+  const at = now.toISOString();
   let total = 0;
   for (;;) {
     const rows = await db.execute<{ id: number }>(sql`
       update pool_addresses p
-      set status = 'available', recycled_at = p.cooldown_until, cooldown_until = null, updated_at = ${now}
+      set status = 'available', recycled_at = p.cooldown_until, cooldown_until = null, updated_at = ${at}::timestamptz
       where p.id in (
         select id from pool_addresses
-        where status = 'cooldown' and cooldown_until <= ${now} ${scopeSql}
+        where status = 'cooldown' and cooldown_until <= ${at}::timestamptz ${scopeSql}
         order by cooldown_until
         limit ${RELEASE_BATCH}
         for update skip locked)

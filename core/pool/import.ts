@@ -267,7 +267,7 @@ async function insertLines(tx: Tx, input: { organizationId: string; protocol: Pr
     const chunk = unique.slice(i, i + INSERT_CHUNK).map((l, j) => ({ a: l.address, d: l.derivationIndex, m: l.masterPublicKey, o: i + j }));
     const rows = await tx.execute<{ address: string }>(sql`
       insert into pool_addresses (organization_id, protocol, address, mode, derivation_index, master_public_key, status, created_at, updated_at)
-      select ${input.organizationId}, ${input.protocol}, r.a, ${input.mode}, r.d, r.m, 'available', ${input.now}, ${input.now}
+      select ${input.organizationId}, ${input.protocol}, r.a, ${input.mode}, r.d, r.m, 'available', ${input.now.toISOString()}::timestamptz, ${input.now.toISOString()}::timestamptz
       from json_to_recordset(${JSON.stringify(chunk)}::json) as r(a text, d integer, m text, o integer)
       order by r.o
       on conflict (protocol, address) do nothing
