@@ -7,7 +7,10 @@ import { ManualClock } from '../../core/clock';
 import { WireFormat } from '../../api/format';
 import { allocatePoolAddress, releasePoolAddress, releasePoolAddressFor, type Holder } from '../../core/pool/allocation';
 import { cooldownMinutesFor, releaseCooledDownAddresses } from '../../core/pool/cooldown';
+import { Redis } from 'ioredis';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
+import { closeQueues, createQueues } from '../../workers/catalog';
+import { addJobsAndWait } from './run-job';
 import { buildTestApp, createTestOrg, testConfig, testContext, testDb, type TestOrg } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
 
@@ -20,16 +23,6 @@ function allocate(organizationId: string, holder: Holder, now: Date, protocol: '
 async function addressRow(address: string) {
   const [row] = await testDb().select().from(poolAddresses).where(eq(poolAddresses.address, address));
   return row;
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 describe('pool allocation', () => {
@@ -190,25 +183,27 @@ describe('pool allocation', () => {
   it('the pool-cooldown job (BullMQ worker) returns cooled-down addresses', async function () {
     this.timeout(20_000);
     const workerClock = new ManualClock();
-    const config = testConfig({ WORKER_QUEUES: 'pool-cooldown', POOL_COOLDOWN_INTERVAL_MS: '50' });
+    const config = testConfig({ WORKER_QUEUES: 'pool-cooldown', POOL_COOLDOWN_INTERVAL_MS: '3600000' });
     const [only] = await seedPoolAddresses(org.organizationId, 'evm', 1);
     const t0 = workerClock.now();
     const held = await allocate(org.organizationId, { kind: 'order', orderId: 'ord_w' }, t0);
     await testDb().transaction((tx) => releasePoolAddress(tx, { poolAddressId: held.poolAddressId, now: t0, cooldownMinutes: 30 }));
     let workers: RunningWorkers | null = null;
+    const conn = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+    const queues = createQueues(conn, config.redisPrefix);
     try {
       workers = await startWorkerProcess(testContext(config, workerClock));
-      // The job runs every 50 ms; for a while it must leave the address alone.
-      await new Promise((r) => setTimeout(r, 300));
+      await addJobsAndWait(queues['pool-cooldown']);
       expect((await addressRow(only)).status).to.equal('cooldown');
       workerClock.advance(30 * MINUTE);
-      const back = await waitFor('the address to be released', async () => {
-        const row = await addressRow(only);
-        return row.status === 'available' ? row : null;
-      });
+      await addJobsAndWait(queues['pool-cooldown']);
+      const back = await addressRow(only);
+      expect(back.status).to.equal('available');
       expect(back.recycledAt!.getTime()).to.equal(t0.getTime() + 30 * MINUTE);
     } finally {
       await workers?.close();
+      await closeQueues(queues);
+      conn.disconnect();
     }
   });
 });
