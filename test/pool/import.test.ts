@@ -280,6 +280,30 @@ describe('address pool import: private key material', () => {
     });
   }
 
+  it('rolls back blocks already inserted when a later line is invalid (all-or-nothing)', async function () {
+    this.timeout(30_000);
+    const lines = Array.from({ length: 12_000 }, () => `${randomEvmAddress()},evm,,`);
+    lines.push('0xnot-an-address,evm,,');
+    const res = await request(app).post('/api/v1/address-pool/import').set('X-API-Key', org.keys.admin).send({ protocol: 'evm', mode: 'self_managed', addresses: csv(...lines) });
+    expectError('b', res, 400, 'VALIDATION_ERROR', 'ValidationError');
+    expect(res.body.details).to.have.length(1);
+    expect(res.body.details[0]).to.deep.include({ line: 12_002, address: '0xnot-an-address' });
+    expect(await orgAddresses(org.organizationId)).to.deep.equal([]);
+  });
+
+  it('refuses more than 100,000 lines, naming the first line over the limit', async function () {
+    this.timeout(30_000);
+    const line = `${randomEvmAddress()},evm,,`;
+    const res = await request(app)
+      .post('/api/v1/address-pool/import')
+      .set('X-API-Key', org.keys.admin)
+      .send({ protocol: 'evm', mode: 'self_managed', addresses: csv(...Array.from({ length: 100_001 }, () => line)) });
+    expectError('b', res, 400, 'VALIDATION_ERROR', 'ValidationError');
+    expect(res.body.message).to.match(/at most 100000 addresses/);
+    expect(res.body.details).to.deep.equal([{ line: 100_002, address: '', error: 'more than 100000 addresses' }]);
+    expect(await orgAddresses(org.organizationId)).to.deep.equal([]);
+  });
+
   it('rejects an xprv given to derive, without echoing it', async () => {
     const before = capturedLogLines.length;
     const res = await request(app).post('/api/v1/address-pool/derive').set('X-API-Key', org.keys.admin).send({ protocol: 'evm', masterPublicKey: xprv, start: 0, count: 3 });
