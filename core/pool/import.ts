@@ -169,69 +169,69 @@ export class CsvImportValidator {
     for (; this.cursor < lines.length && seen < maxLines; this.cursor++) {
       const i = this.cursor;
       seen++;
-        const raw = lines[i];
-        if (raw.trim() === '') continue;
-        const lineNo = i + 1;
-        const fields = splitCsvLine(raw);
-        if (!fields) {
-          this.errors.push({ line: lineNo, address: shown(raw.trim()), error: 'malformed CSV line (unterminated quote)' });
+      const raw = lines[i];
+      if (raw.trim() === '') continue;
+      const lineNo = i + 1;
+      const fields = splitCsvLine(raw);
+      if (!fields) {
+        this.errors.push({ line: lineNo, address: shown(raw.trim()), error: 'malformed CSV line (unterminated quote)' });
+        continue;
+      }
+      const addressText = this.col(fields, 'address');
+      const fail = (error: string) => this.errors.push({ line: lineNo, address: shown(addressText), error });
+      if (fields.length > this.columnCount) {
+        fail(`expected at most ${this.columnCount} columns, got ${fields.length}`);
+        continue;
+      }
+      if (addressText === '') {
+        fail('address is empty');
+        continue;
+      }
+      const lineProtocol = this.col(fields, 'protocol').toLowerCase();
+      if (lineProtocol !== this.protocol) {
+        fail(lineProtocol === '' ? `protocol is empty (expected ${this.protocol})` : `protocol "${shown(lineProtocol)}" does not match the import's protocol "${this.protocol}"`);
+        continue;
+      }
+      const checked = checkAddress(this.protocol, addressText);
+      if (!checked.ok) {
+        fail(checked.error);
+        continue;
+      }
+      const indexText = this.col(fields, 'derivation_index');
+      const xpub = this.col(fields, 'master_public_key');
+      if (this.mode === 'self_managed') {
+        if (indexText !== '' || xpub !== '') {
+          fail('derivation_index and master_public_key must be empty in self_managed mode (use mode hd_wallet)');
           continue;
         }
-        const addressText = this.col(fields, 'address');
-        const fail = (error: string) => this.errors.push({ line: lineNo, address: shown(addressText), error });
-        if (fields.length > this.columnCount) {
-          fail(`expected at most ${this.columnCount} columns, got ${fields.length}`);
-          continue;
-        }
-        if (addressText === '') {
-          fail('address is empty');
-          continue;
-        }
-        const lineProtocol = this.col(fields, 'protocol').toLowerCase();
-        if (lineProtocol !== this.protocol) {
-          fail(lineProtocol === '' ? `protocol is empty (expected ${this.protocol})` : `protocol "${shown(lineProtocol)}" does not match the import's protocol "${this.protocol}"`);
-          continue;
-        }
-        const checked = checkAddress(this.protocol, addressText);
-        if (!checked.ok) {
-          fail(checked.error);
-          continue;
-        }
-        const indexText = this.col(fields, 'derivation_index');
-        const xpub = this.col(fields, 'master_public_key');
-        if (this.mode === 'self_managed') {
-          if (indexText !== '' || xpub !== '') {
-            fail('derivation_index and master_public_key must be empty in self_managed mode (use mode hd_wallet)');
-            continue;
-          }
-          valid.push({ line: lineNo, address: checked.address, derivationIndex: null, masterPublicKey: null });
-          continue;
-        }
-        // hd_wallet
-        if (!/^\d{1,10}$/.test(indexText) || Number(indexText) > MAX_DERIVATION_INDEX) {
-          fail(indexText === '' ? 'derivation_index is required in hd_wallet mode' : `derivation_index must be an integer from 0 to ${MAX_DERIVATION_INDEX}`);
-          continue;
-        }
-        const index = Number(indexText);
-        if (this.protocol === 'solana') {
-          valid.push({ line: lineNo, address: checked.address, derivationIndex: index, masterPublicKey: xpub || null });
-          continue;
-        }
-        if (xpub === '') {
-          fail('master_public_key is required in hd_wallet mode');
-          continue;
-        }
-        const deriver = this.derivers.get(xpub);
-        if (deriver instanceof ExtendedKeyError) {
-          fail(`master_public_key is ${deriver.message}`);
-          continue;
-        }
-        const expected = deriver.address(this.protocol as DerivableProtocol, index);
-        if (expected !== checked.address) {
-          fail(`address does not derive from master_public_key at 0/${index} (expected ${expected})`);
-          continue;
-        }
-        valid.push({ line: lineNo, address: checked.address, derivationIndex: index, masterPublicKey: xpub });
+        valid.push({ line: lineNo, address: checked.address, derivationIndex: null, masterPublicKey: null });
+        continue;
+      }
+      // hd_wallet
+      if (!/^\d{1,10}$/.test(indexText) || Number(indexText) > MAX_DERIVATION_INDEX) {
+        fail(indexText === '' ? 'derivation_index is required in hd_wallet mode' : `derivation_index must be an integer from 0 to ${MAX_DERIVATION_INDEX}`);
+        continue;
+      }
+      const index = Number(indexText);
+      if (this.protocol === 'solana') {
+        valid.push({ line: lineNo, address: checked.address, derivationIndex: index, masterPublicKey: xpub || null });
+        continue;
+      }
+      if (xpub === '') {
+        fail('master_public_key is required in hd_wallet mode');
+        continue;
+      }
+      const deriver = this.derivers.get(xpub);
+      if (deriver instanceof ExtendedKeyError) {
+        fail(`master_public_key is ${deriver.message}`);
+        continue;
+      }
+      const expected = deriver.address(this.protocol as DerivableProtocol, index);
+      if (expected !== checked.address) {
+        fail(`address does not derive from master_public_key at 0/${index} (expected ${expected})`);
+        continue;
+      }
+      valid.push({ line: lineNo, address: checked.address, derivationIndex: index, masterPublicKey: xpub });
     }
     this.validCount += valid.length;
     return valid;

@@ -46,8 +46,8 @@ function tokenKind(token: string): string | null {
 }
 
 /**
- * Scans texts (CSV lines or single values) for private keys and mnemonics. Returns the first
- * finding or null. Lines are counted across `text` only; `lineOffset` shifts them.
+ * Scans a text (CSV or a single value) for private keys and mnemonics. Returns the first finding
+ * (its kind and 1-based line) or null.
  */
 export function findSecretLikeInput(text: string): SecretFinding | null {
   const words = bip39Words();

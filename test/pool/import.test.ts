@@ -80,6 +80,24 @@ for (const style of STYLES) {
       expect(await orgAddresses(org.organizationId)).to.deep.equal([]);
     });
 
+    it('reports malformed CSV lines, extra columns and a missing protocol with their lines; accepts quoted fields', async () => {
+      const quoted = randomEvmAddress();
+      const res = await post({
+        protocol: 'evm',
+        mode: 'self_managed',
+        addresses: csv(`"${quoted}","evm","",""`, `"${randomEvmAddress()},evm,,`, `${randomEvmAddress()},evm,,,extra`, `${randomEvmAddress()},,,`),
+      });
+      expectError(style, res, 400, 'VALIDATION_ERROR', 'ValidationError');
+      expect(res.body.details.map((d: any) => [d.line, d.error])).to.deep.equal([
+        [3, 'malformed CSV line (unterminated quote)'],
+        [4, 'expected at most 4 columns, got 5'],
+        [5, 'protocol is empty (expected evm)'],
+      ]);
+      const ok = await post({ protocol: 'evm', mode: 'self_managed', addresses: `\r\n${HEADER}\r\n"${quoted}","evm","",""\r\n` });
+      expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
+      expect(await orgAddresses(org.organizationId)).to.deep.equal([quoted]);
+    });
+
     it('validates Tron base58check and Solana 32-byte keys per line', async () => {
       const tron = randomTronAddress();
       const last = tron[tron.length - 1] === 'a' ? 'b' : 'a';
