@@ -8,6 +8,10 @@ import type { ChainRegistry } from '../core/chains/registry';
  */
 export interface JobPayloads {
   'idempotency-cleanup': Record<string, never>;
+  /** Returns cooled-down pool addresses to available (all organizations). */
+  'pool-cooldown': Record<string, never>;
+  /** Raises or clears alert.address_pool_low per organization and protocol. */
+  'pool-low-check': Record<string, never>;
 }
 
 export type QueueName = keyof JobPayloads;
@@ -22,6 +26,8 @@ const REPEATABLE: JobsOptions = { removeOnComplete: 100, removeOnFail: 500, atte
 
 export const QUEUES: Record<QueueName, QueueDefinition> = {
   'idempotency-cleanup': { concurrency: 1, defaultJobOptions: REPEATABLE },
+  'pool-cooldown': { concurrency: 1, defaultJobOptions: REPEATABLE },
+  'pool-low-check': { concurrency: 1, defaultJobOptions: REPEATABLE },
 };
 
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
@@ -38,6 +44,8 @@ export interface ScheduleDefinition<Q extends QueueName = QueueName> {
 export function repeatableSchedules(config: Config, _registry: ChainRegistry): ScheduleDefinition[] {
   return [
     { queue: 'idempotency-cleanup', schedulerId: 'idempotency-cleanup', everyMs: config.intervals.idempotencyCleanupMs, data: {} },
+    { queue: 'pool-cooldown', schedulerId: 'pool-cooldown', everyMs: config.intervals.poolCooldownMs, data: {} },
+    { queue: 'pool-low-check', schedulerId: 'pool-low-check', everyMs: config.intervals.poolLowCheckMs, data: {} },
   ];
 }
 

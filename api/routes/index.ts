@@ -1,5 +1,6 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
+import { registerAddressPoolRoutes } from './address-pool.routes';
 import { registerConfigRoutes } from './config.routes';
 import { registerDepositRoutes } from './deposits.routes';
 import { registerOrganizationRoutes } from './organizations.routes';
@@ -9,4 +10,5 @@ export function registerRoutes(api: ApiBuilder, deps: ApiDeps): void {
   registerOrganizationRoutes(api, deps);
   registerConfigRoutes(api, deps);
   registerDepositRoutes(api, deps);
+  registerAddressPoolRoutes(api, deps);
 }
