@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { safeErrorSerializer } from '../core/logger';
 import { capturedLogLines, knownSecrets } from './helpers/harness';
 
 /**
@@ -24,8 +25,7 @@ describe('logs of this test run', () => {
 });
 
 describe('error logging', () => {
-  it('never writes a driver error\'s query parameters or row details', async () => {
-    const { safeErrorSerializer } = await import('../core/logger');
+  it('never writes a driver error\'s query parameters or row details', () => {
     const err = Object.assign(new Error('duplicate key value violates unique constraint'), {
       code: '23505',
       parameters: ['pk_secret_value'],
