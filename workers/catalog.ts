@@ -8,6 +8,7 @@ import type { ChainRegistry } from '../core/chains/registry';
  */
 export interface JobPayloads {
   'idempotency-cleanup': Record<string, never>;
+  'order-expiry': Record<string, never>;
 }
 
 export type QueueName = keyof JobPayloads;
@@ -22,6 +23,7 @@ const REPEATABLE: JobsOptions = { removeOnComplete: 100, removeOnFail: 500, atte
 
 export const QUEUES: Record<QueueName, QueueDefinition> = {
   'idempotency-cleanup': { concurrency: 1, defaultJobOptions: REPEATABLE },
+  'order-expiry': { concurrency: 1, defaultJobOptions: REPEATABLE },
 };
 
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
@@ -38,6 +40,7 @@ export interface ScheduleDefinition<Q extends QueueName = QueueName> {
 export function repeatableSchedules(config: Config, _registry: ChainRegistry): ScheduleDefinition[] {
   return [
     { queue: 'idempotency-cleanup', schedulerId: 'idempotency-cleanup', everyMs: config.intervals.idempotencyCleanupMs, data: {} },
+    { queue: 'order-expiry', schedulerId: 'order-expiry', everyMs: config.intervals.orderExpiryMs, data: {} },
   ];
 }
 

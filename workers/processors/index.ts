@@ -1,8 +1,10 @@
 import type { QueueName } from '../catalog';
 import type { Processor } from './types';
 import { idempotencyCleanupProcessor } from './idempotency-cleanup.processor';
+import { orderExpiryProcessor } from './order-expiry.processor';
 
 /** One processor per queue. The type makes a missing or extra processor a compile error. */
 export const PROCESSORS: { [Q in QueueName]: Processor<Q> } = {
   'idempotency-cleanup': idempotencyCleanupProcessor,
+  'order-expiry': orderExpiryProcessor,
 };
