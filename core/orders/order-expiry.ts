@@ -41,7 +41,7 @@ export async function expireDueOrders(ctx: ServiceContext, options: { batchSize?
             eq(orders.status, 'pending'),
             lte(orders.graceEndsAt, now),
             gte(chainCheckpoints.blockTimestamp, orders.graceEndsAt),
-            after ? sql`(${orders.graceEndsAt}, ${orders.id}) > (${after.graceEndsAt}, ${after.id})` : undefined,
+            after ? sql`(${orders.graceEndsAt}, ${orders.id}) > (${after.graceEndsAt.toISOString()}::timestamptz, ${after.id})` : undefined,
           ),
         )
         .orderBy(asc(orders.graceEndsAt), asc(orders.id))
