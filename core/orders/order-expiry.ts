@@ -38,7 +38,8 @@ export async function expireDueOrders(ctx: ServiceContext, options: { batchSize?
         .innerJoin(chainCheckpoints, eq(chainCheckpoints.chainId, orders.chainId))
         .where(
           and(
-            eq(orders.status, 'pending'),
+            // A literal, not a parameter: generic plans then still use the partial index orders_pending_grace_idx.
+            sql`${orders.status} = 'pending'`,
             lte(orders.graceEndsAt, now),
             gte(chainCheckpoints.blockTimestamp, orders.graceEndsAt),
             after ? sql`(${orders.graceEndsAt}, ${orders.id}) > (${after.graceEndsAt.toISOString()}::timestamptz, ${after.id})` : undefined,
