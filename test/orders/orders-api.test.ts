@@ -156,9 +156,16 @@ for (const style of STYLES) {
       const small = await createTestOrg('small pool');
       await seedPoolAddresses(small.organizationId, 'evm', 1);
       await seedPoolAddresses(small.organizationId, 'tron', 3);
-      expect((await post(small.keys.member, body())).status).to.equal(201);
+      const firstBody = body();
+      const first = await post(small.keys.member, firstBody);
+      expect(first.status).to.equal(201);
       const res = await post(small.keys.member, body());
       expectError(style, res, 503, 'NO_AVAILABLE_ADDRESSES', 'InsufficientAddresses');
+      expect(res.body.message).to.include('evm');
+      // A duplicate reference is still a 409 when the pool is empty too.
+      const dup = await post(small.keys.member, firstBody);
+      expectError(style, dup, 409, 'DUPLICATE_ORDER_REFERENCE', 'Conflict');
+      expect(dup.body.existingOrderId).to.equal(dataOf(style, first).orderId);
       expect(await orgFootprint(small.organizationId)).to.deep.equal({ orderCount: 1, assignmentCount: 1, eventCount: 0, poolSize: 4, notAvailable: 1 });
       const empty = await createTestOrg('no pool');
       expectError(style, await post(empty.keys.member, body()), 503, 'NO_AVAILABLE_ADDRESSES', 'InsufficientAddresses');
