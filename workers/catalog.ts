@@ -12,6 +12,7 @@ export interface JobPayloads {
   'pool-cooldown': Record<string, never>;
   /** Raises or clears alert.address_pool_low per organization and protocol. */
   'pool-low-check': Record<string, never>;
+  'order-expiry': Record<string, never>;
 }
 
 export type QueueName = keyof JobPayloads;
@@ -28,6 +29,7 @@ export const QUEUES: Record<QueueName, QueueDefinition> = {
   'idempotency-cleanup': { concurrency: 1, defaultJobOptions: REPEATABLE },
   'pool-cooldown': { concurrency: 1, defaultJobOptions: REPEATABLE },
   'pool-low-check': { concurrency: 1, defaultJobOptions: REPEATABLE },
+  'order-expiry': { concurrency: 1, defaultJobOptions: REPEATABLE },
 };
 
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
@@ -46,6 +48,7 @@ export function repeatableSchedules(config: Config, _registry: ChainRegistry): S
     { queue: 'idempotency-cleanup', schedulerId: 'idempotency-cleanup', everyMs: config.intervals.idempotencyCleanupMs, data: {} },
     { queue: 'pool-cooldown', schedulerId: 'pool-cooldown', everyMs: config.intervals.poolCooldownMs, data: {} },
     { queue: 'pool-low-check', schedulerId: 'pool-low-check', everyMs: config.intervals.poolLowCheckMs, data: {} },
+    { queue: 'order-expiry', schedulerId: 'order-expiry', everyMs: config.intervals.orderExpiryMs, data: {} },
   ];
 }
 

@@ -4,6 +4,7 @@ import { registerAddressPoolRoutes } from './address-pool.routes';
 import { registerConfigRoutes } from './config.routes';
 import { registerDepositRoutes } from './deposits.routes';
 import { registerOrganizationRoutes } from './organizations.routes';
+import { registerOrderRoutes } from './orders.routes';
 
 /** Every resource's routes, mounted under /api/v1. */
 export function registerRoutes(api: ApiBuilder, deps: ApiDeps): void {
@@ -11,4 +12,5 @@ export function registerRoutes(api: ApiBuilder, deps: ApiDeps): void {
   registerConfigRoutes(api, deps);
   registerDepositRoutes(api, deps);
   registerAddressPoolRoutes(api, deps);
+  registerOrderRoutes(api, deps);
 }

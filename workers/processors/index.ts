@@ -3,10 +3,12 @@ import type { Processor } from './types';
 import { idempotencyCleanupProcessor } from './idempotency-cleanup.processor';
 import { poolCooldownProcessor } from './pool-cooldown.processor';
 import { poolLowCheckProcessor } from './pool-low-check.processor';
+import { orderExpiryProcessor } from './order-expiry.processor';
 
 /** One processor per queue. The type makes a missing or extra processor a compile error. */
 export const PROCESSORS: { [Q in QueueName]: Processor<Q> } = {
   'idempotency-cleanup': idempotencyCleanupProcessor,
   'pool-cooldown': poolCooldownProcessor,
   'pool-low-check': poolLowCheckProcessor,
+  'order-expiry': orderExpiryProcessor,
 };
