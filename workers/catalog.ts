@@ -8,6 +8,9 @@ import type { ChainRegistry } from '../core/chains/registry';
  */
 export interface JobPayloads {
   'idempotency-cleanup': Record<string, never>;
+  'webhook-relay': Record<string, never>;
+  /** One attempt of one (event, endpoint) delivery; job id `webhook-delivery-<deliveryId>-<attempt>`. */
+  'webhook-delivery': { deliveryId: string; attempt: number };
 }
 
 export type QueueName = keyof JobPayloads;
@@ -22,6 +25,10 @@ const REPEATABLE: JobsOptions = { removeOnComplete: 100, removeOnFail: 500, atte
 
 export const QUEUES: Record<QueueName, QueueDefinition> = {
   'idempotency-cleanup': { concurrency: 1, defaultJobOptions: REPEATABLE },
+  'webhook-relay': { concurrency: 1, defaultJobOptions: REPEATABLE },
+  // Removed once finished so the relay can re-add the same job id if the row is still due;
+  // retries are driven by the delivery row (core/webhooks/delivery.ts), not by BullMQ attempts.
+  'webhook-delivery': { concurrency: 20, defaultJobOptions: { attempts: 1, removeOnComplete: true, removeOnFail: true } },
 };
 
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
@@ -38,6 +45,7 @@ export interface ScheduleDefinition<Q extends QueueName = QueueName> {
 export function repeatableSchedules(config: Config, _registry: ChainRegistry): ScheduleDefinition[] {
   return [
     { queue: 'idempotency-cleanup', schedulerId: 'idempotency-cleanup', everyMs: config.intervals.idempotencyCleanupMs, data: {} },
+    { queue: 'webhook-relay', schedulerId: 'webhook-relay', everyMs: config.intervals.webhookRelayMs, data: {} },
   ];
 }
 

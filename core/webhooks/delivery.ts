@@ -1,0 +1,229 @@
+import { and, asc, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
+import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema';
+import type { Logger } from '../logger';
+import { newId } from '../ids';
+import type { WebhookDeps } from './endpoints';
+import { endpointSecret, failPendingDeliveries } from './endpoints';
+import { sendWebhook, type SendOutcome } from './sender';
+import { signWebhookBody, webhookBody } from './signing';
+
+/** A delivery job to enqueue: payload ids and numbers only, never secrets. */
+export interface DeliveryJob {
+  deliveryId: string;
+  /** The attempt this job makes (attempt_count + 1 when it was enqueued): part of its job id. */
+  attempt: number;
+  delayMs: number;
+}
+
+/** Events fanned out per transaction, and at most this many batches per relay run. */
+const FAN_OUT_BATCH = 500;
+const FAN_OUT_BATCHES_PER_RUN = 20;
+/** Due deliveries re-enqueued per relay run (those already queued are deduplicated by job id). */
+const REQUEUE_BATCH = 1000;
+/** A due delivery is considered to have lost its job once it is this late. */
+export const REQUEUE_GRACE_MS = 1000;
+/** Tolerance for a job that fires a little before its row's next_attempt_at. */
+const EARLY_TOLERANCE_MS = 1000;
+const MAX_RETRY_AFTER_MS = 24 * 3600_000;
+
+/** How long a claimed attempt owns its delivery: after that the relay may start another attempt. */
+export function claimLeaseMs(timeoutMs: number): number {
+  return timeoutMs * 2 + 1000;
+}
+
+/** Delay before the attempt at `index` of the schedule, with ± jitter. */
+export function scheduledDelayMs(schedule: number[], index: number, jitter: number, random: () => number = Math.random): number {
+  const base = schedule[index] ?? 0;
+  if (base === 0 || jitter === 0) return base;
+  return Math.max(0, Math.round(base * (1 + (random() * 2 - 1) * jitter)));
+}
+
+/**
+ * The relay (outbox → deliveries). Each undispatched event gets one delivery row per endpoint of
+ * its organization that is enabled, not deleted, subscribed to its type and was created no later
+ * than the event; the event is marked dispatched in the same transaction. Endpoint state is read
+ * at relay time (a few seconds after emission at most, WEBHOOK_RELAY_INTERVAL_MS): an endpoint
+ * disabled, unsubscribed or deleted within that window does not get the event.
+ * It then returns every due pending delivery whose job may be missing (Redis was down, a worker
+ * died mid-attempt): Postgres is the source of truth, job ids make re-enqueueing harmless.
+ */
+export async function relayWebhookEvents(deps: WebhookDeps): Promise<{ eventsDispatched: number; deliveriesCreated: number; jobs: DeliveryJob[] }> {
+  const jobs: DeliveryJob[] = [];
+  let eventsDispatched = 0;
+  let deliveriesCreated = 0;
+  const { retryScheduleMs } = deps.config.webhooks;
+
+  for (let i = 0; i < FAN_OUT_BATCHES_PER_RUN; i++) {
+    const now = deps.clock.now();
+    const batch = await deps.db.transaction(async (tx) => {
+      const pending = await tx
+        .select({ id: events.id, organizationId: events.organizationId, type: events.type, createdAt: events.createdAt })
+        .from(events)
+        .where(isNull(events.dispatchedAt))
+        .orderBy(asc(events.createdAt), asc(events.id))
+        .limit(FAN_OUT_BATCH)
+        .for('update', { skipLocked: true });
+      if (pending.length === 0) return { count: 0, created: [] as { id: string }[] };
+      const orgIds = [...new Set(pending.map((e) => e.organizationId))];
+      const endpoints = await tx
+        .select({ id: webhookEndpoints.id, organizationId: webhookEndpoints.organizationId, events: webhookEndpoints.events, createdAt: webhookEndpoints.createdAt })
+        .from(webhookEndpoints)
+        .where(and(inArray(webhookEndpoints.organizationId, orgIds), eq(webhookEndpoints.enabled, true), isNull(webhookEndpoints.deletedAt)));
+      const firstDelay = retryScheduleMs[0] ?? 0;
+      const rows = pending.flatMap((event) =>
+        endpoints
+          .filter((ep) => ep.organizationId === event.organizationId && ep.events.includes(event.type) && ep.createdAt.getTime() <= event.createdAt.getTime())
+          .map((ep) => ({
+            id: newId('whd'),
+            organizationId: event.organizationId,
+            eventId: event.id,
+            endpointId: ep.id,
+            status: 'pending' as const,
+            nextAttemptAt: new Date(now.getTime() + firstDelay),
+            createdAt: now,
+          })),
+      );
+      const created = rows.length
+        ? await tx.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning({ id: webhookDeliveries.id })
+        : [];
+      await tx.update(events).set({ dispatchedAt: now }).where(inArray(events.id, pending.map((e) => e.id)));
+      return { count: pending.length, created };
+    });
+    eventsDispatched += batch.count;
+    deliveriesCreated += batch.created.length;
+    for (const d of batch.created) jobs.push({ deliveryId: d.id, attempt: 1, delayMs: retryScheduleMs[0] ?? 0 });
+    if (batch.count < FAN_OUT_BATCH) break;
+  }
+
+  const late = new Date(deps.clock.now().getTime() - REQUEUE_GRACE_MS);
+  const due = await deps.db
+    .select({ id: webhookDeliveries.id, attemptCount: webhookDeliveries.attemptCount })
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.status, 'pending'), lte(webhookDeliveries.nextAttemptAt, late)))
+    .orderBy(asc(webhookDeliveries.nextAttemptAt))
+    .limit(REQUEUE_BATCH);
+  const fresh = new Set(jobs.map((j) => j.deliveryId));
+  for (const d of due) if (!fresh.has(d.id)) jobs.push({ deliveryId: d.id, attempt: d.attemptCount + 1, delayMs: 0 });
+  return { eventsDispatched, deliveriesCreated, jobs };
+}
+
+export type DeliveryResult =
+  | { outcome: 'skipped'; reason: string }
+  | { outcome: 'succeeded' | 'failed'; statusCode: number | null }
+  | { outcome: 'retry'; statusCode: number | null; next: DeliveryJob };
+
+/**
+ * One delivery attempt. The row is claimed first (status pending, this job's attempt number,
+ * due): the claim moves next_attempt_at past a lease so no other worker starts the same delivery
+ * while this one sends; a worker that dies mid-send leaves the row to be retried after the lease
+ * (at least once). The result is written only if the row is still this attempt's, and
+ * `succeeded` only from `pending`, so a delivery is never marked succeeded twice.
+ */
+export async function deliverWebhook(deps: WebhookDeps & { logger?: Logger }, deliveryId: string, attempt: number): Promise<DeliveryResult> {
+  const { webhooks } = deps.config;
+  const claimed = await deps.db.transaction(async (tx) => {
+    const [row] = await tx
+      .select({
+        status: webhookDeliveries.status,
+        attemptCount: webhookDeliveries.attemptCount,
+        retryBase: webhookDeliveries.retryBase,
+        nextAttemptAt: webhookDeliveries.nextAttemptAt,
+        endpointId: webhookDeliveries.endpointId,
+        eventId: webhookDeliveries.eventId,
+      })
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.id, deliveryId))
+      .for('update');
+    if (!row) return { skip: 'no such delivery' } as const;
+    if (row.status !== 'pending') return { skip: `delivery is ${row.status}` } as const;
+    if (row.attemptCount !== attempt - 1) return { skip: `stale job (attempt ${attempt}, delivery at ${row.attemptCount})` } as const;
+    const now = deps.clock.now();
+    if (!row.nextAttemptAt || row.nextAttemptAt.getTime() > now.getTime() + EARLY_TOLERANCE_MS) return { skip: 'not due (claimed by another attempt)' } as const;
+    const [endpoint] = await tx.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, row.endpointId));
+    if (!endpoint || !endpoint.enabled || endpoint.deletedAt) {
+      await tx.update(webhookDeliveries).set({ status: 'failed', nextAttemptAt: null }).where(eq(webhookDeliveries.id, deliveryId));
+      return { skip: 'endpoint disabled or deleted' } as const;
+    }
+    const [event] = await tx.select().from(events).where(eq(events.id, row.eventId));
+    await tx
+      .update(webhookDeliveries)
+      .set({ attemptCount: attempt, lastAttemptAt: now, nextAttemptAt: new Date(now.getTime() + claimLeaseMs(webhooks.timeoutMs)) })
+      .where(eq(webhookDeliveries.id, deliveryId));
+    return { endpoint, event, retryBase: row.retryBase } as const;
+  });
+  if ('skip' in claimed) return { outcome: 'skipped', reason: claimed.skip ?? '' };
+
+  const { endpoint, event } = claimed;
+  const body = webhookBody({ id: event.id, type: event.type, createdAt: event.createdAt, data: event.data });
+  const startedAt = deps.clock.now();
+  const sent: SendOutcome = await sendWebhook({
+    url: endpoint.url,
+    body,
+    timeoutMs: webhooks.timeoutMs,
+    allowInsecure: webhooks.allowInsecure,
+    headers: {
+      'Content-Type': 'application/json',
+      'User-Agent': 'Stablegate-Webhooks/1',
+      'X-Service-Signature': signWebhookBody(body, endpointSecret(endpoint, deps.config)),
+      'X-Service-Event-Id': event.id,
+      'X-Service-Timestamp': String(Math.floor(startedAt.getTime() / 1000)),
+    },
+  });
+
+  const status = sent.statusCode;
+  const ok = status !== null && status >= 200 && status < 300;
+  const gone = status === 410;
+  const error = sent.error ?? (ok ? null : status !== null && status >= 300 && status < 400 ? `redirect (${status}) not followed` : `HTTP ${status}`);
+  const nextIndex = attempt - claimed.retryBase;
+  const exhausted = nextIndex >= webhooks.retryScheduleMs.length;
+  let delayMs = exhausted ? 0 : scheduledDelayMs(webhooks.retryScheduleMs, nextIndex, webhooks.retryJitter);
+  if (sent.retryAfterMs !== null) delayMs = Math.max(delayMs, Math.min(sent.retryAfterMs, MAX_RETRY_AFTER_MS));
+
+  return deps.db.transaction(async (tx) => {
+    const now = deps.clock.now();
+    await tx.insert(webhookAttempts).values({
+      deliveryId,
+      attemptNumber: attempt,
+      startedAt,
+      durationMs: sent.durationMs,
+      statusCode: status,
+      error,
+      responseExcerpt: sent.responseExcerpt,
+    });
+    const mine = and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, 'pending'), eq(webhookDeliveries.attemptCount, attempt));
+    if (ok) {
+      await tx.update(webhookDeliveries).set({ status: 'succeeded', deliveredAt: now, nextAttemptAt: null }).where(mine);
+      await tx.update(webhookEndpoints).set({ failingSince: null }).where(and(eq(webhookEndpoints.id, endpoint.id), sql`${webhookEndpoints.failingSince} is not null`));
+      return { outcome: 'succeeded', statusCode: status } as const;
+    }
+
+    // A failure: the endpoint has been failing since its first failure after its last success.
+    const [ep] = await tx
+      .update(webhookEndpoints)
+      .set({ failingSince: sql`coalesce(${webhookEndpoints.failingSince}, ${startedAt.toISOString()}::timestamptz)` })
+      .where(eq(webhookEndpoints.id, endpoint.id))
+      .returning({ failingSince: webhookEndpoints.failingSince, enabled: webhookEndpoints.enabled });
+    const failingFor = ep?.failingSince ? now.getTime() - ep.failingSince.getTime() : 0;
+    const disableReason = gone
+      ? 'Receiver answered 410 Gone'
+      : failingFor >= webhooks.disableAfterMs
+        ? `Failing continuously since ${ep!.failingSince!.toISOString()}`
+        : null;
+    if (disableReason && ep?.enabled) {
+      await tx.update(webhookEndpoints).set({ enabled: false, disabledReason: disableReason, updatedAt: now }).where(eq(webhookEndpoints.id, endpoint.id));
+      deps.logger?.warn({ endpointId: endpoint.id, reason: disableReason }, 'webhook endpoint disabled');
+    }
+    if (disableReason || exhausted) {
+      await tx.update(webhookDeliveries).set({ status: 'failed', nextAttemptAt: null }).where(mine);
+      if (disableReason) await failPendingDeliveries(tx, endpoint.id);
+      return { outcome: 'failed', statusCode: status } as const;
+    }
+    const updated = await tx
+      .update(webhookDeliveries)
+      .set({ nextAttemptAt: new Date(now.getTime() + delayMs) })
+      .where(mine)
+      .returning({ id: webhookDeliveries.id });
+    if (updated.length === 0) return { outcome: 'skipped', reason: 'delivery changed during the attempt' } as const;
+    return { outcome: 'retry', statusCode: status, next: { deliveryId, attempt: attempt + 1, delayMs } } as const;
+  });
+}
