@@ -11,7 +11,9 @@ import { validationError } from '../errors';
  * `allowInsecure` (WEBHOOK_ALLOW_INSECURE) relaxes both rules for local development and tests.
  */
 
-const BLOCKED = new net.BlockList();
+// Two lists: a BlockList holding IPv6 rules also matches IPv4 addresses as ::ffff:a.b.c.d.
+const BLOCKED_V4 = new net.BlockList();
+const BLOCKED_V6 = new net.BlockList();
 const V4: [string, number][] = [
   ['0.0.0.0', 8], // "this network", unspecified
   ['10.0.0.0', 8], // private
@@ -31,7 +33,6 @@ const V4: [string, number][] = [
 ];
 const V6: [string, number][] = [
   ['::', 96], // unspecified, loopback (::1), IPv4-compatible
-  ['::ffff:0:0', 96], // IPv4-mapped: also checked against the IPv4 ranges below
   ['64:ff9b::', 96], // NAT64 (would reach any IPv4 address, private ones included)
   ['64:ff9b:1::', 48], // local-use NAT64
   ['100::', 64], // discard-only
@@ -43,17 +44,40 @@ const V6: [string, number][] = [
   ['fec0::', 10], // site-local (deprecated)
   ['ff00::', 8], // multicast
 ];
-for (const [a, p] of V4) BLOCKED.addSubnet(a, p, 'ipv4');
-for (const [a, p] of V6) BLOCKED.addSubnet(a, p, 'ipv6');
+for (const [a, p] of V4) BLOCKED_V4.addSubnet(a, p, 'ipv4');
+for (const [a, p] of V6) BLOCKED_V6.addSubnet(a, p, 'ipv6');
+
+/** The 8 16-bit groups of an IPv6 address (with an optional dotted IPv4 tail). */
+function ipv6Groups(address: string): number[] {
+  let text = address.toLowerCase();
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted[1].split('.').map(Number);
+    text = text.slice(0, -dotted[1].length) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::');
+  const h = head ? head.split(':') : [];
+  const t = tail !== undefined && tail !== '' ? tail.split(':') : [];
+  const zeros = tail === undefined ? [] : new Array(8 - h.length - t.length).fill('0');
+  return [...h, ...zeros, ...t].map((g) => parseInt(g, 16));
+}
+
+/** The IPv4 address inside an IPv4-mapped IPv6 address (::ffff:a.b.c.d), or null. */
+function mappedIpv4(address: string): string | null {
+  const g = ipv6Groups(address);
+  if (g.length !== 8 || g.slice(0, 5).some((x) => x !== 0) || g[5] !== 0xffff) return null;
+  return [g[6] >> 8, g[6] & 0xff, g[7] >> 8, g[7] & 0xff].join('.');
+}
 
 /** True when a literal IP address must never be the target of a webhook. */
 export function isForbiddenAddress(address: string): boolean {
   const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
   const family = net.isIP(bare);
   if (family === 0) return true; // not an address at all: refuse rather than guess
-  if (family === 4) return BLOCKED.check(bare, 'ipv4');
-  // net.BlockList matches IPv4-mapped IPv6 (::ffff:a.b.c.d) against the IPv4 ranges too.
-  return BLOCKED.check(bare, 'ipv6');
+  if (family === 4) return BLOCKED_V4.check(bare, 'ipv4');
+  const mapped = mappedIpv4(bare);
+  if (mapped) return BLOCKED_V4.check(mapped, 'ipv4');
+  return BLOCKED_V6.check(bare, 'ipv6');
 }
 
 export class ForbiddenAddressError extends Error {
