@@ -24,6 +24,18 @@ export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWo
       ctx.logger.warn({ err: { message: (err as Error).message } }, 'could not re-register job schedulers after reconnect'),
     );
   });
+  // Producer-side queue errors (Redis unreachable): one warning per outage, not one per retry.
+  let redisDown = false;
+  connection.on('ready', () => {
+    if (redisDown) ctx.logger.info('Redis connection restored');
+    redisDown = false;
+  });
+  for (const queue of Object.values(queues)) {
+    queue.on('error', (err: Error) => {
+      if (!redisDown) ctx.logger.warn({ err: { message: err.message } }, 'Redis unreachable; jobs resume when it returns');
+      redisDown = true;
+    });
+  }
   const workers = startWorkers({ ...ctx, queues }, connection, names);
   ctx.logger.info({ queues: names }, 'workers started');
   return {
