@@ -20,8 +20,6 @@ const FAN_OUT_BATCH = 500;
 const FAN_OUT_BATCHES_PER_RUN = 20;
 /** Due deliveries re-enqueued per relay run (those already queued are deduplicated by job id). */
 const REQUEUE_BATCH = 1000;
-/** A due delivery is considered to have lost its job once it is this late. */
-export const REQUEUE_GRACE_MS = 1000;
 /** Tolerance for a job that fires a little before its row's next_attempt_at. */
 const EARLY_TOLERANCE_MS = 1000;
 const MAX_RETRY_AFTER_MS = 24 * 3600_000;
@@ -95,7 +93,7 @@ export async function relayWebhookEvents(deps: WebhookDeps): Promise<{ eventsDis
     if (batch.count < FAN_OUT_BATCH) break;
   }
 
-  const late = new Date(deps.clock.now().getTime() - REQUEUE_GRACE_MS);
+  const late = new Date(deps.clock.now().getTime() - deps.config.webhooks.requeueAfterMs);
   const due = await deps.db
     .select({ id: webhookDeliveries.id, attemptCount: webhookDeliveries.attemptCount })
     .from(webhookDeliveries)
@@ -121,40 +119,11 @@ export type DeliveryResult =
  */
 export async function deliverWebhook(deps: WebhookDeps & { logger?: Logger }, deliveryId: string, attempt: number): Promise<DeliveryResult> {
   const { webhooks } = deps.config;
-  const claimed = await deps.db.transaction(async (tx) => {
-    const [row] = await tx
-      .select({
-        status: webhookDeliveries.status,
-        attemptCount: webhookDeliveries.attemptCount,
-        retryBase: webhookDeliveries.retryBase,
-        nextAttemptAt: webhookDeliveries.nextAttemptAt,
-        endpointId: webhookDeliveries.endpointId,
-        eventId: webhookDeliveries.eventId,
-      })
-      .from(webhookDeliveries)
-      .where(eq(webhookDeliveries.id, deliveryId))
-      .for('update');
-    if (!row) return { skip: 'no such delivery' } as const;
-    if (row.status !== 'pending') return { skip: `delivery is ${row.status}` } as const;
-    if (row.attemptCount !== attempt - 1) return { skip: `stale job (attempt ${attempt}, delivery at ${row.attemptCount})` } as const;
-    const now = deps.clock.now();
-    if (!row.nextAttemptAt || row.nextAttemptAt.getTime() > now.getTime() + EARLY_TOLERANCE_MS) return { skip: 'not due (claimed by another attempt)' } as const;
-    const [endpoint] = await tx.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, row.endpointId));
-    if (!endpoint || !endpoint.enabled || endpoint.deletedAt) {
-      await tx.update(webhookDeliveries).set({ status: 'failed', nextAttemptAt: null }).where(eq(webhookDeliveries.id, deliveryId));
-      return { skip: 'endpoint disabled or deleted' } as const;
-    }
-    const [event] = await tx.select().from(events).where(eq(events.id, row.eventId));
-    await tx
-      .update(webhookDeliveries)
-      .set({ attemptCount: attempt, lastAttemptAt: now, nextAttemptAt: new Date(now.getTime() + claimLeaseMs(webhooks.timeoutMs)) })
-      .where(eq(webhookDeliveries.id, deliveryId));
-    return { endpoint, event, retryBase: row.retryBase } as const;
-  });
-  if ('skip' in claimed) return { outcome: 'skipped', reason: claimed.skip ?? '' };
+  const claimed = await claimDelivery(deps, deliveryId, attempt);
+  if ('skip' in claimed) return { outcome: 'skipped', reason: claimed.skip };
 
   const { endpoint, event } = claimed;
-  const body = webhookBody({ id: event.id, type: event.type, createdAt: event.createdAt, data: event.data });
+  const body = webhookBody(event);
   const startedAt = deps.clock.now();
   const sent: SendOutcome = await sendWebhook({
     url: endpoint.url,
@@ -193,7 +162,9 @@ export async function deliverWebhook(deps: WebhookDeps & { logger?: Logger }, de
     const mine = and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, 'pending'), eq(webhookDeliveries.attemptCount, attempt));
     if (ok) {
       await tx.update(webhookDeliveries).set({ status: 'succeeded', deliveredAt: now, nextAttemptAt: null }).where(mine);
-      await tx.update(webhookEndpoints).set({ failingSince: null }).where(and(eq(webhookEndpoints.id, endpoint.id), sql`${webhookEndpoints.failingSince} is not null`));
+      if (endpoint.failingSince) {
+        await tx.update(webhookEndpoints).set({ failingSince: null }).where(and(eq(webhookEndpoints.id, endpoint.id), sql`${webhookEndpoints.failingSince} is not null`));
+      }
       return { outcome: 'succeeded', statusCode: status } as const;
     }
 
@@ -226,4 +197,57 @@ export async function deliverWebhook(deps: WebhookDeps & { logger?: Logger }, de
     if (updated.length === 0) return { outcome: 'skipped', reason: 'delivery changed during the attempt' } as const;
     return { outcome: 'retry', statusCode: status, next: { deliveryId, attempt: attempt + 1, delayMs } } as const;
   });
+}
+
+interface ClaimedDelivery {
+  retryBase: number;
+  endpoint: { id: string; url: string; secretCiphertext: string; failingSince: Date | null };
+  event: { id: string; type: string; createdAt: Date; data: unknown };
+}
+
+/**
+ * Claims one attempt in a single statement: only a pending delivery at attempt - 1, due, whose
+ * endpoint is enabled. Concurrent claims of the same row serialise on its row lock and the loser
+ * re-reads the new attempt_count, so exactly one wins. The claim moves next_attempt_at past a
+ * lease: the relay starts another attempt only if this one never reports back.
+ */
+async function claimDelivery(deps: WebhookDeps, deliveryId: string, attempt: number): Promise<ClaimedDelivery | { skip: string }> {
+  const now = deps.clock.now();
+  const leaseUntil = new Date(now.getTime() + claimLeaseMs(deps.config.webhooks.timeoutMs));
+  const dueBy = new Date(now.getTime() + EARLY_TOLERANCE_MS);
+  const rows = (await deps.db.execute(sql`
+    update webhook_deliveries d
+       set attempt_count = ${attempt}, last_attempt_at = ${now.toISOString()}::timestamptz, next_attempt_at = ${leaseUntil.toISOString()}::timestamptz
+      from webhook_endpoints e, events ev
+     where d.id = ${deliveryId} and d.status = 'pending' and d.attempt_count = ${attempt - 1}
+       and d.next_attempt_at <= ${dueBy.toISOString()}::timestamptz
+       and e.id = d.endpoint_id and e.enabled and e.deleted_at is null
+       and ev.id = d.event_id
+    returning d.retry_base, e.id as endpoint_id, e.url, e.secret_ciphertext, e.failing_since,
+              ev.id as event_id, ev.type, ev.created_at, ev.data`)) as unknown as Record<string, any>[];
+  const row = rows[0];
+  if (row) {
+    return {
+      retryBase: Number(row.retry_base),
+      endpoint: { id: row.endpoint_id, url: row.url, secretCiphertext: row.secret_ciphertext, failingSince: row.failing_since ? new Date(row.failing_since) : null },
+      event: { id: row.event_id, type: row.type, createdAt: new Date(row.created_at), data: row.data },
+    };
+  }
+  // Not claimed: say why, and close a delivery whose endpoint no longer receives.
+  const [d] = await deps.db
+    .select({ status: webhookDeliveries.status, attemptCount: webhookDeliveries.attemptCount, nextAttemptAt: webhookDeliveries.nextAttemptAt, enabled: webhookEndpoints.enabled, deletedAt: webhookEndpoints.deletedAt })
+    .from(webhookDeliveries)
+    .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+    .where(eq(webhookDeliveries.id, deliveryId));
+  if (!d) return { skip: 'no such delivery' };
+  if (d.status !== 'pending') return { skip: `delivery is ${d.status}` };
+  if (d.attemptCount !== attempt - 1) return { skip: `stale job (attempt ${attempt}, delivery at ${d.attemptCount})` };
+  if (!d.enabled || d.deletedAt) {
+    await deps.db
+      .update(webhookDeliveries)
+      .set({ status: 'failed', nextAttemptAt: null })
+      .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, 'pending'), eq(webhookDeliveries.attemptCount, attempt - 1)));
+    return { skip: 'endpoint disabled or deleted' };
+  }
+  return { skip: 'not due (claimed by another attempt)' };
 }

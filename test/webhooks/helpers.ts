@@ -101,6 +101,7 @@ export const FAST_WEBHOOK_ENV: Record<string, string> = {
   WEBHOOK_RETRY_JITTER: '0.1',
   WEBHOOK_TIMEOUT_MS: '1000',
   WEBHOOK_RELAY_INTERVAL_MS: '100',
+  WEBHOOK_REQUEUE_AFTER_MS: '500',
   WORKER_QUEUES: 'webhook-relay,webhook-delivery',
 };
 

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { emitEvent } from '../../core/events';
 import type { RunningWorkers } from '../../workers/runtime';
 import { buildTestApp, createTestOrg, testDb } from '../helpers/harness';
-import { freePort, sleep, startReceiver, startTestWorkers, type Receiver } from './helpers';
+import { eventually, freePort, sleep, startReceiver, startTestWorkers, type Receiver } from './helpers';
 
 /** A throw-away Redis of our own (never the shared one), without persistence. */
 async function startRedis(port: number): Promise<ChildProcess> {
@@ -69,7 +69,10 @@ describe('webhook events emitted while Redis is stopped', function () {
     const reqs = await receiver.waitFor(4, { path: '/outage', timeoutMs: 30_000 });
     const ids = new Set(reqs.map((r) => r.headers['x-service-event-id']));
     expect(ids).to.deep.equal(new Set([before.id, ...during.map((e) => e.id)]));
-    const events = await request(app).get('/api/v1/webhooks/events').query({ endpoint: ep.body.id, status: 'succeeded' }).set('X-API-Key', org.keys.viewer);
-    expect(events.body.pagination.total).to.equal(4);
+    // The receiver answers before the worker records the result: wait for the rows.
+    await eventually(async () => {
+      const events = await request(app).get('/api/v1/webhooks/events').query({ endpoint: ep.body.id, status: 'succeeded' }).set('X-API-Key', org.keys.viewer);
+      return events.body.pagination.total === 4;
+    }, 10_000, 'four succeeded deliveries');
   });
 });

@@ -26,6 +26,7 @@ export function spawnWorker(env: Record<string, string> = {}): { child: ChildPro
       WEBHOOK_TIMEOUT_MS: '1500',
       WEBHOOK_RETRY_SCHEDULE: '0,0.2,0.4',
       WEBHOOK_RELAY_INTERVAL_MS: '100',
+      WEBHOOK_REQUEUE_AFTER_MS: '500',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
