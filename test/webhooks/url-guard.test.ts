@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { deliverWebhook } from '../../core/webhooks/delivery';
 import { guardedLookup, isForbiddenAddress } from '../../core/webhooks/url-guard';
-import { buildTestApp, createTestOrg, STYLES, testConfig, testContext, type TestOrg } from '../helpers/harness';
+import { createService } from '../../core/service';
+import { buildTestApp, capturedLogLines, createTestOrg, STYLES, testConfig, testContext, testLogger, type TestOrg } from '../helpers/harness';
 import { expectError } from '../helpers/wire';
 import { startReceiver, type Receiver } from './helpers';
 
@@ -18,6 +19,28 @@ describe('webhook URL guard: address classification', () => {
     const allowed = ['93.184.216.34', '8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'];
     for (const a of forbidden) expect(isForbiddenAddress(a), a).to.equal(true);
     for (const a of allowed) expect(isForbiddenAddress(a), a).to.equal(false);
+  });
+
+  it('hands the socket the checked address, in both lookup shapes (single and all)', async () => {
+    const single = await new Promise<unknown[]>((resolve) => guardedLookup('8.8.8.8', {}, (...args: unknown[]) => resolve(args)));
+    expect(single).to.deep.equal([null, '8.8.8.8', 4]);
+    const all = await new Promise<unknown[]>((resolve) => guardedLookup('2606:4700:4700::1111', { all: true }, (...args: unknown[]) => resolve(args)));
+    expect(all).to.deep.equal([null, [{ address: '2606:4700:4700::1111', family: 6 }]]);
+    const mapped = await new Promise<unknown[]>((resolve) => guardedLookup('::ffff:10.0.0.1', { all: true }, (...args: unknown[]) => resolve(args)));
+    expect((mapped[0] as Error).message).to.match(/non-public address/);
+  });
+
+  it('logs a warning at start-up while WEBHOOK_ALLOW_INSECURE is on, and none when off', async () => {
+    const marker = 'WEBHOOK_ALLOW_INSECURE is on';
+    const count = () => capturedLogLines.filter((l) => l.includes(marker)).length;
+    const before = count();
+    const on = await createService(testConfig({ WEBHOOK_ALLOW_INSECURE: 'true' }), { logger: testLogger(), migrate: false });
+    await on.dbHandle.close();
+    expect(count()).to.equal(before + 1);
+    expect(capturedLogLines.find((l) => l.includes(marker))).to.include('"level":"warn"');
+    const off = await createService(testConfig({ WEBHOOK_ALLOW_INSECURE: 'false' }), { logger: testLogger(), migrate: false });
+    await off.dbHandle.close();
+    expect(count()).to.equal(before + 1);
   });
 
   it('refuses at connect time a host name resolving to a private address', async () => {
