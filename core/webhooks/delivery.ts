@@ -125,19 +125,27 @@ export async function deliverWebhook(deps: WebhookDeps & { logger?: Logger }, de
   const { endpoint, event } = claimed;
   const body = webhookBody(event);
   const startedAt = deps.clock.now();
-  const sent: SendOutcome = await sendWebhook({
-    url: endpoint.url,
-    body,
-    timeoutMs: webhooks.timeoutMs,
-    allowInsecure: webhooks.allowInsecure,
-    headers: {
-      'Content-Type': 'application/json',
-      'User-Agent': 'Stablegate-Webhooks/1',
-      'X-Service-Signature': signWebhookBody(body, endpointSecret(endpoint, deps.config)),
-      'X-Service-Event-Id': event.id,
-      'X-Service-Timestamp': String(Math.floor(startedAt.getTime() / 1000)),
-    },
-  });
+  let signature: string | null = null;
+  try {
+    signature = signWebhookBody(body, endpointSecret(endpoint, deps.config));
+  } catch {
+    // Recorded as a failed attempt (and retried) rather than lost in a crashing job.
+  }
+  const sent: SendOutcome = signature === null
+    ? { statusCode: null, durationMs: 0, error: 'cannot decrypt the endpoint secret (was SECRET_ENCRYPTION_KEY changed?)', responseExcerpt: null, retryAfterMs: null }
+    : await sendWebhook({
+        url: endpoint.url,
+        body,
+        timeoutMs: webhooks.timeoutMs,
+        allowInsecure: webhooks.allowInsecure,
+        headers: {
+          'Content-Type': 'application/json',
+          'User-Agent': 'Stablegate-Webhooks/1',
+          'X-Service-Signature': signature,
+          'X-Service-Event-Id': event.id,
+          'X-Service-Timestamp': String(Math.floor(startedAt.getTime() / 1000)),
+        },
+      });
 
   const status = sent.statusCode;
   const ok = status !== null && status >= 200 && status < 300;
