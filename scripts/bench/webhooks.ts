@@ -136,6 +136,26 @@ async function main() {
           `p99 ${percentile(latencies, 99)} ms, max ${latencies.at(-1)} ms; duplicates ${duplicates}`,
       );
     }
+
+    // Latency without a backlog: one event every 20 ms (50/s), each in its own transaction.
+    received.clear();
+    const steady = new Map<string, number>();
+    const STEADY = Math.min(200, EVENTS);
+    for (let i = 0; i < STEADY; i++) {
+      const e = await dbHandle.db.transaction((tx) => emitEvent(tx, { organizationId, type: 'order.completed', data: { orderId: `ord_steady_${i}` } }));
+      steady.set(e.id, e.createdAt.getTime());
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const until = Date.now() + 60_000;
+    while ([...steady.keys()].some((id) => !received.has(id))) {
+      if (Date.now() > until) throw new Error('steady round not delivered');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const lat = [...steady.entries()].map(([id, at]) => received.get(id)! - at).sort((a, b) => a - b);
+    console.log(
+      `steady 50 events/s, ${workers.length} workers: event row → receipt p50 ${percentile(lat, 50)} ms, p99 ${percentile(lat, 99)} ms ` +
+        `(includes waiting for the next relay run, every ${WORKER_ENV.WEBHOOK_RELAY_INTERVAL_MS} ms)`,
+    );
   } finally {
     for (const w of workers) await stopWorker(w);
     server.closeAllConnections();
