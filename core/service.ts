@@ -24,5 +24,8 @@ export async function createService(config: Config, opts: { logger?: Logger; clo
   if (config.secretEncryptionKeyIsDefault) {
     logger.warn('SECRET_ENCRYPTION_KEY is not set: using the local development key (never do this outside NETWORK=local)');
   }
+  if (config.webhooks.allowInsecure) {
+    logger.warn('WEBHOOK_ALLOW_INSECURE is on: webhook URLs may use http and private or loopback addresses (local development only)');
+  }
   return { ctx: { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger }, dbHandle };
 }

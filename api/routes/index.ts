@@ -5,6 +5,7 @@ import { registerConfigRoutes } from './config.routes';
 import { registerDepositRoutes } from './deposits.routes';
 import { registerOrganizationRoutes } from './organizations.routes';
 import { registerOrderRoutes } from './orders.routes';
+import { registerWebhookRoutes } from './webhooks.routes';
 
 /** Every resource's routes, mounted under /api/v1. */
 export function registerRoutes(api: ApiBuilder, deps: ApiDeps): void {
@@ -13,4 +14,5 @@ export function registerRoutes(api: ApiBuilder, deps: ApiDeps): void {
   registerDepositRoutes(api, deps);
   registerAddressPoolRoutes(api, deps);
   registerOrderRoutes(api, deps);
+  registerWebhookRoutes(api, deps);
 }
