@@ -47,7 +47,7 @@ describe('npm start on an empty database', function () {
       p.child.kill('SIGTERM');
       expect(await p.exited).to.equal(0);
     } finally {
-      p.child.kill('SIGKILL');
+      p.killGroup();
     }
     // A second start finds the organization and prints no key.
     const again = spawnEntry('scripts/start.ts', { DATABASE_URL: dbUrl, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: `${TEST_REDIS_PREFIX}first`, PORT: '0', DATA_DIR: dataDir });
@@ -57,7 +57,7 @@ describe('npm start on an empty database', function () {
       again.child.kill('SIGTERM');
       expect(await again.exited).to.equal(0);
     } finally {
-      again.child.kill('SIGKILL');
+      again.killGroup();
     }
   });
 });

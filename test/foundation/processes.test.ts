@@ -103,7 +103,7 @@ describe('process start-up and shutdown', function () {
       expect(await p.exited).to.equal(0);
       expect(p.stdout()).to.include('shut down cleanly');
     } finally {
-      p.child.kill('SIGKILL');
+      p.killGroup();
     }
   });
 
@@ -115,7 +115,7 @@ describe('process start-up and shutdown', function () {
       expect(await p.exited).to.equal(0);
       expect(p.stdout()).to.include('shut down cleanly');
     } finally {
-      p.child.kill('SIGKILL');
+      p.killGroup();
     }
   });
 });

@@ -7,6 +7,8 @@ const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 
 export interface Spawned {
   child: ChildProcess;
+  /** Signals the whole process group: tsx runs the entry in a child node process, and both must go. */
+  killGroup(signal?: NodeJS.Signals): void;
   stdout: () => string;
   stderr: () => string;
   /** Resolves with the first stdout line matching, or rejects after the timeout. */
@@ -20,6 +22,7 @@ export function spawnEntry(entry: string, env: Record<string, string>, args: str
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   let out = '';
   let err = '';
@@ -38,6 +41,13 @@ export function spawnEntry(entry: string, env: Record<string, string>, args: str
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
     child,
+    killGroup(signal: NodeJS.Signals = 'SIGKILL') {
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        // the group is gone already
+      }
+    },
     stdout: () => out,
     stderr: () => err,
     exited,
