@@ -35,6 +35,8 @@ export const TEST_REDIS_URL = REDIS_URL;
 
 /** Every log line written by any app or worker built in this run (tests grep them for secrets). */
 export const capturedLogLines: string[] = [];
+/** Secrets handed out during the run (API keys, webhook secrets); test/zz-logs checks none was logged. */
+export const knownSecrets = new Set<string>();
 const captureStream = new Writable({
   write(chunk, _enc, cb) {
     const text = chunk.toString();
@@ -130,11 +132,11 @@ export interface TestApp {
 }
 
 /** Builds an app (not listening) in a given style with given settings; several can coexist. */
-export function buildTestApp(options: { style?: 'a' | 'b'; env?: Record<string, string>; overrides?: Partial<Config>; clock?: ManualClock } = {}): TestApp {
+export function buildTestApp(options: { style?: 'a' | 'b'; env?: Record<string, string>; overrides?: Partial<Config>; clock?: ManualClock; redis?: Redis } = {}): TestApp {
   const config = testConfig({ API_STYLE: options.style ?? 'b', ...(options.env ?? {}) }, options.overrides);
   const clock = options.clock ?? new ManualClock();
   const { redis, queues } = requireShared();
-  const deps: ApiDeps = { ...testContext(config, clock), redis, queues };
+  const deps: ApiDeps = { ...testContext(config, clock), redis: options.redis ?? redis, queues };
   return { app: createApp(config, deps), deps, config, clock };
 }
 
@@ -153,6 +155,7 @@ export async function createTestOrg(name = 'Test org'): Promise<TestOrg> {
   for (const role of ['admin', 'member', 'viewer'] as const) {
     keys[role] = (await createApiKey(db, owner, organizationId, { name: `${role} key`, role })).key;
   }
+  for (const key of Object.values(keys)) knownSecrets.add(key);
   return { organizationId, ownerKey: ownerKey.key, keys };
 }
 

@@ -1,0 +1,16 @@
+# One image for every process: the command picks the API, the worker, or the migration.
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+# tsx runs the TypeScript sources; dev dependencies (tests, drizzle-kit) stay out of the image.
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY api ./api
+COPY core ./core
+COPY db ./db
+COPY workers ./workers
+COPY scripts ./scripts
+COPY tsconfig.json ./
+USER node
+EXPOSE 3000
+CMD ["npm", "run", "start:api"]

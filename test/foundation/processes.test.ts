@@ -1,0 +1,104 @@
+import { expect } from 'chai';
+import http from 'node:http';
+import request from 'supertest';
+import { createProducerRedis } from '../../core/redis';
+import { buildTestApp, createTestOrg, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../helpers/harness';
+import { closedPort, spawnEntry, startPrivateRedis } from '../helpers/processes';
+
+const baseEnv = () => ({ DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: TEST_REDIS_PREFIX, PORT: '0', LOG_LEVEL: 'info' });
+
+describe('health when a dependency is down', () => {
+  it('answers 503 "degraded" naming Redis when Redis is stopped, and 200 again when it is back', async () => {
+    const redisServer = await startPrivateRedis();
+    const redis = createProducerRedis(redisServer.url);
+    try {
+      const { app } = buildTestApp({ redis });
+      await new Promise((r) => setTimeout(r, 100));
+      const up = await request(app).get('/health');
+      expect(up.status).to.equal(200);
+      await redisServer.stop();
+      const down = await request(app).get('/health');
+      expect(down.status).to.equal(503);
+      expect(down.body).to.include({ status: 'degraded' });
+      expect(down.body.checks).to.deep.equal({ database: 'ok', redis: 'down' });
+      expect(down.body.version).to.be.a('string');
+    } finally {
+      redis.disconnect();
+      await redisServer.stop();
+    }
+  });
+});
+
+describe('process start-up and shutdown', function () {
+  this.timeout(60_000);
+
+  it('explains an unreachable PostgreSQL in one line, without a stack trace', async () => {
+    const port = await closedPort();
+    const p = spawnEntry('api/main.ts', { ...baseEnv(), DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/x` });
+    expect(await p.exited).to.equal(1);
+    const lines = p.stderr().trim().split('\n').filter((l) => !/nodedir/.test(l));
+    expect(lines).to.have.length(1);
+    expect(lines[0]).to.match(/^Cannot reach PostgreSQL/).and.include('DATABASE_URL');
+  });
+
+  it('explains an unreachable Redis in one line', async () => {
+    const port = await closedPort();
+    const p = spawnEntry('workers/main.ts', { ...baseEnv(), REDIS_URL: `redis://127.0.0.1:${port}` });
+    expect(await p.exited).to.equal(1);
+    const lines = p.stderr().trim().split('\n').filter((l) => !/nodedir/.test(l));
+    expect(lines).to.have.length(1);
+    expect(lines[0]).to.match(/^Cannot reach Redis/).and.include('REDIS_URL');
+  });
+
+  it('explains invalid configuration and exits', async () => {
+    const p = spawnEntry('api/main.ts', { ...baseEnv(), API_STYLE: 'z' });
+    expect(await p.exited).to.equal(1);
+    expect(p.stderr()).to.include('API_STYLE must be one of a, b');
+  });
+
+  it('API: on SIGTERM finishes the request in flight, then exits 0', async () => {
+    const org = await createTestOrg('Shutdown org');
+    const p = spawnEntry('api/main.ts', baseEnv());
+    try {
+      const line = await p.waitFor(/API listening/);
+      const port = JSON.parse(line).port as number;
+      const body = JSON.stringify({ name: 'in flight', role: 'viewer' });
+      // A request whose body is still arriving when the signal comes.
+      const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.request(
+          { host: '127.0.0.1', port, method: 'POST', path: `/api/v1/organizations/${org.organizationId}/api-keys`, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-api-key': org.ownerKey } },
+          (res) => {
+            let text = '';
+            res.on('data', (c) => (text += c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+          },
+        );
+        req.on('error', reject);
+        req.write(body.slice(0, 10));
+        setTimeout(() => {
+          p.child.kill('SIGTERM');
+          setTimeout(() => req.end(body.slice(10)), 500);
+        }, 300);
+      });
+      const res = await answer;
+      expect(res.status).to.equal(201);
+      expect(JSON.parse(res.body).name).to.equal('in flight');
+      expect(await p.exited).to.equal(0);
+      expect(p.stdout()).to.include('shut down cleanly');
+    } finally {
+      p.child.kill('SIGKILL');
+    }
+  });
+
+  it('worker: on SIGTERM closes its workers and exits 0', async () => {
+    const p = spawnEntry('workers/main.ts', baseEnv());
+    try {
+      await p.waitFor(/workers started/);
+      p.child.kill('SIGTERM');
+      expect(await p.exited).to.equal(0);
+      expect(p.stdout()).to.include('shut down cleanly');
+    } finally {
+      p.child.kill('SIGKILL');
+    }
+  });
+});

@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+
+export interface Spawned {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  /** Resolves with the first stdout line matching, or rejects after the timeout. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  exited: Promise<number | null>;
+}
+
+/** Runs one of the project's TypeScript entry points as a real child process. */
+export function spawnEntry(entry: string, env: Record<string, string>, args: string[] = []): Spawned {
+  const child = spawn(TSX, [path.join(ROOT, entry), ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  child.stdout!.on('data', (chunk) => {
+    out += chunk.toString();
+    for (const w of [...waiters]) {
+      const line = out.split('\n').find((l) => w.pattern.test(l));
+      if (line) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(line);
+      }
+    }
+  });
+  child.stderr!.on('data', (chunk) => (err += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    waitFor(pattern, timeoutMs = 20_000) {
+      const existing = out.split('\n').find((l) => pattern.test(l));
+      if (existing) return Promise.resolve(existing);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}\nstdout:\n${out}\nstderr:\n${err}`)), timeoutMs);
+        waiters.push({ pattern, resolve: (l) => (clearTimeout(timer), resolve(l)) });
+      });
+    },
+  };
+}
+
+/** A TCP port nothing listens on (for "service unreachable" tests). */
+export async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+/** A private redis-server the test may stop (never the machine's shared one). */
+export async function startPrivateRedis(): Promise<{ url: string; port: number; stop(): Promise<void> }> {
+  const port = await closedPort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; i < 50; i++) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => (s.end(), resolve(true)));
+      s.on('error', () => resolve(false));
+    });
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
