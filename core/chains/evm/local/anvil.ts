@@ -80,8 +80,14 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<RunningAnv
   child.stdout!.on('data', (c: Buffer) => options.onOutput && c.toString().split('\n').filter((l) => l.trim()).forEach(options.onOutput));
   child.stderr!.on('data', (c: Buffer) => options.onOutput && c.toString().split('\n').filter((l) => l.trim()).forEach(options.onOutput));
   let exited = false;
+  // Never leave anvil behind when the parent exits (it dumps its state on SIGTERM).
+  const onParentExit = () => {
+    if (!exited) child.kill('SIGTERM');
+  };
+  process.once('exit', onParentExit);
   child.once('exit', () => {
     exited = true;
+    process.removeListener('exit', onParentExit);
   });
   return {
     url: `http://127.0.0.1:${port}`,
