@@ -1,17 +1,132 @@
+import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client';
+import { depositBindings, deposits, transfers } from '../../db/schema';
 import type { ServiceContext } from '../context';
+import { emitEvent } from '../events';
+import { newId } from '../ids';
+import { depositEventData, depositFrom, selectDeposits, type DepositRecord } from './records';
 
-/** STAND-IN until the deposits branch lands (it owns this file; take theirs on merge). */
-const missing = (name: string) => new Error(`${name} is provided by the deposits branch (not merged yet)`);
-export async function recordDeposit(_tx: Tx, _ctx: ServiceContext, _transferId: string): Promise<{ depositId: string } | null> {
-  throw missing('recordDeposit');
+/**
+ * The deposit state machine (spec "Deposit" states, design.md §4). Chain monitoring calls these,
+ * each inside its own transaction, so a state change and its event row commit together.
+ *
+ *   (transfer attributed to a binding) --recordDeposit--> pending      event deposit.pending
+ *   pending   --confirmDeposit-->  confirmed   (required confirmations reached)  event deposit.confirmed
+ *   confirmed --completeDeposit--> completed   (block final by the chain's rule) no event (the spec lists none)
+ *   pending   --dropDeposit-->     dropped     (its block was orphaned by a reorg) no event
+ *
+ * `dropped` is our extension of the spec's states: the deposit never counted (totals only count
+ * confirmed and completed deposits). A confirmed deposit is final and is never dropped. If the
+ * same transaction is mined again in another block, the scanner records a new transfer and
+ * recordDeposit makes a new deposit for it.
+ *
+ * Every function is idempotent: calling it again, or in a state it does not apply to, changes
+ * nothing, emits nothing and returns false (or the existing deposit for recordDeposit).
+ */
+
+/**
+ * Creates the pending deposit of a transfer attributed to a deposit binding (transfer.deposit_binding_id
+ * set by the scanner) and emits deposit.pending. Returns null when the transfer is not attributed to
+ * a binding or is already dropped; a second call returns the existing deposit without a second event.
+ * requiredConfirmations is the chain's deposit confirmations (registry, already raised by
+ * DEPOSIT_CONFIRMATIONS_<CHAIN> when configured, never lowered).
+ */
+export async function recordDeposit(tx: Tx, ctx: ServiceContext, transferId: string): Promise<{ depositId: string } | null> {
+  const [transfer] = await tx.select().from(transfers).where(eq(transfers.id, transferId));
+  if (!transfer) throw new Error(`recordDeposit: transfer ${transferId} does not exist`);
+  if (!transfer.depositBindingId || transfer.status === 'dropped') return null;
+
+  const [existing] = await tx.select({ id: deposits.id }).from(deposits).where(eq(deposits.transferId, transferId));
+  if (existing) return { depositId: existing.id };
+
+  const [binding] = await tx.select().from(depositBindings).where(eq(depositBindings.id, transfer.depositBindingId));
+  if (!binding) throw new Error(`recordDeposit: binding ${transfer.depositBindingId} of transfer ${transferId} does not exist`);
+  // Never credit across tenants or families: a mismatch means the attribution is wrong.
+  if (transfer.organizationId !== binding.organizationId) {
+    throw new Error(`recordDeposit: transfer ${transferId} belongs to ${transfer.organizationId}, its binding to ${binding.organizationId}`);
+  }
+  const sameAddress =
+    binding.protocol === 'evm' ? transfer.toAddress.toLowerCase() === binding.address.toLowerCase() : transfer.toAddress === binding.address;
+  if (transfer.protocol !== binding.protocol || !sameAddress) {
+    throw new Error(`recordDeposit: transfer ${transferId} (${transfer.protocol} ${transfer.toAddress}) does not match binding ${binding.id}`);
+  }
+  const chain = ctx.registry.get(transfer.chainId);
+  if (!chain) throw new Error(`recordDeposit: unknown chain ${transfer.chainId}`);
+
+  const now = ctx.clock.now();
+  const inserted = await tx
+    .insert(deposits)
+    .values({
+      id: newId('dep'),
+      organizationId: binding.organizationId,
+      bindingId: binding.id,
+      depositReference: binding.depositReference,
+      transferId,
+      status: 'pending',
+      requiredConfirmations: chain.depositConfirmations,
+      detectedAt: now,
+    })
+    .onConflictDoNothing({ target: deposits.transferId })
+    .returning({ id: deposits.id });
+  if (inserted.length === 0) {
+    // A concurrent call recorded it first (and emitted the event).
+    const [raced] = await tx.select({ id: deposits.id }).from(deposits).where(eq(deposits.transferId, transferId));
+    return { depositId: raced.id };
+  }
+  const deposit = await loadDeposit(tx, ctx, inserted[0].id);
+  await emitEvent(tx, { organizationId: deposit.organizationId, type: 'deposit.pending', data: depositEventData(deposit), createdAt: now });
+  return { depositId: deposit.depositId };
 }
-export async function confirmDeposit(_tx: Tx, _ctx: ServiceContext, _transferId: string): Promise<boolean> {
-  throw missing('confirmDeposit');
+
+/**
+ * pending → confirmed, emitting deposit.confirmed. The caller has already written the transfer's
+ * confirmations (and re-checked its block hash). Returns false, changing nothing, when there is no
+ * pending deposit for the transfer, the transfer is dropped, or its confirmations are still below
+ * the deposit's requiredConfirmations.
+ */
+export async function confirmDeposit(tx: Tx, ctx: ServiceContext, transferId: string): Promise<boolean> {
+  const now = ctx.clock.now();
+  const updated = await tx
+    .update(deposits)
+    .set({ status: 'confirmed', confirmedAt: now })
+    .where(
+      and(
+        eq(deposits.transferId, transferId),
+        eq(deposits.status, 'pending'),
+        sql`exists (select 1 from ${transfers} t where t.id = ${deposits.transferId} and t.status <> 'dropped' and t.confirmations >= ${deposits.requiredConfirmations})`,
+      ),
+    )
+    .returning({ id: deposits.id });
+  if (updated.length === 0) return false;
+  const deposit = await loadDeposit(tx, ctx, updated[0].id);
+  await emitEvent(tx, { organizationId: deposit.organizationId, type: 'deposit.confirmed', data: depositEventData(deposit), createdAt: now });
+  return true;
 }
-export async function completeDeposit(_tx: Tx, _ctx: ServiceContext, _transferId: string): Promise<boolean> {
-  throw missing('completeDeposit');
+
+/** confirmed → completed once the deposit's block is final by the chain's finality rule. No event. */
+export async function completeDeposit(tx: Tx, ctx: ServiceContext, transferId: string): Promise<boolean> {
+  const updated = await tx
+    .update(deposits)
+    .set({ status: 'completed', completedAt: ctx.clock.now() })
+    .where(and(eq(deposits.transferId, transferId), eq(deposits.status, 'confirmed')))
+    .returning({ id: deposits.id });
+  return updated.length > 0;
 }
-export async function dropDeposit(_tx: Tx, _ctx: ServiceContext, _transferId: string): Promise<boolean> {
-  throw missing('dropDeposit');
+
+/**
+ * pending → dropped when the transfer's block was orphaned (reorg). A confirmed or completed
+ * deposit is final and is left as it is (returns false).
+ */
+export async function dropDeposit(tx: Tx, ctx: ServiceContext, transferId: string): Promise<boolean> {
+  const updated = await tx
+    .update(deposits)
+    .set({ status: 'dropped', droppedAt: ctx.clock.now() })
+    .where(and(eq(deposits.transferId, transferId), eq(deposits.status, 'pending')))
+    .returning({ id: deposits.id });
+  return updated.length > 0;
+}
+
+async function loadDeposit(tx: Tx, ctx: ServiceContext, depositId: string): Promise<DepositRecord> {
+  const [row] = await selectDeposits(tx).where(eq(deposits.id, depositId));
+  return depositFrom(ctx.registry, row);
 }

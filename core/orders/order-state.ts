@@ -1,19 +1,264 @@
+import { and, eq, inArray, ne } from 'drizzle-orm';
 import type { Tx } from '../../db/client';
+import { orders, transfers } from '../../db/schema';
 import type { ServiceContext } from '../context';
+import { getCheckpoint } from '../checkpoints';
+import { emitEvent } from '../events';
+import { getConfigValue } from '../org-config';
+import { releasePoolAddress } from '../pool/allocation';
+import { presentOrder, type OrderRow, type OrderView } from './order-view';
 
 /**
- * STAND-IN until the orders branch lands (it owns this file; take theirs on merge).
- * Signatures are the agreed contract; no order status logic lives here.
+ * The one place that decides an order's status (design.md §4, §8; BTCPay's pattern). Detection
+ * only records transfers, marks those that count (transferCountsTowardOrder) and asks for a
+ * recompute; the expiry job asks for one when the grace period is over. Nothing else writes
+ * orders.status.
  */
-export async function recomputeOrder(_tx: Tx, _ctx: ServiceContext, _orderId: string): Promise<'pending' | 'completed' | 'expired'> {
-  throw new Error('recomputeOrder is provided by the orders branch (not merged yet)');
+
+export type OrderStatus = 'pending' | 'completed' | 'expired';
+
+/** What the decision needs of an order. */
+export interface OrderFacts {
+  status: OrderStatus;
+  amount: bigint;
+  chainId: string;
+  currency: string;
+  createdAt: Date;
+  graceEndsAt: Date;
 }
 
+/** What the decision needs of a transfer. */
+export interface TransferFacts {
+  id: string;
+  chainId: string;
+  currency: string;
+  amount: bigint;
+  status: 'pending' | 'confirmed' | 'dropped';
+  confirmations: number;
+  txHash: string;
+  logIndex: number;
+  blockNumber: number;
+  blockTimestamp: Date;
+}
+
+/** How far the order's chain has been scanned (null: never). */
+export interface CheckpointFacts {
+  blockTimestamp: Date;
+}
+
+export type PendingReason =
+  /** Nothing counted yet, window or grace still open (or the scanner is behind). */
+  | 'awaiting_payment'
+  /** Counted payments reach the amount but are not all confirmed yet. */
+  | 'awaiting_confirmations'
+  /** Counted payments (confirmed or not) are below the amount. */
+  | 'partially_paid';
+
+export type OrderDecision<T extends TransferFacts = TransferFacts> =
+  | { kind: 'final'; status: 'completed' | 'expired'; amountReceived: bigint; confirmedTotal: bigint }
+  | { kind: 'pending'; status: 'pending'; amountReceived: bigint; confirmedTotal: bigint; reason: PendingReason }
+  | {
+      kind: 'complete';
+      status: 'completed';
+      amountReceived: bigint;
+      confirmedTotal: bigint;
+      /** The confirmed transfer that brought the confirmed total to the amount (chain order). */
+      completingTransfer: T;
+      /** Every counted confirmed transfer: credited to the order. */
+      creditedTransferIds: string[];
+    }
+  | { kind: 'expire'; status: 'expired'; amountReceived: bigint; confirmedTotal: bigint };
+
+/** Block timestamps have whole seconds: a payment in the creation second counts. */
+function floorToSecond(date: Date): number {
+  return Math.floor(date.getTime() / 1000) * 1000;
+}
+
+/**
+ * Whether a transfer counts toward an order (design.md §4): same chain, same token currency, and a
+ * block time between the order's creation (to the second) and its grace end, both inclusive.
+ * Dropped transfers are excluded by the caller's reading (they never count while dropped).
+ */
 export function transferCountsTowardOrder(
-  order: { chainId: string; currency: string; createdAt: Date; graceEndsAt: Date },
-  transfer: { chainId: string; currency: string; blockTimestamp: Date },
+  order: Pick<OrderFacts, 'chainId' | 'currency' | 'createdAt' | 'graceEndsAt'>,
+  transfer: Pick<TransferFacts, 'chainId' | 'currency' | 'blockTimestamp'>,
 ): boolean {
-  void order;
-  void transfer;
-  throw new Error('transferCountsTowardOrder is provided by the orders branch (not merged yet)');
+  if (transfer.chainId !== order.chainId) return false;
+  if (transfer.currency !== order.currency) return false;
+  const t = transfer.blockTimestamp.getTime();
+  return t >= floorToSecond(order.createdAt) && t <= order.graceEndsAt.getTime();
+}
+
+/** Chain order: block, then log index. */
+function chainOrder(a: TransferFacts, b: TransferFacts): number {
+  if (a.blockNumber !== b.blockNumber) return a.blockNumber - b.blockNumber;
+  if (a.logIndex !== b.logIndex) return a.logIndex - b.logIndex;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/**
+ * Pure: the status an order should have, from its counted transfers, its chain's checkpoint and
+ * the clock.
+ * - completed and expired are final: a final order is never decided again.
+ * - completed when the confirmed counted total reaches the amount (overpayment included).
+ * - expired only when now ≥ graceEndsAt, the checkpoint's block time ≥ graceEndsAt (the scanner
+ *   has seen everything that could count) and no counted transfer still awaits confirmations.
+ * - otherwise pending.
+ * Transfers that are dropped or do not count (transferCountsTowardOrder) are ignored here too.
+ */
+export function decideOrderStatus<T extends TransferFacts>(
+  order: OrderFacts,
+  countedTransfers: readonly T[],
+  checkpoint: CheckpointFacts | null,
+  now: Date,
+): OrderDecision<T> {
+  const live = countedTransfers.filter((t) => t.status !== 'dropped' && transferCountsTowardOrder(order, t));
+  const amountReceived = live.reduce((sum, t) => sum + t.amount, 0n);
+  const confirmed = live.filter((t) => t.status === 'confirmed').sort(chainOrder);
+  const confirmedTotal = confirmed.reduce((sum, t) => sum + t.amount, 0n);
+
+  if (order.status !== 'pending') return { kind: 'final', status: order.status, amountReceived, confirmedTotal };
+
+  if (confirmedTotal >= order.amount) {
+    let running = 0n;
+    let completing = confirmed[confirmed.length - 1];
+    for (const t of confirmed) {
+      running += t.amount;
+      if (running >= order.amount) {
+        completing = t;
+        break;
+      }
+    }
+    return {
+      kind: 'complete',
+      status: 'completed',
+      amountReceived,
+      confirmedTotal,
+      completingTransfer: completing,
+      creditedTransferIds: confirmed.map((t) => t.id),
+    };
+  }
+
+  const anyPending = live.some((t) => t.status === 'pending');
+  const graceOver = now.getTime() >= order.graceEndsAt.getTime();
+  const scannedPastGrace = !!checkpoint && checkpoint.blockTimestamp.getTime() >= order.graceEndsAt.getTime();
+  if (graceOver && scannedPastGrace && !anyPending) {
+    return { kind: 'expire', status: 'expired', amountReceived, confirmedTotal };
+  }
+
+  const reason: PendingReason =
+    amountReceived === 0n ? 'awaiting_payment' : amountReceived >= order.amount ? 'awaiting_confirmations' : 'partially_paid';
+  return { kind: 'pending', status: 'pending', amountReceived, confirmedTotal, reason };
+}
+
+/** Fields of the order.completed event data (spec's list plus blockNumber, confirmations, amountReceived, metadata). */
+const COMPLETED_EVENT_FIELDS = [
+  'orderId', 'orderReference', 'status', 'amount', 'currency', 'chainId', 'address',
+  'txHash', 'blockNumber', 'confirmations', 'amountReceived', 'completedAt', 'metadata',
+] as const satisfies readonly (keyof OrderView)[];
+
+/** Fields of the order.expired event data. */
+const EXPIRED_EVENT_FIELDS = [
+  'orderId', 'orderReference', 'status', 'amount', 'amountReceived', 'currency', 'chainId',
+  'address', 'expiresAt', 'expiredAt', 'metadata',
+] as const satisfies readonly (keyof OrderView)[];
+
+export function orderEventData(view: OrderView, fields: readonly (keyof OrderView)[]): Record<string, unknown> {
+  const data: Record<string, unknown> = {};
+  for (const f of fields) data[f] = view[f] ?? null;
+  return data;
+}
+
+/**
+ * Recomputes one order inside the caller's transaction and applies the decision idempotently:
+ * locks the order row (FOR UPDATE), reads its counted non-dropped transfers and its chain's
+ * checkpoint, decides, and on a transition writes the order, credits the confirmed counted
+ * transfers (completion), ends the address assignment (cooldown of address_pool.cooldown_minutes)
+ * and emits order.completed / order.expired, all in this transaction. Calling it again, from any
+ * number of workers, changes nothing more. A final order keeps its status; only its
+ * amountReceived follows later-counted or dropped transfers.
+ * Returns the order's status after the call.
+ */
+export async function recomputeOrder(tx: Tx, ctx: ServiceContext, orderId: string): Promise<'pending' | 'completed' | 'expired'> {
+  const [order] = await tx.select().from(orders).where(eq(orders.id, orderId)).for('update');
+  if (!order) throw new Error(`recomputeOrder: order ${orderId} does not exist`);
+
+  const counted = await tx
+    .select({
+      id: transfers.id,
+      chainId: transfers.chainId,
+      currency: transfers.currency,
+      amount: transfers.amount,
+      status: transfers.status,
+      confirmations: transfers.confirmations,
+      txHash: transfers.txHash,
+      logIndex: transfers.logIndex,
+      blockNumber: transfers.blockNumber,
+      blockTimestamp: transfers.blockTimestamp,
+    })
+    .from(transfers)
+    .where(and(eq(transfers.orderId, orderId), eq(transfers.counted, true), ne(transfers.status, 'dropped')));
+  const checkpoint = await getCheckpoint(tx, order.chainId);
+  const now = ctx.clock.now();
+  const decision = decideOrderStatus(order, counted, checkpoint, now);
+
+  switch (decision.kind) {
+    case 'final':
+    case 'pending': {
+      if (decision.amountReceived !== order.amountReceived) {
+        await tx.update(orders).set({ amountReceived: decision.amountReceived, updatedAt: now }).where(eq(orders.id, orderId));
+      }
+      return decision.status;
+    }
+    case 'complete': {
+      const t = decision.completingTransfer;
+      const [updated] = await tx
+        .update(orders)
+        .set({
+          status: 'completed',
+          amountReceived: decision.amountReceived,
+          txHash: t.txHash,
+          blockNumber: t.blockNumber,
+          confirmations: t.confirmations,
+          completedAt: now,
+          updatedAt: now,
+        })
+        .where(and(eq(orders.id, orderId), eq(orders.status, 'pending')))
+        .returning();
+      await tx
+        .update(transfers)
+        .set({ credited: true })
+        .where(and(inArray(transfers.id, decision.creditedTransferIds), eq(transfers.orderId, orderId), eq(transfers.status, 'confirmed')));
+      await finishOrder(tx, ctx, updated, now, 'order.completed', COMPLETED_EVENT_FIELDS);
+      return 'completed';
+    }
+    case 'expire': {
+      const [updated] = await tx
+        .update(orders)
+        .set({ status: 'expired', amountReceived: decision.amountReceived, expiredAt: now, updatedAt: now })
+        .where(and(eq(orders.id, orderId), eq(orders.status, 'pending')))
+        .returning();
+      await finishOrder(tx, ctx, updated, now, 'order.expired', EXPIRED_EVENT_FIELDS);
+      return 'expired';
+    }
+  }
+}
+
+/** The address goes to cooldown and the event is written, in the transition's transaction. */
+async function finishOrder(
+  tx: Tx,
+  ctx: ServiceContext,
+  order: OrderRow,
+  now: Date,
+  type: 'order.completed' | 'order.expired',
+  fields: readonly (keyof OrderView)[],
+): Promise<void> {
+  const cooldownMinutes = await getConfigValue<number>(tx, order.organizationId, 'address_pool.cooldown_minutes');
+  await releasePoolAddress(tx, { poolAddressId: order.poolAddressId, now, cooldownMinutes: cooldownMinutes ?? 30 });
+  await emitEvent(tx, {
+    organizationId: order.organizationId,
+    type,
+    data: orderEventData(presentOrder(ctx, order), fields),
+    createdAt: now,
+  });
 }

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import http from 'node:http';
 import request from 'supertest';
 import { createProducerRedis } from '../../core/redis';
+import { createDb } from '../../db/client';
 import { buildTestApp, createTestOrg, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../helpers/harness';
 import { closedPort, spawnEntry, startPrivateRedis } from '../helpers/processes';
 
@@ -25,6 +26,22 @@ describe('health when a dependency is down', () => {
     } finally {
       redis.disconnect();
       await redisServer.stop();
+    }
+  });
+});
+
+describe('health when PostgreSQL is unreachable', () => {
+  it('answers 503 "degraded" naming the database', async () => {
+    const port = await closedPort();
+    const deadDb = createDb(`postgres://postgres@127.0.0.1:${port}/x`, { max: 1 });
+    try {
+      const { app } = buildTestApp({ db: deadDb.db });
+      const res = await request(app).get('/health');
+      expect(res.status).to.equal(503);
+      expect(res.body).to.include({ status: 'degraded' });
+      expect(res.body.checks).to.deep.equal({ database: 'down', redis: 'ok' });
+    } finally {
+      await deadDb.close();
     }
   });
 });

@@ -54,6 +54,14 @@ for (const style of STYLES) {
       expectError(style, res, 413, 'PAYLOAD_TOO_LARGE', 'PayloadTooLarge');
     });
 
+    it('every declared route answers a missing key with 401 in the deployment format (route table)', async () => {
+      expect(app.routeTable.length).to.be.greaterThan(4);
+      for (const route of app.routeTable) {
+        const res = await request(app)[route.method](`/api/v1${route.path.replace(/:[A-Za-z0-9_]+/g, 'x')}`);
+        expectError(style, res, 401, 'INVALID_API_KEY', 'Unauthorized');
+      }
+    });
+
     it('answers unknown endpoints with 404 in the deployment format', async () => {
       expectError(style, await request(app).get('/api/v1/nothing-here').set('X-API-Key', org.ownerKey), 404, 'RESOURCE_NOT_FOUND', 'NotFound');
     });

@@ -132,11 +132,11 @@ export interface TestApp {
 }
 
 /** Builds an app (not listening) in a given style with given settings; several can coexist. */
-export function buildTestApp(options: { style?: 'a' | 'b'; env?: Record<string, string>; overrides?: Partial<Config>; clock?: ManualClock; redis?: Redis } = {}): TestApp {
+export function buildTestApp(options: { style?: 'a' | 'b'; env?: Record<string, string>; overrides?: Partial<Config>; clock?: ManualClock; redis?: Redis; db?: ServiceContext['db'] } = {}): TestApp {
   const config = testConfig({ API_STYLE: options.style ?? 'b', ...(options.env ?? {}) }, options.overrides);
   const clock = options.clock ?? new ManualClock();
   const { redis, queues } = requireShared();
-  const deps: ApiDeps = { ...testContext(config, clock), redis: options.redis ?? redis, queues };
+  const deps: ApiDeps = { ...testContext(config, clock), ...(options.db ? { db: options.db } : {}), redis: options.redis ?? redis, queues };
   return { app: createApp(config, deps), deps, config, clock };
 }
 

@@ -1,0 +1,210 @@
+import { and, asc, count, desc, eq, sql, type SQL } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import type { DbOrTx } from '../../db/client';
+import { orders } from '../../db/schema';
+import { parseAmount } from '../amounts';
+import type { ServiceContext } from '../context';
+import { AppError, isUniqueViolation, notFound, validationError } from '../errors';
+import { newId } from '../ids';
+import { getConfigValue, isHttpUrl } from '../org-config';
+import { allocatePoolAddress } from '../pool/allocation';
+import type { Currency } from '../chains/registry';
+import type { OrderRow } from './order-view';
+
+/** Bounds of the order inputs (also in the request schema, which documents them). */
+export const PAYMENT_WINDOW_MINUTES = { min: 1, max: 10_080, fallback: 10 } as const;
+export const GRACE_MINUTES = { min: 0, max: 1_440, fallback: 5 } as const;
+export const ORDER_REFERENCE_MAX = 255;
+
+export interface CreateOrderInput {
+  orderReference: string;
+  /** Decimal string; anything else is INVALID_AMOUNT. */
+  amount: unknown;
+  currency: string;
+  chainId: string;
+  successUrl?: string;
+  cancelUrl?: string;
+  metadata?: Record<string, unknown>;
+  paymentWindowMinutes?: number;
+  graceMinutes?: number;
+}
+
+const duplicateReference = (orderReference: string, existingOrderId: string) =>
+  new AppError('DUPLICATE_ORDER_REFERENCE', `An order with orderReference "${orderReference}" already exists`, undefined, { existingOrderId });
+
+function checkInteger(field: string, value: number, bounds: { min: number; max: number }): void {
+  if (!Number.isInteger(value) || value < bounds.min || value > bounds.max) {
+    throw validationError(`${field} must be an integer from ${bounds.min} to ${bounds.max}`, [
+      { field, message: `must be an integer from ${bounds.min} to ${bounds.max}` },
+    ]);
+  }
+}
+
+/**
+ * Creates an order: validates everything first (chain, currency, amount, URLs, window), then in one
+ * transaction checks the reference, allocates a pool address of the chain's protocol for the new
+ * order id and inserts the order. A failure anywhere stores and allocates nothing. A concurrent
+ * creation with the same reference loses on the unique index and answers 409 like a sequential one.
+ */
+export async function createOrder(ctx: ServiceContext, organizationId: string, input: CreateOrderInput): Promise<OrderRow> {
+  const chain = ctx.registry.requireOfferedChain(input.chainId);
+  const token = ctx.registry.requireToken(chain, input.currency);
+  const amount = parseAmount(input.amount, token.decimals);
+  for (const field of ['successUrl', 'cancelUrl'] as const) {
+    const url = input[field];
+    if (url !== undefined && !isHttpUrl(url)) {
+      throw validationError(`${field} must be an absolute http(s) URL`, [{ field, message: 'must be an absolute http(s) URL' }]);
+    }
+  }
+  const paymentWindowMinutes =
+    input.paymentWindowMinutes ??
+    (await getConfigValue<number | null>(ctx.db, organizationId, 'payment_window_minutes')) ??
+    PAYMENT_WINDOW_MINUTES.fallback;
+  const graceMinutes = input.graceMinutes ?? GRACE_MINUTES.fallback;
+  checkInteger('paymentWindowMinutes', paymentWindowMinutes, PAYMENT_WINDOW_MINUTES);
+  checkInteger('graceMinutes', graceMinutes, GRACE_MINUTES);
+
+  const now = ctx.clock.now();
+  const orderId = newId('ord');
+  const expiresAt = new Date(now.getTime() + paymentWindowMinutes * 60_000);
+  const graceEndsAt = new Date(expiresAt.getTime() + graceMinutes * 60_000);
+  try {
+    return await ctx.db.transaction(async (tx) => {
+      const existing = await findIdByReference(tx, organizationId, input.orderReference);
+      if (existing) throw duplicateReference(input.orderReference, existing);
+      const allocation = await allocatePoolAddress(tx, {
+        organizationId,
+        protocol: chain.protocol,
+        holder: { kind: 'order', orderId },
+        now,
+      });
+      const [row] = await tx
+        .insert(orders)
+        .values({
+          id: orderId,
+          organizationId,
+          orderReference: input.orderReference,
+          amount,
+          amountReceived: 0n,
+          currency: token.currency,
+          chainId: chain.chainId,
+          protocol: chain.protocol,
+          address: allocation.address,
+          poolAddressId: allocation.poolAddressId,
+          status: 'pending',
+          successUrl: input.successUrl ?? null,
+          cancelUrl: input.cancelUrl ?? null,
+          metadata: input.metadata ?? {},
+          paymentWindowMinutes,
+          graceMinutes,
+          requiredConfirmations: chain.orderConfirmations,
+          expiresAt,
+          graceEndsAt,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning();
+      return row;
+    });
+  } catch (err) {
+    if (isUniqueViolation(err, 'orders_org_reference_uq')) {
+      const existing = await findIdByReference(ctx.db, organizationId, input.orderReference);
+      if (existing) throw duplicateReference(input.orderReference, existing);
+    }
+    throw err;
+  }
+}
+
+async function findIdByReference(db: DbOrTx, organizationId: string, orderReference: string): Promise<string | null> {
+  const [row] = await db
+    .select({ id: orders.id })
+    .from(orders)
+    .where(and(eq(orders.organizationId, organizationId), eq(orders.orderReference, orderReference)));
+  return row?.id ?? null;
+}
+
+/** One of the organization's orders; another organization's id is 404. */
+export async function getOrder(db: DbOrTx, organizationId: string, orderId: string): Promise<OrderRow> {
+  const [row] = await db.select().from(orders).where(and(eq(orders.organizationId, organizationId), eq(orders.id, orderId)));
+  if (!row) throw notFound('Order');
+  return row;
+}
+
+export async function getOrderByReference(db: DbOrTx, organizationId: string, orderReference: string): Promise<OrderRow> {
+  const [row] = await db
+    .select()
+    .from(orders)
+    .where(and(eq(orders.organizationId, organizationId), eq(orders.orderReference, orderReference)));
+  if (!row) throw notFound('Order');
+  return row;
+}
+
+export const ORDER_SORT_FIELDS = ['createdAt', 'amount', 'expiresAt'] as const;
+export type OrderSortField = (typeof ORDER_SORT_FIELDS)[number];
+
+export interface ListOrdersQuery {
+  page: number;
+  limit: number;
+  sortBy: OrderSortField;
+  sortOrder: 'asc' | 'desc';
+  status?: 'pending' | 'completed' | 'expired';
+  currency?: string;
+  chainId?: string;
+  /** Substring search, case-insensitive; % and _ match themselves. */
+  orderReference?: string;
+}
+
+/** `%`, `_` and `\` taken literally in a LIKE pattern (escape character `\`). */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+const DEFAULT_DECIMALS: Record<Currency, number> = { USDT: 6, USDC: 6, DAI: 18 };
+const SORT_SCALE = 18;
+
+/**
+ * Amounts of different tokens have different decimals: sorting by amount compares token units, so
+ * base units are scaled to 18 decimals by (chain, currency) from the registry.
+ */
+function amountInCommonScale(ctx: Pick<ServiceContext, 'registry'>): SQL {
+  const cases: SQL[] = [];
+  for (const chain of ctx.registry.list()) {
+    for (const token of Object.values(chain.tokens)) {
+      if (!token) continue;
+      cases.push(sql`when ${orders.chainId} = ${chain.chainId} and ${orders.currency} = ${token.currency} then ${Math.max(0, SORT_SCALE - token.decimals)}`);
+    }
+  }
+  for (const [currency, decimals] of Object.entries(DEFAULT_DECIMALS)) {
+    cases.push(sql`when ${orders.currency} = ${currency} then ${SORT_SCALE - decimals}`);
+  }
+  return sql`(${orders.amount} * power(10::numeric, (case ${sql.join(cases, sql` `)} else 0 end)::int))`;
+}
+
+export async function listOrders(
+  ctx: Pick<ServiceContext, 'db' | 'registry'>,
+  organizationId: string,
+  query: ListOrdersQuery,
+): Promise<{ items: OrderRow[]; total: number }> {
+  const conditions: SQL[] = [eq(orders.organizationId, organizationId)];
+  if (query.status) conditions.push(eq(orders.status, query.status));
+  if (query.currency) conditions.push(eq(orders.currency, query.currency));
+  if (query.chainId) conditions.push(eq(orders.chainId, query.chainId));
+  if (query.orderReference) {
+    conditions.push(sql`${orders.orderReference} ilike ${`%${escapeLike(query.orderReference)}%`} escape '\\'`);
+  }
+  const where = and(...conditions);
+  const sortColumn: SQL | AnyPgColumn =
+    query.sortBy === 'amount' ? amountInCommonScale(ctx) : query.sortBy === 'expiresAt' ? orders.expiresAt : orders.createdAt;
+  const direction = query.sortOrder === 'asc' ? asc : desc;
+  const [items, [{ total }]] = await Promise.all([
+    ctx.db
+      .select()
+      .from(orders)
+      .where(where)
+      .orderBy(direction(sortColumn), direction(orders.id))
+      .limit(query.limit)
+      .offset((query.page - 1) * query.limit),
+    ctx.db.select({ total: count() }).from(orders).where(where),
+  ]);
+  return { items, total };
+}

@@ -1,0 +1,58 @@
+import { and, count, eq } from 'drizzle-orm';
+import { addressAssignments, events, orders, poolAddresses } from '../../db/schema';
+import { deleteCheckpoint, getCheckpoint, setCheckpoint, type Checkpoint } from '../../core/checkpoints';
+import { testDb } from '../helpers/harness';
+import { randomEvmAddress } from '../helpers/pool';
+
+export const CHAIN = 'ethereum-local';
+
+/** Token addresses on ethereum-local (normally learnt from the deployed test tokens). */
+export function tokenEnv(): Record<string, string> {
+  return {
+    TOKEN_ETHEREUM_LOCAL_USDT: randomEvmAddress(),
+    TOKEN_ETHEREUM_LOCAL_USDC: randomEvmAddress(),
+    TOKEN_ETHEREUM_LOCAL_DAI: randomEvmAddress(),
+  };
+}
+
+/** Moves the local chain's checkpoint to a block time (the scanner does it in production). */
+export async function checkpointAt(blockTimestamp: Date, blockNumber = 1000): Promise<void> {
+  await setCheckpoint(testDb(), { chainId: CHAIN, blockNumber, blockHash: `0x${'ab'.repeat(32)}`, blockTimestamp });
+}
+
+/** The chain's checkpoint is shared by the whole run: suites that move it put it back. */
+export function preserveCheckpoint(): void {
+  let saved: Checkpoint | null = null;
+  before(async () => {
+    saved = await getCheckpoint(testDb(), CHAIN);
+  });
+  after(async () => {
+    if (saved) await setCheckpoint(testDb(), saved);
+    else await deleteCheckpoint(testDb(), CHAIN);
+  });
+}
+
+/** What an organization has stored: orders, open assignments, events, pool status counts. */
+export async function orgFootprint(organizationId: string) {
+  const db = testDb();
+  const [{ n: orderCount }] = await db.select({ n: count() }).from(orders).where(eq(orders.organizationId, organizationId));
+  const [{ n: assignmentCount }] = await db.select({ n: count() }).from(addressAssignments).where(eq(addressAssignments.organizationId, organizationId));
+  const [{ n: eventCount }] = await db.select({ n: count() }).from(events).where(eq(events.organizationId, organizationId));
+  const pool = await db.select({ status: poolAddresses.status }).from(poolAddresses).where(eq(poolAddresses.organizationId, organizationId));
+  const notAvailable = pool.filter((p) => p.status !== 'available').length;
+  return { orderCount, assignmentCount, eventCount, poolSize: pool.length, notAvailable };
+}
+
+export async function eventsOf(organizationId: string, type?: string) {
+  const db = testDb();
+  const rows = await db
+    .select()
+    .from(events)
+    .where(type ? and(eq(events.organizationId, organizationId), eq(events.type, type)) : eq(events.organizationId, organizationId));
+  return rows;
+}
+
+export async function poolAddressOf(address: string) {
+  const [row] = await testDb().select().from(poolAddresses).where(eq(poolAddresses.address, address));
+  return row;
+}
