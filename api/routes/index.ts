@@ -2,9 +2,11 @@ import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
 import { registerConfigRoutes } from './config.routes';
 import { registerOrganizationRoutes } from './organizations.routes';
+import { registerTransferRoutes } from './transfers.routes';
 
 /** Every resource's routes, mounted under /api/v1. */
 export function registerRoutes(api: ApiBuilder, deps: ApiDeps): void {
   registerOrganizationRoutes(api, deps);
   registerConfigRoutes(api, deps);
+  registerTransferRoutes(api, deps);
 }
