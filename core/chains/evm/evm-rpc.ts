@@ -125,8 +125,9 @@ export class EvmRpc {
   async send<T = unknown>(method: string, params: unknown[]): Promise<T> {
     let lastError: unknown = null;
     const n = this.endpoints.length;
+    const start = this.current;
     for (let attempt = 0; attempt < n; attempt++) {
-      const index = (this.current + attempt) % n;
+      const index = (start + attempt) % n;
       const ep = this.endpoints[index];
       if (ep.downUntil > Date.now() && attempt < n - 1) continue;
       if (ep.downUntil > Date.now()) {
