@@ -1,6 +1,10 @@
 import type { Response } from 'express';
 import type { ApiStyle } from '../core/config';
 import { AppError, type ErrorCode } from '../core/errors';
+import type { UnbindResult } from '../core/deposits/bindings';
+import type { ReferenceDetail, ReferenceSummary } from '../core/deposits/queries';
+import { addressEntries, presentBinding, presentDeposit } from './deposits.present';
+import { iso } from './present';
 
 /**
  * The one module that owns the difference between wire formats A and B (design.md §2).
@@ -91,6 +95,90 @@ export class WireFormat {
       return { success: true, data: { references: items, total: page.total, page: page.page, limit: page.limit }, message: 'OK' };
     }
     return this.listBody('references', items, page);
+  }
+
+  /**
+   * A deposit reference's detail. A (one family: the earliest bound, or the one asked for with
+   * ?protocol=): protocol, address/depositAddress, boundAt, totalDeposits, totalAmount as ONE
+   * string — the face-value sum of every currency (all USD stablecoins, added 1:1, exactly) —
+   * with totalAmountByCurrency beside it, and the recent deposits. B: addresses of every family
+   * and chain, totalAmount keyed by currency.
+   */
+  depositReferenceBody(detail: ReferenceDetail): unknown {
+    if (this.style === 'a') {
+      const b = detail.bindings[0];
+      const totals = detail.totalsByProtocol[b.protocol]!;
+      return this.body({
+        ...presentBinding(b),
+        totalDeposits: totals.count,
+        totalAmount: totals.nominal,
+        totalAmountByCurrency: totals.byCurrency,
+        lastDepositAt: iso(totals.lastDepositAt),
+        boundAt: iso(b.createdAt),
+        deposits: detail.recentDeposits.filter((d) => d.protocol === b.protocol).map(presentDeposit),
+      });
+    }
+    return {
+      depositReference: detail.depositReference,
+      protocols: detail.bindings.map((b) => b.protocol),
+      addresses: addressEntries(detail),
+      totalDeposits: detail.totals.count,
+      totalAmount: detail.totals.byCurrency,
+      lastDepositAt: iso(detail.totals.lastDepositAt),
+      metadata: detail.bindings[0].metadata,
+      createdAt: iso(detail.bindings[0].createdAt),
+    };
+  }
+
+  /**
+   * Deposit reference list. A: one item per bound family (depositReference, protocol,
+   * depositAddress, totals, lastDepositAt, boundAt) in data.references with total/page/limit
+   * counting references. B: one item per reference (protocols, addressCount, totalAmount by currency).
+   */
+  depositReferenceList(items: ReferenceSummary[], page: Page): unknown {
+    if (this.style === 'a') {
+      const rows = items.flatMap((s) =>
+        s.bindings.map((b) => {
+          const totals = s.totalsByProtocol[b.protocol]!;
+          return {
+            depositReference: s.depositReference,
+            protocol: b.protocol,
+            address: b.address,
+            depositAddress: b.address,
+            monitoredChains: b.monitoredChains,
+            totalDeposits: totals.count,
+            totalAmount: totals.nominal,
+            totalAmountByCurrency: totals.byCurrency,
+            lastDepositAt: iso(totals.lastDepositAt),
+            boundAt: iso(b.createdAt),
+            metadata: b.metadata,
+          };
+        }),
+      );
+      return this.depositReferenceListBody(rows, page);
+    }
+    const rows = items.map((s) => ({
+      depositReference: s.depositReference,
+      protocols: s.bindings.map((b) => b.protocol),
+      addressCount: new Set(s.bindings.map((b) => b.address)).size,
+      totalDeposits: s.totals.count,
+      totalAmount: s.totals.byCurrency,
+      lastDepositAt: iso(s.totals.lastDepositAt),
+      metadata: s.bindings[0].metadata,
+      createdAt: iso(s.bindings[0].createdAt),
+    }));
+    return this.depositReferenceListBody(rows, page);
+  }
+
+  /** Unbind answer: B flat {success, message, depositReference, unboundAddresses}; A enveloped. */
+  depositUnbindBody(result: UnbindResult, message: string): unknown {
+    const data = { depositReference: result.depositReference, unboundAddresses: result.unboundAddresses, addresses: result.addresses };
+    return this.style === 'a' ? this.body(data, message) : { success: true, message, ...data };
+  }
+
+  /** Picks the documented (OpenAPI) shape of a special answer for this deployment's style. */
+  documented<T>(shapes: { a: T; b: T }): T {
+    return this.style === 'a' ? shapes.a : shapes.b;
   }
 
   errorBody(err: AppError): unknown {

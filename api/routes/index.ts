@@ -1,6 +1,7 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
 import { registerConfigRoutes } from './config.routes';
+import { registerDepositRoutes } from './deposits.routes';
 import { registerOrganizationRoutes } from './organizations.routes';
 import { registerTransferRoutes } from './transfers.routes';
 
@@ -8,5 +9,6 @@ import { registerTransferRoutes } from './transfers.routes';
 export function registerRoutes(api: ApiBuilder, deps: ApiDeps): void {
   registerOrganizationRoutes(api, deps);
   registerConfigRoutes(api, deps);
+  registerDepositRoutes(api, deps);
   registerTransferRoutes(api, deps);
 }

@@ -136,9 +136,18 @@ async function createBinding(
 }
 
 /**
- * Runs a binding transaction; when a concurrent request bound the same reference and family first
- * (the partial unique index deposit_bindings_open_uq), the losing transaction rolls back (its
- * address allocation with it) and runs again, now finding the winner's binding.
+ * Serializes binding work on one (organization, reference, family) for the rest of the transaction:
+ * a concurrent bind of the same reference waits, then finds the first one's binding instead of
+ * taking a second address (and emptying the pool for others).
+ */
+async function lockReference(tx: Tx, organizationId: string, depositReference: string, protocol: Protocol): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`deposit-binding:${organizationId}:${protocol}:${depositReference}`}, 0))`);
+}
+
+/**
+ * Runs a binding transaction. Besides the advisory lock, the partial unique index
+ * deposit_bindings_open_uq is the last guard: should a transaction still lose a race, it rolls back
+ * (its address allocation with it) and runs again, now finding the winner's binding.
  */
 async function withBindingRace<T>(ctx: ServiceContext, work: (tx: Tx) => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt += 1) {
@@ -162,6 +171,7 @@ export async function bindDepositReference(
 ): Promise<{ binding: BindingView; created: boolean }> {
   requireEnabledProtocol(ctx.registry, input.protocol);
   return withBindingRace(ctx, async (tx) => {
+    await lockReference(tx, organizationId, input.depositReference, input.protocol);
     const [existing] = await findOpenBindings(tx, organizationId, input.depositReference, input.protocol);
     if (existing) {
       const regs = await openRegistrations(tx, [existing.id]);
@@ -192,6 +202,7 @@ export async function registerDepositReference(
     });
   try {
     return await withBindingRace(ctx, async (tx) => {
+      await lockReference(tx, organizationId, input.depositReference, chain.protocol);
       const now = ctx.clock.now();
       const [existing] = await findOpenBindings(tx, organizationId, input.depositReference, chain.protocol);
       const binding =

@@ -27,18 +27,21 @@ import { depositEventData, depositFrom, selectDeposits, type DepositRecord } fro
 
 /**
  * Creates the pending deposit of a transfer attributed to a deposit binding (transfer.deposit_binding_id
- * set by the scanner) and emits deposit.pending. Returns null when the transfer is not attributed to
- * a binding or is already dropped; a second call returns the existing deposit without a second event.
+ * set by the scanner) and emits deposit.pending. A second call returns the existing deposit without a
+ * second event. Returns null when the transfer is not attributed to a binding, or is dropped and has
+ * no deposit yet. Throws when the attribution is inconsistent (organization, family or address of
+ * the transfer differ from the binding's): nothing is credited to the wrong reference.
  * requiredConfirmations is the chain's deposit confirmations (registry, already raised by
  * DEPOSIT_CONFIRMATIONS_<CHAIN> when configured, never lowered).
  */
 export async function recordDeposit(tx: Tx, ctx: ServiceContext, transferId: string): Promise<{ depositId: string } | null> {
   const [transfer] = await tx.select().from(transfers).where(eq(transfers.id, transferId));
   if (!transfer) throw new Error(`recordDeposit: transfer ${transferId} does not exist`);
-  if (!transfer.depositBindingId || transfer.status === 'dropped') return null;
+  if (!transfer.depositBindingId) return null;
 
   const [existing] = await tx.select({ id: deposits.id }).from(deposits).where(eq(deposits.transferId, transferId));
   if (existing) return { depositId: existing.id };
+  if (transfer.status === 'dropped') return null;
 
   const [binding] = await tx.select().from(depositBindings).where(eq(depositBindings.id, transfer.depositBindingId));
   if (!binding) throw new Error(`recordDeposit: binding ${transfer.depositBindingId} of transfer ${transferId} does not exist`);

@@ -140,6 +140,8 @@ describe('deposit lifecycle (domain transitions)', () => {
     expect(await inTx((tx) => dropDeposit(tx, ctx, a.id))).to.equal(false);
     await testDb().update(transfers).set({ status: 'dropped', confirmations: 5 }).where(eq(transfers.id, a.id));
     expect(await inTx((tx) => confirmDeposit(tx, ctx, a.id))).to.equal(false);
+    const recordedAgain = await inTx((tx) => recordDeposit(tx, ctx, a.id));
+    expect(recordedAgain?.depositId).to.match(/^dep_/);
     const [dropped] = await testDb().select().from(deposits).where(eq(deposits.transferId, a.id));
     expect(dropped.status).to.equal('dropped');
     expect(dropped.droppedAt).to.be.instanceOf(Date);
