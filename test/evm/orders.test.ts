@@ -136,7 +136,7 @@ describe('evm payments to orders and deposit references (anvil)', function () {
     await chain.pay(order.address, 'USDT', 8_000_000n);
     await settle(ctx);
     expect((await orderRow(ctx, order.id)).amountReceived).to.equal(8_000_000n);
-    await chain.rpc('anvil_reorg', [1, []]);
+    await chain.reorg(1);
     await chain.mine(5);
     await settle(ctx);
     await settle(ctx);
@@ -153,10 +153,12 @@ describe('evm payments to orders and deposit references (anvil)', function () {
     const paid = await chain.pay(order.address, 'USDT', 6_000_000n);
     const block = await chain.provider.getBlock(paid.blockNumber);
     const raws = await Promise.all(block!.transactions.map((h) => chain.rpc<string>('eth_getRawTransactionByHash', [h])));
-    await settle(ctx);
-    await chain.rpc('anvil_reorg', [1, raws.map((r) => [r, 0])]);
     await chain.mine(1);
-    await settle(ctx); // reorg found
+    await settle(ctx); // recorded in block P, 2 confirmations
+    expect((await orderTransfers(ctx, order.id))[0]).to.include({ blockNumber: paid.blockNumber, status: 'pending' });
+    // Blocks P and P+1 replaced: the payment now sits in the new P+1.
+    await chain.reorg(2, raws.map((r) => [r, 1] as [string, number]));
+    await settle(ctx); // reorg found, rescanned
     await chain.mine(2);
     await settle(ctx);
     await settle(ctx);
@@ -164,7 +166,7 @@ describe('evm payments to orders and deposit references (anvil)', function () {
     expect(rows.filter((r) => r.status === 'dropped')).to.have.length(1);
     const live = rows.filter((r) => r.status !== 'dropped');
     expect(live).to.have.length(1);
-    expect(live[0]).to.include({ txHash: paid.txHash, status: 'confirmed', credited: true });
+    expect(live[0]).to.include({ txHash: paid.txHash, status: 'confirmed', credited: true, blockNumber: paid.blockNumber + 1 });
     expect(live[0].blockHash).to.not.equal(paid.blockHash);
     const row = await orderRow(ctx, order.id);
     expect(row.status).to.equal('completed');

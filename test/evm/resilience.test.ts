@@ -78,6 +78,7 @@ describe('evm scanning through failing providers (anvil)', function () {
       await chain.rpc('evm_increaseTime', [180]);
       await chain.mine(1);
       expect(await ctx.db.transaction((tx) => recomputeOrder(tx, ctx, order.id))).to.equal('pending');
+      await chain.rpc('evm_setTime', [Math.floor(Date.now() / 1000) + 181]);
 
       await proxy.start();
       await scanUntilOk(ctx);

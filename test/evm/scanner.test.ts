@@ -82,7 +82,7 @@ describe('evm scanner on a local chain', function () {
     await runChainScan(ctx, LOCAL_CHAIN_ID);
     expect(await transfersTo(pool[3])).to.have.length(1);
     // Replace the last 2 blocks (the payment's and the one above) with empty ones, same height.
-    await chain.rpc('anvil_reorg', [2, []]);
+    await chain.reorg(2);
     const step = await runChainScan(ctx, LOCAL_CHAIN_ID);
     expect(step).to.have.property('lastStatus', 'idle');
     const rows = await transfersTo(pool[3]);
@@ -100,7 +100,7 @@ describe('evm scanner on a local chain', function () {
     await runChainScan(ctx, LOCAL_CHAIN_ID);
     // Replace the last 3 blocks; the payment (its mint is lost, so re-include both) lands one block later.
     const rawMint = await chain.rpc<string>('eth_getRawTransactionByHash', [(await chain.provider.getBlock(paid.blockNumber, true))!.transactions[0]]);
-    await chain.rpc('anvil_reorg', [3, [[rawMint, 1], [raw, 1]]]);
+    await chain.reorg(3, [[rawMint, 1], [raw, 1]]);
     await runChainScan(ctx, LOCAL_CHAIN_ID);
     const rows = await transfersTo(target);
     const live = rows.filter((r) => r.status !== 'dropped');

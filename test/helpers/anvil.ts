@@ -28,6 +28,11 @@ export interface TestChain {
   /** Mints straight to an address (a Transfer from 0x0) without mining: the next mine() includes it. */
   sendMint(to: string, currency: Currency, units: bigint): Promise<string>;
   rpc<T = unknown>(method: string, params?: unknown[]): Promise<T>;
+  /**
+   * anvil_reorg (same height, new hashes). anvil rewinds its clock to the fork point and keeps that
+   * lag, so its clock is set back to the wall clock afterwards (a real chain's time never lags).
+   */
+  reorg(depth: number, txs?: [string, number][]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -69,6 +74,10 @@ export async function startTestChain(): Promise<TestChain> {
       return { txHash: tx.hash, blockNumber: receipt.blockNumber, blockHash: receipt.blockHash };
     },
     rpc: (method, params = []) => provider.send(method, params),
+    async reorg(depth, txs = []) {
+      await provider.send('anvil_reorg', [depth, txs]);
+      await provider.send('evm_setTime', [Math.floor(Date.now() / 1000)]);
+    },
     async stop() {
       provider.destroy();
       await anvil.stop();
