@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { deposits, orders, transfers } from '../../../db/schema';
 import type { ServiceContext } from '../../context';
 import { completeDeposit, confirmDeposit } from '../../deposits/lifecycle';
@@ -31,44 +31,64 @@ export function requiredConfirmations(chain: Chain, t: { orderRequired: number |
 export async function updateConfirmations(ctx: ServiceContext, chain: Chain, rpc: EvmRpc): Promise<ConfirmationRun> {
   const head = await rpc.blockNumber();
   const run: ConfirmationRun = { head, updated: 0, confirmed: 0, completed: 0, mismatched: 0 };
-  const pending = await ctx.db
-    .select({
-      id: transfers.id,
-      blockNumber: transfers.blockNumber,
-      blockHash: transfers.blockHash,
-      confirmations: transfers.confirmations,
-      orderId: transfers.orderId,
-      orderRequired: orders.requiredConfirmations,
-      depositRequired: deposits.requiredConfirmations,
-    })
-    .from(transfers)
-    .leftJoin(orders, eq(orders.id, transfers.orderId))
-    .leftJoin(deposits, eq(deposits.transferId, transfers.id))
-    .where(and(eq(transfers.chainId, chain.chainId), eq(transfers.status, 'pending')))
-    .orderBy(transfers.blockNumber);
+  // Every pending transfer's count, in one statement.
+  const counted = await ctx.db
+    .update(transfers)
+    .set({ confirmations: sql`greatest(0, ${head} - ${transfers.blockNumber} + 1)` })
+    .where(
+      and(
+        eq(transfers.chainId, chain.chainId),
+        eq(transfers.status, 'pending'),
+        sql`${transfers.confirmations} <> greatest(0, ${head} - ${transfers.blockNumber} + 1)`,
+      ),
+    )
+    .returning({ id: transfers.id });
+  run.updated += counted.length;
 
+  const ready = (
+    await ctx.db
+      .select({
+        id: transfers.id,
+        blockNumber: transfers.blockNumber,
+        blockHash: transfers.blockHash,
+        orderId: transfers.orderId,
+        orderRequired: orders.requiredConfirmations,
+        depositId: deposits.id,
+        depositRequired: deposits.requiredConfirmations,
+      })
+      .from(transfers)
+      .leftJoin(orders, eq(orders.id, transfers.orderId))
+      .leftJoin(deposits, eq(deposits.transferId, transfers.id))
+      .where(and(eq(transfers.chainId, chain.chainId), eq(transfers.status, 'pending'), sql`${transfers.blockNumber} <= ${head}`))
+      .orderBy(transfers.blockNumber)
+  ).filter((t) => head - t.blockNumber + 1 >= requiredConfirmations(chain, t));
+
+  // The block hash of each transfer is re-checked before it is confirmed (one call per block).
   const hashes = new Map<number, string | null>();
-  for (const t of pending) {
-    const confirmations = Math.max(0, head - t.blockNumber + 1);
-    const required = requiredConfirmations(chain, t);
-    if (confirmations < required) {
-      if (confirmations !== t.confirmations) {
-        await ctx.db
-          .update(transfers)
-          .set({ confirmations })
-          .where(and(eq(transfers.id, t.id), eq(transfers.status, 'pending')));
-        run.updated++;
-      }
-      continue;
-    }
+  const verified: typeof ready = [];
+  for (const t of ready) {
     if (!hashes.has(t.blockNumber)) hashes.set(t.blockNumber, (await rpc.header(t.blockNumber))?.hash ?? null);
-    if (hashes.get(t.blockNumber) !== t.blockHash) {
-      run.mismatched++;
-      continue;
-    }
+    if (hashes.get(t.blockNumber) !== t.blockHash) run.mismatched++;
+    else verified.push(t);
+  }
+
+  // Unattributed transfers: nothing to recompute, confirmed in bulk.
+  const plain = verified.filter((t) => !t.orderId && !t.depositId).map((t) => t.id);
+  for (let i = 0; i < plain.length; i += 1000) {
+    const done = await ctx.db
+      .update(transfers)
+      .set({ status: 'confirmed', confirmedAt: ctx.clock.now() })
+      .where(and(inArray(transfers.id, plain.slice(i, i + 1000)), eq(transfers.status, 'pending')))
+      .returning({ id: transfers.id });
+    run.confirmed += done.length;
+  }
+
+  // Attributed ones: one transaction each, under a row lock, with the domain's recompute.
+  for (const t of verified.filter((v) => v.orderId || v.depositId)) {
+    const confirmations = head - t.blockNumber + 1;
     const confirmed = await ctx.db.transaction(async (tx) => {
       const [row] = await tx
-        .select({ status: transfers.status, counted: transfers.counted, orderId: transfers.orderId, depositBindingId: transfers.depositBindingId })
+        .select({ status: transfers.status, counted: transfers.counted, orderId: transfers.orderId })
         .from(transfers)
         .where(eq(transfers.id, t.id))
         .for('update');
@@ -76,9 +96,10 @@ export async function updateConfirmations(ctx: ServiceContext, chain: Chain, rpc
       const [deposit] = await tx.select({ id: deposits.id }).from(deposits).where(eq(deposits.transferId, t.id));
       await tx
         .update(transfers)
-        .set({ status: 'confirmed', confirmations, confirmedAt: ctx.clock.now(), credited: row.counted || !!deposit })
+        .set({ status: 'confirmed', confirmations, confirmedAt: ctx.clock.now(), credited: !!deposit })
         .where(eq(transfers.id, t.id));
       if (deposit) await confirmDeposit(tx, ctx, t.id);
+      // The order's one state function decides (and credits the counted confirmed transfers).
       if (row.orderId) await recomputeOrder(tx, ctx, row.orderId);
       return true;
     });
