@@ -1,6 +1,6 @@
-import { and, eq, inArray, ne, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, lte, ne, or, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
-import { deposits, orders, poolAddresses, transfers } from '../../db/schema';
+import { addressAssignments, deposits, orders, poolAddresses, transfers } from '../../db/schema';
 import type { ServiceContext } from '../context';
 import { dropDeposit, recordDeposit } from '../deposits/lifecycle';
 import { newId } from '../ids';
@@ -140,6 +140,57 @@ export async function recordTransfer(tx: Tx, ctx: ServiceContext, observed: Obse
   if (depositBindingId) await recordDeposit(tx, ctx, id);
   if (orderId) await recomputeOrder(tx, ctx, orderId);
   return { transferId: id, created: true, orderId, depositBindingId };
+}
+
+/**
+ * Records the matched transfers of one scanned range. Transfers into addresses that nobody held at
+ * their block time (the bulk of a catch-up into a large pool) are inserted together, with one
+ * query for the assignments of every address involved; attributed ones go through
+ * recordTransfer one by one (they trigger the order / deposit domain). Returns how many rows were new.
+ */
+export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: { observed: ObservedTransfer; watched: WatchedAddress }[]): Promise<number> {
+  if (items.length === 0) return 0;
+  const ids = [...new Set(items.map((i) => i.watched.poolAddressId))];
+  const times = items.map((i) => i.observed.blockTimestamp.getTime());
+  const from = new Date(Math.min(...times));
+  const to = new Date(Math.max(...times) + 999);
+  const spans = await tx
+    .select({ poolAddressId: addressAssignments.poolAddressId, startedAt: addressAssignments.startedAt, endedAt: addressAssignments.endedAt })
+    .from(addressAssignments)
+    .where(
+      and(
+        sql`${addressAssignments.poolAddressId} = ANY(${sql.param(ids)}::bigint[])`,
+        lte(addressAssignments.startedAt, to),
+        or(isNull(addressAssignments.endedAt), gt(addressAssignments.endedAt, from)),
+      ),
+    );
+  const heldAt = (poolAddressId: number, at: number) =>
+    spans.some((a) => a.poolAddressId === poolAddressId && a.startedAt.getTime() <= at && (a.endedAt === null || a.endedAt.getTime() > at));
+  let created = 0;
+  const plain: (typeof transfers.$inferInsert)[] = [];
+  for (const { observed, watched } of items) {
+    const t = observed.blockTimestamp.getTime();
+    if (heldAt(watched.poolAddressId, t + 999) || heldAt(watched.poolAddressId, t)) {
+      if ((await recordTransfer(tx, ctx, observed, watched)).created) created++;
+      continue;
+    }
+    plain.push({
+      ...observed,
+      id: newId('trf'),
+      toAddress: watched.address,
+      confirmations: 0,
+      status: 'pending',
+      organizationId: watched.organizationId,
+      poolAddressId: watched.poolAddressId,
+      counted: false,
+      detectedAt: ctx.clock.now(),
+    });
+  }
+  for (let i = 0; i < plain.length; i += 1000) {
+    const inserted = await tx.insert(transfers).values(plain.slice(i, i + 1000)).onConflictDoNothing().returning({ id: transfers.id });
+    created += inserted.length;
+  }
+  return created;
 }
 
 /**

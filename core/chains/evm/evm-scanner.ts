@@ -4,7 +4,7 @@ import type { Tx } from '../../../db/client';
 import { scannedBlocks, transfers } from '../../../db/schema';
 import { getCheckpoint, setCheckpoint, type Checkpoint } from '../../checkpoints';
 import type { ServiceContext } from '../../context';
-import { dropTransfers, findWatchedAddresses, recordTransfer, type WatchedAddress } from '../../transfers/record-transfer';
+import { dropTransfers, findWatchedAddresses, recordTransfers, type WatchedAddress } from '../../transfers/record-transfer';
 import type { Chain, Currency } from '../registry';
 import { RangeTooLargeError, type EvmRpc, type RpcBlockHeader, type RpcLog } from './evm-rpc';
 
@@ -177,14 +177,13 @@ export async function scanChainOnce(ctx: ServiceContext, chain: Chain, rpc: EvmR
       if (h && h.hash !== p.log.blockHash) return { status: 'unstable', recorded: 0, logs: 0 };
     }
 
-    let recorded = 0;
-    for (const p of matched) {
-      const result = await recordTransfer(
-        tx,
-        ctx,
-        {
+    const recorded = await recordTransfers(
+      tx,
+      ctx,
+      matched.map((p) => ({
+        observed: {
           chainId: chain.chainId,
-          protocol: 'evm',
+          protocol: 'evm' as const,
           currency: p.currency,
           tokenAddress: p.token,
           amount: p.amount,
@@ -196,10 +195,9 @@ export async function scanChainOnce(ctx: ServiceContext, chain: Chain, rpc: EvmR
           blockHash: p.log.blockHash,
           blockTimestamp: new Date(blockTimes.get(p.log.blockNumber)! * 1000),
         },
-        watched.get(p.to.toLowerCase()) as WatchedAddress,
-      );
-      if (result.created) recorded++;
-    }
+        watched: watched.get(p.to.toLowerCase()) as WatchedAddress,
+      })),
+    );
     await rememberBlocks(tx, chain.chainId, [...headers.values()]);
     await setCheckpoint(tx, { chainId: chain.chainId, blockNumber: toBlock, blockHash: toHeader.hash, blockTimestamp: new Date(toHeader.timestamp * 1000) });
     await tx.delete(scannedBlocks).where(and(eq(scannedBlocks.chainId, chain.chainId), lt(scannedBlocks.blockNumber, toBlock - SCANNED_BLOCKS_KEPT)));
