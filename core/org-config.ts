@@ -23,7 +23,20 @@ interface UrlKey extends KeyBase {
   type: 'url';
   default: null;
 }
-export type ConfigKeyDefinition = IntegerKey | UrlKey;
+/** A count (integer) or a percentage (string "N%"), e.g. the low-pool alert thresholds. */
+interface ThresholdKey extends KeyBase {
+  type: 'threshold';
+  default: number | string;
+}
+export type ConfigKeyDefinition = IntegerKey | UrlKey | ThresholdKey;
+
+/** Low-pool alert threshold per protocol: an address count or a percentage of the pool ("10%"). */
+const lowThresholdKey = (protocol: string): ThresholdKey => ({
+  key: `address_pool.low_threshold.${protocol}`,
+  type: 'threshold',
+  default: '10%',
+  description: `alert.address_pool_low fires when available ${protocol} addresses fall below this: a count (e.g. 100) or a percentage of the ${protocol} pool (e.g. "10%"); 0 turns the alert off.`,
+});
 
 export const CONFIG_KEYS: ConfigKeyDefinition[] = [
   {
@@ -81,6 +94,9 @@ export const CONFIG_KEYS: ConfigKeyDefinition[] = [
     default: null,
     description: 'Where payers are sent after an expired order that has no cancelUrl.',
   },
+  lowThresholdKey('evm'),
+  lowThresholdKey('tron'),
+  lowThresholdKey('solana'),
 ];
 
 const BY_KEY = new Map(CONFIG_KEYS.map((k) => [k.key, k]));
@@ -100,6 +116,14 @@ export function validateConfigValue(def: ConfigKeyDefinition, value: unknown): C
       ]);
     }
     return n;
+  }
+  if (def.type === 'threshold') {
+    if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 100_000_000) return value;
+    if (typeof value === 'string' && /^\d+$/.test(value.trim()) && Number(value) <= 100_000_000) return Number(value);
+    if (typeof value === 'string' && /^(100|[0-9]{1,2})(\.[0-9]{1,2})?%$/.test(value.trim()) && parseFloat(value) <= 100) return value.trim();
+    throw validationError(`${def.key} must be a count (integer ≥ 0) or a percentage like "10%"`, [
+      { field: 'value', message: 'must be an integer count or a percentage string like "10%"' },
+    ]);
   }
   if (value === null || value === '') return null;
   if (typeof value !== 'string' || !isHttpUrl(value)) {

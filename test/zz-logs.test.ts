@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { safeErrorSerializer } from '../core/logger';
 import { capturedLogLines, knownSecrets } from './helpers/harness';
 
 /**
@@ -20,5 +21,19 @@ describe('logs of this test run', () => {
     expect(all).to.not.match(/pk_[A-Za-z0-9_-]{40,}/);
     expect(knownSecrets.size).to.be.greaterThan(10);
     for (const secret of knownSecrets) expect(all.includes(secret), 'a secret appears in the logs').to.equal(false);
+  });
+});
+
+describe('error logging', () => {
+  it('never writes a driver error\'s query parameters or row details', () => {
+    const err = Object.assign(new Error('duplicate key value violates unique constraint'), {
+      code: '23505',
+      parameters: ['pk_secret_value'],
+      query: 'insert into x values ($1)',
+      detail: 'Key (k)=(pk_secret_value) already exists.',
+    });
+    const logged = JSON.stringify(safeErrorSerializer(err));
+    expect(logged).to.include('23505').and.include('duplicate key');
+    expect(logged).to.not.include('pk_secret_value');
   });
 });

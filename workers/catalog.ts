@@ -12,6 +12,10 @@ export interface JobPayloads {
   'chain-scan': { chainId: string };
   /** One repeatable job per chain: count confirmations, confirm transfers, complete deposits. */
   'chain-confirmations': { chainId: string };
+  /** Returns cooled-down pool addresses to available (all organizations). */
+  'pool-cooldown': Record<string, never>;
+  /** Raises or clears alert.address_pool_low per organization and protocol. */
+  'pool-low-check': Record<string, never>;
 }
 
 export type QueueName = keyof JobPayloads;
@@ -30,6 +34,8 @@ export const QUEUES: Record<QueueName, QueueDefinition> = {
   // once (Postgres advisory lock per chain, core/chains/evm/evm-scanner.ts).
   'chain-scan': { concurrency: 4, defaultJobOptions: REPEATABLE },
   'chain-confirmations': { concurrency: 4, defaultJobOptions: REPEATABLE },
+  'pool-cooldown': { concurrency: 1, defaultJobOptions: REPEATABLE },
+  'pool-low-check': { concurrency: 1, defaultJobOptions: REPEATABLE },
 };
 
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
@@ -46,6 +52,8 @@ export interface ScheduleDefinition<Q extends QueueName = QueueName> {
 export function repeatableSchedules(config: Config, registry: ChainRegistry): ScheduleDefinition[] {
   const schedules: ScheduleDefinition[] = [
     { queue: 'idempotency-cleanup', schedulerId: 'idempotency-cleanup', everyMs: config.intervals.idempotencyCleanupMs, data: {} },
+    { queue: 'pool-cooldown', schedulerId: 'pool-cooldown', everyMs: config.intervals.poolCooldownMs, data: {} },
+    { queue: 'pool-low-check', schedulerId: 'pool-low-check', everyMs: config.intervals.poolLowCheckMs, data: {} },
   ];
   // Per chain whose protocol has a scanner: a block scan and a confirmation count.
   for (const chain of registry.list().filter((c) => c.enabled && c.protocol === 'evm')) {

@@ -1,5 +1,6 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
+import { registerAddressPoolRoutes } from './address-pool.routes';
 import { registerConfigRoutes } from './config.routes';
 import { registerDepositRoutes } from './deposits.routes';
 import { registerOrganizationRoutes } from './organizations.routes';
@@ -11,4 +12,5 @@ export function registerRoutes(api: ApiBuilder, deps: ApiDeps): void {
   registerConfigRoutes(api, deps);
   registerDepositRoutes(api, deps);
   registerTransferRoutes(api, deps);
+  registerAddressPoolRoutes(api, deps);
 }

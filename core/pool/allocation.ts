@@ -1,8 +1,9 @@
-import { and, asc, eq, isNull, lte, gt, or, desc, sql } from 'drizzle-orm';
+import { and, eq, isNull, lte, gt, or, desc, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import { addressAssignments, poolAddresses } from '../../db/schema';
 import { AppError } from '../errors';
 import type { Protocol } from '../chains/registry';
+import { cooldownMinutesFor, releaseCooledDownAddresses, type ReleaseReason } from './cooldown';
 
 /**
  * Taking and giving back pool addresses (design.md §4). Both run inside the caller's transaction,
@@ -27,32 +28,56 @@ export async function allocatePoolAddress(
   tx: Tx,
   input: { organizationId: string; protocol: Protocol; holder: Holder; now: Date },
 ): Promise<Allocation> {
-  const [candidate] = await tx
-    .select({ id: poolAddresses.id, address: poolAddresses.address })
-    .from(poolAddresses)
-    .where(and(eq(poolAddresses.organizationId, input.organizationId), eq(poolAddresses.protocol, input.protocol), eq(poolAddresses.status, 'available')))
-    .orderBy(sql`${poolAddresses.recycledAt} asc nulls first`, asc(poolAddresses.createdAt), asc(poolAddresses.id))
-    .limit(1)
-    .for('update', { skipLocked: true });
-  if (!candidate) {
+  let taken = await takeNextAvailable(tx, input);
+  if (!taken) {
+    // Addresses whose cooldown ended but that the cooldown job has not returned yet are usable:
+    // return this organization's due ones now rather than fail while the job lags.
+    if ((await releaseCooledDownAddresses(tx, input.now, { organizationId: input.organizationId, protocol: input.protocol })) > 0) {
+      taken = await takeNextAvailable(tx, input);
+    }
+  }
+  if (!taken) {
     throw new AppError('NO_AVAILABLE_ADDRESSES', `No available ${input.protocol} address in the pool; import more addresses`);
   }
-  await tx
-    .update(poolAddresses)
-    .set({ status: input.holder.kind === 'order' ? 'allocated' : 'bound', cooldownUntil: null, updatedAt: input.now })
-    .where(eq(poolAddresses.id, candidate.id));
-  const [assignment] = await tx
-    .insert(addressAssignments)
-    .values({
-      poolAddressId: candidate.id,
-      organizationId: input.organizationId,
-      kind: input.holder.kind,
-      orderId: input.holder.kind === 'order' ? input.holder.orderId : null,
-      depositBindingId: input.holder.kind === 'deposit' ? input.holder.depositBindingId : null,
-      startedAt: input.now,
-    })
-    .returning({ id: addressAssignments.id });
-  return { poolAddressId: candidate.id, address: candidate.address, assignmentId: assignment.id };
+  return taken;
+}
+
+/**
+ * One statement (one round trip): pick the first available address in allocation order, skipping
+ * rows other transactions hold, mark it taken and open its assignment. The pick follows
+ * pool_addresses_allocation_idx exactly, so it costs the same with a million addresses.
+ */
+async function takeNextAvailable(
+  tx: Tx,
+  input: { organizationId: string; protocol: Protocol; holder: Holder; now: Date },
+): Promise<Allocation | null> {
+  const now = input.now.toISOString();
+  const status = input.holder.kind === 'order' ? 'allocated' : 'bound';
+  const orderId = input.holder.kind === 'order' ? input.holder.orderId : null;
+  const depositBindingId = input.holder.kind === 'deposit' ? input.holder.depositBindingId : null;
+  const rows = await tx.execute<{ pool_address_id: string | number; address: string; assignment_id: string | number }>(sql`
+    with candidate as (
+      select id from pool_addresses
+      where organization_id = ${input.organizationId} and protocol = ${input.protocol} and status = 'available'
+      order by recycled_at asc nulls first, created_at asc, id asc
+      limit 1
+      for update skip locked
+    ), taken as (
+      update pool_addresses p
+      set status = ${status}, cooldown_until = null, updated_at = ${now}::timestamptz
+      from candidate c
+      where p.id = c.id
+      returning p.id, p.address
+    ), assignment as (
+      insert into address_assignments (pool_address_id, organization_id, kind, order_id, deposit_binding_id, started_at)
+      select id, ${input.organizationId}, ${input.holder.kind}, ${orderId}, ${depositBindingId}, ${now}::timestamptz from taken
+      returning id, pool_address_id
+    )
+    select t.id as pool_address_id, t.address, a.id as assignment_id
+    from taken t join assignment a on a.pool_address_id = t.id`);
+  const row = rows[0];
+  if (!row) return null;
+  return { poolAddressId: Number(row.pool_address_id), address: row.address, assignmentId: Number(row.assignment_id) };
 }
 
 /**
@@ -69,15 +94,30 @@ export async function releasePoolAddress(
     .where(and(eq(addressAssignments.poolAddressId, input.poolAddressId), isNull(addressAssignments.endedAt)))
     .returning({ id: addressAssignments.id });
   if (ended.length === 0) return false;
+  const cooldownUntil = new Date(input.now.getTime() + input.cooldownMinutes * 60_000);
   await tx
     .update(poolAddresses)
-    .set({
-      status: 'cooldown',
-      cooldownUntil: new Date(input.now.getTime() + input.cooldownMinutes * 60_000),
-      updatedAt: input.now,
-    })
+    .set(
+      input.cooldownMinutes > 0
+        ? { status: 'cooldown', cooldownUntil, updatedAt: input.now }
+        : // No cooldown configured: allocatable at once, as a recycled address.
+          { status: 'available', cooldownUntil: null, recycledAt: input.now, updatedAt: input.now },
+    )
     .where(eq(poolAddresses.id, input.poolAddressId));
   return true;
+}
+
+/**
+ * Release with the organization's configured cooldown for the reason: `order` (completed or
+ * expired order: address_pool.cooldown_minutes) or `unbind` (deposit reference unbound:
+ * address_pool.unbind_cooldown_minutes).
+ */
+export async function releasePoolAddressFor(
+  tx: Tx,
+  input: { poolAddressId: number; organizationId: string; reason: ReleaseReason; now: Date },
+): Promise<boolean> {
+  const cooldownMinutes = await cooldownMinutesFor(tx, input.organizationId, input.reason);
+  return releasePoolAddress(tx, { poolAddressId: input.poolAddressId, now: input.now, cooldownMinutes });
 }
 
 export interface AssignmentAt {

@@ -1,0 +1,56 @@
+import { sql } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
+import type { Protocol } from '../chains/registry';
+import { getConfigValue } from '../org-config';
+
+/**
+ * Cooldown: a released address waits before it can be handed out again, so a late payment to it
+ * is not mistaken for the next holder's. Orders use `address_pool.cooldown_minutes`; unbinding a
+ * deposit reference uses `address_pool.unbind_cooldown_minutes` (payers keep "permanent" addresses
+ * and may pay to them long after, so a longer value is safer there).
+ */
+export type ReleaseReason = 'order' | 'unbind';
+
+const COOLDOWN_KEY: Record<ReleaseReason, string> = {
+  order: 'address_pool.cooldown_minutes',
+  unbind: 'address_pool.unbind_cooldown_minutes',
+};
+
+/** The organization's cooldown, in minutes, for an address released for `reason`. */
+export async function cooldownMinutesFor(db: DbOrTx, organizationId: string, reason: ReleaseReason): Promise<number> {
+  const value = await getConfigValue<number>(db, organizationId, COOLDOWN_KEY[reason]);
+  return typeof value === 'number' && value >= 0 ? value : 30;
+}
+
+const RELEASE_BATCH = 5000;
+
+/**
+ * Returns every address whose cooldown has ended to `available` and sets recycled_at (to the
+ * moment the cooldown ended, so allocation order does not depend on when this job ran). Runs in
+ * batches with SKIP LOCKED: safe with several workers and beside allocations. Returns the count.
+ * `scope` limits it to one organization and protocol (allocation uses that when it finds none).
+ */
+export async function releaseCooledDownAddresses(
+  db: DbOrTx,
+  now: Date,
+  scope?: { organizationId: string; protocol: Protocol },
+): Promise<number> {
+  const scopeSql = scope ? sql`and organization_id = ${scope.organizationId} and protocol = ${scope.protocol}` : sql``;
+  const at = now.toISOString();
+  let total = 0;
+  for (;;) {
+    const rows = await db.execute<{ id: number }>(sql`
+      update pool_addresses p
+      set status = 'available', recycled_at = p.cooldown_until, cooldown_until = null, updated_at = ${at}::timestamptz
+      where p.id in (
+        select id from pool_addresses
+        where status = 'cooldown' and cooldown_until <= ${at}::timestamptz ${scopeSql}
+        order by cooldown_until
+        limit ${RELEASE_BATCH}
+        for update skip locked)
+      and p.status = 'cooldown'
+      returning p.id`);
+    total += rows.length;
+    if (rows.length < RELEASE_BATCH) return total;
+  }
+}
