@@ -3,6 +3,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { HDNodeWallet } from 'ethers';
 import type { Database } from '../../../../db/client';
 import { poolAddresses } from '../../../../db/schema';
+import { derivePoolAddresses } from '../../../pool/import';
 import { getServiceState, setServiceState } from '../../../service-state';
 
 /**
@@ -24,19 +25,7 @@ export async function seedLocalDevPool(db: Database, organizationId: string, cou
     .from(poolAddresses)
     .where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, 'evm')));
   if (n > 0) return { added: 0, xpub };
-  const root = HDNodeWallet.fromExtendedKey(xpub);
-  const external = root.deriveChild(0);
-  const now = Date.now();
-  const rows = Array.from({ length: count }, (_, i) => ({
-    organizationId,
-    protocol: 'evm' as const,
-    address: external.deriveChild(i).address,
-    mode: 'hd_wallet' as const,
-    derivationIndex: i,
-    masterPublicKey: xpub!,
-    status: 'available' as const,
-    createdAt: new Date(now + i),
-  }));
-  await db.insert(poolAddresses).values(rows).onConflictDoNothing();
-  return { added: rows.length, xpub };
+  // The pool's own derivation (watch-only, non-hardened 0/i).
+  const result = await derivePoolAddresses(db, { organizationId, protocol: 'evm', masterPublicKey: xpub, start: 0, count, now: new Date() });
+  return { added: result.imported, xpub };
 }
