@@ -9,7 +9,7 @@ async function main(): Promise<number> {
     process.stderr.write('usage: npm run pay -- <orderId|address> <amount> [USDT|USDC|DAI]\n');
     return 2;
   }
-  const config = loadConfig({ ...process.env, NETWORK: 'local', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
+  const config = loadConfig({ ...process.env, NETWORK: 'local', LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' });
   const { ctx, dbHandle } = await createService(config, { migrate: false });
   try {
     const paid = await payOnLocalChain(ctx, target, amount, currency);

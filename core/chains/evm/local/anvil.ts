@@ -28,12 +28,21 @@ export interface RunningAnvil {
   stop(): Promise<void>;
 }
 
+/**
+ * The anvil binary of the platform package (`@foundry-rs/anvil-<os>-<arch>`), run directly so that
+ * signals reach anvil itself; the package's node wrapper is the fallback.
+ */
 export function anvilBinary(): string {
-  const candidates = [
-    path.resolve(__dirname, '../../../../node_modules/.bin/anvil'),
-    path.resolve(process.cwd(), 'node_modules/.bin/anvil'),
-    path.resolve(process.cwd(), 'node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil'),
-  ];
+  const arch = process.arch === 'x64' ? 'amd64' : process.arch;
+  const os = process.platform === 'win32' ? 'win32' : process.platform;
+  const candidates: string[] = [];
+  try {
+    const pkg = require.resolve(`@foundry-rs/anvil-${os}-${arch}/package.json`);
+    candidates.push(path.join(path.dirname(pkg), 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil'));
+  } catch {
+    // not installed for this platform: try the wrapper
+  }
+  candidates.push(path.resolve(__dirname, '../../../../node_modules/.bin/anvil'), path.resolve(process.cwd(), 'node_modules/.bin/anvil'));
   const found = candidates.find((c) => fs.existsSync(c));
   if (!found) throw new Error('anvil binary not found: run npm install (package @foundry-rs/anvil)');
   return found;
