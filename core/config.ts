@@ -26,6 +26,8 @@ export interface WebhookConfig {
   retryJitter: number;
   /** An endpoint failing continuously for this long is disabled. */
   disableAfterMs: number;
+  /** A delivery due for this long without being attempted is re-enqueued by the relay (its job was lost). */
+  requeueAfterMs: number;
 }
 
 export interface Config {
@@ -161,6 +163,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       retryScheduleMs,
       retryJitter: read.number('WEBHOOK_RETRY_JITTER', 0.1, 0, 1),
       disableAfterMs: read.integer('WEBHOOK_DISABLE_AFTER_HOURS', 72, 1, 24 * 365) * 3600_000,
+      requeueAfterMs: read.integer('WEBHOOK_REQUEUE_AFTER_MS', 30_000, 100, 3600_000),
     },
     intervals: {
       chainScanMs: read.integer('CHAIN_SCAN_INTERVAL_MS', 1000, 50, 3600_000),

@@ -25,6 +25,9 @@ export async function createService(config: Config, opts: { logger?: Logger; clo
   if (config.secretEncryptionKeyIsDefault) {
     logger.warn('SECRET_ENCRYPTION_KEY is not set: using the local development key (never do this outside NETWORK=local)');
   }
+  if (config.webhooks.allowInsecure) {
+    logger.warn('WEBHOOK_ALLOW_INSECURE is on: webhook URLs may use http and private or loopback addresses (local development only)');
+  }
   const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger };
   // The local chain's deployed tokens (and RPC URL) are learnt at run time: every process loads them.
   if (config.network === 'local') await loadLocalChainState(ctx);

@@ -370,6 +370,8 @@ export const webhookDeliveries = pgTable(
     endpointId: text('endpoint_id').notNull().references(() => webhookEndpoints.id),
     status: text('status').notNull().$type<'pending' | 'succeeded' | 'failed'>().default('pending'),
     attemptCount: integer('attempt_count').notNull().default(0),
+    /** attempt_count when the delivery was last (re)started by hand: the retry schedule restarts there. */
+    retryBase: integer('retry_base').notNull().default(0),
     nextAttemptAt: ts('next_attempt_at'),
     lastAttemptAt: ts('last_attempt_at'),
     deliveredAt: ts('delivered_at'),

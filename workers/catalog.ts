@@ -16,6 +16,10 @@ export interface JobPayloads {
   'pool-cooldown': Record<string, never>;
   /** Raises or clears alert.address_pool_low per organization and protocol. */
   'pool-low-check': Record<string, never>;
+  'order-expiry': Record<string, never>;
+  'webhook-relay': Record<string, never>;
+  /** One attempt of one (event, endpoint) delivery; job id `webhook-delivery-<deliveryId>-<attempt>`. */
+  'webhook-delivery': { deliveryId: string; attempt: number };
 }
 
 export type QueueName = keyof JobPayloads;
@@ -36,6 +40,11 @@ export const QUEUES: Record<QueueName, QueueDefinition> = {
   'chain-confirmations': { concurrency: 4, defaultJobOptions: REPEATABLE },
   'pool-cooldown': { concurrency: 1, defaultJobOptions: REPEATABLE },
   'pool-low-check': { concurrency: 1, defaultJobOptions: REPEATABLE },
+  'order-expiry': { concurrency: 1, defaultJobOptions: REPEATABLE },
+  'webhook-relay': { concurrency: 1, defaultJobOptions: REPEATABLE },
+  // Removed once finished so the relay can re-add the same job id if the row is still due;
+  // retries are driven by the delivery row (core/webhooks/delivery.ts), not by BullMQ attempts.
+  'webhook-delivery': { concurrency: 20, defaultJobOptions: { attempts: 1, removeOnComplete: true, removeOnFail: true } },
 };
 
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
@@ -54,6 +63,8 @@ export function repeatableSchedules(config: Config, registry: ChainRegistry): Sc
     { queue: 'idempotency-cleanup', schedulerId: 'idempotency-cleanup', everyMs: config.intervals.idempotencyCleanupMs, data: {} },
     { queue: 'pool-cooldown', schedulerId: 'pool-cooldown', everyMs: config.intervals.poolCooldownMs, data: {} },
     { queue: 'pool-low-check', schedulerId: 'pool-low-check', everyMs: config.intervals.poolLowCheckMs, data: {} },
+    { queue: 'order-expiry', schedulerId: 'order-expiry', everyMs: config.intervals.orderExpiryMs, data: {} },
+    { queue: 'webhook-relay', schedulerId: 'webhook-relay', everyMs: config.intervals.webhookRelayMs, data: {} },
   ];
   // Per chain whose protocol has a scanner: a block scan and a confirmation count.
   for (const chain of registry.list().filter((c) => c.enabled && c.protocol === 'evm')) {

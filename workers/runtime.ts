@@ -17,6 +17,25 @@ export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWo
   await waitForRedis(connection);
   const queues = createQueues(connection, ctx.config.redisPrefix);
   await registerSchedulers(queues, ctx.config, ctx.registry, ctx.logger);
+  // A Redis that comes back empty (restarted without persistence) has lost the schedulers:
+  // upsert them again on every reconnect (idempotent), so the relay resumes by itself.
+  connection.on('ready', () => {
+    registerSchedulers(queues, ctx.config, ctx.registry, ctx.logger).catch((err) =>
+      ctx.logger.warn({ err: { message: (err as Error).message } }, 'could not re-register job schedulers after reconnect'),
+    );
+  });
+  // Producer-side queue errors (Redis unreachable): one warning per outage, not one per retry.
+  let redisDown = false;
+  connection.on('ready', () => {
+    if (redisDown) ctx.logger.info('Redis connection restored');
+    redisDown = false;
+  });
+  for (const queue of Object.values(queues)) {
+    queue.on('error', (err: Error) => {
+      if (!redisDown) ctx.logger.warn({ err: { message: err.message } }, 'Redis unreachable; jobs resume when it returns');
+      redisDown = true;
+    });
+  }
   const workers = startWorkers({ ...ctx, queues }, connection, names);
   ctx.logger.info({ queues: names }, 'workers started');
   return {

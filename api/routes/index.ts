@@ -4,6 +4,8 @@ import { registerAddressPoolRoutes } from './address-pool.routes';
 import { registerConfigRoutes } from './config.routes';
 import { registerDepositRoutes } from './deposits.routes';
 import { registerOrganizationRoutes } from './organizations.routes';
+import { registerOrderRoutes } from './orders.routes';
+import { registerWebhookRoutes } from './webhooks.routes';
 import { registerTransferRoutes } from './transfers.routes';
 
 /** Every resource's routes, mounted under /api/v1. */
@@ -13,4 +15,6 @@ export function registerRoutes(api: ApiBuilder, deps: ApiDeps): void {
   registerDepositRoutes(api, deps);
   registerTransferRoutes(api, deps);
   registerAddressPoolRoutes(api, deps);
+  registerOrderRoutes(api, deps);
+  registerWebhookRoutes(api, deps);
 }

@@ -43,8 +43,8 @@ function checkInteger(field: string, value: number, bounds: { min: number; max: 
 
 /**
  * Creates an order: validates everything first (chain, currency, amount, URLs, window), then in one
- * transaction checks the reference, allocates a pool address of the chain's protocol for the new
- * order id and inserts the order. A failure anywhere stores and allocates nothing. A concurrent
+ * transaction allocates a pool address of the chain's protocol for the new order id and inserts the
+ * order. A failure anywhere stores and allocates nothing. A concurrent
  * creation with the same reference loses on the unique index and answers 409 like a sequential one.
  */
 export async function createOrder(ctx: ServiceContext, organizationId: string, input: CreateOrderInput): Promise<OrderRow> {
@@ -70,9 +70,9 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
   const expiresAt = new Date(now.getTime() + paymentWindowMinutes * 60_000);
   const graceEndsAt = new Date(expiresAt.getTime() + graceMinutes * 60_000);
   try {
+    // No reference pre-check on the way in: the unique index orders_org_reference_uq decides
+    // (sequential and concurrent duplicates alike) and saves a round trip on every creation.
     return await ctx.db.transaction(async (tx) => {
-      const existing = await findIdByReference(tx, organizationId, input.orderReference);
-      if (existing) throw duplicateReference(input.orderReference, existing);
       const allocation = await allocatePoolAddress(tx, {
         organizationId,
         protocol: chain.protocol,
@@ -108,7 +108,11 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
       return row;
     });
   } catch (err) {
-    if (isUniqueViolation(err, 'orders_org_reference_uq')) {
+    // The transaction rolled back, allocation included. A duplicate reference is 409 even when
+    // the pool is also empty (the allocation failed before the insert could say so).
+    const duplicate =
+      isUniqueViolation(err, 'orders_org_reference_uq') || (err instanceof AppError && err.code === 'NO_AVAILABLE_ADDRESSES');
+    if (duplicate) {
       const existing = await findIdByReference(ctx.db, organizationId, input.orderReference);
       if (existing) throw duplicateReference(input.orderReference, existing);
     }

@@ -211,6 +211,7 @@ CREATE TABLE "webhook_deliveries" (
 	"endpoint_id" text NOT NULL,
 	"status" text DEFAULT 'pending' NOT NULL,
 	"attempt_count" integer DEFAULT 0 NOT NULL,
+	"retry_base" integer DEFAULT 0 NOT NULL,
 	"next_attempt_at" timestamp with time zone,
 	"last_attempt_at" timestamp with time zone,
 	"delivered_at" timestamp with time zone,

@@ -14,7 +14,8 @@ describe('job tier', () => {
   });
 
   it('registers repeatable jobs with job schedulers once, however many workers start', async () => {
-    const config = testConfig({ IDEMPOTENCY_CLEANUP_INTERVAL_MS: '200', WORKER_QUEUES: 'idempotency-cleanup' });
+    // Its own prefix: the schedulers it registers must not feed other tests' queues.
+    const config = testConfig({ IDEMPOTENCY_CLEANUP_INTERVAL_MS: '200', WORKER_QUEUES: 'idempotency-cleanup', REDIS_PREFIX: `${TEST_REDIS_PREFIX}jobs` });
     const ctx = testContext(config);
     const org = await createTestOrg('Jobs org');
     const past = new Date(Date.now() - 48 * 3600_000);
@@ -24,7 +25,7 @@ describe('job tier', () => {
     const first = await startWorkerProcess(ctx);
     const second = await startWorkerProcess({ ...ctx, clock: new ManualClock() });
     try {
-      const schedulers = await testRedis().keys(`${TEST_REDIS_PREFIX}:idempotency-cleanup:repeat*`);
+      const schedulers = await testRedis().keys(`${TEST_REDIS_PREFIX}jobs:idempotency-cleanup:repeat*`);
       expect(schedulers.length).to.be.greaterThan(0);
       const expected = repeatableSchedules(config, ctx.registry).filter((s) => s.queue === 'idempotency-cleanup');
       expect(expected).to.have.length(1);

@@ -6,7 +6,7 @@ import { createDb } from '../../db/client';
 import { buildTestApp, createTestOrg, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../helpers/harness';
 import { closedPort, spawnEntry, startPrivateRedis } from '../helpers/processes';
 
-const baseEnv = () => ({ DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: TEST_REDIS_PREFIX, PORT: '0', LOG_LEVEL: 'info' });
+const baseEnv = () => ({ DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: `${TEST_REDIS_PREFIX}proc`, PORT: '0', LOG_LEVEL: 'info' });
 
 describe('health when a dependency is down', () => {
   it('answers 503 "degraded" naming Redis when Redis is stopped, and 200 again when it is back', async () => {

@@ -4,6 +4,9 @@ import { idempotencyCleanupProcessor } from './idempotency-cleanup.processor';
 import { chainConfirmationsProcessor, chainScanProcessor } from './chain-scan.processor';
 import { poolCooldownProcessor } from './pool-cooldown.processor';
 import { poolLowCheckProcessor } from './pool-low-check.processor';
+import { orderExpiryProcessor } from './order-expiry.processor';
+import { webhookDeliveryProcessor } from './webhook-delivery.processor';
+import { webhookRelayProcessor } from './webhook-relay.processor';
 
 /** One processor per queue. The type makes a missing or extra processor a compile error. */
 export const PROCESSORS: { [Q in QueueName]: Processor<Q> } = {
@@ -12,4 +15,7 @@ export const PROCESSORS: { [Q in QueueName]: Processor<Q> } = {
   'chain-confirmations': chainConfirmationsProcessor,
   'pool-cooldown': poolCooldownProcessor,
   'pool-low-check': poolLowCheckProcessor,
+  'order-expiry': orderExpiryProcessor,
+  'webhook-relay': webhookRelayProcessor,
+  'webhook-delivery': webhookDeliveryProcessor,
 };

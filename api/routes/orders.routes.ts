@@ -1,0 +1,128 @@
+import type { ApiBuilder } from '../route-kit';
+import type { ApiDeps } from '../deps';
+import { listQuerySchema, metadataSchema } from '../validation';
+import {
+  createOrder,
+  getOrder,
+  getOrderByReference,
+  listOrders,
+  GRACE_MINUTES,
+  ORDER_REFERENCE_MAX,
+  ORDER_SORT_FIELDS,
+  PAYMENT_WINDOW_MINUTES,
+  type CreateOrderInput,
+  type ListOrdersQuery,
+} from '../../core/orders/orders';
+import { orderJsonSchema, presentOrder } from '../../core/orders/order-view';
+
+const createOrderBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['orderReference', 'amount', 'currency', 'chainId'],
+  properties: {
+    orderReference: {
+      type: 'string',
+      minLength: 1,
+      maxLength: ORDER_REFERENCE_MAX,
+      pattern: '^[^\\u0000-\\u001f\\u007f]+$',
+      description: 'Your identifier, unique per organization (409 DUPLICATE_ORDER_REFERENCE with existingOrderId otherwise)',
+    },
+    amount: {
+      description: 'Positive decimal string in token units, at most the token\'s decimals, e.g. "10.50" (INVALID_AMOUNT otherwise)',
+      examples: ['10.50'],
+    },
+    currency: { type: 'string', minLength: 1, maxLength: 16, description: 'USDT, USDC or DAI, offered on the chain (INVALID_CURRENCY otherwise)' },
+    chainId: { type: 'string', minLength: 1, maxLength: 64, description: 'An enabled chain, e.g. ethereum-sepolia (INVALID_CHAIN otherwise)' },
+    successUrl: { type: 'string', maxLength: 2048, description: 'Absolute http(s) URL; the payer is sent there after completion' },
+    cancelUrl: { type: 'string', maxLength: 2048, description: 'Absolute http(s) URL; the payer is sent there after expiry' },
+    metadata: metadataSchema,
+    paymentWindowMinutes: {
+      type: 'integer',
+      minimum: PAYMENT_WINDOW_MINUTES.min,
+      maximum: PAYMENT_WINDOW_MINUTES.max,
+      description: 'Default: the organization\'s payment_window_minutes, else 10',
+    },
+    graceMinutes: {
+      type: 'integer',
+      minimum: GRACE_MINUTES.min,
+      maximum: GRACE_MINUTES.max,
+      description: 'Extra minutes after the window in which mined payments still count (default 5)',
+    },
+  },
+};
+
+const listQuery = listQuerySchema({
+  sortBy: [...ORDER_SORT_FIELDS],
+  defaultSortBy: 'createdAt',
+  filters: {
+    status: { type: 'string', enum: ['pending', 'completed', 'expired'] },
+    currency: { type: 'string', maxLength: 16 },
+    chainId: { type: 'string', maxLength: 64 },
+    orderReference: { type: 'string', minLength: 1, maxLength: ORDER_REFERENCE_MAX, description: 'Case-insensitive substring search' },
+  },
+});
+
+export function registerOrderRoutes(api: ApiBuilder, deps: ApiDeps): void {
+  api.route<CreateOrderInput>(
+    {
+      method: 'post',
+      path: '/orders',
+      summary: 'Create an order (allocates a payment address from the pool)',
+      description:
+        'Validation errors store and allocate nothing. 409 DUPLICATE_ORDER_REFERENCE (body has existingOrderId); 503 NO_AVAILABLE_ADDRESSES when the pool of the chain\'s protocol is empty. amountReceived is the sum of the counted, non-dropped transfers.',
+      tag: 'Orders',
+      minRole: 'member',
+      creates: true,
+      successStatus: 201,
+      body: createOrderBody,
+      response: orderJsonSchema,
+    },
+    async ({ caller, body, reply }) => {
+      const order = await createOrder(deps, caller.organizationId, body);
+      return reply.created(presentOrder(deps, order), 'Order created');
+    },
+  );
+
+  api.route(
+    {
+      method: 'get',
+      path: '/orders/by-reference/:orderReference',
+      summary: 'Get an order by your orderReference (same body as GET /orders/{orderId})',
+      tag: 'Orders',
+      minRole: 'viewer',
+      response: orderJsonSchema,
+    },
+    async ({ caller, params, reply }) => reply.ok(presentOrder(deps, await getOrderByReference(deps.db, caller.organizationId, params.orderReference))),
+  );
+
+  api.route(
+    {
+      method: 'get',
+      path: '/orders/:orderId',
+      summary: 'Get an order',
+      description: 'txHash, blockNumber, confirmations and completedAt appear on completed orders; expiredAt on expired ones.',
+      tag: 'Orders',
+      minRole: 'viewer',
+      response: orderJsonSchema,
+    },
+    async ({ caller, params, reply }) => reply.ok(presentOrder(deps, await getOrder(deps.db, caller.organizationId, params.orderId))),
+  );
+
+  api.route<unknown, ListOrdersQuery>(
+    {
+      method: 'get',
+      path: '/orders',
+      summary: 'List orders',
+      description: 'Filters: status, currency, chainId, orderReference (substring). sortBy createdAt, amount (in token units) or expiresAt; ties by orderId.',
+      tag: 'Orders',
+      minRole: 'viewer',
+      query: listQuery,
+      listOf: 'orders',
+      response: orderJsonSchema,
+    },
+    async ({ caller, query, reply }) => {
+      const { items, total } = await listOrders(deps, caller.organizationId, query);
+      return reply.list('orders', items.map((o) => presentOrder(deps, o)), { page: query.page, limit: query.limit, total });
+    },
+  );
+}

@@ -1,0 +1,274 @@
+import type { ApiBuilder } from '../route-kit';
+import type { ApiDeps } from '../deps';
+import { EVENT_TYPES } from '../../core/events';
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  getWebhookEndpoint,
+  listWebhookEndpoints,
+  updateWebhookEndpoint,
+  type WebhookEndpointView,
+} from '../../core/webhooks/endpoints';
+import { listWebhookEvents, redeliverWebhookEvent, sendTestWebhook, type WebhookEventView } from '../../core/webhooks/history';
+import { enqueueWebhookDeliveries } from '../../workers/webhook-jobs';
+import { MAX_PAGE_LIMIT } from '../validation';
+import { iso } from '../present';
+
+const TAG = 'Webhooks';
+
+const endpointSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', example: 'whe_01jd...' },
+    url: { type: 'string', format: 'uri' },
+    events: { type: 'array', items: { type: 'string', enum: EVENT_TYPES } },
+    enabled: { type: 'boolean' },
+    disabledReason: { type: ['string', 'null'], description: 'Why it was disabled (410 Gone, failing for days, by hand)' },
+    failingSince: { type: ['string', 'null'], format: 'date-time', description: 'First failure since the last success' },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+  },
+};
+const withSecret = {
+  ...endpointSchema,
+  properties: { ...endpointSchema.properties, secret: { type: 'string', description: 'Signing secret, shown in this answer only' } },
+};
+
+const attemptSchema = {
+  type: 'object',
+  properties: {
+    attemptNumber: { type: 'integer' },
+    startedAt: { type: 'string', format: 'date-time' },
+    durationMs: { type: 'integer' },
+    statusCode: { type: ['integer', 'null'] },
+    error: { type: ['string', 'null'] },
+    responseExcerpt: { type: ['string', 'null'], description: 'First 1 KB of the answer' },
+  },
+};
+const eventSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', example: 'evt_01jd...' },
+    type: { type: 'string' },
+    createdAt: { type: 'string', format: 'date-time' },
+    data: { type: 'object' },
+    dispatchedAt: { type: ['string', 'null'], format: 'date-time' },
+    deliveries: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          id: { type: 'string' },
+          endpointId: { type: 'string' },
+          url: { type: 'string' },
+          status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
+          attemptCount: { type: 'integer' },
+          nextAttemptAt: { type: ['string', 'null'], format: 'date-time' },
+          lastAttemptAt: { type: ['string', 'null'], format: 'date-time' },
+          deliveredAt: { type: ['string', 'null'], format: 'date-time' },
+          attempts: { type: 'array', items: attemptSchema },
+        },
+      },
+    },
+  },
+};
+
+const eventsList = { type: 'array', items: { type: 'string', enum: EVENT_TYPES }, minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true };
+const secretInput = { type: 'string', minLength: 16, maxLength: 256, pattern: '^[\\x21-\\x7e]+$', description: 'Printable ASCII, 16 to 256 characters' };
+const pageProps = {
+  page: { type: 'integer', minimum: 1, default: 1 },
+  limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: 20 },
+};
+
+function presentEndpoint(e: WebhookEndpointView) {
+  return { ...e, failingSince: iso(e.failingSince), createdAt: iso(e.createdAt), updatedAt: iso(e.updatedAt) };
+}
+
+function presentEvent(e: WebhookEventView) {
+  return {
+    ...e,
+    createdAt: iso(e.createdAt),
+    dispatchedAt: iso(e.dispatchedAt),
+    deliveries: e.deliveries.map((d) => ({
+      ...d,
+      nextAttemptAt: iso(d.nextAttemptAt),
+      lastAttemptAt: iso(d.lastAttemptAt),
+      deliveredAt: iso(d.deliveredAt),
+      attempts: d.attempts.map((a) => ({ ...a, startedAt: iso(a.startedAt) })),
+    })),
+  };
+}
+
+const GUARD_NOTE =
+  'The URL must be HTTPS and must not resolve to a private, loopback, link-local, CGNAT, unique-local or metadata address ' +
+  '(checked now and again at every connection; WEBHOOK_ALLOW_INSECURE relaxes both for local development).';
+
+export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
+  /** Rows are committed first; if Redis is down the relay enqueues them later. */
+  const enqueue = (jobs: Parameters<typeof enqueueWebhookDeliveries>[1], promote = false) =>
+    enqueueWebhookDeliveries(deps.queues, jobs, { promote }).catch((err) =>
+      deps.logger.warn({ err: { message: (err as Error).message } }, 'webhook delivery not enqueued now; the relay will pick it up'),
+    );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/webhooks/endpoints',
+      summary: 'Register a webhook endpoint (its secret is shown once, in this answer only)',
+      description: `${GUARD_NOTE} When secret is omitted one is generated. Events are signed with X-Service-Signature = hex HMAC-SHA-256 of the body with the secret.`,
+      tag: TAG,
+      minRole: 'admin',
+      creates: true,
+      successStatus: 201,
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['url', 'events'],
+        properties: { url: { type: 'string', minLength: 1, maxLength: 2048 }, events: eventsList, secret: secretInput },
+      },
+      response: withSecret,
+    },
+    async ({ caller, body, reply }) => {
+      const { endpoint, secret } = await createWebhookEndpoint(deps, caller, body);
+      return reply.created({ ...presentEndpoint(endpoint), secret }, 'Webhook endpoint created; store the secret now, it is not shown again');
+    },
+  );
+
+  api.route(
+    {
+      method: 'get',
+      path: '/webhooks/endpoints',
+      summary: "The organization's webhook endpoints (never their secrets)",
+      tag: TAG,
+      minRole: 'viewer',
+      listOf: 'endpoints',
+      query: { type: 'object', additionalProperties: false, properties: pageProps },
+      response: endpointSchema,
+    },
+    async ({ caller, query, reply }) => {
+      const { items, total } = await listWebhookEndpoints(deps.db, caller, query);
+      return reply.list('endpoints', items.map(presentEndpoint), { page: query.page, limit: query.limit, total });
+    },
+  );
+
+  api.route(
+    { method: 'get', path: '/webhooks/endpoints/:id', summary: 'One webhook endpoint', tag: TAG, minRole: 'viewer', response: endpointSchema },
+    async ({ caller, params, reply }) => reply.ok(presentEndpoint(await getWebhookEndpoint(deps.db, caller, params.id))),
+  );
+
+  api.route(
+    {
+      method: 'put',
+      path: '/webhooks/endpoints/:id',
+      summary: 'Update a webhook endpoint: url, events, secret rotation, enabled',
+      description:
+        `${GUARD_NOTE} Rotate the secret with secret (your value) or rotateSecret: true (generated); the new secret is in this answer only. ` +
+        'enabled: true re-enables an endpoint disabled after 410 Gone or days of failures (events emitted while it was disabled are not sent; redeliver them by hand).',
+      tag: TAG,
+      minRole: 'admin',
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        minProperties: 1,
+        properties: {
+          url: { type: 'string', minLength: 1, maxLength: 2048 },
+          events: eventsList,
+          secret: secretInput,
+          rotateSecret: { type: 'boolean' },
+          enabled: { type: 'boolean' },
+        },
+      },
+      response: { ...withSecret, description: 'secret is present only when it was rotated' },
+    },
+    async ({ caller, params, body, reply }) => {
+      const { endpoint, secret } = await updateWebhookEndpoint(deps, caller, params.id, body);
+      return reply.ok({ ...presentEndpoint(endpoint), ...(secret !== null ? { secret } : {}) }, 'Webhook endpoint updated');
+    },
+  );
+
+  api.route(
+    {
+      method: 'delete',
+      path: '/webhooks/endpoints/:id',
+      summary: 'Delete a webhook endpoint (nothing more is sent to it; its delivery history stays)',
+      tag: TAG,
+      minRole: 'admin',
+      response: endpointSchema,
+    },
+    async ({ caller, params, reply }) => reply.ok(presentEndpoint(await deleteWebhookEndpoint(deps, caller, params.id)), 'Webhook endpoint deleted'),
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/webhooks/endpoints/:id/test',
+      summary: 'Send a webhook.test event to this endpoint only',
+      description:
+        'Creates an event of type webhook.test (data: endpointId, message) delivered, signed and retried like any other, to this endpoint only. ' +
+        'Answers with the event and its delivery; follow it in GET /webhooks/events?type=webhook.test. A disabled endpoint is 409.',
+      tag: TAG,
+      minRole: 'admin',
+      creates: true,
+      successStatus: 201,
+      response: eventSchema,
+    },
+    async ({ caller, params, reply }) => {
+      const { event, jobs } = await sendTestWebhook(deps, caller, params.id);
+      await enqueue(jobs);
+      return reply.created(presentEvent(event), 'Test event queued');
+    },
+  );
+
+  api.route(
+    {
+      method: 'get',
+      path: '/webhooks/events',
+      summary: 'Events with their delivery state per endpoint and every attempt, newest first',
+      description:
+        'Filters: type; status (events with a delivery in that state); endpoint (events with a delivery to that endpoint). ' +
+        'Delivery is at least once: receivers deduplicate on the event id (X-Service-Event-Id). Retry schedule: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h with jitter.',
+      tag: TAG,
+      minRole: 'viewer',
+      listOf: 'events',
+      query: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          ...pageProps,
+          type: { type: 'string', enum: [...EVENT_TYPES, 'webhook.test'] },
+          status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
+          endpoint: { type: 'string', maxLength: 64, description: 'Webhook endpoint id (whe_…)' },
+        },
+      },
+      response: eventSchema,
+    },
+    async ({ caller, query, reply }) => {
+      const { items, total } = await listWebhookEvents(deps.db, caller, { ...query, endpointId: query.endpoint });
+      return reply.list('events', items.map(presentEvent), { page: query.page, limit: query.limit, total });
+    },
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/webhooks/events/:id/redeliver',
+      summary: 'Redeliver an event now (to every endpoint it went to, or to one endpoint)',
+      description:
+        'Each delivery becomes pending and is attempted at once, with a fresh retry schedule; the event id (and so the receiver\'s deduplication key) is unchanged. ' +
+        'With ?endpoint=whe_… the event is sent to that endpoint only, even one created after the event. Disabled endpoints are skipped; 409 when none is left.',
+      tag: TAG,
+      minRole: 'admin',
+      query: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { endpoint: { type: 'string', maxLength: 64, description: 'Redeliver to this endpoint only (whe_…)' } },
+      },
+      response: eventSchema,
+    },
+    async ({ caller, params, query, reply }) => {
+      const { event, jobs } = await redeliverWebhookEvent(deps, caller, params.id, { endpointId: query.endpoint });
+      await enqueue(jobs, true);
+      return reply.ok(presentEvent(event), 'Redelivery queued');
+    },
+  );
+}

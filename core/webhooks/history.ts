@@ -1,0 +1,210 @@
+import { and, asc, count, desc, eq, exists, inArray, isNull, type SQL } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
+import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema';
+import { AppError, notFound } from '../errors';
+import { newId } from '../ids';
+import type { Caller } from '../organizations';
+import type { DeliveryJob } from './delivery';
+import type { WebhookDeps } from './endpoints';
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface AttemptView {
+  attemptNumber: number;
+  startedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  responseExcerpt: string | null;
+}
+
+export interface DeliveryView {
+  id: string;
+  endpointId: string;
+  url: string;
+  status: DeliveryStatus;
+  attemptCount: number;
+  nextAttemptAt: Date | null;
+  lastAttemptAt: Date | null;
+  deliveredAt: Date | null;
+  attempts: AttemptView[];
+}
+
+export interface WebhookEventView {
+  id: string;
+  type: string;
+  createdAt: Date;
+  data: unknown;
+  /** When the relay fanned it out to deliveries (null: not yet). */
+  dispatchedAt: Date | null;
+  deliveries: DeliveryView[];
+}
+
+export interface EventListQuery {
+  page: number;
+  limit: number;
+  type?: string;
+  status?: DeliveryStatus;
+  endpointId?: string;
+}
+
+/**
+ * The organization's events, newest first, each with its delivery state per endpoint and every
+ * attempt. `status` and `endpointId` keep events having a delivery in that state / to that endpoint.
+ */
+export async function listWebhookEvents(db: DbOrTx, caller: Caller, q: EventListQuery): Promise<{ items: WebhookEventView[]; total: number }> {
+  const conditions: SQL[] = [eq(events.organizationId, caller.organizationId)];
+  if (q.type) conditions.push(eq(events.type, q.type));
+  if (q.status || q.endpointId) {
+    const sub: SQL[] = [eq(webhookDeliveries.eventId, events.id)];
+    if (q.status) sub.push(eq(webhookDeliveries.status, q.status));
+    if (q.endpointId) sub.push(eq(webhookDeliveries.endpointId, q.endpointId));
+    conditions.push(exists(db.select({ one: webhookDeliveries.id }).from(webhookDeliveries).where(and(...sub))));
+  }
+  const where = and(...conditions);
+  const [{ n }] = await db.select({ n: count() }).from(events).where(where);
+  const rows = await db
+    .select()
+    .from(events)
+    .where(where)
+    .orderBy(desc(events.createdAt), desc(events.id))
+    .limit(q.limit)
+    .offset((q.page - 1) * q.limit);
+  return { items: await withDeliveries(db, rows), total: Number(n) };
+}
+
+async function withDeliveries(db: DbOrTx, rows: (typeof events.$inferSelect)[]): Promise<WebhookEventView[]> {
+  if (rows.length === 0) return [];
+  const deliveries = await db
+    .select({ d: webhookDeliveries, url: webhookEndpoints.url })
+    .from(webhookDeliveries)
+    .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+    .where(inArray(webhookDeliveries.eventId, rows.map((r) => r.id)))
+    .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id));
+  const attempts = deliveries.length
+    ? await db
+        .select()
+        .from(webhookAttempts)
+        .where(inArray(webhookAttempts.deliveryId, deliveries.map((x) => x.d.id)))
+        .orderBy(asc(webhookAttempts.attemptNumber), asc(webhookAttempts.id))
+    : [];
+  return rows.map((e) => ({
+    id: e.id,
+    type: e.type,
+    createdAt: e.createdAt,
+    data: e.data,
+    dispatchedAt: e.dispatchedAt,
+    deliveries: deliveries
+      .filter((x) => x.d.eventId === e.id)
+      .map(({ d, url }) => ({
+        id: d.id,
+        endpointId: d.endpointId,
+        url,
+        status: d.status,
+        attemptCount: d.attemptCount,
+        nextAttemptAt: d.nextAttemptAt,
+        lastAttemptAt: d.lastAttemptAt,
+        deliveredAt: d.deliveredAt,
+        attempts: attempts
+          .filter((a) => a.deliveryId === d.id)
+          .map((a) => ({
+            attemptNumber: a.attemptNumber,
+            startedAt: a.startedAt,
+            durationMs: a.durationMs,
+            statusCode: a.statusCode,
+            error: a.error,
+            responseExcerpt: a.responseExcerpt,
+          })),
+      })),
+  }));
+}
+
+export async function getWebhookEvent(db: DbOrTx, caller: Caller, eventId: string): Promise<WebhookEventView> {
+  const rows = await db.select().from(events).where(and(eq(events.id, eventId), eq(events.organizationId, caller.organizationId)));
+  if (rows.length === 0) throw notFound('Event');
+  return (await withDeliveries(db, rows))[0];
+}
+
+/**
+ * Redelivers an event by hand: to every endpoint it was delivered (or attempted) to, or to one
+ * endpoint (which gets a delivery even if it had none, e.g. it was created after the event).
+ * Each delivery becomes pending and due now, and its retry schedule starts again.
+ * Disabled or deleted endpoints are skipped (409 when nothing is left).
+ */
+export async function redeliverWebhookEvent(
+  deps: WebhookDeps,
+  caller: Caller,
+  eventId: string,
+  input: { endpointId?: string },
+): Promise<{ event: WebhookEventView; jobs: DeliveryJob[] }> {
+  const jobs = await deps.db.transaction(async (tx) => {
+    const [event] = await tx.select().from(events).where(and(eq(events.id, eventId), eq(events.organizationId, caller.organizationId)));
+    if (!event) throw notFound('Event');
+    const now = deps.clock.now();
+    if (input.endpointId) {
+      const [ep] = await tx
+        .select()
+        .from(webhookEndpoints)
+        .where(and(eq(webhookEndpoints.id, input.endpointId), eq(webhookEndpoints.organizationId, caller.organizationId), isNull(webhookEndpoints.deletedAt)));
+      if (!ep) throw notFound('Webhook endpoint');
+      if (!ep.enabled) throw new AppError('CONFLICT', 'This webhook endpoint is disabled; re-enable it (PUT enabled: true) first');
+      await tx
+        .insert(webhookDeliveries)
+        .values({ id: newId('whd'), organizationId: caller.organizationId, eventId, endpointId: ep.id, status: 'failed', nextAttemptAt: null, createdAt: now })
+        .onConflictDoNothing();
+    }
+    const targets = await tx
+      .select({ id: webhookDeliveries.id, attemptCount: webhookDeliveries.attemptCount })
+      .from(webhookDeliveries)
+      .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+      .where(
+        and(
+          eq(webhookDeliveries.eventId, eventId),
+          eq(webhookEndpoints.enabled, true),
+          isNull(webhookEndpoints.deletedAt),
+          ...(input.endpointId ? [eq(webhookDeliveries.endpointId, input.endpointId)] : []),
+        ),
+      )
+      .for('update', { of: webhookDeliveries });
+    if (targets.length === 0) throw new AppError('CONFLICT', 'This event has no enabled endpoint to redeliver to');
+    const out: DeliveryJob[] = [];
+    for (const t of targets) {
+      await tx
+        .update(webhookDeliveries)
+        .set({ status: 'pending', nextAttemptAt: now, retryBase: t.attemptCount, deliveredAt: null })
+        .where(eq(webhookDeliveries.id, t.id));
+      out.push({ deliveryId: t.id, attempt: t.attemptCount + 1, delayMs: 0 });
+    }
+    return out;
+  });
+  return { event: await getWebhookEvent(deps.db, caller, eventId), jobs };
+}
+
+/**
+ * A `webhook.test` event for one endpoint only (merchants check their receiver with it). It is
+ * written already dispatched, with its single delivery, so the relay never fans it out.
+ */
+export async function sendTestWebhook(deps: WebhookDeps, caller: Caller, endpointId: string): Promise<{ event: WebhookEventView; jobs: DeliveryJob[] }> {
+  const job = await deps.db.transaction(async (tx) => {
+    const [ep] = await tx
+      .select()
+      .from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.organizationId, caller.organizationId), isNull(webhookEndpoints.deletedAt)));
+    if (!ep) throw notFound('Webhook endpoint');
+    if (!ep.enabled) throw new AppError('CONFLICT', 'This webhook endpoint is disabled; re-enable it (PUT enabled: true) first');
+    const now = deps.clock.now();
+    const eventId = newId('evt');
+    await tx.insert(events).values({
+      id: eventId,
+      organizationId: caller.organizationId,
+      type: 'webhook.test',
+      data: { endpointId, message: 'Test event from Stablegate: your receiver is reachable and verifies signatures.' },
+      createdAt: now,
+      dispatchedAt: now,
+    });
+    const deliveryId = newId('whd');
+    await tx.insert(webhookDeliveries).values({ id: deliveryId, organizationId: caller.organizationId, eventId, endpointId, status: 'pending', nextAttemptAt: now, createdAt: now });
+    return { eventId, job: { deliveryId, attempt: 1, delayMs: 0 } };
+  });
+  return { event: await getWebhookEvent(deps.db, caller, job.eventId), jobs: [job.job] };
+}

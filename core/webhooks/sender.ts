@@ -1,0 +1,95 @@
+import http from 'node:http';
+import https from 'node:https';
+import { assertLiteralHostAllowed, guardedLookup } from './url-guard';
+
+export interface SendRequest {
+  url: string;
+  body: Buffer;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  allowInsecure: boolean;
+}
+
+export interface SendOutcome {
+  /** HTTP status, or null when no answer arrived (connection error, timeout, refused address). */
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  /** The first bytes of the answer (at most RESPONSE_EXCERPT_BYTES), for the attempt log. */
+  responseExcerpt: string | null;
+  /** Retry-After of a 429 or 503, in milliseconds. */
+  retryAfterMs: number | null;
+}
+
+export const RESPONSE_EXCERPT_BYTES = 1024;
+
+/** Retry-After: delta-seconds or an HTTP date; null when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, now: number): number | null {
+  if (!value) return null;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+/**
+ * One POST to a receiver. Redirects are never followed (node's http does not follow them; the
+ * caller counts 3xx as a failure). Without allowInsecure the socket connects only to an address
+ * that passed the SSRF check (guardedLookup); no connection is reused between deliveries.
+ * Never throws: every failure is an outcome.
+ */
+export function sendWebhook(req: SendRequest): Promise<SendOutcome> {
+  const started = Date.now();
+  return new Promise<SendOutcome>((resolve) => {
+    let settled = false;
+    const finish = (outcome: Omit<SendOutcome, 'durationMs'>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ ...outcome, durationMs: Date.now() - started });
+    };
+    const fail = (error: string) => finish({ statusCode: null, error, responseExcerpt: null, retryAfterMs: null });
+
+    let url: URL;
+    try {
+      url = new URL(req.url);
+      assertLiteralHostAllowed(url, { allowInsecure: req.allowInsecure });
+    } catch (err) {
+      return resolve({ statusCode: null, error: (err as Error).message, responseExcerpt: null, retryAfterMs: null, durationMs: 0 });
+    }
+    const transport = url.protocol === 'https:' ? https : http;
+    const request = transport.request(
+      url,
+      {
+        method: 'POST',
+        headers: { ...req.headers, 'Content-Length': String(req.body.length) },
+        agent: false,
+        ...(req.allowInsecure ? {} : { lookup: guardedLookup }),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        const done = () => {
+          const status = res.statusCode ?? 0;
+          const excerpt = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8');
+          const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after'], Date.now()) : null;
+          finish({ statusCode: status, error: null, responseExcerpt: excerpt, retryAfterMs });
+          request.destroy();
+        };
+        res.on('data', (chunk: Buffer) => {
+          if (size < RESPONSE_EXCERPT_BYTES) chunks.push(chunk);
+          size += chunk.length;
+          if (size >= RESPONSE_EXCERPT_BYTES) done(); // enough for the log; stop reading
+        });
+        res.on('end', done);
+        res.on('error', () => done());
+      },
+    );
+    const timer = setTimeout(() => {
+      fail(`timed out after ${req.timeoutMs} ms`);
+      request.destroy();
+    }, req.timeoutMs);
+    request.on('error', (err) => fail(err.message || String(err)));
+    request.end(req.body);
+  });
+}

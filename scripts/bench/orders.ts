@@ -1,0 +1,179 @@
+/**
+ * Benchmark of POST /orders against a bare Express + one INSERT baseline, on the real Postgres and
+ * Redis of this machine, in a database and Redis prefix of its own (removed at the end).
+ *
+ *   npm run bench:orders                 # defaults: 10 connections, 8 s per run
+ *   BENCH_CONNECTIONS=20 BENCH_DURATION=15 npm run bench:orders
+ *
+ * Prints throughput and p50/p99 latency of both and the ratio orders/baseline (target ≥ 0.5).
+ */
+import http from 'node:http';
+import { randomBytes } from 'node:crypto';
+import express from 'express';
+import postgres from 'postgres';
+import { getAddress, hexlify } from 'ethers';
+import { Redis } from 'ioredis';
+import { loadConfig } from '../../core/config';
+import { createLogger } from '../../core/logger';
+import { createOrganization, createApiKey } from '../../core/organizations';
+import { deleteKeysWithPrefix } from '../../core/redis';
+import { createService } from '../../core/service';
+import { startApi } from '../../api/server';
+import { poolAddresses } from '../../db/schema';
+
+interface Histogram {
+  average: number;
+  p50: number;
+  p99: number;
+}
+interface AutocannonResult {
+  requests: Histogram & { total: number };
+  latency: Histogram;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  '2xx': number;
+}
+type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const autocannon = require('autocannon') as Autocannon;
+
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
+const WARMUP_S = 2;
+const BASE_DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const RUN = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+const DB_NAME = `sg_bench_${RUN}`;
+const dbUrl = (() => {
+  const u = new URL(BASE_DB_URL);
+  u.pathname = `/${DB_NAME}`;
+  return u.toString();
+})();
+const PREFIX = `sgb_${RUN}`;
+const randomAddress = () => getAddress(hexlify(randomBytes(20)));
+
+function listen(server: http.Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const a = server.address();
+      resolve(typeof a === 'object' && a ? a.port : 0);
+    });
+  });
+}
+
+let seq = 0;
+/** Every request carries a new orderReference (built per request, so Content-Length is right). */
+async function run(name: string, url: string, headers: Record<string, string>, tag: string, duration: number): Promise<AutocannonResult> {
+  return autocannon({
+    title: name,
+    url,
+    connections: CONNECTIONS,
+    duration,
+    requests: [
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        setupRequest: (req: Record<string, unknown>) => ({ ...req, body: orderBody(`${tag}-${++seq}`) }),
+      },
+    ],
+  });
+}
+
+function orderBody(reference: string): string {
+  return JSON.stringify({ orderReference: reference, amount: '10.5', currency: 'USDT', chainId: 'ethereum-local', metadata: { bench: true } });
+}
+
+function line(name: string, r: AutocannonResult): string {
+  return `${name.padEnd(24)} ${r.requests.average.toFixed(0).padStart(7)} req/s   p50 ${String(r.latency.p50).padStart(4)} ms   p99 ${String(r.latency.p99).padStart(4)} ms   2xx ${r['2xx']}  non-2xx ${r.non2xx}  errors ${r.errors}`;
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig({
+    DATABASE_URL: dbUrl,
+    REDIS_URL,
+    REDIS_PREFIX: PREFIX,
+    NETWORK: 'local',
+    API_STYLE: 'b',
+    RATE_LIMIT_ENABLED: 'false',
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    TOKEN_ETHEREUM_LOCAL_USDT: randomAddress(),
+  });
+  const logger = createLogger('silent');
+  const { ctx, dbHandle } = await createService(config, { logger });
+  const baselineSql = postgres(dbUrl, { max: 10, onnotice: () => {} });
+  const servers: { close(): Promise<void> }[] = [];
+  try {
+    // An organization with a member key and a pool large enough for every request of the run.
+    const { organizationId, ownerKey } = await createOrganization(ctx.db, 'Bench org');
+    const member = await createApiKey(ctx.db, { organizationId, keyId: ownerKey.id, role: 'owner' }, organizationId, { name: 'bench', role: 'member' });
+    const poolSize = Number(process.env.BENCH_POOL ?? 60_000);
+    const now = Date.now();
+    for (let i = 0; i < poolSize; i += 2000) {
+      const rows = Array.from({ length: Math.min(2000, poolSize - i) }, (_, j) => ({
+        organizationId,
+        protocol: 'evm' as const,
+        address: randomAddress(),
+        mode: 'self_managed' as const,
+        status: 'available' as const,
+        createdAt: new Date(now + i + j),
+      }));
+      await ctx.db.insert(poolAddresses).values(rows);
+    }
+    // A real pool is imported well before orders arrive, and autovacuum has analyzed it by then;
+    // without statistics the planner sorts the whole pool for every allocation.
+    await dbHandle.sql`analyze`;
+    await baselineSql`create table bench_baseline (id text primary key, reference text not null, amount numeric(78,0) not null, created_at timestamptz not null default now())`;
+
+    // The service: a real listening API.
+    const api = await startApi(ctx);
+    servers.push(api);
+    const ordersUrl = `http://127.0.0.1:${api.port}/api/v1/orders`;
+
+    // The baseline: bare Express, JSON body, one INSERT.
+    const app = express();
+    app.use(express.json());
+    app.post('/baseline', async (req, res) => {
+      const id = `b_${randomBytes(8).toString('hex')}`;
+      await baselineSql`insert into bench_baseline (id, reference, amount) values (${id}, ${String(req.body.orderReference)}, ${'10500000'})`;
+      res.status(201).json({ id, orderReference: req.body.orderReference });
+    });
+    const baselineServer = http.createServer(app);
+    const baselinePort = await listen(baselineServer);
+    servers.push({ close: () => new Promise((r) => baselineServer.close(() => r())) });
+    const baselineUrl = `http://127.0.0.1:${baselinePort}/baseline`;
+
+    const auth = { 'x-api-key': member.key };
+
+    process.stdout.write(`POST /orders vs bare Express + one INSERT — ${CONNECTIONS} connections, ${DURATION_S} s each (after ${WARMUP_S} s warm-up), pool ${poolSize}\n`);
+    await run('warm-baseline', baselineUrl, {}, 'wb', WARMUP_S);
+    await run('warm-orders', ordersUrl, auth, 'wo', WARMUP_S);
+    const baseline = await run('baseline', baselineUrl, {}, 'b', DURATION_S);
+    const ordersRun = await run('orders', ordersUrl, auth, 'o', DURATION_S);
+
+    const [{ n: stored }] = await dbHandle.sql<{ n: number }[]>`select count(*)::int as n from orders where order_reference like 'o-%'`;
+    process.stdout.write(`${line('bare Express + INSERT', baseline)}\n${line('POST /orders', ordersRun)}\n`);
+    process.stdout.write(`orders stored in the measured run: ${stored} (2xx answers: ${ordersRun['2xx']})\n`);
+    const ratio = ordersRun.requests.average / baseline.requests.average;
+    process.stdout.write(`throughput ratio orders/baseline: ${ratio.toFixed(2)} (target ≥ 0.5)\n`);
+    // A request still in flight when the run ends is stored without being counted as answered.
+    if (ordersRun.non2xx > 0 || stored < ordersRun['2xx'] || stored > ordersRun['2xx'] + CONNECTIONS) process.exitCode = 1;
+  } finally {
+    for (const s of servers.reverse()) await s.close().catch(() => {});
+    await baselineSql.end({ timeout: 5 });
+    await dbHandle.close();
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    await deleteKeysWithPrefix(redis, PREFIX).catch(() => {});
+    redis.disconnect();
+    const admin = postgres(BASE_DB_URL, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`drop database if exists "${DB_NAME}" with (force)`);
+    await admin.end();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err?.stack ?? err}\n`);
+  process.exit(1);
+});

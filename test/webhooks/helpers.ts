@@ -1,0 +1,121 @@
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../../core/config';
+import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
+import { testConfig, testContext } from '../helpers/harness';
+
+/** What the local receiver saw of one request. */
+export interface ReceivedRequest {
+  n: number;
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+  receivedAt: number;
+}
+
+export type ReceiverAnswer = { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+
+export interface Receiver {
+  url: string;
+  port: number;
+  requests: ReceivedRequest[];
+  /** Requests to one path. */
+  on(path: string): ReceivedRequest[];
+  waitFor(count: number, opts?: { path?: string; timeoutMs?: number }): Promise<ReceivedRequest[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * A local HTTP receiver on port 0. `answer` decides each reply from the request and how many
+ * requests that path has had (1-based); default 200 {received:true}.
+ */
+export async function startReceiver(answer: (req: ReceivedRequest) => ReceiverAnswer = () => ({ status: 200 })): Promise<Receiver> {
+  const requests: ReceivedRequest[] = [];
+  const hanging = new Set<http.ServerResponse>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const path = req.url ?? '/';
+      const seen: ReceivedRequest = {
+        n: requests.filter((r) => r.path === path).length + 1,
+        method: req.method ?? '',
+        path,
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+        receivedAt: Date.now(),
+      };
+      requests.push(seen);
+      const a = answer(seen);
+      if (a === 'hang') {
+        hanging.add(res);
+        return;
+      }
+      res.writeHead(a.status, { 'Content-Type': 'application/json', ...(a.headers ?? {}) });
+      res.end(a.body ?? JSON.stringify({ received: true }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    on: (path) => requests.filter((r) => r.path === path),
+    async waitFor(count, opts = {}) {
+      const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
+      const pick = () => (opts.path ? requests.filter((r) => r.path === opts.path) : requests);
+      while (pick().length < count) {
+        if (Date.now() > deadline) throw new Error(`receiver got ${pick().length} of ${count} requests${opts.path ? ` on ${opts.path}` : ''}`);
+        await sleep(20);
+      }
+      return pick();
+    },
+    async close() {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls until `probe` returns a truthy value. */
+export async function eventually<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** Compressed webhook settings for tests (seconds in WEBHOOK_RETRY_SCHEDULE). */
+export const FAST_WEBHOOK_ENV: Record<string, string> = {
+  WEBHOOK_ALLOW_INSECURE: 'true',
+  WEBHOOK_RETRY_SCHEDULE: '0,0.2,0.4,0.6,0.8',
+  WEBHOOK_RETRY_JITTER: '0.1',
+  WEBHOOK_TIMEOUT_MS: '1000',
+  WEBHOOK_RELAY_INTERVAL_MS: '100',
+  WEBHOOK_REQUEUE_AFTER_MS: '500',
+  WORKER_QUEUES: 'webhook-relay,webhook-delivery',
+};
+
+/** The real job tier (relay + delivery workers) in this process, on the run's database and prefix. */
+export async function startTestWorkers(env: Record<string, string> = {}, overrides: Partial<Config> = {}): Promise<{ workers: RunningWorkers; config: Config }> {
+  const config = testConfig({ ...FAST_WEBHOOK_ENV, ...env }, overrides);
+  const workers = await startWorkerProcess(testContext(config));
+  return { workers, config };
+}
+
+export async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const port = (srv.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
