@@ -14,7 +14,7 @@ runMain(async () => {
 
   // NETWORK=local: the local chain runs inside this process (`npm run chain` runs it alone).
   const localChain = config.network === 'local' && config.startLocalChain ? await startLocalChain(ctx, config.localChainPort ?? 0) : null;
-  if (localChain) process.stdout.write(`\n  Local chain ethereum-local on ${localChain.anvil.url} (tokens: ${Object.entries(localChain.state.tokens).map(([c, a]) => `${c} ${a}`).join(', ')})\n`);
+  if (localChain) process.stdout.write(`\n  Local chain ethereum-local on ${localChain.anvil.url} (tokens: ${(['USDT', 'USDC', 'DAI'] as const).map((c) => `${c} ${localChain.state.tokens[c]}`).join(', ')})\n`);
 
   // First start on an empty database: a local organization, so a newcomer can call the API at once.
   if ((await countOrganizations(ctx.db)) === 0) {

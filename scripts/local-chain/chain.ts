@@ -14,7 +14,7 @@ runMain(async () => {
   const { anvil, state, deployed } = await startLocalChain(ctx, config.localChainPort ?? 8545);
   process.stdout.write(
     `\n  Local chain ethereum-local (chain id 31337) on ${anvil.url}${deployed ? ' — test tokens deployed' : ''}\n` +
-      Object.entries(state.tokens).map(([c, a]) => `    ${c.padEnd(4)} ${a}\n`).join('') +
+      (['USDT', 'USDC', 'DAI'] as const).map((c) => `    ${c.padEnd(4)} ${state.tokens[c]}\n`).join('') +
       `  Start the API and workers now (npm run start:api / npm run start:worker); Ctrl-C stops the chain (state kept in ${config.dataDir}).\n\n`,
   );
   handleShutdown(async () => {
