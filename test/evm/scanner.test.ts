@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { and, eq, inArray } from 'drizzle-orm';
 import { runChainScan } from '../../core/chains/evm/evm-monitor';
 import { evmRpcFor } from '../../core/chains/evm/evm-rpc';
-import { currentRangeSize } from '../../core/chains/evm/evm-scanner';
+import { currentRangeSize, tryChainLock } from '../../core/chains/evm/evm-scanner';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local/local-chain';
 import { getCheckpoint, setCheckpoint } from '../../core/checkpoints';
 import { scannedBlocks, transfers } from '../../db/schema';
@@ -122,6 +122,25 @@ describe('evm scanner on a local chain', function () {
     const rows = await ctx.db.select().from(transfers).where(inArray(transfers.txHash, hashes));
     expect(rows).to.have.length(5);
     expect(new Set(rows.map((r) => r.txHash)).size).to.equal(5);
+  });
+
+  it('the per-chain scan lock admits one holder at a time', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let holderGot = false;
+    const holder = ctx.db.transaction(async (tx) => {
+      holderGot = await tryChainLock(tx, 'chain-scan', LOCAL_CHAIN_ID);
+      await held;
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(holderGot).to.equal(true);
+    expect(await ctx.db.transaction((tx) => tryChainLock(tx, 'chain-scan', LOCAL_CHAIN_ID))).to.equal(false);
+    expect(await ctx.db.transaction((tx) => tryChainLock(tx, 'chain-scan', 'ethereum-sepolia'))).to.equal(true);
+    // While it is held, a scan of the chain does nothing.
+    expect(await runChainScan(ctx, LOCAL_CHAIN_ID)).to.include({ lastStatus: 'locked', ranges: 0 });
+    release();
+    await holder;
+    expect(await ctx.db.transaction((tx) => tryChainLock(tx, 'chain-scan', LOCAL_CHAIN_ID))).to.equal(true);
   });
 
   it('refuses to scan a chain whose token decimals do not match the registry', async () => {
