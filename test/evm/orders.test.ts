@@ -158,12 +158,16 @@ describe('evm payments to orders and deposit references (anvil)', function () {
     expect((await orderTransfers(ctx, order.id))[0]).to.include({ blockNumber: paid.blockNumber, status: 'pending' });
     // Blocks P and P+1 replaced: the payment now sits in the new P+1.
     await chain.reorg(2, raws.map((r) => [r, 1] as [string, number]));
+    const newP = await chain.provider.send('eth_getBlockByNumber', [`0x${paid.blockNumber.toString(16)}`, false]);
+    expect(newP.hash, 'anvil_reorg replaced block P').to.not.equal(paid.blockHash);
     await settle(ctx); // reorg found, rescanned
     await chain.mine(2);
     await settle(ctx);
     await settle(ctx);
     const rows = await orderTransfers(ctx, order.id);
-    expect(rows.filter((r) => r.status === 'dropped')).to.have.length(1);
+    const receipt = await chain.provider.getTransactionReceipt(paid.txHash);
+    const dump = JSON.stringify({ paid, moved: receipt && { block: receipt.blockNumber, hash: receipt.blockHash }, rows: rows.map((r) => [r.status, r.blockNumber, r.blockHash]) });
+    expect(rows.filter((r) => r.status === 'dropped'), dump).to.have.length(1);
     const live = rows.filter((r) => r.status !== 'dropped');
     expect(live).to.have.length(1);
     expect(live[0]).to.include({ txHash: paid.txHash, status: 'confirmed', credited: true, blockNumber: paid.blockNumber + 1 });

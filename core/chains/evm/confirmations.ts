@@ -59,7 +59,14 @@ export async function updateConfirmations(ctx: ServiceContext, chain: Chain, rpc
       .from(transfers)
       .leftJoin(orders, eq(orders.id, transfers.orderId))
       .leftJoin(deposits, eq(deposits.transferId, transfers.id))
-      .where(and(eq(transfers.chainId, chain.chainId), eq(transfers.status, 'pending'), sql`${transfers.blockNumber} <= ${head}`))
+      .where(
+        and(
+          eq(transfers.chainId, chain.chainId),
+          eq(transfers.status, 'pending'),
+          // At its required count: the order's, else the deposit's, else the chain's.
+          sql`${head} - ${transfers.blockNumber} + 1 >= coalesce(${orders.requiredConfirmations}, ${deposits.requiredConfirmations}, ${chain.orderConfirmations})`,
+        ),
+      )
       .orderBy(transfers.blockNumber)
   ).filter((t) => head - t.blockNumber + 1 >= requiredConfirmations(chain, t));
 

@@ -24,7 +24,7 @@ const INITIAL_RANGE = 500;
 /** scanned_blocks rows kept below the checkpoint (the deepest reorg we can walk back). */
 const SCANNED_BLOCKS_KEPT = 2048;
 
-export type ScanStatus = 'scanned' | 'idle' | 'locked' | 'reorg' | 'unstable' | 'initialized';
+export type ScanStatus = 'scanned' | 'idle' | 'locked' | 'reorg' | 'unstable' | 'initialized' | 'behind';
 
 export interface ScanStep {
   status: ScanStatus;
@@ -101,6 +101,9 @@ export async function scanChainOnce(ctx: ServiceContext, chain: Chain, rpc: EvmR
     }
 
     const headNumber = await rpc.blockNumber();
+    // A provider behind our checkpoint (a lagging node, a local chain restarted from an older state)
+    // proves nothing yet: wait until it reaches the checkpoint, then compare hashes.
+    if (headNumber < cp.blockNumber) return { status: 'behind', recorded: 0, logs: 0 };
     const atCheckpoint = await rpc.header(cp.blockNumber);
     if (!atCheckpoint || atCheckpoint.hash !== cp.blockHash) {
       await handleReorg(tx, ctx, chain, rpc, cp);
@@ -276,7 +279,7 @@ export async function scanChain(ctx: ServiceContext, chain: Chain, rpc: EvmRpc, 
     run.recorded += step.recorded;
     if (step.status === 'scanned') run.ranges++;
     if (step.status === 'unstable' && ++unstable <= 3) continue;
-    if (step.status === 'idle' || step.status === 'locked' || step.status === 'unstable') break;
+    if (step.status === 'idle' || step.status === 'locked' || step.status === 'unstable' || step.status === 'behind') break;
   }
   return run;
 }
