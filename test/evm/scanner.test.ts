@@ -111,6 +111,34 @@ describe('evm scanner on a local chain', function () {
     expect(live[0]).to.include({ txHash: paid.txHash, blockNumber: receipt!.blockNumber, blockHash: receipt!.blockHash, status: 'pending' });
   });
 
+  it('a chain that went back below the checkpoint (node behind, restarted from older state) is waited for, then reconciled', async () => {
+    const target = (await seedPoolAddresses(orgId, 'evm', 1))[0];
+    const paid = await chain.pay(target, 'USDT', 5_000_000n);
+    await chain.mine(2);
+    await runChainScan(ctx, LOCAL_CHAIN_ID);
+    const cp = (await getCheckpoint(ctx.db, LOCAL_CHAIN_ID))!;
+    // The node loses its last 4 blocks (the payment's among them).
+    await chain.rpc('anvil_rollback', [4]);
+    await chain.rpc('evm_setTime', [Math.floor(Date.now() / 1000)]);
+    expect(await chain.head()).to.equal(cp.blockNumber - 4);
+    expect(await runChainScan(ctx, LOCAL_CHAIN_ID)).to.include({ lastStatus: 'behind' });
+    expect((await transfersTo(target))[0].status).to.equal('pending');
+    expect((await getCheckpoint(ctx.db, LOCAL_CHAIN_ID))!.blockNumber).to.equal(cp.blockNumber);
+    // The chain grows past the old checkpoint on another branch: the lost payment is dropped.
+    await chain.mine(6);
+    await runChainScan(ctx, LOCAL_CHAIN_ID);
+    const rows = await transfersTo(target);
+    const onChain = await chain.provider.getTransactionReceipt(paid.txHash);
+    if (onChain) {
+      // anvil put the transaction back in its pool and mined it again: recorded once, in its new block.
+      expect(rows.filter((r) => r.status !== 'dropped').map((r) => r.blockHash)).to.deep.equal([onChain.blockHash]);
+    } else {
+      expect(rows.map((r) => r.status)).to.deep.equal(['dropped']);
+    }
+    expect(rows.filter((r) => r.status === 'dropped')).to.have.length(1);
+    expect((await getCheckpoint(ctx.db, LOCAL_CHAIN_ID))!.blockNumber).to.equal(await chain.head());
+  });
+
   it('two scanners racing on the same chain record every transfer once', async () => {
     const other = testContext();
     useTestChain(other.registry, chain);
