@@ -3,6 +3,7 @@ import { and, eq, lt } from 'drizzle-orm';
 import type { Database } from '../db/client';
 import { idempotencyRecords } from '../db/schema';
 import { AppError } from './errors';
+import { decryptSecret, encryptSecret } from './secrets';
 
 /** How long a key is remembered (spec: 24 hours). */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
@@ -35,7 +36,14 @@ function canonicalize(value: unknown): unknown {
  * Claims (organization, key) for this request, or says how to answer it: replay a stored answer,
  * or 409 for another body / a request still in flight.
  */
-export async function beginIdempotentRequest(db: Database, organizationId: string, key: string, fingerprint: string, now: Date): Promise<IdempotencyOutcome> {
+export async function beginIdempotentRequest(
+  db: Database,
+  organizationId: string,
+  key: string,
+  fingerprint: string,
+  now: Date,
+  encryptionKey: Buffer,
+): Promise<IdempotencyOutcome> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const inserted = await db
       .insert(idempotencyRecords)
@@ -63,15 +71,36 @@ export async function beginIdempotentRequest(db: Database, organizationId: strin
     if (existing.state === 'in_progress') {
       throw new AppError('IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still being processed; retry shortly');
     }
-    return { kind: 'replay', status: existing.responseStatus ?? 200, body: existing.responseBody };
+    return { kind: 'replay', status: existing.responseStatus ?? 200, body: openStoredBody(existing.responseBody, encryptionKey) };
   }
   throw new AppError('IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still being processed; retry shortly');
 }
 
-export async function completeIdempotentRequest(db: Database, organizationId: string, key: string, status: number, body: unknown): Promise<void> {
+/**
+ * Stored answers are sealed with the deployment's encryption key: a create answer may hold a
+ * secret shown once (an API key, a webhook secret), which must never rest in clear.
+ */
+function sealBody(body: unknown, encryptionKey: Buffer): { sealed: string } {
+  return { sealed: encryptSecret(JSON.stringify(body ?? null), encryptionKey) };
+}
+
+function openStoredBody(stored: unknown, encryptionKey: Buffer): unknown {
+  const sealed = (stored as { sealed?: unknown } | null)?.sealed;
+  if (typeof sealed !== 'string') throw new Error('idempotency record without a sealed body');
+  return JSON.parse(decryptSecret(sealed, encryptionKey));
+}
+
+export async function completeIdempotentRequest(
+  db: Database,
+  organizationId: string,
+  key: string,
+  status: number,
+  body: unknown,
+  encryptionKey: Buffer,
+): Promise<void> {
   await db
     .update(idempotencyRecords)
-    .set({ state: 'completed', responseStatus: status, responseBody: (body ?? null) as never })
+    .set({ state: 'completed', responseStatus: status, responseBody: sealBody(body, encryptionKey) as never })
     .where(and(eq(idempotencyRecords.organizationId, organizationId), eq(idempotencyRecords.key, key)));
 }
 

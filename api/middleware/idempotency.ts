@@ -23,7 +23,7 @@ export function idempotency(deps: ApiDeps): RequestHandler {
       }
       const caller = res.locals.caller as Caller;
       const fingerprint = requestFingerprint(req.method, req.baseUrl + req.path, req.body);
-      const outcome = await beginIdempotentRequest(deps.db, caller.organizationId, key, fingerprint, deps.clock.now());
+      const outcome = await beginIdempotentRequest(deps.db, caller.organizationId, key, fingerprint, deps.clock.now(), deps.config.secretEncryptionKey);
       if (outcome.kind === 'replay') {
         res.setHeader('Idempotent-Replayed', 'true');
         res.status(outcome.status).json(outcome.body);
@@ -38,7 +38,7 @@ export function idempotency(deps: ApiDeps): RequestHandler {
         const status = res.statusCode;
         const store = status >= 500 || status === 429
           ? releaseIdempotentRequest(deps.db, caller.organizationId, key)
-          : completeIdempotentRequest(deps.db, caller.organizationId, key, status, body);
+          : completeIdempotentRequest(deps.db, caller.organizationId, key, status, body, deps.config.secretEncryptionKey);
         store
           .catch((err) => deps.logger.error({ err }, 'failed to store idempotent response'))
           .finally(() => send(body));

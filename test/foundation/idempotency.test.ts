@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { buildTestApp, createTestOrg, STYLES, testSql, type TestOrg } from '../helpers/harness';
+import { buildTestApp, createTestOrg, knownSecrets, STYLES, testSql, type TestOrg } from '../helpers/harness';
 import { dataOf, expectError } from '../helpers/wire';
 
 for (const style of STYLES) {
@@ -23,6 +23,13 @@ for (const style of STYLES) {
       expect(second.body).to.deep.equal(first.body);
       expect(second.headers['idempotent-replayed']).to.equal('true');
       expect(await countKeysNamed(`replayed-${style}`)).to.equal(1);
+      // The stored answer holds a key shown once: it must not rest in clear.
+      const key = dataOf(style, first).key as string;
+      knownSecrets.add(key);
+      const stored = await testSql()`select response_body::text as body from idempotency_records where organization_id = ${org.organizationId} and key = ${`replay-${style}`}`;
+      expect(stored).to.have.length(1);
+      expect(stored[0].body).to.not.include(key);
+      expect(stored[0].body).to.not.include(`replayed-${style}`);
     });
 
     it('answers 409 for the same key with another body, creating nothing', async () => {

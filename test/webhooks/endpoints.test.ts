@@ -41,8 +41,19 @@ for (const style of STYLES) {
 
     it('keeps a caller-chosen secret, encrypted at rest and never logged', async () => {
       const secret = `my-own-secret-${style}-0123456789abcdef`;
-      const res = await create(org.keys.owner, { url: URL_OK, events: ['order.expired'], secret });
+      // With an Idempotency-Key, so the stored answer (which shows the secret once) is covered too.
+      const res = await request(app)
+        .post('/api/v1/webhooks/endpoints')
+        .set('X-API-Key', org.keys.owner)
+        .set('Idempotency-Key', `secret-at-rest-${style}`)
+        .send({ url: URL_OK, events: ['order.expired'], secret });
       expect(res.status).to.equal(201);
+      const replay = await request(app)
+        .post('/api/v1/webhooks/endpoints')
+        .set('X-API-Key', org.keys.owner)
+        .set('Idempotency-Key', `secret-at-rest-${style}`)
+        .send({ url: URL_OK, events: ['order.expired'], secret });
+      expect(replay.body).to.deep.equal(res.body);
       const ep = dataOf(style, res);
       expect(ep.secret).to.equal(secret);
       const [row] = await testSql()`select secret_ciphertext from webhook_endpoints where id = ${ep.id}`;
