@@ -150,6 +150,9 @@ describe('evm payments to orders and deposit references (anvil)', function () {
 
   it('a reorg moving a pending payment to another block credits it once', async () => {
     const order = await newOrder('6');
+    // anvil gives the replacement blocks of anvil_reorg the time of the fork point: mine that block
+    // after the order exists, as on a real chain where new blocks are never older than the order.
+    await chain.mine(1);
     const paid = await chain.pay(order.address, 'USDT', 6_000_000n);
     const block = await chain.provider.getBlock(paid.blockNumber);
     const raws = await Promise.all(block!.transactions.map((h) => chain.rpc<string>('eth_getRawTransactionByHash', [h])));
