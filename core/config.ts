@@ -66,6 +66,8 @@ export interface Config {
   };
   /** Start a local anvil chain with `npm start` (NETWORK=local only). */
   startLocalChain: boolean;
+  /** LOCAL_CHAIN_PORT: anvil's port (unset: a free port with `npm start`, 8545 with `npm run chain`). */
+  localChainPort: number | null;
 }
 
 export class ConfigError extends Error {
@@ -173,6 +175,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       idempotencyCleanupMs: read.integer('IDEMPOTENCY_CLEANUP_INTERVAL_MS', 3600_000, 50, 86_400_000),
     },
     startLocalChain: read.boolean('START_LOCAL_CHAIN', network === 'local'),
+    localChainPort: env.LOCAL_CHAIN_PORT?.trim() ? read.integer('LOCAL_CHAIN_PORT', 0, 0, 65535) : null,
   };
 
   if (problems.length > 0) throw new ConfigError(problems);

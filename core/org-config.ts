@@ -65,6 +65,24 @@ export const CONFIG_KEYS: ConfigKeyDefinition[] = [
     description: 'Default payment window of new orders, in minutes.',
   },
   {
+    key: 'confirmations.orders',
+    type: 'integer',
+    min: 1,
+    max: 1000,
+    default: null,
+    description:
+      "Confirmations a payment needs before it completes an order. Raises the chain's value (ethereum-local 3, Sepolia 3, …); a value below the chain's is ignored. Applies to orders created afterwards.",
+  },
+  {
+    key: 'confirmations.deposits',
+    type: 'integer',
+    min: 1,
+    max: 1000,
+    default: null,
+    description:
+      "Confirmations a deposit needs before it is confirmed. Raises the chain's value (3 to 10 by chain); a value below the chain's is ignored. Applies to deposits detected afterwards.",
+  },
+  {
     key: 'default_order_success_url',
     type: 'url',
     default: null,

@@ -5,6 +5,7 @@ import type { ServiceContext } from './context';
 import { createLogger, type Logger } from './logger';
 import { createDb, type DbHandle } from '../db/client';
 import { runMigrations } from '../db/migrate';
+import { loadLocalChainState } from './chains/evm/local/local-chain';
 
 export interface ServiceHandle {
   ctx: ServiceContext;
@@ -27,5 +28,8 @@ export async function createService(config: Config, opts: { logger?: Logger; clo
   if (config.webhooks.allowInsecure) {
     logger.warn('WEBHOOK_ALLOW_INSECURE is on: webhook URLs may use http and private or loopback addresses (local development only)');
   }
-  return { ctx: { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger }, dbHandle };
+  const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger };
+  // The local chain's deployed tokens (and RPC URL) are learnt at run time: every process loads them.
+  if (config.network === 'local') await loadLocalChainState(ctx);
+  return { ctx, dbHandle };
 }

@@ -4,11 +4,17 @@ import { handleShutdown, runMain } from '../core/process';
 import { createService } from '../core/service';
 import { startApi } from '../api/server';
 import { startWorkerProcess } from '../workers/runtime';
+import { startLocalChain } from '../core/chains/evm/local/local-chain';
+import { seedLocalDevPool } from '../core/chains/evm/local/dev-pool';
 
 /** `npm start`: API and workers in one process, on local defaults. */
 runMain(async () => {
   const config = loadConfig();
   const { ctx, dbHandle } = await createService(config);
+
+  // NETWORK=local: the local chain runs inside this process (`npm run chain` runs it alone).
+  const localChain = config.network === 'local' && config.startLocalChain ? await startLocalChain(ctx, config.localChainPort ?? 0) : null;
+  if (localChain) process.stdout.write(`\n  Local chain ethereum-local on ${localChain.anvil.url} (tokens: ${(['USDT', 'USDC', 'DAI'] as const).map((c) => `${c} ${localChain.state.tokens[c]}`).join(', ')})\n`);
 
   // First start on an empty database: a local organization, so a newcomer can call the API at once.
   if ((await countOrganizations(ctx.db)) === 0) {
@@ -18,6 +24,10 @@ runMain(async () => {
       `\n  Created organization ${organizationId}\n  Owner API key (shown once, store it now): ${ownerKey.key}\n` +
         `  Try: curl -H "X-API-Key: ${ownerKey.key}" http://localhost:${config.port}/api/v1/organizations\n\n`,
     );
+    if (config.network === 'local') {
+      const { added } = await seedLocalDevPool(ctx.db, organizationId);
+      process.stdout.write(`  Added ${added} watch-only development EVM addresses to its pool: pay orders with npm run pay -- <orderId> <amount>\n\n`);
+    }
   }
 
   const workers = await startWorkerProcess(ctx);
@@ -25,6 +35,7 @@ runMain(async () => {
   handleShutdown(async () => {
     await api.close();
     await workers.close();
+    await localChain?.anvil.stop();
     await dbHandle.close();
   }, ctx.logger);
 });

@@ -8,6 +8,10 @@ import type { ChainRegistry } from '../core/chains/registry';
  */
 export interface JobPayloads {
   'idempotency-cleanup': Record<string, never>;
+  /** One repeatable job per chain: scan new blocks for token transfers into pool addresses. */
+  'chain-scan': { chainId: string };
+  /** One repeatable job per chain: count confirmations, confirm transfers, complete deposits. */
+  'chain-confirmations': { chainId: string };
   /** Returns cooled-down pool addresses to available (all organizations). */
   'pool-cooldown': Record<string, never>;
   /** Raises or clears alert.address_pool_low per organization and protocol. */
@@ -30,6 +34,10 @@ const REPEATABLE: JobsOptions = { removeOnComplete: 100, removeOnFail: 500, atte
 
 export const QUEUES: Record<QueueName, QueueDefinition> = {
   'idempotency-cleanup': { concurrency: 1, defaultJobOptions: REPEATABLE },
+  // Several chains can be scanned by one process at once; one chain is never scanned twice at
+  // once (Postgres advisory lock per chain, core/chains/evm/evm-scanner.ts).
+  'chain-scan': { concurrency: 4, defaultJobOptions: REPEATABLE },
+  'chain-confirmations': { concurrency: 4, defaultJobOptions: REPEATABLE },
   'pool-cooldown': { concurrency: 1, defaultJobOptions: REPEATABLE },
   'pool-low-check': { concurrency: 1, defaultJobOptions: REPEATABLE },
   'order-expiry': { concurrency: 1, defaultJobOptions: REPEATABLE },
@@ -50,14 +58,22 @@ export interface ScheduleDefinition<Q extends QueueName = QueueName> {
 }
 
 /** Every repeatable job of the service, derived from configuration and the chain registry. */
-export function repeatableSchedules(config: Config, _registry: ChainRegistry): ScheduleDefinition[] {
-  return [
+export function repeatableSchedules(config: Config, registry: ChainRegistry): ScheduleDefinition[] {
+  const schedules: ScheduleDefinition[] = [
     { queue: 'idempotency-cleanup', schedulerId: 'idempotency-cleanup', everyMs: config.intervals.idempotencyCleanupMs, data: {} },
     { queue: 'pool-cooldown', schedulerId: 'pool-cooldown', everyMs: config.intervals.poolCooldownMs, data: {} },
     { queue: 'pool-low-check', schedulerId: 'pool-low-check', everyMs: config.intervals.poolLowCheckMs, data: {} },
     { queue: 'order-expiry', schedulerId: 'order-expiry', everyMs: config.intervals.orderExpiryMs, data: {} },
     { queue: 'webhook-relay', schedulerId: 'webhook-relay', everyMs: config.intervals.webhookRelayMs, data: {} },
   ];
+  // Per chain whose protocol has a scanner: a block scan and a confirmation count.
+  for (const chain of registry.list().filter((c) => c.enabled && c.protocol === 'evm')) {
+    schedules.push(
+      { queue: 'chain-scan', schedulerId: `chain-scan-${chain.chainId}`, everyMs: config.intervals.chainScanMs, data: { chainId: chain.chainId } },
+      { queue: 'chain-confirmations', schedulerId: `chain-confirmations-${chain.chainId}`, everyMs: config.intervals.confirmationsMs, data: { chainId: chain.chainId } },
+    );
+  }
+  return schedules;
 }
 
 export type Queues = { [Q in QueueName]: Queue<JobPayloads[Q]> };

@@ -6,12 +6,14 @@ import { registerDepositRoutes } from './deposits.routes';
 import { registerOrganizationRoutes } from './organizations.routes';
 import { registerOrderRoutes } from './orders.routes';
 import { registerWebhookRoutes } from './webhooks.routes';
+import { registerTransferRoutes } from './transfers.routes';
 
 /** Every resource's routes, mounted under /api/v1. */
 export function registerRoutes(api: ApiBuilder, deps: ApiDeps): void {
   registerOrganizationRoutes(api, deps);
   registerConfigRoutes(api, deps);
   registerDepositRoutes(api, deps);
+  registerTransferRoutes(api, deps);
   registerAddressPoolRoutes(api, deps);
   registerOrderRoutes(api, deps);
   registerWebhookRoutes(api, deps);

@@ -4,6 +4,7 @@ import { depositBindings, deposits, transfers } from '../../db/schema';
 import type { ServiceContext } from '../context';
 import { emitEvent } from '../events';
 import { newId } from '../ids';
+import { requiredConfirmationsFor } from '../chains/confirmation-policy';
 import { depositEventData, depositFrom, selectDeposits, type DepositRecord } from './records';
 
 /**
@@ -66,7 +67,7 @@ export async function recordDeposit(tx: Tx, ctx: ServiceContext, transferId: str
       depositReference: binding.depositReference,
       transferId,
       status: 'pending',
-      requiredConfirmations: chain.depositConfirmations,
+      requiredConfirmations: await requiredConfirmationsFor(tx, binding.organizationId, chain, 'deposit'),
       detectedAt: now,
     })
     .onConflictDoNothing({ target: deposits.transferId })

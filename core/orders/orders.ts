@@ -10,6 +10,7 @@ import { getConfigValue, isHttpUrl } from '../org-config';
 import { allocatePoolAddress } from '../pool/allocation';
 import type { Currency } from '../chains/registry';
 import type { OrderRow } from './order-view';
+import { requiredConfirmationsFor } from '../chains/confirmation-policy';
 
 /** Bounds of the order inputs (also in the request schema, which documents them). */
 export const PAYMENT_WINDOW_MINUTES = { min: 1, max: 10_080, fallback: 10 } as const;
@@ -97,7 +98,7 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
           metadata: input.metadata ?? {},
           paymentWindowMinutes,
           graceMinutes,
-          requiredConfirmations: chain.orderConfirmations,
+          requiredConfirmations: await requiredConfirmationsFor(tx, organizationId, chain, 'order'),
           expiresAt,
           graceEndsAt,
           createdAt: now,

@@ -1,6 +1,7 @@
 import type { QueueName } from '../catalog';
 import type { Processor } from './types';
 import { idempotencyCleanupProcessor } from './idempotency-cleanup.processor';
+import { chainConfirmationsProcessor, chainScanProcessor } from './chain-scan.processor';
 import { poolCooldownProcessor } from './pool-cooldown.processor';
 import { poolLowCheckProcessor } from './pool-low-check.processor';
 import { orderExpiryProcessor } from './order-expiry.processor';
@@ -10,6 +11,8 @@ import { webhookRelayProcessor } from './webhook-relay.processor';
 /** One processor per queue. The type makes a missing or extra processor a compile error. */
 export const PROCESSORS: { [Q in QueueName]: Processor<Q> } = {
   'idempotency-cleanup': idempotencyCleanupProcessor,
+  'chain-scan': chainScanProcessor,
+  'chain-confirmations': chainConfirmationsProcessor,
   'pool-cooldown': poolCooldownProcessor,
   'pool-low-check': poolLowCheckProcessor,
   'order-expiry': orderExpiryProcessor,

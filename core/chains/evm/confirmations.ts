@@ -1,0 +1,142 @@
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { deposits, orders, transfers } from '../../../db/schema';
+import type { ServiceContext } from '../../context';
+import { completeDeposit, confirmDeposit } from '../../deposits/lifecycle';
+import { recomputeOrder } from '../../orders/order-state';
+import type { Chain } from '../registry';
+import type { EvmRpc } from './evm-rpc';
+
+/**
+ * Confirmation counting (design.md §4): confirmations = head − block + 1. At the required count
+ * (the order's or the deposit's, else the chain's) the block hash is re-checked against the chain,
+ * the transfer becomes confirmed, and the order is recomputed / the deposit confirmed — in one
+ * transaction, under a row lock, so two runs never confirm twice. A confirmed credit is final.
+ * Deposits whose block is final by the chain's rule are completed.
+ */
+
+export interface ConfirmationRun {
+  head: number;
+  updated: number;
+  confirmed: number;
+  completed: number;
+  /** Transfers at their count whose block hash no longer matches (left to the scanner's reorg handling). */
+  mismatched: number;
+}
+
+/** Required confirmations of one transfer: its order's, else its deposit's, else the chain's. */
+export function requiredConfirmations(chain: Chain, t: { orderRequired: number | null; depositRequired: number | null }): number {
+  return t.orderRequired ?? t.depositRequired ?? chain.orderConfirmations;
+}
+
+export async function updateConfirmations(ctx: ServiceContext, chain: Chain, rpc: EvmRpc): Promise<ConfirmationRun> {
+  const head = await rpc.blockNumber();
+  const run: ConfirmationRun = { head, updated: 0, confirmed: 0, completed: 0, mismatched: 0 };
+  // Every pending transfer's count, in one statement.
+  const counted = await ctx.db
+    .update(transfers)
+    .set({ confirmations: sql`greatest(0, ${head} - ${transfers.blockNumber} + 1)` })
+    .where(
+      and(
+        eq(transfers.chainId, chain.chainId),
+        eq(transfers.status, 'pending'),
+        sql`${transfers.confirmations} <> greatest(0, ${head} - ${transfers.blockNumber} + 1)`,
+      ),
+    )
+    .returning({ id: transfers.id });
+  run.updated += counted.length;
+
+  const ready = (
+    await ctx.db
+      .select({
+        id: transfers.id,
+        blockNumber: transfers.blockNumber,
+        blockHash: transfers.blockHash,
+        orderId: transfers.orderId,
+        orderRequired: orders.requiredConfirmations,
+        depositId: deposits.id,
+        depositRequired: deposits.requiredConfirmations,
+      })
+      .from(transfers)
+      .leftJoin(orders, eq(orders.id, transfers.orderId))
+      .leftJoin(deposits, eq(deposits.transferId, transfers.id))
+      .where(
+        and(
+          eq(transfers.chainId, chain.chainId),
+          eq(transfers.status, 'pending'),
+          // At its required count: the order's, else the deposit's, else the chain's.
+          sql`${head} - ${transfers.blockNumber} + 1 >= coalesce(${orders.requiredConfirmations}, ${deposits.requiredConfirmations}, ${chain.orderConfirmations})`,
+        ),
+      )
+      .orderBy(transfers.blockNumber)
+  ).filter((t) => head - t.blockNumber + 1 >= requiredConfirmations(chain, t));
+
+  // The block hash of each transfer is re-checked before it is confirmed (one call per block).
+  const hashes = new Map<number, string | null>();
+  const verified: typeof ready = [];
+  for (const t of ready) {
+    if (!hashes.has(t.blockNumber)) hashes.set(t.blockNumber, (await rpc.header(t.blockNumber))?.hash ?? null);
+    if (hashes.get(t.blockNumber) !== t.blockHash) run.mismatched++;
+    else verified.push(t);
+  }
+
+  // Unattributed transfers: nothing to recompute, confirmed in bulk.
+  const plain = verified.filter((t) => !t.orderId && !t.depositId).map((t) => t.id);
+  for (let i = 0; i < plain.length; i += 1000) {
+    const done = await ctx.db
+      .update(transfers)
+      .set({ status: 'confirmed', confirmedAt: ctx.clock.now() })
+      .where(and(inArray(transfers.id, plain.slice(i, i + 1000)), eq(transfers.status, 'pending')))
+      .returning({ id: transfers.id });
+    run.confirmed += done.length;
+  }
+
+  // Attributed ones: one transaction each, under a row lock, with the domain's recompute.
+  for (const t of verified.filter((v) => v.orderId || v.depositId)) {
+    const confirmations = head - t.blockNumber + 1;
+    const confirmed = await ctx.db.transaction(async (tx) => {
+      const [row] = await tx
+        .select({ status: transfers.status, counted: transfers.counted, orderId: transfers.orderId })
+        .from(transfers)
+        .where(eq(transfers.id, t.id))
+        .for('update');
+      if (!row || row.status !== 'pending') return false;
+      const [deposit] = await tx.select({ id: deposits.id }).from(deposits).where(eq(deposits.transferId, t.id));
+      await tx
+        .update(transfers)
+        .set({ status: 'confirmed', confirmations, confirmedAt: ctx.clock.now(), credited: !!deposit })
+        .where(eq(transfers.id, t.id));
+      if (deposit) await confirmDeposit(tx, ctx, t.id);
+      // The order's one state function decides (and credits the counted confirmed transfers).
+      if (row.orderId) await recomputeOrder(tx, ctx, row.orderId);
+      return true;
+    });
+    if (confirmed) run.confirmed++;
+  }
+
+  // Confirmed deposits: keep counting, complete at finality.
+  const finalizedBlock = await finalizedBlockNumber(chain, rpc, head);
+  const open = await ctx.db
+    .select({ id: transfers.id, blockNumber: transfers.blockNumber, confirmations: transfers.confirmations })
+    .from(transfers)
+    .innerJoin(deposits, eq(deposits.transferId, transfers.id))
+    .where(and(eq(transfers.chainId, chain.chainId), eq(transfers.status, 'confirmed'), eq(deposits.status, 'confirmed')));
+  for (const t of open) {
+    const confirmations = Math.max(0, head - t.blockNumber + 1);
+    const final = finalizedBlock !== null && t.blockNumber <= finalizedBlock;
+    await ctx.db.transaction(async (tx) => {
+      if (confirmations !== t.confirmations) {
+        await tx.update(transfers).set({ confirmations }).where(eq(transfers.id, t.id));
+        run.updated++;
+      }
+      if (final && (await completeDeposit(tx, ctx, t.id))) run.completed++;
+    });
+  }
+  return run;
+}
+
+/** The newest final block by the chain's finality rule. */
+export async function finalizedBlockNumber(chain: Chain, rpc: EvmRpc, head: number): Promise<number | null> {
+  if (chain.finality.kind === 'depth') return head - chain.finality.blocks + 1;
+  if (chain.finality.kind === 'finalized-tag') return (await rpc.header('finalized'))?.number ?? null;
+  return null;
+}

@@ -1,0 +1,161 @@
+import { and, asc, count, desc, eq, sql, type SQL } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
+import { depositBindings, deposits, orders, transfers } from '../../db/schema';
+import { formatAmount } from '../amounts';
+import type { ChainRegistry, Currency } from '../chains/registry';
+import { notFound } from '../errors';
+
+/**
+ * Reading transfers (GET /transfers): the one record of on-chain token movements into pool
+ * addresses (design.md §4). An organization sees the transfers into its own pool addresses,
+ * attributed (to its orders or deposit references) or not; another tenant's are 404 / absent.
+ */
+
+export const TRANSFER_SORT_FIELDS = ['detectedAt', 'blockNumber', 'blockTimestamp', 'confirmedAt'] as const;
+export type TransferSortField = (typeof TRANSFER_SORT_FIELDS)[number];
+
+export interface ListTransfersQuery {
+  page: number;
+  limit: number;
+  sortBy: TransferSortField;
+  sortOrder: 'asc' | 'desc';
+  status?: 'pending' | 'confirmed' | 'dropped';
+  currency?: string;
+  chainId?: string;
+  txHash?: string;
+  address?: string;
+  orderId?: string;
+  depositReference?: string;
+}
+
+export interface TransferView {
+  id: string;
+  transferId: string;
+  chainId: string;
+  protocol: string;
+  currency: string;
+  tokenAddress: string;
+  amount: string;
+  from: string;
+  to: string;
+  txHash: string;
+  logIndex: number;
+  blockNumber: number;
+  blockHash: string;
+  blockTimestamp: string;
+  confirmations: number;
+  requiredConfirmations: number | null;
+  status: 'pending' | 'confirmed' | 'dropped';
+  /** What the transfer was attributed to: an order, a deposit reference, or nothing (unattributed). */
+  attribution: 'order' | 'deposit' | null;
+  orderId: string | null;
+  orderReference: string | null;
+  depositReference: string | null;
+  depositId: string | null;
+  /** Counts toward its order (right chain, token and time window). */
+  counted: boolean;
+  credited: boolean;
+  detectedAt: string;
+  confirmedAt: string | null;
+  droppedAt: string | null;
+}
+
+const FIELDS = {
+  t: transfers,
+  orderReference: orders.orderReference,
+  orderRequired: orders.requiredConfirmations,
+  depositReference: depositBindings.depositReference,
+  depositId: deposits.id,
+  depositRequired: deposits.requiredConfirmations,
+};
+
+function selectTransfers(db: DbOrTx) {
+  return db
+    .select(FIELDS)
+    .from(transfers)
+    .leftJoin(orders, eq(orders.id, transfers.orderId))
+    .leftJoin(depositBindings, eq(depositBindings.id, transfers.depositBindingId))
+    .leftJoin(deposits, eq(deposits.transferId, transfers.id));
+}
+
+type Row = Awaited<ReturnType<ReturnType<typeof selectTransfers>['execute']>>[number];
+
+function decimalsOf(registry: ChainRegistry, chainId: string, currency: string): number {
+  return registry.get(chainId)?.tokens[currency as Currency]?.decimals ?? (currency === 'DAI' ? 18 : 6);
+}
+
+function present(registry: ChainRegistry, r: Row): TransferView {
+  const t = r.t;
+  return {
+    id: t.id,
+    transferId: t.id,
+    chainId: t.chainId,
+    protocol: t.protocol,
+    currency: t.currency,
+    tokenAddress: t.tokenAddress,
+    amount: formatAmount(t.amount, decimalsOf(registry, t.chainId, t.currency)),
+    from: t.fromAddress,
+    to: t.toAddress,
+    txHash: t.txHash,
+    logIndex: t.logIndex,
+    blockNumber: t.blockNumber,
+    blockHash: t.blockHash,
+    blockTimestamp: t.blockTimestamp.toISOString(),
+    confirmations: t.confirmations,
+    requiredConfirmations: r.orderRequired ?? r.depositRequired ?? registry.get(t.chainId)?.orderConfirmations ?? null,
+    status: t.status,
+    attribution: t.orderId ? 'order' : t.depositBindingId ? 'deposit' : null,
+    orderId: t.orderId,
+    orderReference: r.orderReference ?? null,
+    depositReference: r.depositReference ?? null,
+    depositId: r.depositId ?? null,
+    counted: t.counted,
+    credited: t.credited,
+    detectedAt: t.detectedAt.toISOString(),
+    confirmedAt: t.confirmedAt?.toISOString() ?? null,
+    droppedAt: t.droppedAt?.toISOString() ?? null,
+  };
+}
+
+export async function getTransfer(db: DbOrTx, registry: ChainRegistry, organizationId: string, transferId: string): Promise<TransferView> {
+  const [row] = await selectTransfers(db).where(and(eq(transfers.id, transferId), eq(transfers.organizationId, organizationId)));
+  if (!row) throw notFound(`Transfer ${transferId}`);
+  return present(registry, row);
+}
+
+const SORT_COLUMNS = {
+  detectedAt: transfers.detectedAt,
+  blockNumber: transfers.blockNumber,
+  blockTimestamp: transfers.blockTimestamp,
+  confirmedAt: transfers.confirmedAt,
+} as const;
+
+export async function listTransfers(
+  db: DbOrTx,
+  registry: ChainRegistry,
+  organizationId: string,
+  q: ListTransfersQuery,
+): Promise<{ items: TransferView[]; total: number }> {
+  const where: SQL[] = [eq(transfers.organizationId, organizationId)];
+  if (q.status) where.push(eq(transfers.status, q.status));
+  if (q.currency) where.push(eq(transfers.currency, q.currency.toUpperCase()));
+  if (q.chainId) where.push(eq(transfers.chainId, q.chainId));
+  if (q.txHash) where.push(sql`lower(${transfers.txHash}) = ${q.txHash.toLowerCase()}`);
+  if (q.address) where.push(sql`lower(${transfers.toAddress}) = ${q.address.toLowerCase()}`);
+  if (q.orderId) where.push(eq(transfers.orderId, q.orderId));
+  if (q.depositReference) where.push(eq(depositBindings.depositReference, q.depositReference));
+  const filter = and(...where);
+  const column = SORT_COLUMNS[q.sortBy];
+  const direction = q.sortOrder === 'asc' ? asc : desc;
+  const rows = await selectTransfers(db)
+    .where(filter)
+    .orderBy(q.sortOrder === 'asc' ? sql`${column} asc nulls last` : sql`${column} desc nulls last`, direction(transfers.id))
+    .limit(q.limit)
+    .offset((q.page - 1) * q.limit);
+  const [{ total }] = await db
+    .select({ total: count() })
+    .from(transfers)
+    .leftJoin(depositBindings, eq(depositBindings.id, transfers.depositBindingId))
+    .where(filter);
+  return { items: rows.map((r) => present(registry, r)), total };
+}

@@ -1,0 +1,217 @@
+/**
+ * `npm run bench:scan`: the EVM scanner against a real local chain (anvil), Postgres and Redis.
+ * Prints:
+ *  1. for 1,000 blocks with token transfers: RPC calls and scan time with 100 and with 100,000
+ *     pool addresses (target: ratio ≤ 1.1 — matching costs one query per range whatever the pool);
+ *  2. catch-up time for 1,200 blocks missed while the scanner was down (target < 10 s);
+ *  3. detection latency from the block that brings the last required confirmation to the
+ *     order.completed event row, with the real workers polling (target p50 < 1 s beyond the poll
+ *     interval).
+ * Uses its own database (dropped at the end) and Redis prefix. Not a timed test.
+ */
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { eq, sql } from 'drizzle-orm';
+import { Contract, getAddress, hexlify, JsonRpcProvider, Network } from 'ethers';
+import postgres from 'postgres';
+import { ChainRegistry } from '../../core/chains/registry';
+import { EvmRpc } from '../../core/chains/evm/evm-rpc';
+import { initCheckpoint, resetRangeSize, scanChain } from '../../core/chains/evm/evm-scanner';
+import { startAnvil } from '../../core/chains/evm/local/anvil';
+import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local/local-chain';
+import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS } from '../../core/chains/evm/local/test-tokens';
+import { systemClock } from '../../core/clock';
+import { loadConfig } from '../../core/config';
+import type { ServiceContext } from '../../core/context';
+import { createLogger } from '../../core/logger';
+import { createOrder } from '../../core/orders/orders';
+import { createOrganization } from '../../core/organizations';
+import { createWorkerRedis, deleteKeysWithPrefix } from '../../core/redis';
+import { createDb } from '../../db/client';
+import { runMigrations } from '../../db/migrate';
+import { events, poolAddresses, scannedBlocks, transfers } from '../../db/schema';
+import { startWorkerProcess } from '../../workers/runtime';
+
+const BLOCKS = 1000;
+const RECEIVERS_PER_BLOCK = 5;
+const CATCH_UP_BLOCKS = 1200;
+const LATENCY_ORDERS = 10;
+
+const base = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+const dbName = `sg_bench_scan_${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+const dbUrl = (() => {
+  const u = new URL(base);
+  u.pathname = `/${dbName}`;
+  return u.toString();
+})();
+const redisPrefix = `sgbench${randomBytes(3).toString('hex')}`;
+
+const ms = (n: number) => `${n.toFixed(0)} ms`;
+const randomAddress = () => getAddress(hexlify(randomBytes(20)));
+
+async function main(): Promise<void> {
+  const config = loadConfig({ ...process.env, DATABASE_URL: dbUrl, REDIS_PREFIX: redisPrefix, NETWORK: 'local', LOG_LEVEL: 'warn' });
+  await runMigrations(dbUrl);
+  const dbHandle = createDb(dbUrl, { max: 10 });
+  const anvil = await startAnvil({ port: 0 });
+  const network = Network.from(31337);
+  const provider = new JsonRpcProvider(anvil.url, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1, pollingInterval: 50 });
+  let workers: Awaited<ReturnType<typeof startWorkerProcess>> | null = null;
+  try {
+    const registry = ChainRegistry.forNetwork('local', {});
+    const [deployer] = await provider.send('eth_accounts', []);
+    const signer = await provider.getSigner(deployer);
+    const tokens = await deployTestTokens(signer);
+    for (const t of TEST_TOKENS) registry.setTokenAddress(LOCAL_CHAIN_ID, t.currency, tokens[t.currency], t.decimals);
+    registry.setRpcUrls(LOCAL_CHAIN_ID, [anvil.url]);
+    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn') };
+    const chain = registry.get(LOCAL_CHAIN_ID)!;
+    const { organizationId } = await createOrganization(dbHandle.db, 'Bench org');
+
+    // The 100 receiving pool addresses (the pool of the first run).
+    const receivers = Array.from({ length: 100 }, randomAddress);
+    await insertPool(ctx, organizationId, receivers);
+
+    // 1,000 blocks, each with one transaction emitting 5 transfers to pool addresses and 1 elsewhere.
+    const usdt = new Contract(tokens.USDT, TEST_TOKEN_ABI, signer);
+    const startHeader = await provider.send('eth_getBlockByNumber', ['latest', false]);
+    await provider.send('evm_setAutomine', [false]);
+    let nonce = await provider.getTransactionCount(deployer, 'pending');
+    const t0 = performance.now();
+    for (let b = 0; b < BLOCKS; b++) {
+      const to = Array.from({ length: RECEIVERS_PER_BLOCK }, (_, i) => receivers[(b * RECEIVERS_PER_BLOCK + i) % receivers.length]);
+      to.push(randomAddress());
+      await usdt.mintMany(to, 1_000_000n + BigInt(b), { nonce: nonce++, gasLimit: 500_000 });
+      await provider.send('anvil_mine', ['0x1', '0x0']);
+    }
+    const endBlock = Number(await provider.send('eth_blockNumber', []));
+    process.stdout.write(`Chain: ${BLOCKS} blocks with ${BLOCKS * (RECEIVERS_PER_BLOCK + 1)} USDT transfers mined in ${ms(performance.now() - t0)}\n\n`);
+
+    const scanOnce = async (label: string) => {
+      await dbHandle.db.delete(transfers).where(eq(transfers.chainId, LOCAL_CHAIN_ID));
+      await dbHandle.db.delete(scannedBlocks).where(eq(scannedBlocks.chainId, LOCAL_CHAIN_ID));
+      await dbHandle.db.transaction((tx) =>
+        initCheckpoint(tx, LOCAL_CHAIN_ID, { number: Number(startHeader.number), hash: startHeader.hash, parentHash: startHeader.parentHash, timestamp: Number(startHeader.timestamp) }),
+      );
+      resetRangeSize(LOCAL_CHAIN_ID);
+      const rpc = new EvmRpc(chain);
+      const started = performance.now();
+      const run = await scanChain(ctx, chain, rpc, 600_000);
+      const elapsed = performance.now() - started;
+      const [{ n }] = await dbHandle.db.select({ n: sql<number>`count(*)::int` }).from(transfers).where(eq(transfers.chainId, LOCAL_CHAIN_ID));
+      const [{ pool }] = await dbHandle.db.select({ pool: sql<number>`count(*)::int` }).from(poolAddresses);
+      rpc.destroy();
+      process.stdout.write(`  ${label.padEnd(26)} pool ${String(pool).padStart(6)}  ranges ${run.ranges}  RPC calls ${rpc.calls}  transfers ${n}  scan ${ms(elapsed)}\n`);
+      if (n !== BLOCKS * RECEIVERS_PER_BLOCK) throw new Error(`expected ${BLOCKS * RECEIVERS_PER_BLOCK} transfers, recorded ${n}`);
+      return { calls: rpc.calls, elapsed };
+    };
+
+    process.stdout.write(`1) Scanning ${BLOCKS} blocks (${Number(startHeader.number) + 1}…${endBlock}):\n`);
+    await scanOnce('warm-up (not counted)');
+    const small = await scanOnce('100 pool addresses');
+    const extra = 100_000 - receivers.length;
+    const tFill = performance.now();
+    await insertPool(ctx, organizationId, Array.from({ length: extra }, randomAddress));
+    await dbHandle.sql`analyze pool_addresses`;
+    process.stdout.write(`  (added ${extra} more pool addresses in ${ms(performance.now() - tFill)})\n`);
+    const large = await scanOnce('100,000 pool addresses');
+    process.stdout.write(
+      `  ratio 100,000 / 100: RPC calls ${(large.calls / small.calls).toFixed(2)}, scan time ${(large.elapsed / small.elapsed).toFixed(2)}  (target ≤ 1.1)\n\n`,
+    );
+
+    // 2) Catch-up: the scanner was down while 1,200 blocks were mined (with transfers in some).
+    process.stdout.write(`2) Catch-up after ${CATCH_UP_BLOCKS} missed blocks:\n`);
+    {
+      const head = await provider.send('eth_getBlockByNumber', ['latest', false]);
+      await dbHandle.db.transaction((tx) =>
+        initCheckpoint(tx, LOCAL_CHAIN_ID, { number: Number(head.number), hash: head.hash, parentHash: head.parentHash, timestamp: Number(head.timestamp) }),
+      );
+      for (let b = 0; b < CATCH_UP_BLOCKS; b++) {
+        if (b % 10 === 0) await usdt.mintMany([receivers[b % receivers.length], randomAddress()], 7n, { nonce: nonce++, gasLimit: 300_000 });
+        await provider.send('anvil_mine', ['0x1', '0x0']);
+      }
+      resetRangeSize(LOCAL_CHAIN_ID);
+      const rpc = new EvmRpc(chain);
+      const started = performance.now();
+      const run = await scanChain(ctx, chain, rpc, 600_000);
+      const elapsed = performance.now() - started;
+      rpc.destroy();
+      process.stdout.write(`  caught up ${CATCH_UP_BLOCKS} blocks (${run.recorded} transfers) in ${ms(elapsed)} with ${rpc.calls} RPC calls in ${run.ranges} ranges  (target < 10 s)\n\n`);
+    }
+
+    // 3) Detection latency with the real job tier polling at the configured intervals.
+    process.stdout.write(`3) Detection latency, workers polling every ${config.intervals.chainScanMs} ms (scan) / ${config.intervals.confirmationsMs} ms (confirmations):\n`);
+    workers = await startWorkerProcess(ctx);
+    const payer = await provider.getSigner((await provider.send('eth_accounts', []))[1]);
+    const payerToken = new Contract(tokens.USDT, TEST_TOKEN_ABI, payer);
+    let payerNonce = await provider.getTransactionCount(await payer.getAddress(), 'pending');
+    const latencies: number[] = [];
+    await dbHandle.db.update(poolAddresses).set({ status: 'available' });
+    for (let i = 0; i < LATENCY_ORDERS; i++) {
+      const order = await createOrder(ctx, organizationId, { orderReference: `bench-${i}-${Date.now()}`, amount: '1', currency: 'USDT', chainId: LOCAL_CHAIN_ID });
+      await payerToken.mint(order.address, 1_000_000n, { nonce: payerNonce++, gasLimit: 200_000 });
+      await provider.send('anvil_mine', ['0x1', '0x0']);
+      await sleep(300 + Math.random() * 700);
+      await provider.send('anvil_mine', ['0x1', '0x0']);
+      await sleep(300 + Math.random() * 700);
+      // The confirming block (3rd confirmation).
+      await provider.send('anvil_mine', ['0x1', '0x0']);
+      const minedAt = Date.now();
+      const until = minedAt + 30_000;
+      let eventAt: Date | null = null;
+      while (!eventAt && Date.now() < until) {
+        const [row] = await dbHandle.db
+          .select({ createdAt: events.createdAt })
+          .from(events)
+          .where(sql`${events.type} = 'order.completed' and ${events.data}->>'orderId' = ${order.id}`);
+        if (row) eventAt = row.createdAt;
+        else await sleep(20);
+      }
+      if (!eventAt) throw new Error(`order ${order.id} did not complete within 30 s`);
+      latencies.push(eventAt.getTime() - minedAt);
+    }
+    latencies.sort((a, b) => a - b);
+    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
+    const p50 = pct(50);
+    process.stdout.write(
+      `  ${LATENCY_ORDERS} orders: p50 ${ms(p50)}, p90 ${ms(pct(90))}, max ${ms(latencies[latencies.length - 1])}; p50 beyond the ${config.intervals.confirmationsMs} ms poll interval: ${ms(Math.max(0, p50 - config.intervals.confirmationsMs))}  (target < 1 s)\n`,
+    );
+  } finally {
+    await workers?.close().catch(() => {});
+    provider.destroy();
+    await anvil.stop();
+    await dbHandle.close();
+    const redis = createWorkerRedis(config.redisUrl);
+    await deleteKeysWithPrefix(redis, redisPrefix).catch(() => {});
+    redis.disconnect();
+    const admin = postgres(base.toString(), { max: 1, onnotice: () => {} });
+    await admin.unsafe(`drop database if exists "${dbName}" with (force)`);
+    await admin.end();
+  }
+}
+
+async function insertPool(ctx: ServiceContext, organizationId: string, addresses: string[]): Promise<void> {
+  const now = Date.now();
+  for (let i = 0; i < addresses.length; i += 5000) {
+    await ctx.db.insert(poolAddresses).values(
+      addresses.slice(i, i + 5000).map((address, j) => ({
+        organizationId,
+        protocol: 'evm' as const,
+        address,
+        mode: 'self_managed' as const,
+        status: 'available' as const,
+        createdAt: new Date(now + i + j),
+      })),
+    );
+  }
+}
+
+const sleep = (msec: number) => new Promise((r) => setTimeout(r, msec));
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,32 @@
+import { loadConfig } from '../../core/config';
+import { createService } from '../../core/service';
+import { payOnLocalChain, PayError } from '../../core/chains/evm/local/pay';
+
+/** `npm run pay -- <orderId|address> <amount> [currency]`: a test payment on the local chain. */
+async function main(): Promise<number> {
+  const [target, amount, currency] = process.argv.slice(2);
+  if (!target || !amount) {
+    process.stderr.write('usage: npm run pay -- <orderId|address> <amount> [USDT|USDC|DAI]\n');
+    return 2;
+  }
+  const config = loadConfig({ ...process.env, NETWORK: 'local', LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' });
+  const { ctx, dbHandle } = await createService(config, { migrate: false });
+  try {
+    const paid = await payOnLocalChain(ctx, target, amount, currency);
+    process.stdout.write(`Sent ${paid.amount} ${paid.currency} to ${paid.to}\n  tx ${paid.txHash} in block ${paid.blockNumber} (from ${paid.from})\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`pay failed: ${err instanceof PayError ? err.message : (err as Error).message}\n`);
+    return 1;
+  } finally {
+    await dbHandle.close();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`pay failed: ${(err as Error).message}\n`);
+    process.exit(1);
+  },
+);

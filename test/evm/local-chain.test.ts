@@ -1,0 +1,72 @@
+import { expect } from 'chai';
+import { and, eq } from 'drizzle-orm';
+import { HDNodeWallet } from 'ethers';
+import { startAnvil, type RunningAnvil } from '../../core/chains/evm/local/anvil';
+import { seedLocalDevPool } from '../../core/chains/evm/local/dev-pool';
+import { LOCAL_CHAIN_ID, LOCAL_CHAIN_STATE_KEY, loadLocalChainState, prepareLocalChain, type LocalChainState } from '../../core/chains/evm/local/local-chain';
+import { getCheckpoint } from '../../core/checkpoints';
+import { getServiceState } from '../../core/service-state';
+import { poolAddresses, transfers } from '../../db/schema';
+import { createTestOrg, testContext } from '../helpers/harness';
+import { insertTestTransfer } from '../helpers/transfers';
+import { randomEvmAddress } from '../helpers/pool';
+
+describe('local chain preparation (anvil)', function () {
+  this.timeout(60_000);
+  const nodes: RunningAnvil[] = [];
+  after(async () => {
+    for (const n of nodes) await n.stop();
+  });
+
+  it('deploys the test tokens once per chain; a new genesis redeploys, resets the checkpoint and drops what was pending', async () => {
+    const ctx = testContext();
+    const first = await startAnvil({ port: 0 });
+    nodes.push(first);
+    const a = await prepareLocalChain(ctx, first.url);
+    expect(a.deployed).to.equal(true);
+    expect(ctx.registry.get(LOCAL_CHAIN_ID)!.tokens.DAI).to.include({ address: a.state.tokens.DAI, decimals: 18 });
+    expect(ctx.registry.get(LOCAL_CHAIN_ID)!.rpcUrls).to.deep.equal([first.url]);
+    const cp = await getCheckpoint(ctx.db, LOCAL_CHAIN_ID);
+    expect(cp!.blockNumber).to.equal(a.state.deployBlock);
+
+    const again = await prepareLocalChain(ctx, first.url);
+    expect(again.deployed).to.equal(false);
+    expect(again.state.genesisHash).to.equal(a.state.genesisHash);
+
+    // Another process (API, workers) loads the same facts from the database.
+    const other = testContext();
+    const loaded = await loadLocalChainState(other);
+    expect(loaded!.tokens).to.deep.equal(a.state.tokens);
+    expect(other.registry.requireToken(other.registry.get(LOCAL_CHAIN_ID)!, 'USDC').address).to.equal(a.state.tokens.USDC);
+
+    const stale = await insertTestTransfer({ chainId: LOCAL_CHAIN_ID, currency: 'USDT', amount: 1n, toAddress: randomEvmAddress(), status: 'pending' });
+    await new Promise((r) => setTimeout(r, 1100)); // a different genesis timestamp
+    const second = await startAnvil({ port: 0 });
+    nodes.push(second);
+    const b = await prepareLocalChain(ctx, second.url);
+    expect(b.deployed).to.equal(true);
+    expect(b.state.genesisHash).to.not.equal(a.state.genesisHash);
+    const stored = await getServiceState<LocalChainState>(ctx.db, LOCAL_CHAIN_STATE_KEY);
+    expect(stored!.genesisHash).to.equal(b.state.genesisHash);
+    expect(stored!.rpcUrl).to.equal(second.url);
+    const [row] = await ctx.db.select().from(transfers).where(eq(transfers.id, stale.id));
+    expect(row.status).to.equal('dropped');
+    expect((await getCheckpoint(ctx.db, LOCAL_CHAIN_ID))!.blockHash).to.not.equal(cp!.blockHash);
+  });
+
+  it('gives the local organization 100 watch-only addresses derived from a development xpub, once', async () => {
+    const ctx = testContext();
+    const { organizationId } = await createTestOrg('local dev org');
+    const first = await seedLocalDevPool(ctx.db, organizationId);
+    expect(first.added).to.equal(100);
+    expect(first.xpub).to.match(/^xpub/);
+    const node = HDNodeWallet.fromExtendedKey(first.xpub);
+    expect(node).to.not.have.property('privateKey');
+    const rows = await ctx.db.select().from(poolAddresses).where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, 'evm')));
+    expect(rows).to.have.length(100);
+    const byIndex = new Map(rows.map((r) => [r.derivationIndex, r.address]));
+    expect(byIndex.get(0)).to.equal(node.deriveChild(0).deriveChild(0).address);
+    expect(byIndex.get(99)).to.equal(node.deriveChild(0).deriveChild(99).address);
+    expect((await seedLocalDevPool(ctx.db, organizationId)).added).to.equal(0);
+  });
+});

@@ -1,0 +1,78 @@
+import { expect } from 'chai';
+import request from 'supertest';
+import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local/local-chain';
+import { buildTestApp, createTestOrg, type TestOrg } from '../helpers/harness';
+import { insertTestTransfer } from '../helpers/transfers';
+import { randomEvmAddress } from '../helpers/pool';
+
+describe('GET /transfers and /transfers/:id', () => {
+  const apps = { a: buildTestApp({ style: 'a' }), b: buildTestApp({ style: 'b' }) };
+  let orgA: TestOrg;
+  let orgB: TestOrg;
+  const addrA = randomEvmAddress();
+  const ids: Record<string, string> = {};
+
+  before(async () => {
+    orgA = await createTestOrg('transfers A');
+    orgB = await createTestOrg('transfers B');
+    const base = { chainId: LOCAL_CHAIN_ID, organizationId: orgA.organizationId };
+    ids.usdt = (await insertTestTransfer({ ...base, currency: 'USDT', amount: 12_500_000n, toAddress: addrA, blockNumber: 10, status: 'confirmed', confirmations: 5 })).id;
+    ids.dai = (await insertTestTransfer({ ...base, currency: 'DAI', amount: 10n ** 18n + 1n, toAddress: addrA, blockNumber: 12 })).id;
+    ids.dropped = (await insertTestTransfer({ ...base, currency: 'USDC', amount: 1n, toAddress: randomEvmAddress(), blockNumber: 11, status: 'dropped' })).id;
+    ids.other = (await insertTestTransfer({ chainId: LOCAL_CHAIN_ID, organizationId: orgB.organizationId, currency: 'USDT', amount: 5n, toAddress: randomEvmAddress() })).id;
+  });
+
+  it('lists only the caller organization’s transfers, B shape, viewer allowed, with the design.md §4 record', async () => {
+    const res = await request(apps.b.app).get('/api/v1/transfers').set('X-API-Key', orgA.keys.viewer);
+    expect(res.status).to.equal(200);
+    expect(res.body.pagination).to.include({ page: 1, limit: 20, total: 3, hasMore: false });
+    expect(res.body.data.map((t: { id: string }) => t.id).sort()).to.deep.equal([ids.usdt, ids.dai, ids.dropped].sort());
+    const dai = res.body.data.find((t: { id: string }) => t.id === ids.dai);
+    expect(dai).to.include({ amount: '1.000000000000000001', currency: 'DAI', chainId: LOCAL_CHAIN_ID, status: 'pending', attribution: null, orderId: null, depositReference: null, counted: false, credited: false, to: addrA });
+    for (const field of ['txHash', 'logIndex', 'blockNumber', 'blockHash', 'blockTimestamp', 'confirmations', 'from', 'detectedAt', 'confirmedAt', 'tokenAddress', 'protocol']) {
+      expect(dai).to.have.property(field);
+    }
+  });
+
+  it('A shape: data.transfers and data.pagination', async () => {
+    const res = await request(apps.a.app).get('/api/v1/transfers?limit=2&sortBy=blockNumber&sortOrder=asc').set('X-API-Key', orgA.keys.viewer);
+    expect(res.status).to.equal(200);
+    expect(res.body.success).to.equal(true);
+    expect(res.body.data.transfers.map((t: { id: string }) => t.id)).to.deep.equal([ids.usdt, ids.dropped]);
+    expect(res.body.data.pagination).to.include({ page: 1, limit: 2, total: 3, totalPages: 2 });
+  });
+
+  it('filters by status, currency, chainId, txHash and address', async () => {
+    const q = async (qs: string) => (await request(apps.b.app).get(`/api/v1/transfers?${qs}`).set('X-API-Key', orgA.keys.viewer)).body.data.map((t: { id: string }) => t.id).sort();
+    expect(await q('status=dropped')).to.deep.equal([ids.dropped]);
+    expect(await q('currency=USDT')).to.deep.equal([ids.usdt]);
+    expect(await q(`address=${addrA.toLowerCase()}`)).to.deep.equal([ids.usdt, ids.dai].sort());
+    expect(await q('chainId=ethereum-sepolia')).to.deep.equal([]);
+    const one = (await request(apps.b.app).get(`/api/v1/transfers/${ids.usdt}`).set('X-API-Key', orgA.keys.viewer)).body;
+    expect(await q(`txHash=${one.txHash.toUpperCase().replace('0X', '0x')}`)).to.deep.equal([ids.usdt]);
+  });
+
+  it('GET /transfers/:id: 200 for the owner, 404 for another organization', async () => {
+    const own = await request(apps.b.app).get(`/api/v1/transfers/${ids.usdt}`).set('X-API-Key', orgA.keys.viewer);
+    expect(own.status).to.equal(200);
+    expect(own.body).to.include({ id: ids.usdt, amount: '12.5', status: 'confirmed', confirmations: 5 });
+    const foreign = await request(apps.b.app).get(`/api/v1/transfers/${ids.other}`).set('X-API-Key', orgA.keys.owner);
+    expect(foreign.status).to.equal(404);
+    expect(foreign.body.code).to.equal('RESOURCE_NOT_FOUND');
+    const listB = await request(apps.b.app).get('/api/v1/transfers').set('X-API-Key', orgB.keys.viewer);
+    expect(listB.body.data.map((t: { id: string }) => t.id)).to.deep.equal([ids.other]);
+  });
+
+  it('rejects an unknown sortBy or status with 400', async () => {
+    const res = await request(apps.b.app).get('/api/v1/transfers?sortBy=amount').set('X-API-Key', orgA.keys.viewer);
+    expect(res.status).to.equal(400);
+    expect(res.body.code).to.equal('VALIDATION_ERROR');
+    expect((await request(apps.b.app).get('/api/v1/transfers?status=lost').set('X-API-Key', orgA.keys.viewer)).status).to.equal(400);
+  });
+
+  it('is documented in the OpenAPI document', async () => {
+    const res = await request(apps.b.app).get('/api/v1/openapi.json');
+    expect(res.body.paths).to.have.property('/api/v1/transfers');
+    expect(res.body.paths['/api/v1/transfers/{id}']).to.have.property('get');
+  });
+});

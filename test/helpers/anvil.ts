@@ -1,0 +1,152 @@
+import net from 'node:net';
+import { Contract, JsonRpcProvider, Network, type JsonRpcSigner } from 'ethers';
+import { startAnvil, type RunningAnvil } from '../../core/chains/evm/local/anvil';
+import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS } from '../../core/chains/evm/local/test-tokens';
+import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local/local-chain';
+import { initCheckpoint } from '../../core/chains/evm/evm-scanner';
+import type { ChainRegistry, Currency } from '../../core/chains/registry';
+import type { ServiceContext } from '../../core/context';
+import { deleteCheckpoint } from '../../core/checkpoints';
+import { scannedBlocks } from '../../db/schema';
+import { eq } from 'drizzle-orm';
+
+/**
+ * A local EVM chain for the tests: anvil (port 0, mining on demand) with USDT/USDC/DAI test
+ * tokens compiled and deployed at test time. Stop it in `after`.
+ */
+export interface TestChain {
+  anvil: RunningAnvil;
+  url: string;
+  provider: JsonRpcProvider;
+  tokens: Record<Currency, string>;
+  payer: JsonRpcSigner;
+  /** Mines n blocks at once (same timestamp, so block time never runs ahead of the clock). */
+  mine(n?: number): Promise<void>;
+  head(): Promise<number>;
+  /** Mints `units` to the payer and transfers them to `to`, mined in one block; returns the tx hash and block. */
+  pay(to: string, currency: Currency, units: bigint): Promise<{ txHash: string; blockNumber: number; blockHash: string }>;
+  /** Mints straight to an address (a Transfer from 0x0) without mining: the next mine() includes it. */
+  sendMint(to: string, currency: Currency, units: bigint): Promise<string>;
+  rpc<T = unknown>(method: string, params?: unknown[]): Promise<T>;
+  /**
+   * anvil_reorg (same height, new hashes). anvil rewinds its clock to the fork point and keeps that
+   * lag, so its clock is set back to the wall clock afterwards (a real chain's time never lags).
+   */
+  reorg(depth: number, txs?: [string, number][]): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startTestChain(): Promise<TestChain> {
+  const anvil = await startAnvil({ port: 0 });
+  const network = Network.from(31337);
+  const provider = new JsonRpcProvider(anvil.url, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1, pollingInterval: 50 });
+  const accounts: string[] = await provider.send('eth_accounts', []);
+  const tokens = await deployTestTokens(await provider.getSigner(accounts[0]));
+  // From here on blocks are mined only when a test asks.
+  await provider.send('evm_setAutomine', [false]);
+  const payer = await provider.getSigner(accounts[1]);
+  const contracts = Object.fromEntries(Object.entries(tokens).map(([c, a]) => [c, new Contract(a, TEST_TOKEN_ABI, payer)])) as Record<Currency, Contract>;
+  // The pending count is read for every send: reorgs give nonces back.
+  const nextNonce = () => provider.getTransactionCount(accounts[1], 'pending');
+  const chain: TestChain = {
+    anvil,
+    url: anvil.url,
+    provider,
+    tokens,
+    payer,
+    async mine(n = 1) {
+      await provider.send('anvil_mine', [`0x${n.toString(16)}`, '0x0']);
+    },
+    async head() {
+      return Number(await provider.send('eth_blockNumber', []));
+    },
+    async sendMint(to, currency, units) {
+      const tx = await contracts[currency].mint(to, units, { nonce: await nextNonce(), gasLimit: 200_000 });
+      return tx.hash as string;
+    },
+    async pay(to, currency, units) {
+      const n = await nextNonce();
+      await contracts[currency].mint(accounts[1], units, { nonce: n, gasLimit: 200_000 });
+      const tx = await contracts[currency].transfer(to, units, { nonce: n + 1, gasLimit: 200_000 });
+      await chain.mine(1);
+      const receipt = await provider.getTransactionReceipt(tx.hash);
+      if (!receipt || receipt.status !== 1) throw new Error(`test payment ${tx.hash} failed`);
+      return { txHash: tx.hash, blockNumber: receipt.blockNumber, blockHash: receipt.blockHash };
+    },
+    rpc: (method, params = []) => provider.send(method, params),
+    async reorg(depth, txs = []) {
+      await provider.send('anvil_reorg', [depth, txs]);
+      await provider.send('evm_setTime', [Math.floor(Date.now() / 1000)]);
+    },
+    async stop() {
+      provider.destroy();
+      await anvil.stop();
+    },
+  };
+  return chain;
+}
+
+/** Points a registry's ethereum-local at a test chain. */
+export function useTestChain(registry: ChainRegistry, chain: TestChain, rpcUrls: string[] = [chain.url]): void {
+  for (const t of TEST_TOKENS) registry.setTokenAddress(LOCAL_CHAIN_ID, t.currency, chain.tokens[t.currency], t.decimals);
+  registry.setRpcUrls(LOCAL_CHAIN_ID, rpcUrls);
+}
+
+/** Starts the run database's ethereum-local checkpoint at the chain's current head. */
+export async function resetCheckpointToHead(ctx: ServiceContext, chain: TestChain): Promise<number> {
+  const head = await chain.provider.send('eth_getBlockByNumber', ['latest', false]);
+  await ctx.db.transaction(async (tx) => {
+    await deleteCheckpoint(tx, LOCAL_CHAIN_ID);
+    await tx.delete(scannedBlocks).where(eq(scannedBlocks.chainId, LOCAL_CHAIN_ID));
+    await initCheckpoint(tx, LOCAL_CHAIN_ID, { number: Number(head.number), hash: head.hash, parentHash: head.parentHash, timestamp: Number(head.timestamp) });
+  });
+  return Number(head.number);
+}
+
+/**
+ * A TCP proxy in front of the chain that the test can stop and start again on the same port
+ * (an RPC provider going down and coming back).
+ */
+export interface RpcProxy {
+  url: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startRpcProxy(targetPort: number): Promise<RpcProxy> {
+  const sockets = new Set<net.Socket>();
+  let server: net.Server | null = null;
+  let port = 0;
+  const listen = async () => {
+    server = net.createServer((client) => {
+      const upstream = net.connect(targetPort, '127.0.0.1');
+      sockets.add(client);
+      sockets.add(upstream);
+      client.pipe(upstream).pipe(client);
+      const cleanup = () => {
+        client.destroy();
+        upstream.destroy();
+        sockets.delete(client);
+        sockets.delete(upstream);
+      };
+      client.on('error', cleanup).on('close', cleanup);
+      upstream.on('error', cleanup).on('close', cleanup);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server!.once('error', reject);
+      server!.listen(port, '127.0.0.1', () => resolve());
+    });
+    port = (server!.address() as net.AddressInfo).port;
+  };
+  const stop = async () => {
+    if (!server) return;
+    const s = server;
+    server = null;
+    for (const sock of sockets) sock.destroy();
+    sockets.clear();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  };
+  await listen();
+  return { url: `http://127.0.0.1:${port}`, stop, start: listen, close: stop };
+}
