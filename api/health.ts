@@ -1,7 +1,7 @@
-import { sql } from 'drizzle-orm';
 import type { Request, Response } from 'express';
 import type { ApiDeps } from './deps';
 import { SERVICE_VERSION } from '../core/version';
+import { pingDatabase } from '../db/client';
 
 async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -16,7 +16,7 @@ async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 export function healthHandler(deps: ApiDeps) {
   return async (_req: Request, res: Response) => {
     const [database, redis] = await Promise.all([
-      withTimeout(deps.db.execute(sql`select 1`), 2000).then(() => 'ok', () => 'down'),
+      withTimeout(pingDatabase(deps.db), 2000).then(() => 'ok', () => 'down'),
       withTimeout(deps.redis.ping(), 2000).then(() => 'ok', () => 'down'),
     ]);
     const healthy = database === 'ok' && redis === 'ok';

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import * as schema from './schema';
@@ -24,4 +25,9 @@ export function createDb(url: string, options: { max?: number } = {}): DbHandle 
   });
   const db = drizzle(sql, { schema });
   return { db, sql, close: () => sql.end({ timeout: 5 }) };
+}
+
+/** The health check's database probe. */
+export async function pingDatabase(db: DbOrTx): Promise<void> {
+  await db.execute(sql`select 1`);
 }
