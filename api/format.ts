@@ -176,6 +176,42 @@ export class WireFormat {
     return this.style === 'a' ? this.body(data, message) : { success: true, message, ...data };
   }
 
+  /** OpenAPI schema of a success answer wrapping `resource` (a list of them when `plural` is given). */
+  successSchema(resource: Record<string, unknown>, plural?: string): Record<string, unknown> {
+    const pagination = {
+      type: 'object',
+      properties: {
+        page: { type: 'integer' },
+        limit: { type: 'integer' },
+        total: { type: 'integer' },
+        totalPages: { type: 'integer' },
+        ...(this.style === 'b' ? { hasMore: { type: 'boolean' } } : {}),
+      },
+    };
+    const envelope = (data: unknown) => ({ type: 'object', properties: { success: { const: true }, data, message: { type: 'string' } } });
+    if (plural) {
+      if (this.style === 'a') return envelope({ type: 'object', properties: { [plural]: { type: 'array', items: resource }, pagination } });
+      return { type: 'object', properties: { data: { type: 'array', items: resource }, pagination } };
+    }
+    return this.style === 'a' ? envelope(resource) : resource;
+  }
+
+  /** OpenAPI schema of the error body. */
+  errorSchema(): Record<string, unknown> {
+    if (this.style === 'a') {
+      return {
+        type: 'object',
+        properties: {
+          success: { const: false },
+          error: { type: 'string', examples: ['ValidationError', 'Unauthorized', 'NotFound', 'InsufficientAddresses'] },
+          message: { type: 'string' },
+          details: {},
+        },
+      };
+    }
+    return { type: 'object', properties: { error: { type: 'string' }, message: { type: 'string' }, code: { type: 'string' }, statusCode: { type: 'integer' }, details: {} } };
+  }
+
   /** Picks the documented (OpenAPI) shape of a special answer for this deployment's style. */
   documented<T>(shapes: { a: T; b: T }): T {
     return this.style === 'a' ? shapes.a : shapes.b;

@@ -1,8 +1,10 @@
 import type { ApiStyle } from '../core/config';
 import type { RouteSpec } from './route-kit';
+import { WireFormat } from './format';
 
 /** Builds the OpenAPI 3.1 document from the same route declarations and schemas that validate requests. */
 export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style: ApiStyle; publicBaseUrl: string }) {
+  const format = new WireFormat(opts.style);
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const path = '/api/v1' + r.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
@@ -22,7 +24,7 @@ export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style
       responses: {
         [status]: {
           description: r.listOf ? `A page of ${r.listOf}` : 'Success',
-          content: { 'application/json': { schema: successSchema(opts.style, r) } },
+          content: { 'application/json': { schema: format.successSchema(r.response ?? { type: 'object' }, r.listOf) } },
         },
         '400': { $ref: '#/components/responses/Error' },
         '401': { $ref: '#/components/responses/Error' },
@@ -58,40 +60,11 @@ export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style
       responses: {
         Error: {
           description: 'Error body in the deployment format',
-          content: { 'application/json': { schema: errorSchema(opts.style) } },
+          content: { 'application/json': { schema: format.errorSchema() } },
         },
       },
     },
   };
-}
-
-function successSchema(style: ApiStyle, r: RouteSpec): Record<string, unknown> {
-  const resource = r.response ?? { type: 'object' };
-  const pagination = {
-    type: 'object',
-    properties: {
-      page: { type: 'integer' },
-      limit: { type: 'integer' },
-      total: { type: 'integer' },
-      totalPages: { type: 'integer' },
-      ...(style === 'b' ? { hasMore: { type: 'boolean' } } : {}),
-    },
-  };
-  if (r.listOf) {
-    if (style === 'a') {
-      return { type: 'object', properties: { success: { const: true }, data: { type: 'object', properties: { [r.listOf]: { type: 'array', items: resource }, pagination } }, message: { type: 'string' } } };
-    }
-    return { type: 'object', properties: { data: { type: 'array', items: resource }, pagination } };
-  }
-  if (style === 'a') return { type: 'object', properties: { success: { const: true }, data: resource, message: { type: 'string' } } };
-  return resource;
-}
-
-function errorSchema(style: ApiStyle) {
-  if (style === 'a') {
-    return { type: 'object', properties: { success: { const: false }, error: { type: 'string', examples: ['ValidationError', 'Unauthorized', 'NotFound', 'InsufficientAddresses'] }, message: { type: 'string' }, details: {} } };
-  }
-  return { type: 'object', properties: { error: { type: 'string' }, message: { type: 'string' }, code: { type: 'string' }, statusCode: { type: 'integer' }, details: {} } };
 }
 
 const escape = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
