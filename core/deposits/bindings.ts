@@ -5,8 +5,8 @@ import type { ChainRegistry, Protocol } from '../chains/registry';
 import type { ServiceContext } from '../context';
 import { AppError, isUniqueViolation } from '../errors';
 import { newId } from '../ids';
-import { getConfigValue } from '../org-config';
 import { allocatePoolAddress, releasePoolAddress } from '../pool/allocation';
+import { cooldownMinutesFor } from '../pool/cooldown';
 
 /**
  * Deposit references (spec "Deposit reference (binding)"). A reference is bound to one pool
@@ -76,17 +76,22 @@ function requireEnabledProtocol(registry: ChainRegistry, protocol: Protocol): vo
 const notFoundError = (depositReference: string, more = '') =>
   new AppError('DEPOSIT_REFERENCE_NOT_FOUND', `Deposit reference "${depositReference}" not found${more}`);
 
+/** The open (not unbound) bindings of one reference or several, optionally of one family. */
+export function openBindingsFilter(organizationId: string, depositReference: string | string[], protocol?: Protocol) {
+  return and(
+    eq(depositBindings.organizationId, organizationId),
+    Array.isArray(depositReference) ? inArray(depositBindings.depositReference, depositReference) : eq(depositBindings.depositReference, depositReference),
+    isNull(depositBindings.unboundAt),
+    protocol ? eq(depositBindings.protocol, protocol) : undefined,
+  );
+}
+
 export async function findOpenBindings(db: DbOrTx, organizationId: string, depositReference: string, protocol?: Protocol): Promise<BindingRow[]> {
   return db
     .select()
     .from(depositBindings)
     .where(
-      and(
-        eq(depositBindings.organizationId, organizationId),
-        eq(depositBindings.depositReference, depositReference),
-        isNull(depositBindings.unboundAt),
-        protocol ? eq(depositBindings.protocol, protocol) : undefined,
-      ),
+      openBindingsFilter(organizationId, depositReference, protocol),
     )
     .orderBy(asc(depositBindings.createdAt), asc(depositBindings.id));
 }
@@ -252,10 +257,6 @@ async function endBinding(tx: Tx, binding: BindingRow, now: Date, cooldownMinute
   return true;
 }
 
-async function unbindCooldown(tx: Tx, organizationId: string): Promise<number> {
-  return (await getConfigValue<number>(tx, organizationId, 'address_pool.unbind_cooldown_minutes')) ?? 30;
-}
-
 /**
  * Unbinds a reference: all its families (or one, with `protocol`). With `chainId` (description B)
  * only that chain's registration is removed, and the family's address is freed only when no chain
@@ -277,7 +278,7 @@ export async function unbindDepositReference(
     const now = ctx.clock.now();
     const bindings = await lockOpenBindings(tx, organizationId, input.depositReference, protocol);
     if (bindings.length === 0) throw notFoundError(input.depositReference);
-    const cooldown = await unbindCooldown(tx, organizationId);
+    const cooldown = await cooldownMinutesFor(tx, organizationId, 'unbind');
     const result: UnbindResult = { depositReference: input.depositReference, unboundAddresses: 0, addresses: [] };
 
     if (input.chainId !== undefined) {
@@ -317,7 +318,7 @@ export async function unbindDepositAddress(ctx: ServiceContext, organizationId: 
       .where(and(eq(depositBindings.organizationId, organizationId), eq(depositBindings.protocol, input.protocol), addressMatch, isNull(depositBindings.unboundAt)))
       .for('update');
     if (!binding) throw new AppError('DEPOSIT_REFERENCE_NOT_FOUND', `No deposit reference is bound to ${input.protocol} address ${input.address}`);
-    const ended = await endBinding(tx, binding, ctx.clock.now(), await unbindCooldown(tx, organizationId));
+    const ended = await endBinding(tx, binding, ctx.clock.now(), await cooldownMinutesFor(tx, organizationId, 'unbind'));
     return {
       depositReference: binding.depositReference,
       unboundAddresses: ended ? 1 : 0,
@@ -331,12 +332,7 @@ async function lockOpenBindings(tx: Tx, organizationId: string, depositReference
     .select()
     .from(depositBindings)
     .where(
-      and(
-        eq(depositBindings.organizationId, organizationId),
-        eq(depositBindings.depositReference, depositReference),
-        isNull(depositBindings.unboundAt),
-        protocol ? eq(depositBindings.protocol, protocol) : undefined,
-      ),
+      openBindingsFilter(organizationId, depositReference, protocol),
     )
     .orderBy(asc(depositBindings.createdAt), asc(depositBindings.id))
     .for('update');

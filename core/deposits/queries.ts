@@ -4,7 +4,7 @@ import { depositBindings, deposits, transfers } from '../../db/schema';
 import type { ChainRegistry, Protocol } from '../chains/registry';
 import type { ServiceContext } from '../context';
 import { AppError } from '../errors';
-import { bindingView, openRegistrations, type BindingView } from './bindings';
+import { bindingView, openBindingsFilter, openRegistrations, type BindingView } from './bindings';
 import { depositFrom, selectDeposits, type DepositRecord, type DepositStatus } from './records';
 import { totalsOf, type DepositSumRow, type DepositTotals } from './totals';
 
@@ -100,12 +100,7 @@ async function summarize(ctx: ServiceContext, organizationId: string, refs: stri
     .select()
     .from(depositBindings)
     .where(
-      and(
-        eq(depositBindings.organizationId, organizationId),
-        inArray(depositBindings.depositReference, refs),
-        isNull(depositBindings.unboundAt),
-        protocol ? eq(depositBindings.protocol, protocol) : undefined,
-      ),
+      openBindingsFilter(organizationId, refs, protocol),
     )
     .orderBy(asc(depositBindings.createdAt), asc(depositBindings.id));
   if (rows.length === 0) return [];

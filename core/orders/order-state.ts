@@ -4,8 +4,7 @@ import { orders, transfers } from '../../db/schema';
 import type { ServiceContext } from '../context';
 import { getCheckpoint } from '../checkpoints';
 import { emitEvent } from '../events';
-import { getConfigValue } from '../org-config';
-import { releasePoolAddress } from '../pool/allocation';
+import { releasePoolAddressFor } from '../pool/allocation';
 import { presentOrder, type OrderRow, type OrderView } from './order-view';
 
 /**
@@ -253,8 +252,7 @@ async function finishOrder(
   type: 'order.completed' | 'order.expired',
   fields: readonly (keyof OrderView)[],
 ): Promise<void> {
-  const cooldownMinutes = await getConfigValue<number>(tx, order.organizationId, 'address_pool.cooldown_minutes');
-  await releasePoolAddress(tx, { poolAddressId: order.poolAddressId, now, cooldownMinutes: cooldownMinutes ?? 30 });
+  await releasePoolAddressFor(tx, { poolAddressId: order.poolAddressId, organizationId: order.organizationId, reason: 'order', now });
   await emitEvent(tx, {
     organizationId: order.organizationId,
     type,
