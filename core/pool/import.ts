@@ -377,7 +377,19 @@ export async function importPoolAddresses(
     validator.finish(); // throws on any invalid line: the transaction rolls back
     return inserter.finish();
   });
+  await refreshPoolStatisticsAfter(db, outcome.imported);
   return { success: true, ...outcome, summary: summaryOf(input.protocol, input.mode, all) };
+}
+
+/** Imports this large change the pool enough that the planner needs fresh statistics. */
+const ANALYZE_AFTER_IMPORTED = 10_000;
+
+/**
+ * Without statistics on a freshly filled pool the planner sorts the whole pool for every
+ * allocation (tens of ms) until autovacuum gets to it; a large import refreshes them at once.
+ */
+async function refreshPoolStatisticsAfter(db: Database, imported: number): Promise<void> {
+  if (imported >= ANALYZE_AFTER_IMPORTED) await db.execute(sql`analyze pool_addresses`);
 }
 
 /**
@@ -412,6 +424,7 @@ export async function derivePoolAddresses(
     await inserter.add(lines);
     return inserter.finish();
   });
+  await refreshPoolStatisticsAfter(db, outcome.imported);
   return {
     success: true,
     ...outcome,
