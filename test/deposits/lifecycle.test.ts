@@ -7,7 +7,7 @@ import { deposits, transfers } from '../../db/schema';
 import { createTestOrg, testConfig, testContext, testDb } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
 import { insertTestTransfer } from '../helpers/transfers';
-import { eventsOf, tokenEnv } from './fixtures';
+import { eventsOf, tokenEnv } from '../helpers/deposits';
 
 describe('deposit lifecycle (domain transitions)', () => {
   const env = tokenEnv();

@@ -6,7 +6,7 @@ import { addressAssignments, depositBindingChains, depositBindings, poolAddresse
 import { buildTestApp, createTestOrg, STYLES, testDb, type TestOrg } from '../helpers/harness';
 import { randomEvmAddress, seedPoolAddresses } from '../helpers/pool';
 import { dataOf, expectError } from '../helpers/wire';
-import { tokenEnv } from './fixtures';
+import { tokenEnv } from '../helpers/deposits';
 
 const V1 = '/api/v1';
 

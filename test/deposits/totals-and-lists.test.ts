@@ -7,7 +7,7 @@ import { buildTestApp, createTestOrg, STYLES, testDb, type TestOrg } from '../he
 import { seedPoolAddresses } from '../helpers/pool';
 import { insertTestTransfer } from '../helpers/transfers';
 import { dataOf, expectError, listOf } from '../helpers/wire';
-import { eventsOf, tokenEnv } from './fixtures';
+import { eventsOf, tokenEnv } from '../helpers/deposits';
 
 const V1 = '/api/v1';
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

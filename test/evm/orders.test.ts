@@ -10,7 +10,7 @@ import { deposits, poolAddresses, transfers } from '../../db/schema';
 import { createTestOrg, testContext } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { seedPoolAddresses } from '../helpers/pool';
-import { eventsFor, orderRow, orderTransfers, settle } from './helpers';
+import { eventsFor, orderRow, orderTransfers, settle } from '../helpers/evm';
 
 describe('evm payments to orders and deposit references (anvil)', function () {
   this.timeout(60_000);

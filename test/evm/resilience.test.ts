@@ -15,7 +15,7 @@ import { closedPort } from '../helpers/processes';
 import { createTestOrg, testContext } from '../helpers/harness';
 import { resetCheckpointToHead, startRpcProxy, startTestChain, useTestChain, type RpcProxy, type TestChain } from '../helpers/anvil';
 import { seedPoolAddresses } from '../helpers/pool';
-import { eventsFor, orderRow, settle } from './helpers';
+import { eventsFor, orderRow, settle } from '../helpers/evm';
 
 describe('evm scanning through failing providers (anvil)', function () {
   this.timeout(60_000);

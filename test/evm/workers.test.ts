@@ -8,7 +8,7 @@ import { createTestOrg, testContext, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { seedPoolAddresses } from '../helpers/pool';
 import { spawnEntry, type Spawned } from '../helpers/processes';
-import { orderRow } from './helpers';
+import { orderRow } from '../helpers/evm';
 
 describe('two worker processes scanning the same chain (anvil)', function () {
   this.timeout(120_000);

@@ -12,7 +12,7 @@ import { buildTestApp, createTestOrg, STYLES, TEST_REDIS_PREFIX, TEST_REDIS_URL,
 import { seedPoolAddresses } from '../helpers/pool';
 import { insertTestTransfer } from '../helpers/transfers';
 import { dataOf } from '../helpers/wire';
-import { CHAIN, checkpointAt, preserveCheckpoint, tokenEnv } from './fixtures';
+import { CHAIN, checkpointAt, preserveCheckpoint, tokenEnv } from '../helpers/orders';
 
 const WINDOW_MS = 60_000;
 

@@ -8,7 +8,7 @@ import { buildTestApp, createTestOrg, STYLES, testDb, type TestOrg } from '../he
 import { seedPoolAddresses } from '../helpers/pool';
 import { insertTestTransfer } from '../helpers/transfers';
 import { dataOf, expectError, listOf } from '../helpers/wire';
-import { CHAIN, checkpointAt, orgFootprint, poolAddressOf, preserveCheckpoint, tokenEnv } from './fixtures';
+import { CHAIN, checkpointAt, orgFootprint, poolAddressOf, preserveCheckpoint, tokenEnv } from '../helpers/orders';
 
 const ORDER_KEYS = [
   'orderId', 'orderReference', 'amount', 'amountReceived', 'currency', 'chainId', 'protocol', 'address', 'paymentUrl',

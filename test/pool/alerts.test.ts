@@ -8,7 +8,7 @@ import { checkPoolLevels, isLow, parseThreshold } from '../../core/pool/alerts';
 import { Redis } from 'ioredis';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
 import { closeQueues, createQueues } from '../../workers/catalog';
-import { addJobsAndWait } from './run-job';
+import { addJobsAndWait } from '../helpers/run-job';
 import { buildTestApp, createTestOrg, STYLES, testConfig, testContext, testDb, type TestOrg } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
 import { dataOf, expectError } from '../helpers/wire';

@@ -10,7 +10,7 @@ import { cooldownMinutesFor, releaseCooledDownAddresses } from '../../core/pool/
 import { Redis } from 'ioredis';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
 import { closeQueues, createQueues } from '../../workers/catalog';
-import { addJobsAndWait } from './run-job';
+import { addJobsAndWait } from '../helpers/run-job';
 import { buildTestApp, createTestOrg, testConfig, testContext, testDb, type TestOrg } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
 

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { emitEvent } from '../../core/events';
 import { deliverWebhook, relayWebhookEvents } from '../../core/webhooks/delivery';
 import { buildTestApp, createTestOrg, testConfig, testContext, testDb, testSql, type TestOrg } from '../helpers/harness';
-import { FAST_WEBHOOK_ENV, startReceiver, type Receiver } from './helpers';
+import { FAST_WEBHOOK_ENV, startReceiver, type Receiver } from '../helpers/webhooks';
 
 // Domain-level races, with no worker running: the guarantees the workers rely on.
 describe('webhook delivery claims and relay under concurrency', () => {

@@ -6,7 +6,7 @@ import { emitEvent, type EventType } from '../../core/events';
 import type { RunningWorkers } from '../../workers/runtime';
 import { buildTestApp, capturedLogLines, createTestOrg, testConfig, testContext, testDb, type TestOrg } from '../helpers/harness';
 import { dataOf, listOf } from '../helpers/wire';
-import { FAST_WEBHOOK_ENV, eventually, sleep, startReceiver, type Receiver, type ReceiverAnswer } from './helpers';
+import { FAST_WEBHOOK_ENV, eventually, sleep, startReceiver, type Receiver, type ReceiverAnswer } from '../helpers/webhooks';
 import { startWorkerProcess } from '../../workers/runtime';
 
 /** Verifies a signature the way the README tells receivers to. */

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { emitEvent } from '../../core/events';
 import type { RunningWorkers } from '../../workers/runtime';
 import { buildTestApp, createTestOrg, testDb } from '../helpers/harness';
-import { eventually, freePort, sleep, startReceiver, startTestWorkers, type Receiver } from './helpers';
+import { eventually, freePort, sleep, startReceiver, startTestWorkers, type Receiver } from '../helpers/webhooks';
 
 /** A throw-away Redis of our own (never the shared one), without persistence. */
 async function startRedis(port: number): Promise<ChildProcess> {

@@ -5,7 +5,7 @@ import { guardedLookup, isForbiddenAddress } from '../../core/webhooks/url-guard
 import { createService } from '../../core/service';
 import { buildTestApp, capturedLogLines, createTestOrg, STYLES, testConfig, testContext, testLogger, type TestOrg } from '../helpers/harness';
 import { expectError } from '../helpers/wire';
-import { startReceiver, type Receiver } from './helpers';
+import { startReceiver, type Receiver } from '../helpers/webhooks';
 
 describe('webhook URL guard: address classification', () => {
   it('refuses private, loopback, link-local, metadata, unspecified, CGNAT and ULA addresses, IPv4 and IPv6', () => {

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { emitEvent } from '../../core/events';
 import { buildTestApp, createTestOrg, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL, testDb } from '../helpers/harness';
-import { eventually, startReceiver, type Receiver } from './helpers';
+import { eventually, startReceiver, type Receiver } from '../helpers/webhooks';
 
 const ROOT = path.resolve(__dirname, '../..');
 

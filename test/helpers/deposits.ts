@@ -1,7 +1,7 @@
 import { and, asc, eq } from 'drizzle-orm';
 import { events } from '../../db/schema';
-import { testDb } from '../helpers/harness';
-import { randomEvmAddress } from '../helpers/pool';
+import { testDb } from './harness';
+import { randomEvmAddress } from './pool';
 
 /** Token contracts of ethereum-local for a test run (the chain tests deploy real ones). */
 export function tokenEnv(): Record<string, string> {

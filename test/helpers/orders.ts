@@ -1,8 +1,8 @@
 import { and, count, eq } from 'drizzle-orm';
 import { addressAssignments, events, orders, poolAddresses } from '../../db/schema';
 import { deleteCheckpoint, getCheckpoint, setCheckpoint, type Checkpoint } from '../../core/checkpoints';
-import { testDb } from '../helpers/harness';
-import { randomEvmAddress } from '../helpers/pool';
+import { testDb } from './harness';
+import { randomEvmAddress } from './pool';
 
 export const CHAIN = 'ethereum-local';
 

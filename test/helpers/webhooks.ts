@@ -3,7 +3,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../../core/config';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
-import { testConfig, testContext } from '../helpers/harness';
+import { testConfig, testContext } from './harness';
 
 /** What the local receiver saw of one request. */
 export interface ReceivedRequest {
