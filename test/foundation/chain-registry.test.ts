@@ -1,0 +1,56 @@
+import { expect } from 'chai';
+import { ChainRegistry } from '../../core/chains/registry';
+import { AppError } from '../../core/errors';
+
+function errorOf(fn: () => unknown): AppError {
+  try {
+    fn();
+  } catch (err) {
+    return err as AppError;
+  }
+  throw new Error('expected an error');
+}
+
+describe('chain registry', () => {
+  it('NETWORK=local has ethereum-local with USDT, USDC and DAI (addresses learnt at run time)', () => {
+    const r = ChainRegistry.forNetwork('local');
+    expect(r.list().map((c) => c.chainId)).to.deep.equal(['ethereum-local']);
+    const chain = r.requireOfferedChain('ethereum-local');
+    expect(Object.keys(chain.tokens).sort()).to.deep.equal(['DAI', 'USDC', 'USDT']);
+    expect(chain.tokens.DAI!.decimals).to.equal(18);
+    expect(errorOf(() => r.requireToken(chain, 'USDT')).code).to.equal('INVALID_CURRENCY');
+    r.setTokenAddress('ethereum-local', 'USDT', '0x5FbDB2315678afecb367f032d93F642f64180aa3');
+    expect(r.requireToken(chain, 'USDT').decimals).to.equal(6);
+  });
+
+  it('NETWORK=testnet lists Tron and Solana chains but does not offer them until they have a scanner', () => {
+    const r = ChainRegistry.forNetwork('testnet');
+    expect(r.list().map((c) => c.chainId).sort()).to.deep.equal(['ethereum-sepolia', 'polygon-amoy', 'solana-devnet', 'tron-nile']);
+    for (const id of ['tron-nile', 'solana-devnet']) {
+      const err = errorOf(() => r.requireOfferedChain(id));
+      expect(err.code).to.equal('INVALID_CHAIN');
+      expect(err.message).to.include('not enabled');
+    }
+    expect(errorOf(() => r.requireOfferedChain('bitcoin-testnet')).code).to.equal('INVALID_CHAIN');
+    const sepolia = r.requireOfferedChain('ethereum-sepolia');
+    expect(r.requireToken(sepolia, 'USDC').decimals).to.equal(6);
+    // No official test USDT on Sepolia: not offered unless an address is supplied.
+    expect(errorOf(() => r.requireToken(sepolia, 'USDT')).code).to.equal('INVALID_CURRENCY');
+    expect(r.enabledChainsOf('evm').map((c) => c.chainId).sort()).to.deep.equal(['ethereum-sepolia', 'polygon-amoy']);
+    expect(r.enabledChainsOf('tron')).to.deep.equal([]);
+  });
+
+  it('takes RPC URLs and token addresses from the environment, and confirmations may only be raised', () => {
+    const r = ChainRegistry.forNetwork('testnet', {
+      RPC_URLS_ETHEREUM_SEPOLIA: 'https://a.example, https://b.example',
+      TOKEN_ETHEREUM_SEPOLIA_USDT: '0x7169D38820dfd117C3FA1f22a697dBA58d90BA06',
+      CONFIRMATIONS_ETHEREUM_SEPOLIA: '12',
+      CONFIRMATIONS_POLYGON_AMOY: '1',
+    });
+    const sepolia = r.get('ethereum-sepolia')!;
+    expect(sepolia.rpcUrls).to.deep.equal(['https://a.example', 'https://b.example']);
+    expect(r.requireToken(sepolia, 'USDT').address).to.equal('0x7169D38820dfd117C3FA1f22a697dBA58d90BA06');
+    expect(sepolia.orderConfirmations).to.equal(12);
+    expect(r.get('polygon-amoy')!.orderConfirmations).to.equal(3);
+  });
+});
