@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { eq, inArray, sql } from 'drizzle-orm';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local/local-chain';
+import { getCheckpoint } from '../../core/checkpoints';
 import { bindDepositReference } from '../../core/deposits/bindings';
 import { createOrder } from '../../core/orders/orders';
 import { deposits, events, transfers } from '../../db/schema';
@@ -74,7 +75,15 @@ describe('two worker processes scanning the same chain (anvil)', function () {
       const [dep] = await ctx.db.select({ status: deposits.status }).from(deposits).where(eq(deposits.bindingId, binding.bindingId));
       done = statuses.every((s) => s === 'completed') && dep?.status !== undefined && dep.status !== 'pending';
     }
-    expect(done, `stdout 1:\n${workers[0].stdout().slice(-2000)}\nstderr 1:\n${workers[0].stderr().slice(-2000)}`).to.equal(true);
+    if (!done) {
+      const cp = await getCheckpoint(ctx.db, LOCAL_CHAIN_ID);
+      const recorded = await ctx.db.select({ id: transfers.id, status: transfers.status, block: transfers.blockNumber }).from(transfers).where(inArray(transfers.txHash, hashes));
+      const activity = await ctx.db.execute(
+        sql`select pid, state, wait_event_type, wait_event, extract(epoch from now() - xact_start)::int as xact_s, left(query, 160) as query from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`,
+      );
+      const diagnosis = { head: await chain.head(), checkpoint: cp, recorded, orders: await Promise.all(orders.map((o) => orderRow(ctx, o.id).then((r) => r.status))), activity };
+      expect.fail(`not done in 60 s: ${JSON.stringify(diagnosis)}\nstdout 1:\n${workers[0].stdout().slice(-3000)}\nstderr 1:\n${workers[0].stderr().slice(-2000)}\nstdout 2:\n${workers[1].stdout().slice(-3000)}`);
+    }
     // Both processes ran the chain jobs (each verifies the token decimals on its first run).
     for (const w of workers) {
       expect(w.stdout()).to.match(/token decimals verified/);

@@ -86,6 +86,15 @@ async function rememberBlocks(tx: Tx, chainId: string, headers: RpcBlockHeader[]
     });
 }
 
+const lastBehindWarning = new Map<string, number>();
+/** Operators must see a provider stuck behind the checkpoint: nothing is scanned meanwhile. */
+function warnBehind(ctx: ServiceContext, chainId: string, head: number, checkpoint: number): void {
+  const now = Date.now();
+  if (now - (lastBehindWarning.get(chainId) ?? 0) < 60_000) return;
+  lastBehindWarning.set(chainId, now);
+  ctx.logger.warn({ chainId, head, checkpoint }, 'provider head is behind the scan checkpoint: waiting for it to catch up');
+}
+
 /** One range: check continuity, fetch logs, record matches, move the checkpoint. */
 export async function scanChainOnce(ctx: ServiceContext, chain: Chain, rpc: EvmRpc): Promise<ScanStep> {
   const tokens = tokenMap(chain);
@@ -103,7 +112,10 @@ export async function scanChainOnce(ctx: ServiceContext, chain: Chain, rpc: EvmR
     const headNumber = await rpc.blockNumber();
     // A provider behind our checkpoint (a lagging node, a local chain restarted from an older state)
     // proves nothing yet: wait until it reaches the checkpoint, then compare hashes.
-    if (headNumber < cp.blockNumber) return { status: 'behind', recorded: 0, logs: 0 };
+    if (headNumber < cp.blockNumber) {
+      warnBehind(ctx, chain.chainId, headNumber, cp.blockNumber);
+      return { status: 'behind', recorded: 0, logs: 0 };
+    }
     const atCheckpoint = await rpc.header(cp.blockNumber);
     if (!atCheckpoint || atCheckpoint.hash !== cp.blockHash) {
       await handleReorg(tx, ctx, chain, rpc, cp);
