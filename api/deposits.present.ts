@@ -1,40 +1,11 @@
 import type { BindingView, Registration } from '../core/deposits/bindings';
 import type { ReferenceSummary } from '../core/deposits/queries';
-import type { DepositRecord } from '../core/deposits/records';
 import { iso } from './present';
 
 /**
  * Style-neutral wire objects of deposit references and deposits. Where descriptions A and B
  * conflict (reference detail and list items) api/format.ts picks the shape.
  */
-
-/** A deposit: both `depositId` and `id`, both `chainId` and `chain` (design.md §4a). */
-export function presentDeposit(d: DepositRecord) {
-  return {
-    depositId: d.depositId,
-    id: d.depositId,
-    depositReference: d.depositReference,
-    amount: d.amount,
-    currency: d.currency,
-    chainId: d.chainId,
-    chain: d.chainId,
-    protocol: d.protocol,
-    address: d.address,
-    fromAddress: d.fromAddress,
-    txHash: d.txHash,
-    logIndex: d.logIndex,
-    blockNumber: d.blockNumber,
-    status: d.status,
-    confirmations: d.confirmations,
-    requiredConfirmations: d.requiredConfirmations,
-    transferId: d.transferId,
-    detectedAt: iso(d.detectedAt),
-    confirmedAt: iso(d.confirmedAt),
-    completedAt: iso(d.completedAt),
-    droppedAt: iso(d.droppedAt),
-    metadata: d.metadata,
-  };
-}
 
 /** The bind answer: description A's fields plus the deposit service page's aliases. */
 export function presentBinding(b: BindingView) {

@@ -3,7 +3,8 @@ import type { ApiStyle } from '../core/config';
 import { AppError, type ErrorCode } from '../core/errors';
 import type { UnbindResult } from '../core/deposits/bindings';
 import type { ReferenceDetail, ReferenceSummary } from '../core/deposits/queries';
-import { addressEntries, presentBinding, presentDeposit } from './deposits.present';
+import { addressEntries, presentBinding } from './deposits.present';
+import { presentDeposit } from '../core/deposits/records';
 import { iso } from './present';
 
 /**

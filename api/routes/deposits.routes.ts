@@ -12,7 +12,8 @@ import { DEPOSIT_STATUSES } from '../../core/deposits/records';
 import { validationError } from '../../core/errors';
 import { listQuerySchema, MAX_PAGE_LIMIT, metadataSchema, type JsonSchema } from '../validation';
 import { WireFormat } from '../format';
-import { presentBinding, presentDeposit, presentRegistration } from '../deposits.present';
+import { presentBinding, presentRegistration } from '../deposits.present';
+import { presentDeposit } from '../../core/deposits/records';
 
 const TAG = 'Deposits';
 const referenceSchema: JsonSchema = { type: 'string', minLength: 1, maxLength: 255, description: 'Caller-chosen reference (e.g. a user id), at most 255 characters' };
