@@ -122,7 +122,8 @@ export function registerAddressPoolRoutes(api: ApiBuilder, deps: ApiDeps): void 
         csv: body.addresses,
         now: deps.clock.now(),
       });
-      return reply.ok(result, `Imported ${result.imported} addresses, skipped ${result.skipped}`);
+      // The spec's import answer carries `success` in the body itself, whatever the style.
+      return reply.ok({ success: true, ...result }, `Imported ${result.imported} addresses, skipped ${result.skipped}`);
     },
   );
 
@@ -160,7 +161,7 @@ export function registerAddressPoolRoutes(api: ApiBuilder, deps: ApiDeps): void 
         count: body.count,
         now: deps.clock.now(),
       });
-      return reply.ok(result, `Derived ${result.imported + result.skipped} addresses, imported ${result.imported}`);
+      return reply.ok({ success: true, ...result }, `Derived ${result.imported + result.skipped} addresses, imported ${result.imported}`);
     },
   );
 

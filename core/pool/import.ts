@@ -42,7 +42,6 @@ export interface ImportSummary {
 }
 
 export interface ImportResult {
-  success: true;
   imported: number;
   skipped: number;
   /** Non-fatal: addresses skipped because another organization holds them. */
@@ -378,7 +377,7 @@ export async function importPoolAddresses(
     return inserter.finish();
   });
   await refreshPoolStatisticsAfter(db, outcome.imported);
-  return { success: true, ...outcome, summary: summaryOf(input.protocol, input.mode, all) };
+  return { ...outcome, summary: summaryOf(input.protocol, input.mode, all) };
 }
 
 /** Imports this large change the pool enough that the planner needs fresh statistics. */
@@ -426,7 +425,6 @@ export async function derivePoolAddresses(
   });
   await refreshPoolStatisticsAfter(db, outcome.imported);
   return {
-    success: true,
     ...outcome,
     summary: {
       protocol: input.protocol,
