@@ -59,14 +59,28 @@ function toView(row: typeof apiKeys.$inferSelect): ApiKeyView {
 }
 
 /** Resolves a presented key to its caller; null for unknown or revoked keys. */
-export async function authenticateApiKey(db: DbOrTx, presented: string): Promise<Caller | null> {
-  if (!/^pk_[A-Za-z0-9_-]{20,100}$/.test(presented)) return null;
-  const hash = sha256Hex(presented);
-  const [row] = await db
+/**
+ * The key lookup runs on every API request: built once per database handle and sent as a prepared
+ * statement (one round trip; see executePrepared for why drizzle's default costs two).
+ */
+const keyLookups = new WeakMap<Database, ReturnType<typeof prepareKeyLookup>>();
+
+function prepareKeyLookup(db: Database) {
+  return db
     .select({ id: apiKeys.id, organizationId: apiKeys.organizationId, role: apiKeys.role, keyHash: apiKeys.keyHash, revokedAt: apiKeys.revokedAt })
     .from(apiKeys)
-    .where(eq(apiKeys.keyHash, hash))
-    .limit(1);
+    .where(eq(apiKeys.keyHash, sql.placeholder('hash')))
+    .limit(1)
+    .prepare('api_key_by_hash');
+}
+
+/** The caller a presented key stands for; null for an unknown or revoked key (checked on every request). */
+export async function authenticateApiKey(db: Database, presented: string): Promise<Caller | null> {
+  if (!/^pk_[A-Za-z0-9_-]{20,100}$/.test(presented)) return null;
+  const hash = sha256Hex(presented);
+  let lookup = keyLookups.get(db);
+  if (!lookup) keyLookups.set(db, (lookup = prepareKeyLookup(db)));
+  const [row] = await lookup.execute({ hash });
   if (!row || row.revokedAt || !constantTimeEqual(row.keyHash, hash)) return null;
   return { organizationId: row.organizationId, keyId: row.id, role: row.role };
 }

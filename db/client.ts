@@ -1,9 +1,10 @@
-import { sql } from 'drizzle-orm';
+import { fillPlaceholders, sql, type SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
 import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import * as schema from './schema';
 
-export type Database = PostgresJsDatabase<typeof schema>;
+export type Database = PostgresJsDatabase<typeof schema> & { $client: postgres.Sql };
 /** A transaction handle; domain operations take one so callers compose them atomically. */
 export type Tx = Parameters<Parameters<Database['transaction']>[0]>[0];
 /** Either the database or a transaction: read helpers accept both. */
@@ -30,4 +31,29 @@ export function createDb(url: string, options: { max?: number } = {}): DbHandle 
 /** The health check's database probe. */
 export async function pingDatabase(db: DbOrTx): Promise<void> {
   await db.execute(sql`select 1`);
+}
+
+const dialect = new PgDialect();
+
+/** A hand-written statement built once, run as a prepared statement with new values each time. */
+export interface PreparedStatement<Values extends Record<string, unknown>> {
+  run<Row extends Record<string, unknown> = Record<string, unknown>>(db: Database, values: Values): Promise<Row[]>;
+}
+
+/**
+ * Builds a statement written with `sql.placeholder(name)` for its values once (text and parameter
+ * order) and runs it as a prepared statement: once a connection has it, one round trip and no
+ * query building. drizzle's postgres-js driver sends every query unprepared (drizzle-orm#6096), and
+ * postgres.js then has the server describe the parameters before binding them: two round trips.
+ * For hot statements only: postgres.js keeps each prepared text per connection, so this is never
+ * for texts that vary (an IN list of varying length would grow that cache without bound).
+ */
+export function prepareStatement<Values extends Record<string, unknown>>(query: SQL): PreparedStatement<Values> {
+  const { sql: text, params } = dialect.sqlToQuery(query);
+  return {
+    async run<Row extends Record<string, unknown>>(db: Database, values: Values): Promise<Row[]> {
+      const filled = fillPlaceholders(params, values) as postgres.ParameterOrJSON<never>[];
+      return (await db.$client.unsafe(text, filled, { prepare: true })) as unknown as Row[];
+    },
+  };
 }
