@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../db/client';
 import { organizationConfig } from '../db/schema';
 import { AppError, notFound, validationError } from './errors';
@@ -163,6 +163,16 @@ export async function getConfigEntry(db: DbOrTx, organizationId: string, key: st
     .from(organizationConfig)
     .where(and(eq(organizationConfig.organizationId, organizationId), eq(organizationConfig.key, key)));
   return toEntry(def, row);
+}
+
+/**
+ * An integer key's effective value as an SQL expression (its setting, else the declared default),
+ * for statements that read configuration without a round trip of their own.
+ */
+export function integerConfigSql(organizationId: string | Placeholder, key: string): SQL {
+  const def = configKeyDefinition(key);
+  if (def.type !== 'integer') throw new Error(`Configuration key "${key}" is not an integer key`);
+  return sql`coalesce((select (value #>> '{}')::int from organization_config where organization_id = ${organizationId} and key = ${key}), ${def.default}::int)`;
 }
 
 /** The effective value of a key for an organization (its setting, else the default). */

@@ -1,5 +1,6 @@
 import type { DbOrTx } from '../../db/client';
-import { getConfigValue } from '../org-config';
+import { sql, type Placeholder, type SQL } from 'drizzle-orm';
+import { getConfigValue, integerConfigSql } from '../org-config';
 import type { Chain } from './registry';
 
 /**
@@ -12,8 +13,19 @@ export function effectiveConfirmations(chainValue: number, organizationValue: nu
   return Math.max(chainValue, organizationValue ?? 0);
 }
 
+const CONFIG_KEY = { order: 'confirmations.orders', deposit: 'confirmations.deposits' } as const;
+/** The chain's own requirement for the kind (already raised by the deployment's settings). */
+export const chainConfirmations = (chain: Chain, kind: 'order' | 'deposit') => (kind === 'order' ? chain.orderConfirmations : chain.depositConfirmations);
+
 export async function requiredConfirmationsFor(db: DbOrTx, organizationId: string, chain: Chain, kind: 'order' | 'deposit'): Promise<number> {
-  const key = kind === 'order' ? 'confirmations.orders' : 'confirmations.deposits';
-  const value = await getConfigValue<number | null>(db, organizationId, key);
-  return effectiveConfirmations(kind === 'order' ? chain.orderConfirmations : chain.depositConfirmations, value);
+  const value = await getConfigValue<number | null>(db, organizationId, CONFIG_KEY[kind]);
+  return effectiveConfirmations(chainConfirmations(chain, kind), value);
+}
+
+/**
+ * effectiveConfirmations as an SQL expression, for a statement that stores it without a read
+ * first; `chainValue` is chainConfirmations(chain, kind), given or a placeholder.
+ */
+export function requiredConfirmationsSql(organizationId: string | Placeholder, chainValue: number | Placeholder, kind: 'order' | 'deposit'): SQL {
+  return sql`greatest(${chainValue}::int, coalesce(${integerConfigSql(organizationId, CONFIG_KEY[kind])}, 0))`;
 }

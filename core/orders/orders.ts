@@ -1,16 +1,17 @@
 import { and, asc, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
-import type { DbOrTx } from '../../db/client';
+import { prepareStatement, type Database, type DbOrTx } from '../../db/client';
 import { orders } from '../../db/schema';
 import { parseAmount } from '../amounts';
 import type { ServiceContext } from '../context';
 import { AppError, isUniqueViolation, notFound, validationError } from '../errors';
 import { newId } from '../ids';
-import { getConfigValue, isHttpUrl } from '../org-config';
-import { allocatePoolAddress } from '../pool/allocation';
-import type { Currency } from '../chains/registry';
+import { integerConfigSql, isHttpUrl } from '../org-config';
+import { takeAddressCtes, takeWithCooledDownRetry } from '../pool/allocation';
+import type { Chain, Currency } from '../chains/registry';
 import type { OrderRow } from './order-view';
-import { requiredConfirmationsFor } from '../chains/confirmation-policy';
+import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
+import { rowFromDriver } from '../../db/raw-rows';
 
 /** Bounds of the order inputs (also in the request schema, which documents them). */
 export const PAYMENT_WINDOW_MINUTES = { min: 1, max: 10_080, fallback: 10 } as const;
@@ -43,9 +44,9 @@ function checkInteger(field: string, value: number, bounds: { min: number; max: 
 
 /**
  * Creates an order: validates everything first (chain, currency, amount, URLs, window), then in one
- * transaction allocates a pool address of the chain's protocol for the new order id and inserts the
- * order. A failure anywhere stores and allocates nothing. A concurrent
- * creation with the same reference loses on the unique index and answers 409 like a sequential one.
+ * statement takes a pool address of the chain's protocol for the new order id and inserts the
+ * order. A failure anywhere stores and allocates nothing. A concurrent creation with the same
+ * reference loses on the unique index and answers 409 like a sequential one.
  */
 export async function createOrder(ctx: ServiceContext, organizationId: string, input: CreateOrderInput): Promise<OrderRow> {
   const chain = ctx.registry.requireOfferedChain(input.chainId);
@@ -57,59 +58,33 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
       throw validationError(`${field} must be an absolute http(s) URL`, [{ field, message: 'must be an absolute http(s) URL' }]);
     }
   }
-  const paymentWindowMinutes =
-    input.paymentWindowMinutes ??
-    (await getConfigValue<number | null>(ctx.db, organizationId, 'payment_window_minutes')) ??
-    PAYMENT_WINDOW_MINUTES.fallback;
+  // The organization's payment_window_minutes was bounded when it was set; the statement reads it.
+  if (input.paymentWindowMinutes !== undefined) checkInteger('paymentWindowMinutes', input.paymentWindowMinutes, PAYMENT_WINDOW_MINUTES);
   const graceMinutes = input.graceMinutes ?? GRACE_MINUTES.fallback;
-  checkInteger('paymentWindowMinutes', paymentWindowMinutes, PAYMENT_WINDOW_MINUTES);
   checkInteger('graceMinutes', graceMinutes, GRACE_MINUTES);
 
   const now = ctx.clock.now();
-  const orderId = newId('ord');
-  const expiresAt = new Date(now.getTime() + paymentWindowMinutes * 60_000);
-  const graceEndsAt = new Date(expiresAt.getTime() + graceMinutes * 60_000);
+  const order: NewOrder = {
+    id: newId('ord'),
+    organizationId,
+    orderReference: input.orderReference,
+    amount,
+    currency: token.currency,
+    chain,
+    successUrl: input.successUrl ?? null,
+    cancelUrl: input.cancelUrl ?? null,
+    metadata: input.metadata ?? {},
+    paymentWindowMinutes: input.paymentWindowMinutes,
+    graceMinutes,
+    now,
+  };
   try {
     // No reference pre-check on the way in: the unique index orders_org_reference_uq decides
     // (sequential and concurrent duplicates alike) and saves a round trip on every creation.
-    return await ctx.db.transaction(async (tx) => {
-      const allocation = await allocatePoolAddress(tx, {
-        organizationId,
-        protocol: chain.protocol,
-        holder: { kind: 'order', orderId },
-        now,
-      });
-      const [row] = await tx
-        .insert(orders)
-        .values({
-          id: orderId,
-          organizationId,
-          orderReference: input.orderReference,
-          amount,
-          amountReceived: 0n,
-          currency: token.currency,
-          chainId: chain.chainId,
-          protocol: chain.protocol,
-          address: allocation.address,
-          poolAddressId: allocation.poolAddressId,
-          status: 'pending',
-          successUrl: input.successUrl ?? null,
-          cancelUrl: input.cancelUrl ?? null,
-          metadata: input.metadata ?? {},
-          paymentWindowMinutes,
-          graceMinutes,
-          requiredConfirmations: await requiredConfirmationsFor(tx, organizationId, chain, 'order'),
-          expiresAt,
-          graceEndsAt,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .returning();
-      return row;
-    });
+    return await takeWithCooledDownRetry(ctx.db, { organizationId, protocol: chain.protocol, now }, () => insertOrderWithAddress(ctx.db, order));
   } catch (err) {
-    // The transaction rolled back, allocation included. A duplicate reference is 409 even when
-    // the pool is also empty (the allocation failed before the insert could say so).
+    // Nothing was stored or allocated. A duplicate reference is 409 even when the pool is also
+    // empty (the allocation found nothing before the insert could say so).
     const duplicate =
       isUniqueViolation(err, 'orders_org_reference_uq') || (err instanceof AppError && err.code === 'NO_AVAILABLE_ADDRESSES');
     if (duplicate) {
@@ -118,6 +93,90 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
     }
     throw err;
   }
+}
+
+interface NewOrder {
+  id: string;
+  organizationId: string;
+  orderReference: string;
+  amount: bigint;
+  currency: string;
+  chain: Chain;
+  successUrl: string | null;
+  cancelUrl: string | null;
+  metadata: Record<string, unknown>;
+  /** Absent: the organization's payment_window_minutes. */
+  paymentWindowMinutes: number | undefined;
+  graceMinutes: number;
+  now: Date;
+}
+
+const value = (name: keyof CreateOrderStatementValues) => sql.placeholder(name);
+
+type CreateOrderStatementValues = {
+  id: string;
+  organizationId: string;
+  orderReference: string;
+  amount: string;
+  currency: string;
+  chainId: string;
+  protocol: string;
+  successUrl: string | null;
+  cancelUrl: string | null;
+  metadata: string;
+  /** Null: the organization's payment_window_minutes. */
+  paymentWindowMinutes: number | null;
+  graceMinutes: number;
+  chainConfirmations: number;
+  now: string;
+};
+
+/**
+ * The order, its pool address and the address's assignment in one statement: one round trip and
+ * atomic without an explicit transaction (a statement commits whole or not at all). The window
+ * default and the required confirmations are read from the organization's configuration inside
+ * it. Built once; every creation runs it as a prepared statement.
+ */
+const createOrderStatement = prepareStatement<CreateOrderStatementValues>(sql`
+  with settings as (
+    select coalesce(${value('paymentWindowMinutes')}::int, ${integerConfigSql(value('organizationId'), 'payment_window_minutes')},
+                    ${PAYMENT_WINDOW_MINUTES.fallback}::int) as payment_window_minutes,
+           ${requiredConfirmationsSql(value('organizationId'), value('chainConfirmations'), 'order')} as required_confirmations
+  ), ${takeAddressCtes({ organizationId: value('organizationId'), protocol: value('protocol'), kind: 'order', holderId: value('id'), now: value('now') })},
+  created as (
+    insert into orders (id, organization_id, order_reference, amount, amount_received, currency, chain_id, protocol,
+      address, pool_address_id, status, success_url, cancel_url, metadata, payment_window_minutes, grace_minutes,
+      required_confirmations, expires_at, grace_ends_at, created_at, updated_at)
+    select ${value('id')}, ${value('organizationId')}, ${value('orderReference')}, ${value('amount')}::numeric, 0, ${value('currency')},
+      ${value('chainId')}, ${value('protocol')}, t.address, t.id, 'pending', ${value('successUrl')}::text, ${value('cancelUrl')}::text,
+      ${value('metadata')}::jsonb, s.payment_window_minutes, ${value('graceMinutes')}::int, s.required_confirmations,
+      ${value('now')}::timestamptz + make_interval(mins => s.payment_window_minutes),
+      ${value('now')}::timestamptz + make_interval(mins => s.payment_window_minutes + ${value('graceMinutes')}::int),
+      ${value('now')}::timestamptz, ${value('now')}::timestamptz
+    from taken t cross join settings s
+    returning *
+  )
+  select * from created`);
+
+/** Null when the pool had no available address (nothing was written). */
+async function insertOrderWithAddress(db: Database, order: NewOrder): Promise<OrderRow | null> {
+  const [row] = await createOrderStatement.run(db, {
+    id: order.id,
+    organizationId: order.organizationId,
+    orderReference: order.orderReference,
+    amount: order.amount.toString(),
+    currency: order.currency,
+    chainId: order.chain.chainId,
+    protocol: order.chain.protocol,
+    successUrl: order.successUrl,
+    cancelUrl: order.cancelUrl,
+    metadata: JSON.stringify(order.metadata),
+    paymentWindowMinutes: order.paymentWindowMinutes ?? null,
+    graceMinutes: order.graceMinutes,
+    chainConfirmations: chainConfirmations(order.chain, 'order'),
+    now: order.now.toISOString(),
+  });
+  return row ? rowFromDriver(orders, row) : null;
 }
 
 async function findIdByReference(db: DbOrTx, organizationId: string, orderReference: string): Promise<string | null> {

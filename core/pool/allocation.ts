@@ -1,4 +1,4 @@
-import { and, eq, isNull, lte, gt, or, desc, sql } from 'drizzle-orm';
+import { and, eq, isNull, lte, gt, or, desc, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import { addressAssignments, poolAddresses } from '../../db/schema';
 import { AppError } from '../errors';
@@ -28,35 +28,51 @@ export async function allocatePoolAddress(
   tx: Tx,
   input: { organizationId: string; protocol: Protocol; holder: Holder; now: Date },
 ): Promise<Allocation> {
-  let taken = await takeNextAvailable(tx, input);
-  if (!taken) {
-    // Addresses whose cooldown ended but that the cooldown job has not returned yet are usable:
-    // return this organization's due ones now rather than fail while the job lags.
-    if ((await releaseCooledDownAddresses(tx, input.now, { organizationId: input.organizationId, protocol: input.protocol })) > 0) {
-      taken = await takeNextAvailable(tx, input);
-    }
+  return takeWithCooledDownRetry(tx, input, () => takeNextAvailable(tx, input));
+}
+
+/**
+ * Runs `take` (a statement built on takeAddressCtes) and, when the pool had nothing for it, returns
+ * this organization's addresses whose cooldown ended but that the cooldown job has not returned yet,
+ * then tries once more rather than fail while the job lags. Still nothing: NO_AVAILABLE_ADDRESSES.
+ */
+export async function takeWithCooledDownRetry<T>(
+  db: DbOrTx,
+  scope: { organizationId: string; protocol: Protocol; now: Date },
+  take: () => Promise<T | null>,
+): Promise<T> {
+  let taken = await take();
+  if (!taken && (await releaseCooledDownAddresses(db, scope.now, { organizationId: scope.organizationId, protocol: scope.protocol })) > 0) {
+    taken = await take();
   }
   if (!taken) {
-    throw new AppError('NO_AVAILABLE_ADDRESSES', `No available ${input.protocol} address in the pool; import more addresses`);
+    throw new AppError('NO_AVAILABLE_ADDRESSES', `No available ${scope.protocol} address in the pool; import more addresses`);
   }
   return taken;
 }
 
+/** A value of a statement: given, or a placeholder filled when a prepared statement runs. */
+type Value<T> = T | Placeholder;
+
 /**
- * One statement (one round trip): pick the first available address in allocation order, skipping
- * rows other transactions hold, mark it taken and open its assignment. The pick follows
- * pool_addresses_allocation_idx exactly, so it costs the same with a million addresses.
+ * The CTEs `candidate`, `taken` (id, address) and `assignment` (id, pool_address_id) that take the
+ * first available address in allocation order, skipping rows other transactions hold, mark it taken
+ * and open its assignment for the holder. The pick follows pool_addresses_allocation_idx exactly,
+ * so it costs the same with a million addresses. Order creation builds on them, so the allocation
+ * order is written once. `now` is an ISO timestamp.
  */
-async function takeNextAvailable(
-  tx: Tx,
-  input: { organizationId: string; protocol: Protocol; holder: Holder; now: Date },
-): Promise<Allocation | null> {
-  const now = input.now.toISOString();
-  const status = input.holder.kind === 'order' ? 'allocated' : 'bound';
-  const orderId = input.holder.kind === 'order' ? input.holder.orderId : null;
-  const depositBindingId = input.holder.kind === 'deposit' ? input.holder.depositBindingId : null;
-  const rows = await tx.execute<{ pool_address_id: string | number; address: string; assignment_id: string | number }>(sql`
-    with candidate as (
+export function takeAddressCtes(input: {
+  organizationId: Value<string>;
+  protocol: Value<Protocol>;
+  kind: Holder['kind'];
+  holderId: Value<string>;
+  now: Value<string>;
+}): SQL {
+  const status = input.kind === 'order' ? 'allocated' : 'bound';
+  const orderId = input.kind === 'order' ? input.holderId : null;
+  const depositBindingId = input.kind === 'deposit' ? input.holderId : null;
+  return sql`
+    candidate as (
       select id from pool_addresses
       where organization_id = ${input.organizationId} and protocol = ${input.protocol} and status = 'available'
       order by recycled_at asc nulls first, created_at asc, id asc
@@ -64,15 +80,26 @@ async function takeNextAvailable(
       for update skip locked
     ), taken as (
       update pool_addresses p
-      set status = ${status}, cooldown_until = null, updated_at = ${now}::timestamptz
+      set status = ${status}, cooldown_until = null, updated_at = ${input.now}::timestamptz
       from candidate c
       where p.id = c.id
       returning p.id, p.address
     ), assignment as (
       insert into address_assignments (pool_address_id, organization_id, kind, order_id, deposit_binding_id, started_at)
-      select id, ${input.organizationId}, ${input.holder.kind}, ${orderId}, ${depositBindingId}, ${now}::timestamptz from taken
+      select id, ${input.organizationId}, ${input.kind}, ${orderId}::text, ${depositBindingId}::text, ${input.now}::timestamptz from taken
       returning id, pool_address_id
-    )
+    )`;
+}
+
+/** One statement (one round trip): takeAddressCtes and nothing else. */
+async function takeNextAvailable(
+  tx: Tx,
+  input: { organizationId: string; protocol: Protocol; holder: Holder; now: Date },
+): Promise<Allocation | null> {
+  const holderId = input.holder.kind === 'order' ? input.holder.orderId : input.holder.depositBindingId;
+  const ctes = takeAddressCtes({ ...input, kind: input.holder.kind, holderId, now: input.now.toISOString() });
+  const rows = await tx.execute<{ pool_address_id: string | number; address: string; assignment_id: string | number }>(sql`
+    with ${ctes}
     select t.id as pool_address_id, t.address, a.id as assignment_id
     from taken t join assignment a on a.pool_address_id = t.id`);
   const row = rows[0];
