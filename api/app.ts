@@ -1,8 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { pinoHttp } from 'pino-http';
 import type { Config } from '../core/config';
 import { AppError } from '../core/errors';
-import { newId } from '../core/ids';
 import { SERVICE_VERSION } from '../core/version';
 import { BULL_BOARD_PATH, bullBoardRouter } from './bull-board';
 import type { ApiDeps } from './deps';
@@ -10,6 +8,7 @@ import { WireFormat } from './format';
 import { healthHandler } from './health';
 import { buildOpenApi, renderDocsPage } from './openapi';
 import { ApiBuilder } from './route-kit';
+import { logRequestError, requestLogger } from './request-log';
 import { registerRoutes } from './routes';
 
 export interface App extends express.Express {
@@ -24,23 +23,7 @@ export function createApp(config: Config, deps: ApiDeps): App {
   app.set('trust proxy', false);
   const format = new WireFormat(config.apiStyle);
 
-  app.use(
-    pinoHttp({
-      logger: deps.logger,
-      genReqId: (req, res) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && /^[A-Za-z0-9._-]{1,100}$/.test(incoming) ? incoming : newId('req');
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      // Only what is safe: never headers (keys) nor bodies (secrets).
-      serializers: {
-        req: (req) => ({ id: req.id, method: req.method, url: String(req.url).split('?')[0] }),
-        res: (res) => ({ statusCode: res.statusCode }),
-      },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-    }),
-  );
+  app.use(requestLogger(deps.logger));
 
   app.get('/health', healthHandler(deps));
 
@@ -62,7 +45,7 @@ export function createApp(config: Config, deps: ApiDeps): App {
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const appError = toAppError(err);
     if (appError.status >= 500) {
-      (req as Request & { log?: typeof deps.logger }).log?.error({ err }, 'request failed');
+      logRequestError(deps.logger, req, res, err);
     }
     if (res.headersSent) return;
     if (!req.originalUrl.startsWith('/api/')) {

@@ -3,6 +3,7 @@ import { AppError, forbidden } from '../../core/errors';
 import { authenticateApiKey } from '../../core/organizations';
 import { roleAtLeast, type Role } from '../../core/roles';
 import type { ApiDeps } from '../deps';
+import { addRequestLogFields } from '../request-log';
 
 /** Both headers are accepted whatever the style: `Authorization: Bearer <key>` and `X-API-Key`. */
 export function presentedKey(req: Request): string | null {
@@ -24,7 +25,7 @@ export function authenticate(deps: ApiDeps): RequestHandler {
       const caller = key ? await authenticateApiKey(deps.db, key) : null;
       if (!caller) throw new AppError('INVALID_API_KEY', 'Invalid or revoked API key');
       res.locals.caller = caller;
-      (req as Request & { log?: { setBindings?: (b: object) => void } }).log?.setBindings?.({ organizationId: caller.organizationId, keyId: caller.keyId });
+      addRequestLogFields(res, { organizationId: caller.organizationId, keyId: caller.keyId });
       next();
     } catch (err) {
       next(err);

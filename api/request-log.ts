@@ -1,0 +1,75 @@
+import type { Request, RequestHandler, Response } from 'express';
+import type { Logger } from '../core/logger';
+import { newId } from '../core/ids';
+
+/** Fields the auth middleware adds to the request's log line once the caller is known. */
+export interface RequestLogFields {
+  organizationId?: string;
+  keyId?: string;
+}
+
+interface RequestLogState {
+  id: string;
+  method: string;
+  url: string;
+  fields: RequestLogFields;
+}
+
+const STATE = Symbol('requestLog');
+
+/**
+ * One structured line per request, written when the response finishes (or the client goes away):
+ * request id, method, path without the query, status, response time, and the caller once known.
+ * Only safe fields: never headers (keys) nor bodies (secrets).
+ *
+ * Written here rather than with pino-http: its per-request child logger serializes and redacts
+ * the request's bindings on every request, even at a level that writes nothing, which cost about
+ * a sixth of an order creation's CPU time.
+ */
+export function requestLogger(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const started = performance.now();
+    const incoming = req.headers['x-request-id'];
+    const id = typeof incoming === 'string' && /^[A-Za-z0-9._-]{1,100}$/.test(incoming) ? incoming : newId('req');
+    res.setHeader('X-Request-Id', id);
+    const state: RequestLogState = { id, method: req.method, url: String(req.url).split('?')[0], fields: {} };
+    (res as Response & { [STATE]?: RequestLogState })[STATE] = state;
+
+    const done = (aborted: boolean) => {
+      res.removeListener('finish', onFinish);
+      res.removeListener('close', onClose);
+      const level = aborted ? 'warn' : res.statusCode >= 500 ? 'error' : 'info';
+      if (!logger.isLevelEnabled(level)) return;
+      logger[level](
+        {
+          ...state.fields,
+          req: { id: state.id, method: state.method, url: state.url },
+          res: { statusCode: res.statusCode },
+          responseTime: Math.round(performance.now() - started),
+        },
+        aborted ? 'request aborted' : 'request completed',
+      );
+    };
+    const onFinish = () => done(false);
+    const onClose = () => done(true);
+    res.once('finish', onFinish);
+    res.once('close', onClose);
+    next();
+  };
+}
+
+function stateOf(res: Response): RequestLogState | undefined {
+  return (res as Response & { [STATE]?: RequestLogState })[STATE];
+}
+
+/** Adds fields to this request's log line (and to errors logged for it). */
+export function addRequestLogFields(res: Response, fields: RequestLogFields): void {
+  const state = stateOf(res);
+  if (state) Object.assign(state.fields, fields);
+}
+
+/** Logs a failure of this request, with its id and caller. */
+export function logRequestError(logger: Logger, req: Request, res: Response, err: unknown): void {
+  const state = stateOf(res);
+  logger.error({ ...state?.fields, err, req: { id: state?.id, method: req.method, url: String(req.originalUrl).split('?')[0] } }, 'request failed');
+}
