@@ -20,6 +20,8 @@ export interface App extends express.Express {
 export function createApp(config: Config, deps: ApiDeps): App {
   const app = express() as unknown as App;
   app.disable('x-powered-by');
+  // Every answer is per-request JSON: hashing each body for an ETag buys nothing.
+  app.set('etag', false);
   app.set('trust proxy', false);
   const format = new WireFormat(config.apiStyle);
 
