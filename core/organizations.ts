@@ -58,10 +58,9 @@ function toView(row: typeof apiKeys.$inferSelect): ApiKeyView {
   };
 }
 
-/** Resolves a presented key to its caller; null for unknown or revoked keys. */
 /**
  * The key lookup runs on every API request: built once per database handle and sent as a prepared
- * statement (one round trip; see executePrepared for why drizzle's default costs two).
+ * statement (one round trip; db/client.ts prepareStatement says why drizzle's default costs two).
  */
 const keyLookups = new WeakMap<Database, ReturnType<typeof prepareKeyLookup>>();
 

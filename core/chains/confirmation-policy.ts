@@ -1,5 +1,5 @@
-import type { DbOrTx } from '../../db/client';
 import { sql, type Placeholder, type SQL } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
 import { getConfigValue, integerConfigSql } from '../org-config';
 import type { Chain } from './registry';
 
