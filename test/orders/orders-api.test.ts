@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm';
 import request from 'supertest';
 import { recomputeOrder } from '../../core/orders/order-state';
 import { setConfigValue } from '../../core/org-config';
+import { releasePoolAddressFor } from '../../core/pool/allocation';
 import { orders, transfers } from '../../db/schema';
 import { buildTestApp, createTestOrg, STYLES, testDb, type TestOrg } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
@@ -170,6 +171,31 @@ for (const style of STYLES) {
       const empty = await createTestOrg('no pool');
       expectError(style, await post(empty.keys.member, body()), 503, 'NO_AVAILABLE_ADDRESSES', 'InsufficientAddresses');
       expect(await orgFootprint(empty.organizationId)).to.deep.include({ orderCount: 0, assignmentCount: 0 });
+    });
+
+    it('takes an address whose cooldown has ended before the cooldown job has returned it', async () => {
+      const own = buildTestApp({ style, env: { ...tokenEnv(), PUBLIC_BASE_URL: 'https://pay.example.com' } });
+      const corg = await createTestOrg('cooled pool');
+      const [only] = await seedPoolAddresses(corg.organizationId, 'evm', 1);
+      const create = () => request(own.app).post('/api/v1/orders').set('X-API-Key', corg.keys.member).send(body());
+      const first = await create();
+      expect(first.status, JSON.stringify(first.body)).to.equal(201);
+      expect(dataOf(style, first).address).to.equal(only);
+      // The order ends; its address cools down for the default 30 minutes.
+      const held = await poolAddressOf(only);
+      const released = own.clock.now();
+      await testDb().transaction((tx) =>
+        releasePoolAddressFor(tx, { poolAddressId: held.id, organizationId: corg.organizationId, reason: 'order', now: released }),
+      );
+      expectError(style, await create(), 503, 'NO_AVAILABLE_ADDRESSES', 'InsufficientAddresses');
+      own.clock.advance(31 * 60_000);
+      const second = await create();
+      expect(second.status, JSON.stringify(second.body)).to.equal(201);
+      expect(dataOf(style, second).address).to.equal(only);
+      const row = await poolAddressOf(only);
+      expect(row.status).to.equal('allocated');
+      expect(row.recycledAt!.getTime()).to.equal(released.getTime() + 30 * 60_000);
+      expect(await orgFootprint(corg.organizationId)).to.deep.include({ orderCount: 2, assignmentCount: 2 });
     });
 
     it('duplicate orderReference: 409 DUPLICATE_ORDER_REFERENCE with existingOrderId, nothing allocated', async () => {
