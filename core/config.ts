@@ -63,6 +63,11 @@ export interface Config {
     poolLowCheckMs: number;
     webhookRelayMs: number;
     idempotencyCleanupMs: number;
+    tableMaintenanceMs: number;
+  };
+  maintenance: {
+    /** A queue-like table is vacuumed once it has this many dead rows (core/maintenance). */
+    vacuumMinDeadRows: number;
   };
   /** Start a local anvil chain with `npm start` (NETWORK=local only). */
   startLocalChain: boolean;
@@ -173,6 +178,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       poolLowCheckMs: read.integer('POOL_LOW_CHECK_INTERVAL_MS', 60_000, 50, 3600_000),
       webhookRelayMs: read.integer('WEBHOOK_RELAY_INTERVAL_MS', 2000, 50, 3600_000),
       idempotencyCleanupMs: read.integer('IDEMPOTENCY_CLEANUP_INTERVAL_MS', 3600_000, 50, 86_400_000),
+      tableMaintenanceMs: read.integer('TABLE_MAINTENANCE_INTERVAL_MS', 60_000, 50, 86_400_000),
+    },
+    maintenance: {
+      vacuumMinDeadRows: read.integer('VACUUM_MIN_DEAD_ROWS', 5000, 1, 100_000_000),
     },
     startLocalChain: read.boolean('START_LOCAL_CHAIN', network === 'local'),
     localChainPort: env.LOCAL_CHAIN_PORT?.trim() ? read.integer('LOCAL_CHAIN_PORT', 0, 0, 65535) : null,

@@ -20,6 +20,8 @@ export interface JobPayloads {
   'webhook-relay': Record<string, never>;
   /** One attempt of one (event, endpoint) delivery; job id `webhook-delivery-<deliveryId>-<attempt>`. */
   'webhook-delivery': { deliveryId: string; attempt: number };
+  /** Vacuums the queue-like tables whose dead rows have piled up. */
+  'table-maintenance': Record<string, never>;
 }
 
 export type QueueName = keyof JobPayloads;
@@ -45,6 +47,7 @@ export const QUEUES: Record<QueueName, QueueDefinition> = {
   // Removed once finished so the relay can re-add the same job id if the row is still due;
   // retries are driven by the delivery row (core/webhooks/delivery.ts), not by BullMQ attempts.
   'webhook-delivery': { concurrency: 20, defaultJobOptions: { attempts: 1, removeOnComplete: true, removeOnFail: true } },
+  'table-maintenance': { concurrency: 1, defaultJobOptions: REPEATABLE },
 };
 
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
@@ -65,6 +68,7 @@ export function repeatableSchedules(config: Config, registry: ChainRegistry): Sc
     { queue: 'pool-low-check', schedulerId: 'pool-low-check', everyMs: config.intervals.poolLowCheckMs, data: {} },
     { queue: 'order-expiry', schedulerId: 'order-expiry', everyMs: config.intervals.orderExpiryMs, data: {} },
     { queue: 'webhook-relay', schedulerId: 'webhook-relay', everyMs: config.intervals.webhookRelayMs, data: {} },
+    { queue: 'table-maintenance', schedulerId: 'table-maintenance', everyMs: config.intervals.tableMaintenanceMs, data: {} },
   ];
   // Per chain whose protocol has a scanner: a block scan and a confirmation count.
   for (const chain of registry.list().filter((c) => c.enabled && c.protocol === 'evm')) {

@@ -7,6 +7,7 @@ import { poolLowCheckProcessor } from './pool-low-check.processor';
 import { orderExpiryProcessor } from './order-expiry.processor';
 import { webhookDeliveryProcessor } from './webhook-delivery.processor';
 import { webhookRelayProcessor } from './webhook-relay.processor';
+import { tableMaintenanceProcessor } from './table-maintenance.processor';
 
 /** One processor per queue. The type makes a missing or extra processor a compile error. */
 export const PROCESSORS: { [Q in QueueName]: Processor<Q> } = {
@@ -18,4 +19,5 @@ export const PROCESSORS: { [Q in QueueName]: Processor<Q> } = {
   'order-expiry': orderExpiryProcessor,
   'webhook-relay': webhookRelayProcessor,
   'webhook-delivery': webhookDeliveryProcessor,
+  'table-maintenance': tableMaintenanceProcessor,
 };
