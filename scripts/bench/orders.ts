@@ -4,6 +4,7 @@
  *
  *   npm run bench:orders                 # defaults: 10 connections, 3 rounds of 5 s per run
  *   BENCH_CONNECTIONS=20 BENCH_DURATION=8 BENCH_ROUNDS=5 npm run bench:orders
+ *   BENCH_ROUNDS=1 BENCH_CPU_PROFILE=/tmp/orders.cpuprofile npm run bench:orders
  *
  * The runs alternate (baseline, orders, baseline, orders, …) so that a busy moment of the machine
  * does not fall on one side only; each side's figures are those of its median round. Prints
@@ -13,7 +14,9 @@
  * four indexes, no allocation, no auth): how much of the gap is the data written rather than the
  * service's layers.
  */
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import { Session } from 'node:inspector';
 import { randomBytes } from 'node:crypto';
 import express from 'express';
 import postgres from 'postgres';
@@ -47,6 +50,8 @@ const autocannon = require('autocannon') as Autocannon;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** BENCH_CPU_PROFILE=<file.cpuprofile>: a V8 CPU profile of this process during the orders rounds. */
+const PROFILE_PATH = process.env.BENCH_CPU_PROFILE;
 const WARMUP_S = 2;
 const BASE_DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -90,6 +95,75 @@ async function run(name: string, url: string, headers: Record<string, string>, t
 
 function orderBody(reference: string): string {
   return JSON.stringify({ orderReference: reference, amount: '10.5', currency: 'USDT', chainId: 'ethereum-local', metadata: { bench: true } });
+}
+
+/**
+ * CPU time spent per request in this process (API, baseline server and load generator alike) and
+ * in all postgres processes, from /proc (Linux; elsewhere only this process is counted).
+ */
+function postgresCpuMs(): number {
+  let ms = 0;
+  let entries: string[] = [];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return 0;
+  }
+  for (const pid of entries) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ms += ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return ms;
+}
+const CLOCK_TICKS = 100;
+
+interface CpuSample {
+  node: number;
+  postgres: number;
+}
+const cpuNow = (): CpuSample => {
+  const u = process.cpuUsage();
+  return { node: (u.user + u.system) / 1000, postgres: postgresCpuMs() };
+};
+function cpuPerRequest(from: CpuSample, requests: number): CpuSample {
+  const to = cpuNow();
+  return { node: ((to.node - from.node) * 1000) / requests, postgres: ((to.postgres - from.postgres) * 1000) / requests };
+}
+
+function addCpu(total: CpuSample, sample: CpuSample, rounds: number): void {
+  total.node += sample.node / rounds;
+  total.postgres += sample.postgres / rounds;
+}
+
+/**
+ * A V8 CPU profile of this process from the first orders round to the last (V8 cannot pause one:
+ * with several rounds the baseline rounds in between are in it too, so profile with one round).
+ */
+async function startProfiler() {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params: object = {}) =>
+    new Promise<unknown>((resolve, reject) => session.post(method, params, (err, res) => (err ? reject(err) : resolve(res))));
+  await post('Profiler.enable');
+  let started = false;
+  return {
+    start: async () => {
+      if (!started) await post('Profiler.start');
+      started = true;
+    },
+    save: async (path: string) => {
+      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+      writeFileSync(path, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
 }
 
 /** The round with the median throughput (its latencies are reported with it). */
@@ -179,16 +253,25 @@ async function main(): Promise<void> {
     await run('warm-orders', ordersUrl, auth, 'wo', WARMUP_S);
     const baselines: AutocannonResult[] = [];
     const orderRuns: AutocannonResult[] = [];
+    const cpu = { baseline: { node: 0, postgres: 0 }, orders: { node: 0, postgres: 0 } };
     let answered = 0;
     let failed = 0;
+    const profiler = PROFILE_PATH ? await startProfiler() : null;
     for (let round = 1; round <= ROUNDS; round++) {
-      baselines.push(await run('baseline', baselineUrl, {}, 'b', DURATION_S));
+      let before = cpuNow();
+      const b = await run('baseline', baselineUrl, {}, 'b', DURATION_S);
+      addCpu(cpu.baseline, cpuPerRequest(before, b.requests.total), ROUNDS);
+      baselines.push(b);
+      before = cpuNow();
+      await profiler?.start();
       const o = await run('orders', ordersUrl, auth, 'o', DURATION_S);
+      addCpu(cpu.orders, cpuPerRequest(before, o.requests.total), ROUNDS);
       orderRuns.push(o);
       answered += o['2xx'];
       failed += o.non2xx;
-      process.stdout.write(`  round ${round}: baseline ${baselines[round - 1].requests.average.toFixed(0)} req/s, orders ${o.requests.average.toFixed(0)} req/s\n`);
+      process.stdout.write(`  round ${round}: baseline ${b.requests.average.toFixed(0)} req/s, orders ${o.requests.average.toFixed(0)} req/s\n`);
     }
+    if (profiler) await profiler.save(PROFILE_PATH!);
     const reference = await run('baseline-order', baselineOrderUrl, {}, 'r', DURATION_S);
     const baseline = median(baselines);
     const ordersRun = median(orderRuns);
@@ -196,6 +279,8 @@ async function main(): Promise<void> {
     const [{ n: stored }] = await dbHandle.sql<{ n: number }[]>`select count(*)::int as n from orders where order_reference like 'o-%'`;
     process.stdout.write(`${line('bare Express + INSERT', baseline)}\n${line('POST /orders', ordersRun)}\n`);
     process.stdout.write(`${line('(ref) Express + INSERT order', reference)}\n`);
+    const us = (c: CpuSample) => `this process ${c.node.toFixed(0)} us, postgres ${c.postgres.toFixed(0)} us`;
+    process.stdout.write(`CPU per request (mean over rounds): baseline ${us(cpu.baseline)}; orders ${us(cpu.orders)}\n`);
     process.stdout.write(`orders stored in the measured rounds: ${stored} (2xx answers: ${answered})\n`);
     const ratio = ordersRun.requests.average / baseline.requests.average;
     process.stdout.write(`throughput ratio orders/baseline: ${ratio.toFixed(2)} (target ≥ 0.5)\n`);
