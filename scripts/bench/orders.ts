@@ -16,6 +16,7 @@
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import { Session } from 'node:inspector';
 import { randomBytes } from 'node:crypto';
 import express from 'express';
@@ -75,26 +76,26 @@ function listen(server: http.Server): Promise<number> {
   });
 }
 
-let seq = 0;
-/** Every request carries a new orderReference (built per request, so Content-Length is right). */
+/**
+ * The load runs in a worker thread of its own, so the servers measured do not share their event
+ * loop with the load generator. Every request carries a new orderReference, built per request by
+ * scripts/bench/order-request.cjs (a file: a function cannot cross to the thread).
+ */
 async function run(name: string, url: string, headers: Record<string, string>, tag: string, duration: number): Promise<AutocannonResult> {
   return autocannon({
     title: name,
     url,
     connections: CONNECTIONS,
     duration,
+    workers: 1,
     requests: [
       {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
-        setupRequest: (req: Record<string, unknown>) => ({ ...req, body: orderBody(`${tag}-${++seq}`) }),
+        headers: { 'content-type': 'application/json', 'x-bench-tag': tag, ...headers },
+        setupRequest: path.join(__dirname, 'order-request.cjs'),
       },
     ],
   });
-}
-
-function orderBody(reference: string): string {
-  return JSON.stringify({ orderReference: reference, amount: '10.5', currency: 'USDT', chainId: 'ethereum-local', metadata: { bench: true } });
 }
 
 /**
