@@ -58,6 +58,38 @@ function fail(where: string, problems: FieldProblem[]): never {
   throw validationError(`Invalid ${where}: ${summary}`, problems);
 }
 
+/** ES2024 string methods (Node 20 has them; the TypeScript target here does not declare them). */
+type Es2024String = string & { isWellFormed(): boolean; toWellFormed(): string };
+
+/** No NUL character and no half of a surrogate pair without its other half. */
+const isStorableText = (text: string) => !text.includes('\u0000') && (text as Es2024String).isWellFormed();
+/** The text with those replaced, safe to echo in an error. */
+const printable = (text: string) => (text as Es2024String).toWellFormed().replace(/\u0000/g, '\ufffd');
+
+/**
+ * Postgres stores neither NUL characters (text) nor unpaired surrogates (jsonb), and would fail the
+ * write with a 500: any string of a body, query or path holding one, as key or value, is a 400
+ * naming where it is, checked before validation and the handler.
+ */
+export function rejectUnstorableText(where: 'request body' | 'query' | 'path', value: unknown): void {
+  const problems: FieldProblem[] = [];
+  const walk = (v: unknown, path: string): void => {
+    if (typeof v === 'string') {
+      if (!isStorableText(v)) problems.push({ field: path || '(root)', message: 'must not contain NUL characters or unpaired surrogates' });
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => walk(item, path ? `${path}.${i}` : String(i)));
+    } else if (v !== null && typeof v === 'object') {
+      for (const [key, item] of Object.entries(v)) {
+        const field = path ? `${path}.${key}` : key;
+        if (!isStorableText(key)) problems.push({ field: printable(field), message: 'is a key with NUL characters or unpaired surrogates' });
+        else walk(item, field);
+      }
+    }
+  };
+  walk(value, '');
+  if (problems.length > 0) fail(where, problems.slice(0, 20));
+}
+
 /** Validates (and fills defaults into) a JSON body; throws VALIDATION_ERROR listing every problem. */
 export function validateBody<T>(schema: JsonSchema, body: unknown): T {
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {

@@ -7,9 +7,22 @@ import { randomEvmAddress } from '../helpers/pool';
  * Every declared route, fed malformed input by a key allowed to call it, answers with a clear
  * 4xx in the deployment's format — never a 500.
  */
-const BODIES: unknown[] = [{}, [], 'text', 42, null, { unknown: 1 }, { depositReference: { nested: true }, amount: 10, url: 7, events: 'x', value: [] }];
-const QUERIES = ['?page=abc', '?limit=-1', '?limit=1000', '?sortBy=nope', '?sortOrder=sideways', '?status=weird&currency=XYZ&chainId=nope', '?page=1&page=2'];
-const PARAMS = ['x', `${'a'.repeat(300)}`, '%E2%9C%93', 'ord_00000000000000000000000000', '..%2F..'];
+/** Text Postgres cannot store: a NUL character (text) and an unpaired surrogate (jsonb). */
+const UNSTORABLE = ['a\u0000b', 'a\ud800b'];
+const unstorableBodies = UNSTORABLE.flatMap((bad) => [
+  // Otherwise valid bodies of the creating routes, so the bad text would reach the database.
+  { orderReference: bad, amount: '1', currency: 'USDT', chainId: 'ethereum-local' },
+  { orderReference: `ok-${bad.length}`, amount: '1', currency: 'USDT', chainId: 'ethereum-local', metadata: { note: bad } },
+  { orderReference: 'ok-key', amount: '1', currency: 'USDT', chainId: 'ethereum-local', metadata: { [bad]: 'v' } },
+  { depositReference: bad, protocol: 'evm', chainId: 'ethereum-local' },
+  { name: bad, role: 'member' },
+  { url: `https://example.com/${bad}`, events: ['order.completed'], description: bad },
+  { value: `https://example.com/${bad}` },
+  { name: bad },
+]);
+const BODIES: unknown[] = [{}, [], 'text', 42, null, { unknown: 1 }, { depositReference: { nested: true }, amount: 10, url: 7, events: 'x', value: [] }, ...unstorableBodies];
+const QUERIES = ['?page=abc', '?limit=-1', '?limit=1000', '?sortBy=nope', '?sortOrder=sideways', '?status=weird&currency=XYZ&chainId=nope', '?page=1&page=2', '?orderReference=a%00b', '?depositReference=a%00b&status=%00'];
+const PARAMS = ['x', `${'a'.repeat(300)}`, '%E2%9C%93', 'ord_00000000000000000000000000', '..%2F..', 'a%00b'];
 
 for (const style of STYLES) {
   describe(`malformed input never gets a 500 (style ${style.toUpperCase()})`, function () {
