@@ -1,10 +1,10 @@
 import { fillPlaceholders, sql, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
-import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
+import { drizzle, type PostgresJsDatabase, type PostgresJsSession } from 'drizzle-orm/postgres-js';
 import * as schema from './schema';
 
-export type Database = PostgresJsDatabase<typeof schema> & { $client: postgres.Sql };
+export type Database = PostgresJsDatabase<typeof schema>;
 /** A transaction handle; domain operations take one so callers compose them atomically. */
 export type Tx = Parameters<Parameters<Database['transaction']>[0]>[0];
 /** Either the database or a transaction: read helpers accept both. */
@@ -37,7 +37,8 @@ const dialect = new PgDialect();
 
 /** A hand-written statement built once, run as a prepared statement with new values each time. */
 export interface PreparedStatement<Values extends Record<string, unknown>> {
-  run<Row extends Record<string, unknown> = Record<string, unknown>>(db: Database, values: Values): Promise<Row[]>;
+  /** Runs on the database's pool, or inside the transaction when given one. */
+  run<Row extends Record<string, unknown> = Record<string, unknown>>(db: DbOrTx, values: Values): Promise<Row[]>;
 }
 
 /**
@@ -51,9 +52,11 @@ export interface PreparedStatement<Values extends Record<string, unknown>> {
 export function prepareStatement<Values extends Record<string, unknown>>(query: SQL): PreparedStatement<Values> {
   const { sql: text, params } = dialect.sqlToQuery(query);
   return {
-    async run<Row extends Record<string, unknown>>(db: Database, values: Values): Promise<Row[]> {
+    async run<Row extends Record<string, unknown>>(db: DbOrTx, values: Values): Promise<Row[]> {
       const filled = fillPlaceholders(params, values) as postgres.ParameterOrJSON<never>[];
-      return (await db.$client.unsafe(text, filled, { prepare: true })) as unknown as Row[];
+      // The session's client: the pool for the database, the transaction's connection for a tx.
+      const { client } = db._.session as unknown as PostgresJsSession<postgres.Sql, never, never>;
+      return (await client.unsafe(text, filled, { prepare: true })) as unknown as Row[];
     },
   };
 }

@@ -1,5 +1,5 @@
 import { and, eq, isNull, lte, gt, or, desc, sql, type Placeholder, type SQL } from 'drizzle-orm';
-import type { DbOrTx, Tx } from '../../db/client';
+import { prepareStatement, type DbOrTx, type PreparedStatement, type Tx } from '../../db/client';
 import { addressAssignments, poolAddresses } from '../../db/schema';
 import { AppError } from '../errors';
 import type { Protocol } from '../chains/registry';
@@ -91,18 +91,36 @@ export function takeAddressCtes(input: {
     )`;
 }
 
-/** One statement (one round trip): takeAddressCtes and nothing else. */
+type TakeValues = { organizationId: string; protocol: Protocol; holderId: string; now: string };
+
+/** takeAddressCtes alone, one prepared statement per holder kind (one round trip each time). */
+const takeStatements = Object.fromEntries(
+  (['order', 'deposit'] as const).map((kind) => [
+    kind,
+    prepareStatement<TakeValues>(sql`
+      with ${takeAddressCtes({
+        organizationId: sql.placeholder('organizationId'),
+        protocol: sql.placeholder('protocol'),
+        kind,
+        holderId: sql.placeholder('holderId'),
+        now: sql.placeholder('now'),
+      })}
+      select t.id as pool_address_id, t.address, a.id as assignment_id
+      from taken t join assignment a on a.pool_address_id = t.id`),
+  ]),
+) as Record<Holder['kind'], PreparedStatement<TakeValues>>;
+
 async function takeNextAvailable(
   tx: Tx,
   input: { organizationId: string; protocol: Protocol; holder: Holder; now: Date },
 ): Promise<Allocation | null> {
   const holderId = input.holder.kind === 'order' ? input.holder.orderId : input.holder.depositBindingId;
-  const ctes = takeAddressCtes({ ...input, kind: input.holder.kind, holderId, now: input.now.toISOString() });
-  const rows = await tx.execute<{ pool_address_id: string | number; address: string; assignment_id: string | number }>(sql`
-    with ${ctes}
-    select t.id as pool_address_id, t.address, a.id as assignment_id
-    from taken t join assignment a on a.pool_address_id = t.id`);
-  const row = rows[0];
+  const [row] = await takeStatements[input.holder.kind].run<{ pool_address_id: string | number; address: string; assignment_id: string | number }>(tx, {
+    organizationId: input.organizationId,
+    protocol: input.protocol,
+    holderId,
+    now: input.now.toISOString(),
+  });
   if (!row) return null;
   return { poolAddressId: Number(row.pool_address_id), address: row.address, assignmentId: Number(row.assignment_id) };
 }
