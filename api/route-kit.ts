@@ -2,7 +2,7 @@ import express, { type NextFunction, type Request, type RequestHandler, type Res
 import type { Caller } from '../core/organizations';
 import type { Role } from '../core/roles';
 import type { WireFormat, Page } from './format';
-import { rejectUnstorableText, validateBody, validateQuery, type JsonSchema } from './validation';
+import { rejectUnstorableValues, validateBody, validateQuery, type JsonSchema } from './validation';
 import type { ApiDeps } from './deps';
 import { authenticate, requireRole } from './middleware/auth';
 import { idempotency } from './middleware/idempotency';
@@ -88,9 +88,9 @@ export class ApiBuilder {
     if (spec.creates) chain.push(idempotency(deps));
     chain.push(async (req: Request, res: Response, next: NextFunction) => {
       try {
-        rejectUnstorableText('path', req.params);
-        rejectUnstorableText('query', req.query);
-        if (spec.body) rejectUnstorableText('request body', req.body);
+        rejectUnstorableValues('path', req.params);
+        rejectUnstorableValues('query', req.query);
+        if (spec.body) rejectUnstorableValues('request body', req.body);
         const body = spec.body ? validateBody<B>(spec.body, req.body) : (undefined as B);
         const query = validateQuery<Q>(spec.query ?? EMPTY_QUERY, req.query);
         const result = await handler({

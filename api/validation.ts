@@ -67,15 +67,19 @@ const isStorableText = (text: string) => !text.includes('\u0000') && (text as Es
 const printable = (text: string) => (text as Es2024String).toWellFormed().replace(/\u0000/g, '\ufffd');
 
 /**
- * Postgres stores neither NUL characters (text) nor unpaired surrogates (jsonb), and would fail the
- * write with a 500: any string of a body, query or path holding one, as key or value, is a 400
- * naming where it is, checked before validation and the handler.
+ * Values Postgres cannot store as sent, which would fail the write with a 500 or change silently:
+ * NUL characters (text) and unpaired surrogates (jsonb) in any string, key or value, and numbers
+ * beyond the double range (JSON `1e400` parses to Infinity, which JSON turns into null). Any such
+ * value of a body, query or path is a 400 naming where it is, checked before validation and the
+ * handler.
  */
-export function rejectUnstorableText(where: 'request body' | 'query' | 'path', value: unknown): void {
+export function rejectUnstorableValues(where: 'request body' | 'query' | 'path', value: unknown): void {
   const problems: FieldProblem[] = [];
   const walk = (v: unknown, path: string): void => {
     if (typeof v === 'string') {
       if (!isStorableText(v)) problems.push({ field: path || '(root)', message: 'must not contain NUL characters or unpaired surrogates' });
+    } else if (typeof v === 'number') {
+      if (!Number.isFinite(v)) problems.push({ field: path || '(root)', message: 'must be a finite number' });
     } else if (Array.isArray(v)) {
       v.forEach((item, i) => walk(item, path ? `${path}.${i}` : String(i)));
     } else if (v !== null && typeof v === 'object') {

@@ -134,6 +134,16 @@ for (const style of STYLES) {
         ['graceMinutes negative', body({ graceMinutes: -1 }), V],
         ['graceMinutes above a day', body({ graceMinutes: 1441 }), V],
       ];
+      it('a metadata number beyond the double range (1e400, sent as raw JSON): 400 VALIDATION_ERROR, not stored as null', async () => {
+        for (const number of ['1e400', '-1e400']) {
+          const raw = JSON.stringify(body()).replace(/}$/, `,"metadata":{"n":${number}}}`);
+          const res = await request(app).post('/api/v1/orders').set('X-API-Key', vorg.keys.member).set('Content-Type', 'application/json').send(raw);
+          expectError(style, res, 400, 'VALIDATION_ERROR', 'ValidationError');
+          expect(JSON.stringify(res.body)).to.include('metadata.n');
+        }
+        expect(await orgFootprint(vorg.organizationId)).to.deep.equal({ orderCount: 0, assignmentCount: 0, eventCount: 0, poolSize: 2, notAvailable: 0 });
+      });
+
       for (const [name, payload, [code, aName]] of cases) {
         it(`${name}: 400 ${code}`, async () => {
           const res = await post(vorg.keys.member, payload);
