@@ -8,7 +8,7 @@ import { AppError, isUniqueViolation, notFound, validationError } from '../error
 import { newId } from '../ids';
 import { integerConfigSql, isHttpUrl } from '../org-config';
 import { takeAddressCtes, takeWithCooledDownRetry } from '../pool/allocation';
-import type { Chain, Currency } from '../chains/registry';
+import type { Currency } from '../chains/registry';
 import type { OrderRow } from './order-view';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
 import { rowFromDriver } from '../../db/raw-rows';
@@ -64,24 +64,26 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
   checkInteger('graceMinutes', graceMinutes, GRACE_MINUTES);
 
   const now = ctx.clock.now();
-  const order: NewOrder = {
+  const values: CreateOrderStatementValues = {
     id: newId('ord'),
     organizationId,
     orderReference: input.orderReference,
-    amount,
+    amount: amount.toString(),
     currency: token.currency,
-    chain,
+    chainId: chain.chainId,
+    protocol: chain.protocol,
     successUrl: input.successUrl ?? null,
     cancelUrl: input.cancelUrl ?? null,
-    metadata: input.metadata ?? {},
-    paymentWindowMinutes: input.paymentWindowMinutes,
+    metadata: JSON.stringify(input.metadata ?? {}),
+    paymentWindowMinutes: input.paymentWindowMinutes ?? null,
     graceMinutes,
-    now,
+    chainConfirmations: chainConfirmations(chain, 'order'),
+    now: now.toISOString(),
   };
   try {
     // No reference pre-check on the way in: the unique index orders_org_reference_uq decides
     // (sequential and concurrent duplicates alike) and saves a round trip on every creation.
-    return await takeWithCooledDownRetry(ctx.db, { organizationId, protocol: chain.protocol, now }, () => insertOrderWithAddress(ctx.db, order));
+    return await takeWithCooledDownRetry(ctx.db, { organizationId, protocol: chain.protocol, now }, () => insertOrderWithAddress(ctx.db, values));
   } catch (err) {
     // Nothing was stored or allocated. A duplicate reference is 409 even when the pool is also
     // empty (the allocation found nothing before the insert could say so).
@@ -93,22 +95,6 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
     }
     throw err;
   }
-}
-
-interface NewOrder {
-  id: string;
-  organizationId: string;
-  orderReference: string;
-  amount: bigint;
-  currency: string;
-  chain: Chain;
-  successUrl: string | null;
-  cancelUrl: string | null;
-  metadata: Record<string, unknown>;
-  /** Absent: the organization's payment_window_minutes. */
-  paymentWindowMinutes: number | undefined;
-  graceMinutes: number;
-  now: Date;
 }
 
 const value = (name: keyof CreateOrderStatementValues) => sql.placeholder(name);
@@ -159,23 +145,8 @@ const createOrderStatement = prepareStatement<CreateOrderStatementValues>(sql`
   select * from created`);
 
 /** Null when the pool had no available address (nothing was written). */
-async function insertOrderWithAddress(db: Database, order: NewOrder): Promise<OrderRow | null> {
-  const [row] = await createOrderStatement.run(db, {
-    id: order.id,
-    organizationId: order.organizationId,
-    orderReference: order.orderReference,
-    amount: order.amount.toString(),
-    currency: order.currency,
-    chainId: order.chain.chainId,
-    protocol: order.chain.protocol,
-    successUrl: order.successUrl,
-    cancelUrl: order.cancelUrl,
-    metadata: JSON.stringify(order.metadata),
-    paymentWindowMinutes: order.paymentWindowMinutes ?? null,
-    graceMinutes: order.graceMinutes,
-    chainConfirmations: chainConfirmations(order.chain, 'order'),
-    now: order.now.toISOString(),
-  });
+async function insertOrderWithAddress(db: Database, values: CreateOrderStatementValues): Promise<OrderRow | null> {
+  const [row] = await createOrderStatement.run(db, values);
   return row ? rowFromDriver(orders, row) : null;
 }
 
