@@ -126,6 +126,14 @@ export function validateQuery<T>(schema: JsonSchema, query: unknown): T {
 // ---------------------------------------------------------------------------
 
 export const MAX_PAGE_LIMIT = 100;
+/** Past this, page × limit no longer fits the database's OFFSET (and every such page is empty). */
+export const MAX_PAGE = 1_000_000;
+
+/** page and limit of every list query, declared once. */
+export const PAGE_QUERY_PROPERTIES = {
+  page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1, description: 'Page number, 1-indexed' },
+  limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: 20, description: 'Items per page (max 100)' },
+} as const;
 
 /** A list query: page, limit, sortBy from a whitelist, sortOrder, plus resource filters. */
 export function listQuerySchema(options: { sortBy: string[]; defaultSortBy: string; filters?: Record<string, JsonSchema> }): JsonSchema {
@@ -133,8 +141,7 @@ export function listQuerySchema(options: { sortBy: string[]; defaultSortBy: stri
     type: 'object',
     additionalProperties: false,
     properties: {
-      page: { type: 'integer', minimum: 1, default: 1, description: 'Page number, 1-indexed' },
-      limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: 20, description: 'Items per page (max 100)' },
+      ...PAGE_QUERY_PROPERTIES,
       sortBy: { type: 'string', enum: options.sortBy, default: options.defaultSortBy },
       sortOrder: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
       ...(options.filters ?? {}),

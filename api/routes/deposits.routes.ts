@@ -10,7 +10,7 @@ import {
 import { getDeposit, getDepositReference, listDepositReferences, listDeposits, RECENT_DEPOSITS, type DepositListQuery } from '../../core/deposits/queries';
 import { DEPOSIT_STATUSES } from '../../core/deposits/records';
 import { validationError } from '../../core/errors';
-import { listQuerySchema, MAX_PAGE_LIMIT, metadataSchema, type JsonSchema } from '../validation';
+import { listQuerySchema, metadataSchema, PAGE_QUERY_PROPERTIES, type JsonSchema } from '../validation';
 import { WireFormat } from '../format';
 import { presentBinding, presentRegistration } from '../deposits.present';
 import { presentDeposit } from '../../core/deposits/records';
@@ -236,8 +236,7 @@ export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
         type: 'object',
         additionalProperties: false,
         properties: {
-          page: { type: 'integer', minimum: 1, default: 1 },
-          limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: 20 },
+          ...PAGE_QUERY_PROPERTIES,
           sortOrder: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
           depositReference: referenceSchema,
           protocol: protocolSchema,

@@ -11,7 +11,7 @@ import {
 } from '../../core/webhooks/endpoints';
 import { listWebhookEvents, redeliverWebhookEvent, sendTestWebhook, type WebhookEventView } from '../../core/webhooks/history';
 import { enqueueWebhookDeliveries } from '../../workers/webhook-jobs';
-import { MAX_PAGE_LIMIT } from '../validation';
+import { PAGE_QUERY_PROPERTIES } from '../validation';
 import { iso } from '../present';
 
 const TAG = 'Webhooks';
@@ -75,10 +75,6 @@ const eventSchema = {
 
 const eventsList = { type: 'array', items: { type: 'string', enum: EVENT_TYPES }, minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true };
 const secretInput = { type: 'string', minLength: 16, maxLength: 256, pattern: '^[\\x21-\\x7e]+$', description: 'Printable ASCII, 16 to 256 characters' };
-const pageProps = {
-  page: { type: 'integer', minimum: 1, default: 1 },
-  limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: 20 },
-};
 
 function presentEndpoint(e: WebhookEndpointView) {
   return { ...e, failingSince: iso(e.failingSince), createdAt: iso(e.createdAt), updatedAt: iso(e.updatedAt) };
@@ -142,7 +138,7 @@ export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
       tag: TAG,
       minRole: 'viewer',
       listOf: 'endpoints',
-      query: { type: 'object', additionalProperties: false, properties: pageProps },
+      query: { type: 'object', additionalProperties: false, properties: PAGE_QUERY_PROPERTIES },
       response: endpointSchema,
     },
     async ({ caller, query, reply }) => {
@@ -234,7 +230,7 @@ export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
         type: 'object',
         additionalProperties: false,
         properties: {
-          ...pageProps,
+          ...PAGE_QUERY_PROPERTIES,
           type: { type: 'string', enum: [...EVENT_TYPES, 'webhook.test'] },
           status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
           endpoint: { type: 'string', maxLength: 64, description: 'Webhook endpoint id (whe_…)' },

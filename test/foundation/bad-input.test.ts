@@ -21,7 +21,7 @@ const unstorableBodies = UNSTORABLE.flatMap((bad) => [
   { name: bad },
 ]);
 const BODIES: unknown[] = [{}, [], 'text', 42, null, { unknown: 1 }, { depositReference: { nested: true }, amount: 10, url: 7, events: 'x', value: [] }, ...unstorableBodies];
-const QUERIES = ['?page=abc', '?limit=-1', '?limit=1000', '?sortBy=nope', '?sortOrder=sideways', '?status=weird&currency=XYZ&chainId=nope', '?page=1&page=2', '?orderReference=a%00b', '?depositReference=a%00b&status=%00'];
+const QUERIES = ['?page=abc', '?limit=-1', '?limit=1000', '?sortBy=nope', '?sortOrder=sideways', '?status=weird&currency=XYZ&chainId=nope', '?page=1&page=2', '?page=99999999999999999999', '?orderReference=a%00b', '?depositReference=a%00b&status=%00'];
 const PARAMS = ['x', `${'a'.repeat(300)}`, '%E2%9C%93', 'ord_00000000000000000000000000', '..%2F..', 'a%00b'];
 
 for (const style of STYLES) {
