@@ -67,6 +67,25 @@ describe('pool allocation', () => {
     expect(new Set(open.map((a) => a.poolAddressId)).size).to.equal(50);
   });
 
+  it('an allocation inside a transaction that fails afterwards is rolled back with it', async () => {
+    const [only] = await seedPoolAddresses(org.organizationId, 'evm', 1);
+    const failure = new Error('the binding failed after the allocation');
+    let taken = '';
+    try {
+      await testDb().transaction(async (tx) => {
+        taken = (await allocatePoolAddress(tx, { organizationId: org.organizationId, protocol: 'evm', holder: { kind: 'deposit', depositBindingId: 'dr_rb' }, now: clock.now() })).address;
+        throw failure;
+      });
+      expect.fail('the transaction committed');
+    } catch (err) {
+      expect(err).to.equal(failure);
+    }
+    expect(taken).to.equal(only);
+    expect((await addressRow(only)).status).to.equal('available');
+    const assignments = await testDb().select().from(addressAssignments).where(eq(addressAssignments.organizationId, org.organizationId));
+    expect(assignments).to.deep.equal([]);
+  });
+
   it('never takes another organization\'s or another protocol\'s address', async () => {
     const other = await createTestOrg('Allocation other');
     await seedPoolAddresses(other.organizationId, 'evm', 3);
