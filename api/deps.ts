@@ -1,10 +1,18 @@
 import type { Redis } from 'ioredis';
 import type { ServiceContext } from '../core/context';
 import type { Queues } from '../workers/catalog';
+import { ApiKeyCache } from './key-cache';
 
 /** What the app factory needs: the shared service context plus the API's Redis connection and queues. */
 export interface ApiDeps extends ServiceContext {
   /** Producer connection: fails fast when Redis is down. */
   redis: Redis;
   queues: Queues;
+  /** This instance's memory of recently used API keys (revocations announced through Redis). */
+  keyCache: ApiKeyCache;
+}
+
+/** The key cache of an API instance of this deployment (its Redis subscription opens on first use). */
+export function createKeyCache(ctx: ServiceContext): ApiKeyCache {
+  return new ApiKeyCache({ redisUrl: ctx.config.redisUrl, channel: `${ctx.config.redisPrefix}:api-keys:revoked`, logger: ctx.logger });
 }

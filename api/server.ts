@@ -3,6 +3,7 @@ import type { ServiceContext } from '../core/context';
 import { createProducerRedis, waitForRedis } from '../core/redis';
 import { closeQueues, createQueues } from '../workers/catalog';
 import { createApp } from './app';
+import { createKeyCache } from './deps';
 
 export interface RunningApi {
   server: http.Server;
@@ -15,7 +16,8 @@ export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
   const redis = createProducerRedis(ctx.config.redisUrl);
   await waitForRedis(redis);
   const queues = createQueues(redis, ctx.config.redisPrefix);
-  const app = createApp(ctx.config, { ...ctx, redis, queues });
+  const keyCache = createKeyCache(ctx);
+  const app = createApp(ctx.config, { ...ctx, redis, queues, keyCache });
   const server = http.createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -34,6 +36,7 @@ export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
         server.closeIdleConnections();
       });
       await closeQueues(queues);
+      await keyCache.close();
       redis.disconnect();
     },
   };

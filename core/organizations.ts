@@ -73,13 +73,28 @@ function prepareKeyLookup(db: Database) {
     .prepare('api_key_by_hash');
 }
 
-/** The caller a presented key stands for; null for an unknown or revoked key (checked on every request). */
-export async function authenticateApiKey(db: Database, presented: string): Promise<Caller | null> {
+/** What authentication reads of a key. */
+export interface ApiKeyRecord {
+  id: string;
+  organizationId: string;
+  role: Role;
+  keyHash: string;
+  revokedAt: Date | null;
+}
+
+/** Somewhere that may already know a key's record by its hash (the API instance's key cache). */
+export interface ApiKeyLookup {
+  find(keyHash: string, load: () => Promise<ApiKeyRecord | null>): Promise<ApiKeyRecord | null>;
+}
+
+/** The caller a presented key stands for; null for an unknown or revoked key. */
+export async function authenticateApiKey(db: Database, presented: string, cache?: ApiKeyLookup): Promise<Caller | null> {
   if (!/^pk_[A-Za-z0-9_-]{20,100}$/.test(presented)) return null;
   const hash = sha256Hex(presented);
   let lookup = keyLookups.get(db);
   if (!lookup) keyLookups.set(db, (lookup = prepareKeyLookup(db)));
-  const [row] = await lookup.execute({ hash });
+  const load = async () => ((await lookup.execute({ hash }))[0] as ApiKeyRecord | undefined) ?? null;
+  const row = cache ? await cache.find(hash, load) : await load();
   if (!row || row.revokedAt || !constantTimeEqual(row.keyHash, hash)) return null;
   return { organizationId: row.organizationId, keyId: row.id, role: row.role };
 }

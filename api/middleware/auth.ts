@@ -22,7 +22,7 @@ export function authenticate(deps: ApiDeps): RequestHandler {
     try {
       const key = presentedKey(req);
       if (key === null) throw new AppError('INVALID_API_KEY', 'Missing API key: send Authorization: Bearer <key> or X-API-Key: <key>');
-      const caller = key ? await authenticateApiKey(deps.db, key) : null;
+      const caller = key ? await authenticateApiKey(deps.db, key, deps.keyCache) : null;
       if (!caller) throw new AppError('INVALID_API_KEY', 'Invalid or revoked API key');
       res.locals.caller = caller;
       addRequestLogFields(res, { organizationId: caller.organizationId, keyId: caller.keyId });

@@ -90,6 +90,7 @@ export function registerOrganizationRoutes(api: ApiBuilder, deps: ApiDeps): void
     },
     async ({ caller, params, reply }) => {
       const revoked = await revokeApiKey(deps.db, caller, params.keyId);
+      await deps.keyCache.revoked(revoked.id, deps.redis);
       return reply.ok(presentKey(revoked), 'API key revoked');
     },
   );

@@ -23,6 +23,7 @@ import { createProducerRedis, deleteKeysWithPrefix } from '../../core/redis';
 import { createDb } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
 import { closeQueues, createQueues } from '../../workers/catalog';
+import { createKeyCache } from '../../api/deps';
 
 const IMPORT_COUNT = 100_000;
 const POOL_SIZE = 1_000_000;
@@ -57,7 +58,9 @@ async function main() {
   const redis = createProducerRedis(config.redisUrl);
   const queues = createQueues(redis, config.redisPrefix);
   const logger = createLogger('warn');
-  const deps = { config, db: dbHandle.db, registry: ChainRegistry.forNetwork('local', {}), clock: systemClock, logger, redis, queues };
+  const ctx = { config, db: dbHandle.db, registry: ChainRegistry.forNetwork('local', {}), clock: systemClock, logger };
+  const keyCache = createKeyCache(ctx);
+  const deps = { ...ctx, redis, queues, keyCache };
   const server = createApp(config, deps).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   const port = (server.address() as AddressInfo).port;
@@ -147,6 +150,7 @@ async function main() {
   } finally {
     server.close();
     await closeQueues(queues);
+    await keyCache.close();
     await deleteKeysWithPrefix(redis, config.redisPrefix).catch(() => {});
     redis.disconnect();
     await dbHandle.close();

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import postgres from 'postgres';
 import { Redis } from 'ioredis';
 import { createApp, type App } from '../../api/app';
-import type { ApiDeps } from '../../api/deps';
+import { createKeyCache, type ApiDeps } from '../../api/deps';
 import { ChainRegistry } from '../../core/chains/registry';
 import { ManualClock, type Clock } from '../../core/clock';
 import { loadConfig, type Config } from '../../core/config';
@@ -136,7 +136,10 @@ export function buildTestApp(options: { style?: 'a' | 'b'; env?: Record<string, 
   const config = testConfig({ API_STYLE: options.style ?? 'b', ...(options.env ?? {}) }, options.overrides);
   const clock = options.clock ?? new ManualClock();
   const { redis, queues } = requireShared();
-  const deps: ApiDeps = { ...testContext(config, clock), ...(options.db ? { db: options.db } : {}), redis: options.redis ?? redis, queues };
+  const ctx = { ...testContext(config, clock), ...(options.db ? { db: options.db } : {}) };
+  const keyCache = createKeyCache(ctx);
+  onTearDown(() => keyCache.close());
+  const deps: ApiDeps = { ...ctx, redis: options.redis ?? redis, queues, keyCache };
   return { app: createApp(config, deps), deps, config, clock };
 }
 

@@ -1,0 +1,111 @@
+import { expect } from 'chai';
+import request from 'supertest';
+import { ApiKeyCache } from '../../api/key-cache';
+import { buildTestApp, createTestOrg, testConfig, testLogger, testRedis, testSql, type TestApp, type TestOrg } from '../helpers/harness';
+import { dataOf, expectError } from '../helpers/wire';
+
+/**
+ * Each API instance remembers recently used keys (api/key-cache.ts). Two instances of the same
+ * deployment here: a key revoked through one stops working on the other at once.
+ */
+describe('API key cache across API instances', () => {
+  let first: TestApp;
+  let second: TestApp;
+  let org: TestOrg;
+
+  const newKey = async (name: string): Promise<{ id: string; key: string }> => {
+    const res = await request(first.app).post(`/api/v1/organizations/${org.organizationId}/api-keys`).set('X-API-Key', org.keys.admin).send({ name, role: 'member' });
+    expect(res.status).to.equal(201);
+    return dataOf('b', res);
+  };
+  const listOrders = (app: TestApp, key: string) => request(app.app).get('/api/v1/orders').set('X-API-Key', key);
+  /** Marks a key revoked in the database only, as if the announcement never came. */
+  const revokeSilently = (id: string) => testSql()`update api_keys set revoked_at = now() where id = ${id}`;
+
+  before(async () => {
+    first = buildTestApp({ style: 'b' });
+    second = buildTestApp({ style: 'b' });
+    org = await createTestOrg('Key cache org');
+    await Promise.all([first.deps.keyCache.start(), second.deps.keyCache.start()]);
+  });
+
+  it('serves a key it has seen without asking the database again', async () => {
+    const { id, key } = await newKey('remembered');
+    expect((await listOrders(second, key)).status).to.equal(200);
+    await revokeSilently(id);
+    // Remembered: the silent revocation is not seen yet (this is what the announcement is for)...
+    expect((await listOrders(second, key)).status).to.equal(200);
+    // ...while an instance that never saw the key asks the database.
+    expectError('b', await listOrders(first, key), 401, 'INVALID_API_KEY', 'Unauthorized');
+  });
+
+  it('stops a key revoked through another instance at once', async () => {
+    const { id, key } = await newKey('revoked elsewhere');
+    expect((await listOrders(second, key)).status).to.equal(200);
+    expect((await listOrders(second, key)).status).to.equal(200);
+    const revoked = await request(first.app).delete(`/api/v1/api-keys/${id}`).set('X-API-Key', org.keys.admin);
+    expect(revoked.status).to.equal(200);
+    expectError('b', await listOrders(second, key), 401, 'INVALID_API_KEY', 'Unauthorized');
+    expectError('b', await listOrders(first, key), 401, 'INVALID_API_KEY', 'Unauthorized');
+  });
+
+  it('forgets every key while its revocation channel is down, and remembers again once it is back', async () => {
+    const { id, key } = await newKey('channel down');
+    expect((await listOrders(second, key)).status).to.equal(200);
+    const clients = await testRedis().client('LIST');
+    const ids = String(clients)
+      .split('\n')
+      .filter((line) => line.includes('name=stablegate-api-key-cache'))
+      .map((line) => /\bid=(\d+)/.exec(line)![1]);
+    expect(ids.length).to.be.greaterThan(0);
+    for (const clientId of ids) await testRedis().client('KILL', 'ID', clientId);
+    await waitFor(() => !second.deps.keyCache.isListening);
+    await revokeSilently(id);
+    expectError('b', await listOrders(second, key), 401, 'INVALID_API_KEY', 'Unauthorized');
+
+    await second.deps.keyCache.start();
+    const other = await newKey('after reconnection');
+    expect((await listOrders(second, other.key)).status).to.equal(200);
+    await revokeSilently(other.id);
+    expect((await listOrders(second, other.key)).status).to.equal(200);
+  });
+});
+
+describe('API key cache entries', () => {
+  it('live at most ttlMs, and unknown keys are never remembered', async () => {
+    const cache = new ApiKeyCache({ redisUrl: testConfig().redisUrl, channel: `${testConfig().redisPrefix}:ttl-check`, logger: testLogger(), ttlMs: 100 });
+    try {
+      await cache.start();
+      let loads = 0;
+      const record = { id: 'key_1', organizationId: 'org_1', role: 'member' as const, keyHash: 'h', revokedAt: null };
+      const load = async () => {
+        loads++;
+        return record;
+      };
+      expect(await cache.find('h', load)).to.deep.equal(record);
+      expect(await cache.find('h', load)).to.deep.equal(record);
+      expect(loads).to.equal(1);
+      await new Promise((r) => setTimeout(r, 150));
+      await cache.find('h', load);
+      expect(loads).to.equal(2);
+      let unknownLoads = 0;
+      const unknown = async () => {
+        unknownLoads++;
+        return null;
+      };
+      await cache.find('u', unknown);
+      await cache.find('u', unknown);
+      expect(unknownLoads).to.equal(2);
+    } finally {
+      await cache.close();
+    }
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
