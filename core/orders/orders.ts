@@ -7,8 +7,8 @@ import type { ServiceContext } from '../context';
 import { AppError, isUniqueViolation, notFound, validationError } from '../errors';
 import { newId } from '../ids';
 import { integerConfigSql, isHttpUrl } from '../org-config';
-import { takeAddressCtes, takeWithCooledDownRetry } from '../pool/allocation';
-import type { Currency } from '../chains/registry';
+import { AFTER_PLACEHOLDERS, AllocationHints, POOL_HEAD, takeAddressCtes, takeWithCooledDownRetry, type AllocationPoint } from '../pool/allocation';
+import type { Currency, Protocol } from '../chains/registry';
 import type { OrderRow } from './order-view';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
 import { rowFromDriver } from '../../db/raw-rows';
@@ -85,6 +85,8 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
     // (sequential and concurrent duplicates alike) and saves a round trip on every creation.
     return await takeWithCooledDownRetry(ctx.db, { organizationId, protocol: chain.protocol, now }, () => insertOrderWithAddress(ctx.db, values));
   } catch (err) {
+    // The address it took went back to the pool, before this process's allocation point.
+    allocationHints.forget(organizationId, chain.protocol);
     // Nothing was stored or allocated. A duplicate reference is 409 even when the pool is also
     // empty (the allocation found nothing before the insert could say so).
     const duplicate =
@@ -123,12 +125,19 @@ type CreateOrderStatementValues = {
  * default and the required confirmations are read from the organization's configuration inside
  * it. Built once; every creation runs it as a prepared statement.
  */
-const createOrderStatement = prepareStatement<CreateOrderStatementValues>(sql`
+const createOrderStatement = prepareStatement<CreateOrderStatementValues & AllocationPoint>(sql`
   with settings as (
     select coalesce(${value('paymentWindowMinutes')}::int, ${integerConfigSql(value('organizationId'), 'payment_window_minutes')},
                     ${PAYMENT_WINDOW_MINUTES.fallback}::int) as payment_window_minutes,
            ${requiredConfirmationsSql(value('organizationId'), value('chainConfirmations'), 'order')} as required_confirmations
-  ), ${takeAddressCtes({ organizationId: value('organizationId'), protocol: value('protocol'), kind: 'order', holderId: value('id'), now: value('now') })},
+  ), ${takeAddressCtes({
+    organizationId: value('organizationId'),
+    protocol: value('protocol'),
+    kind: 'order',
+    holderId: value('id'),
+    now: value('now'),
+    after: AFTER_PLACEHOLDERS,
+  })},
   created as (
     insert into orders (id, organization_id, order_reference, amount, amount_received, currency, chain_id, protocol,
       address, pool_address_id, status, success_url, cancel_url, metadata, payment_window_minutes, grace_minutes,
@@ -142,12 +151,32 @@ const createOrderStatement = prepareStatement<CreateOrderStatementValues>(sql`
     from taken t cross join settings s
     returning *
   )
-  select * from created`);
+  select c.*, t.pool_created_at, t.pool_recycled_at from created c cross join taken t`);
+
+/** Where this process's order creations stand in each pool's allocation order. */
+const allocationHints = new AllocationHints();
+
+type CreatedRow = Record<string, unknown> & { pool_address_id: string | number; pool_created_at: string; pool_recycled_at: string | null };
 
 /** Null when the pool had no available address (nothing was written). */
 async function insertOrderWithAddress(db: Database, values: CreateOrderStatementValues): Promise<OrderRow | null> {
-  const [row] = await createOrderStatement.run(db, values);
-  return row ? rowFromDriver(orders, row) : null;
+  const protocol = values.protocol as Protocol;
+  const hint = allocationHints.current(values.organizationId, protocol);
+  const run = (after: AllocationPoint) => createOrderStatement.run<CreatedRow>(db, { ...values, ...after });
+  let [row] = await run(hint.point ?? POOL_HEAD);
+  if (!row && hint.point) {
+    // Nothing from the hint on: look from the head before calling the pool empty.
+    allocationHints.forget(values.organizationId, protocol);
+    [row] = await run(POOL_HEAD);
+  }
+  if (!row) return null;
+  allocationHints.advance(
+    values.organizationId,
+    protocol,
+    { id: Number(row.pool_address_id), createdAt: row.pool_created_at, recycledAt: row.pool_recycled_at },
+    hint,
+  );
+  return rowFromDriver(orders, row);
 }
 
 async function findIdByReference(db: DbOrTx, organizationId: string, orderReference: string): Promise<string | null> {

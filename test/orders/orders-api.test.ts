@@ -238,6 +238,29 @@ for (const style of STYLES) {
       expect(await orgFootprint(corg.organizationId)).to.deep.include({ orderCount: 1, assignmentCount: 1, notAvailable: 1 });
     });
 
+    it('after concurrent creations that failed (one reference), the next order takes the first address they gave back', async () => {
+      const corg = await createTestOrg('given back org');
+      const addrs = await seedPoolAddresses(corg.organizationId, 'evm', 10);
+      const results = await Promise.all(Array.from({ length: 8 }, () => post(corg.keys.member, body({ orderReference: 'given-back' }))));
+      const winner = dataOf(style, results.find((r) => r.status === 201)!).address;
+      // Whichever address the winner took, the failed creations gave theirs back: allocation
+      // order resumes at the first of them, not after the winner's.
+      const next = dataOf(style, await post(corg.keys.member, body())).address;
+      expect(next).to.equal(addrs.find((a) => a !== winner));
+    });
+
+    it('an address returned behind the point creations have reached (an older import) is still allocated, never a 503', async () => {
+      const horg = await createTestOrg('behind org');
+      const [a0, a1, a2] = await seedPoolAddresses(horg.organizationId, 'evm', 3);
+      expect(dataOf(style, await post(horg.keys.member, body())).address).to.equal(a0);
+      expect(dataOf(style, await post(horg.keys.member, body())).address).to.equal(a1);
+      const [older] = await seedPoolAddresses(horg.organizationId, 'evm', 1, new Date(Date.now() - 3_600_000));
+      const third = dataOf(style, await post(horg.keys.member, body())).address;
+      const fourth = dataOf(style, await post(horg.keys.member, body())).address;
+      expect([third, fourth]).to.have.members([a2, older]);
+      expectError(style, await post(horg.keys.member, body()), 503, 'NO_AVAILABLE_ADDRESSES', 'InsufficientAddresses');
+    });
+
     it('concurrent creations with different references take different addresses', async () => {
       const porg = await createTestOrg('parallel org');
       const addrs = await seedPoolAddresses(porg.organizationId, 'evm', 12);
