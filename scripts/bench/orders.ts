@@ -125,21 +125,35 @@ function postgresCpuMs(): number {
 }
 const CLOCK_TICKS = 100;
 
+/** CPU of this process's main thread alone: the servers measured, without the load generator. */
+function mainThreadCpuMs(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
 interface CpuSample {
   node: number;
+  main: number;
   postgres: number;
 }
 const cpuNow = (): CpuSample => {
   const u = process.cpuUsage();
-  return { node: (u.user + u.system) / 1000, postgres: postgresCpuMs() };
+  return { node: (u.user + u.system) / 1000, main: mainThreadCpuMs(), postgres: postgresCpuMs() };
 };
 function cpuPerRequest(from: CpuSample, requests: number): CpuSample {
   const to = cpuNow();
-  return { node: ((to.node - from.node) * 1000) / requests, postgres: ((to.postgres - from.postgres) * 1000) / requests };
+  const per = (key: keyof CpuSample) => ((to[key] - from[key]) * 1000) / requests;
+  return { node: per('node'), main: per('main'), postgres: per('postgres') };
 }
 
 function addCpu(total: CpuSample, sample: CpuSample, rounds: number): void {
   total.node += sample.node / rounds;
+  total.main += sample.main / rounds;
   total.postgres += sample.postgres / rounds;
 }
 
@@ -254,7 +268,7 @@ async function main(): Promise<void> {
     await run('warm-orders', ordersUrl, auth, 'wo', WARMUP_S);
     const baselines: AutocannonResult[] = [];
     const orderRuns: AutocannonResult[] = [];
-    const cpu = { baseline: { node: 0, postgres: 0 }, orders: { node: 0, postgres: 0 } };
+    const cpu = { baseline: { node: 0, main: 0, postgres: 0 }, orders: { node: 0, main: 0, postgres: 0 } };
     let answered = 0;
     let failed = 0;
     const profiler = PROFILE_PATH ? await startProfiler() : null;
@@ -280,7 +294,7 @@ async function main(): Promise<void> {
     const [{ n: stored }] = await dbHandle.sql<{ n: number }[]>`select count(*)::int as n from orders where order_reference like 'o-%'`;
     process.stdout.write(`${line('bare Express + INSERT', baseline)}\n${line('POST /orders', ordersRun)}\n`);
     process.stdout.write(`${line('(ref) Express + INSERT order', reference)}\n`);
-    const us = (c: CpuSample) => `this process ${c.node.toFixed(0)} us, postgres ${c.postgres.toFixed(0)} us`;
+    const us = (c: CpuSample) => `this process ${c.node.toFixed(0)} us (main thread ${c.main.toFixed(0)}), postgres ${c.postgres.toFixed(0)} us`;
     process.stdout.write(`CPU per request (mean over rounds): baseline ${us(cpu.baseline)}; orders ${us(cpu.orders)}\n`);
     process.stdout.write(`orders stored in the measured rounds: ${stored} (2xx answers: ${answered})\n`);
     const ratio = ordersRun.requests.average / baseline.requests.average;
