@@ -7,7 +7,7 @@ import type { ServiceContext } from '../context';
 import { AppError, isUniqueViolation, notFound, validationError } from '../errors';
 import { newId } from '../ids';
 import { integerConfigSql, isHttpUrl } from '../org-config';
-import { AFTER_PLACEHOLDERS, AllocationHints, POOL_HEAD, takeAddressCtes, takeWithCooledDownRetry, type AllocationPoint } from '../pool/allocation';
+import { AFTER_PLACEHOLDERS, AllocationHints, takeAddressCtes, takeWithCooledDownRetry, type AllocationPoint } from '../pool/allocation';
 import type { Currency, Protocol } from '../chains/registry';
 import type { OrderRow } from './order-view';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
@@ -85,8 +85,6 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
     // (sequential and concurrent duplicates alike) and saves a round trip on every creation.
     return await takeWithCooledDownRetry(ctx.db, { organizationId, protocol: chain.protocol, now }, () => insertOrderWithAddress(ctx.db, values));
   } catch (err) {
-    // The address it took went back to the pool, before this process's allocation point.
-    allocationHints.forget(organizationId, chain.protocol);
     // Nothing was stored or allocated. A duplicate reference is 409 even when the pool is also
     // empty (the allocation found nothing before the insert could say so).
     const duplicate =
@@ -108,7 +106,7 @@ type CreateOrderStatementValues = {
   amount: string;
   currency: string;
   chainId: string;
-  protocol: string;
+  protocol: Protocol;
   successUrl: string | null;
   cancelUrl: string | null;
   metadata: string;
@@ -160,23 +158,12 @@ type CreatedRow = Record<string, unknown> & { pool_address_id: string | number; 
 
 /** Null when the pool had no available address (nothing was written). */
 async function insertOrderWithAddress(db: Database, values: CreateOrderStatementValues): Promise<OrderRow | null> {
-  const protocol = values.protocol as Protocol;
-  const hint = allocationHints.current(values.organizationId, protocol);
-  const run = (after: AllocationPoint) => createOrderStatement.run<CreatedRow>(db, { ...values, ...after });
-  let [row] = await run(hint.point ?? POOL_HEAD);
-  if (!row && hint.point) {
-    // Nothing from the hint on: look from the head before calling the pool empty.
-    allocationHints.forget(values.organizationId, protocol);
-    [row] = await run(POOL_HEAD);
-  }
-  if (!row) return null;
-  allocationHints.advance(
-    values.organizationId,
-    protocol,
-    { id: Number(row.pool_address_id), createdAt: row.pool_created_at, recycledAt: row.pool_recycled_at },
-    hint,
+  const row = await allocationHints.take(
+    { organizationId: values.organizationId, protocol: values.protocol },
+    async (after) => (await createOrderStatement.run<CreatedRow>(db, { ...values, ...after }))[0] ?? null,
+    (taken) => ({ id: Number(taken.pool_address_id), createdAt: taken.pool_created_at, recycledAt: taken.pool_recycled_at }),
   );
-  return rowFromDriver(orders, row);
+  return row ? rowFromDriver(orders, row) : null;
 }
 
 async function findIdByReference(db: DbOrTx, organizationId: string, orderReference: string): Promise<string | null> {

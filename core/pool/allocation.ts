@@ -152,8 +152,33 @@ export class AllocationHints {
   /** Bumped by every forget: a creation that began before one does not move the hint. */
   private readonly epochs = new Map<string, number>();
 
+  /**
+   * Runs `take` (a statement built on takeAddressCtes that commits on its own) from this process's
+   * point, and from the head when nothing comes from the point, before the pool counts as empty.
+   * A committed take moves the point; a failed one drops it (its address went back to the pool).
+   */
+  async take<Row>(
+    scope: { organizationId: string; protocol: Protocol },
+    take: (after: AllocationPoint) => Promise<Row | null>,
+    takenOf: (row: Row) => { id: number; createdAt: string; recycledAt: string | null },
+  ): Promise<Row | null> {
+    const hint = this.current(scope.organizationId, scope.protocol);
+    try {
+      let row = await take(hint.point ?? POOL_HEAD);
+      if (!row && hint.point) {
+        this.forget(scope.organizationId, scope.protocol);
+        row = await take(POOL_HEAD);
+      }
+      if (row) this.advance(scope.organizationId, scope.protocol, takenOf(row), hint);
+      return row;
+    } catch (err) {
+      this.forget(scope.organizationId, scope.protocol);
+      throw err;
+    }
+  }
+
   /** The point to allocate from (null: the head), and the epoch to hand back to advance. */
-  current(organizationId: string, protocol: Protocol): AllocationHint {
+  private current(organizationId: string, protocol: Protocol): AllocationHint {
     const key = `${organizationId}:${protocol}`;
     const epoch = this.epochs.get(key) ?? 0;
     const hint = this.points.get(key);
@@ -165,7 +190,7 @@ export class AllocationHints {
   }
 
   /** After a committed take of `taken` by a creation that began with `from`. */
-  advance(organizationId: string, protocol: Protocol, taken: { id: number; createdAt: string; recycledAt: string | null }, from: AllocationHint): void {
+  private advance(organizationId: string, protocol: Protocol, taken: { id: number; createdAt: string; recycledAt: string | null }, from: AllocationHint): void {
     const key = `${organizationId}:${protocol}`;
     if ((this.epochs.get(key) ?? 0) !== from.epoch) return;
     const base = from.point ?? POOL_HEAD;
@@ -179,7 +204,7 @@ export class AllocationHints {
     this.points.set(key, { point, setAt: this.points.get(key)?.setAt ?? performance.now() });
   }
 
-  forget(organizationId: string, protocol: Protocol): void {
+  private forget(organizationId: string, protocol: Protocol): void {
     const key = `${organizationId}:${protocol}`;
     this.points.delete(key);
     this.epochs.set(key, (this.epochs.get(key) ?? 0) + 1);
