@@ -35,9 +35,9 @@ export function requestLogger(logger: Logger): RequestHandler {
     const state: RequestLogState = { id, method: req.method, url: String(req.url).split('?')[0], fields: {} };
     (res as Response & { [STATE]?: RequestLogState })[STATE] = state;
 
-    const done = (aborted: boolean) => {
-      res.removeListener('finish', onFinish);
-      res.removeListener('close', onClose);
+    // A response emits 'close' once, after it finished or when the client went away first.
+    res.once('close', () => {
+      const aborted = !res.writableFinished;
       const level = aborted ? 'warn' : res.statusCode >= 500 ? 'error' : 'info';
       if (!logger.isLevelEnabled(level)) return;
       logger[level](
@@ -49,11 +49,7 @@ export function requestLogger(logger: Logger): RequestHandler {
         },
         aborted ? 'request aborted' : 'request completed',
       );
-    };
-    const onFinish = () => done(false);
-    const onClose = () => done(true);
-    res.once('finish', onFinish);
-    res.once('close', onClose);
+    });
     next();
   };
 }

@@ -1,12 +1,12 @@
-import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import type { Caller } from '../core/organizations';
 import type { Role } from '../core/roles';
 import type { WireFormat, Page } from './format';
 import { rejectUnstorableValues, validateBody, validateQuery, type JsonSchema } from './validation';
 import type { ApiDeps } from './deps';
-import { authenticate, requireRole } from './middleware/auth';
-import { idempotency } from './middleware/idempotency';
-import { rateLimit } from './middleware/rate-limit';
+import { authenticateRequest, requireRole } from './middleware/auth';
+import { applyIdempotencyKey } from './middleware/idempotency';
+import { createRateLimiter, type RateLimiter } from './middleware/rate-limit';
 
 /**
  * Declares an API route once: the same declaration mounts it on Express (auth, role, body limit,
@@ -69,45 +69,79 @@ export function replyBuilder(format: WireFormat): ReplyBuilder {
   };
 }
 
+/**
+ * Writes a JSON answer. Express's res.json runs the body through res.send's content negotiation
+ * (charset parsing, ETag and freshness checks, string-to-Buffer conversion) on every answer;
+ * none of it applies to the API's fresh per-request JSON. HEAD answers carry no body (Node drops
+ * it).
+ */
+export function sendJson(res: Response, status: number, body: unknown): void {
+  const text = JSON.stringify(body) ?? '';
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
+
 export class ApiBuilder {
   readonly routes: RouteSpec[] = [];
   readonly router: Router = express.Router();
   private readonly reply: ReplyBuilder;
+  private readonly rateLimiter: RateLimiter | null;
 
-  constructor(private readonly deps: ApiDeps, private readonly format: WireFormat) {
+  constructor(private readonly deps: ApiDeps, format: WireFormat) {
     this.reply = replyBuilder(format);
+    this.rateLimiter = createRateLimiter(deps);
   }
 
+  /**
+   * Mounts the route as one Express handler that runs its steps in order: authenticate, rate
+   * limit, role, body, Idempotency-Key, storable values, validation, the handler, the answer.
+   * One layer rather than one per step: each Express layer costs a dispatch through the router
+   * on every request, and the steps are this route's alone. Any failure goes to the app's error
+   * handler, which answers in the deployment's format.
+   */
   route<B = any, Q = any>(spec: RouteSpec, handler: RouteHandler<B, Q>): void {
     this.routes.push(spec);
-    const { deps } = this;
-    const chain: RequestHandler[] = [authenticate(deps), rateLimit(deps), requireRole(spec.minRole)];
-    if (spec.method === 'post' || spec.method === 'put') {
-      chain.push(express.json({ limit: spec.bodyLimitBytes ?? deps.config.bodyLimitBytes, strict: false, type: () => true }));
-    }
-    if (spec.creates) chain.push(idempotency(deps));
-    chain.push(async (req: Request, res: Response, next: NextFunction) => {
+    const { deps, reply, rateLimiter } = this;
+    const parseBody =
+      spec.method === 'post' || spec.method === 'put'
+        ? jsonBodyParser(spec.bodyLimitBytes ?? deps.config.bodyLimitBytes)
+        : null;
+    const query = spec.query ?? EMPTY_QUERY;
+    this.router[spec.method](spec.path, async (req: Request, res: Response, next: NextFunction) => {
       try {
+        const caller = await authenticateRequest(deps, req, res);
+        if (rateLimiter) await rateLimiter(caller, res);
+        requireRole(caller, spec.minRole);
+        if (parseBody) await parseBody(req, res);
+        const idempotency = spec.creates ? await applyIdempotencyKey(deps, req, res, caller) : 'absent';
+        if (idempotency === 'replayed') return;
         rejectUnstorableValues('path', req.params);
         rejectUnstorableValues('query', req.query);
         if (spec.body) rejectUnstorableValues('request body', req.body);
-        const body = spec.body ? validateBody<B>(spec.body, req.body) : (undefined as B);
-        const query = validateQuery<Q>(spec.query ?? EMPTY_QUERY, req.query);
         const result = await handler({
-          caller: res.locals.caller as Caller,
-          body,
-          query,
+          caller,
+          body: spec.body ? validateBody<B>(spec.body, req.body) : (undefined as B),
+          query: validateQuery<Q>(query, req.query),
           params: req.params as Record<string, string>,
           req,
-          reply: this.reply,
+          reply,
         });
-        res.status(result.status).json(result.body);
+        // A recorded answer goes out through res.json, where the Idempotency-Key step stores it.
+        if (idempotency === 'recording') res.status(result.status).json(result.body);
+        else sendJson(res, result.status, result.body);
       } catch (err) {
         next(err);
       }
     });
-    this.router[spec.method](spec.path, ...chain);
   }
+}
+
+/** express.json as a step: resolves once req.body is parsed, rejects with body-parser's error. */
+function jsonBodyParser(limit: number): (req: Request, res: Response) => Promise<void> {
+  const parse = express.json({ limit, strict: false, type: () => true });
+  return (req, res) => new Promise<void>((resolve, reject) => parse(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
 }
 
 const EMPTY_QUERY: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };

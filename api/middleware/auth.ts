@@ -1,6 +1,6 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
 import { AppError, forbidden } from '../../core/errors';
-import { authenticateApiKey } from '../../core/organizations';
+import { authenticateApiKey, type Caller } from '../../core/organizations';
 import { roleAtLeast, type Role } from '../../core/roles';
 import type { ApiDeps } from '../deps';
 import { addRequestLogFields } from '../request-log';
@@ -17,29 +17,16 @@ export function presentedKey(req: Request): string | null {
   return null;
 }
 
-export function authenticate(deps: ApiDeps): RequestHandler {
-  return async (req: Request, res: Response, next: NextFunction) => {
-    try {
-      const key = presentedKey(req);
-      if (key === null) throw new AppError('INVALID_API_KEY', 'Missing API key: send Authorization: Bearer <key> or X-API-Key: <key>');
-      const caller = key ? await authenticateApiKey(deps.db, key, deps.keyCache) : null;
-      if (!caller) throw new AppError('INVALID_API_KEY', 'Invalid or revoked API key');
-      res.locals.caller = caller;
-      addRequestLogFields(res, { organizationId: caller.organizationId, keyId: caller.keyId });
-      next();
-    } catch (err) {
-      next(err);
-    }
-  };
+/** The caller of a request, from its API key; INVALID_API_KEY when there is none or it is unknown. */
+export async function authenticateRequest(deps: ApiDeps, req: Request, res: Response): Promise<Caller> {
+  const key = presentedKey(req);
+  if (key === null) throw new AppError('INVALID_API_KEY', 'Missing API key: send Authorization: Bearer <key> or X-API-Key: <key>');
+  const caller = key ? await authenticateApiKey(deps.db, key, deps.keyCache) : null;
+  if (!caller) throw new AppError('INVALID_API_KEY', 'Invalid or revoked API key');
+  addRequestLogFields(res, { organizationId: caller.organizationId, keyId: caller.keyId });
+  return caller;
 }
 
-export function requireRole(minimum: Role): RequestHandler {
-  return (_req, res, next) => {
-    const caller = res.locals.caller as { role: Role } | undefined;
-    if (!caller || !roleAtLeast(caller.role, minimum)) {
-      next(forbidden(`This action requires the ${minimum} role or higher`));
-      return;
-    }
-    next();
-  };
+export function requireRole(caller: Caller, minimum: Role): void {
+  if (!roleAtLeast(caller.role, minimum)) throw forbidden(`This action requires the ${minimum} role or higher`);
 }

@@ -1,4 +1,4 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
 import { validationError } from '../../core/errors';
 import {
   beginIdempotentRequest,
@@ -10,43 +10,45 @@ import type { Caller } from '../../core/organizations';
 import type { ApiDeps } from '../deps';
 
 /**
+ * What became of a creating request's Idempotency-Key: none was sent; the stored answer was
+ * replayed (the request is answered); or the request proceeds and its answer, success or error,
+ * is stored as it goes out through `res.json`.
+ */
+export type IdempotencyOutcome = 'absent' | 'replayed' | 'recording';
+
+/**
  * Idempotency-Key on creating POSTs (design.md §4a): the same key and body replay the stored
  * answer; another body, or a request still in flight, is a 409. 5xx and 429 are not stored.
+ * Runs after the body is parsed and before it is validated, so validation errors replay too.
  */
-export function idempotency(deps: ApiDeps): RequestHandler {
-  return async (req: Request, res: Response, next: NextFunction) => {
-    const key = req.headers['idempotency-key'];
-    if (key === undefined) return next();
-    try {
-      if (typeof key !== 'string' || key.length < 1 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
-        throw validationError('Idempotency-Key must be 1 to 255 printable ASCII characters', [{ field: 'Idempotency-Key', message: 'is invalid' }]);
-      }
-      const caller = res.locals.caller as Caller;
-      const fingerprint = requestFingerprint(req.method, req.baseUrl + req.path, req.body);
-      const outcome = await beginIdempotentRequest(deps.db, caller.organizationId, key, fingerprint, deps.clock.now(), deps.config.secretEncryptionKey);
-      if (outcome.kind === 'replay') {
-        res.setHeader('Idempotent-Replayed', 'true');
-        res.status(outcome.status).json(outcome.body);
-        return;
-      }
-      // Store the answer before it is sent, so a replay right after sees it.
-      const send = res.json.bind(res);
-      let settled = false;
-      res.json = ((body: unknown) => {
-        if (settled) return send(body);
-        settled = true;
-        const status = res.statusCode;
-        const store = status >= 500 || status === 429
-          ? releaseIdempotentRequest(deps.db, caller.organizationId, key)
-          : completeIdempotentRequest(deps.db, caller.organizationId, key, status, body, deps.config.secretEncryptionKey);
-        store
-          .catch((err) => deps.logger.error({ err }, 'failed to store idempotent response'))
-          .finally(() => send(body));
-        return res;
-      }) as Response['json'];
-      next();
-    } catch (err) {
-      next(err);
-    }
-  };
+export async function applyIdempotencyKey(deps: ApiDeps, req: Request, res: Response, caller: Caller): Promise<IdempotencyOutcome> {
+  const key = req.headers['idempotency-key'];
+  if (key === undefined) return 'absent';
+  if (typeof key !== 'string' || key.length < 1 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
+    throw validationError('Idempotency-Key must be 1 to 255 printable ASCII characters', [{ field: 'Idempotency-Key', message: 'is invalid' }]);
+  }
+  const fingerprint = requestFingerprint(req.method, req.baseUrl + req.path, req.body);
+  const outcome = await beginIdempotentRequest(deps.db, caller.organizationId, key, fingerprint, deps.clock.now(), deps.config.secretEncryptionKey);
+  if (outcome.kind === 'replay') {
+    res.setHeader('Idempotent-Replayed', 'true');
+    res.status(outcome.status).json(outcome.body);
+    return 'replayed';
+  }
+  // Store the answer before it is sent, so a replay right after sees it. Error answers pass
+  // through res.json too (the app's error handler), so they are stored the same way.
+  const send = res.json.bind(res);
+  let settled = false;
+  res.json = ((body: unknown) => {
+    if (settled) return send(body);
+    settled = true;
+    const status = res.statusCode;
+    const store = status >= 500 || status === 429
+      ? releaseIdempotentRequest(deps.db, caller.organizationId, key)
+      : completeIdempotentRequest(deps.db, caller.organizationId, key, status, body, deps.config.secretEncryptionKey);
+    store
+      .catch((err) => deps.logger.error({ err }, 'failed to store idempotent response'))
+      .finally(() => send(body));
+    return res;
+  }) as Response['json'];
+  return 'recording';
 }

@@ -1,17 +1,20 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Response } from 'express';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError } from '../../core/errors';
 import type { Caller } from '../../core/organizations';
 import type { ApiDeps } from '../deps';
 
+/** Counts one request of the caller; throws RATE_LIMIT_EXCEEDED past a limit. */
+export type RateLimiter = (caller: Caller, res: Response) => Promise<void>;
+
 /**
  * Per-key limits kept in Redis, so they hold across API instances (style B: 100/min, 1,000/h,
  * 10,000/day by default). If Redis is unreachable the request is let through and logged:
- * the payment API stays available.
+ * the payment API stays available. Null when the deployment has rate limiting off.
  */
-export function rateLimit(deps: ApiDeps): RequestHandler {
+export function createRateLimiter(deps: ApiDeps): RateLimiter | null {
   const { rateLimit: limits, redisPrefix } = deps.config;
-  if (!limits.enabled) return (_req, _res, next) => next();
+  if (!limits.enabled) return null;
   const windows = [
     { points: limits.perMinute, duration: 60, name: 'm' },
     { points: limits.perHour, duration: 3600, name: 'h' },
@@ -30,8 +33,7 @@ export function rateLimit(deps: ApiDeps): RequestHandler {
       }) as const,
   );
 
-  return async (_req: Request, res: Response, next: NextFunction) => {
-    const caller = res.locals.caller as Caller;
+  return async (caller, res) => {
     try {
       const results = await Promise.all(
         windows.map((w) =>
@@ -55,11 +57,9 @@ export function rateLimit(deps: ApiDeps): RequestHandler {
         res.setHeader('Retry-After', String(retryAfter));
         throw new AppError('RATE_LIMIT_EXCEEDED', `Rate limit exceeded; retry after ${retryAfter} seconds`, undefined, { retryAfter });
       }
-      next();
     } catch (err) {
-      if (err instanceof AppError) return next(err);
+      if (err instanceof AppError) throw err;
       deps.logger.warn({ err: { message: (err as Error).message } }, 'rate limiter unavailable; request allowed');
-      next();
     }
   };
 }
