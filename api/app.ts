@@ -29,7 +29,7 @@ export function createApp(config: Config, deps: ApiDeps): App {
 
   app.get('/health', healthHandler(deps));
 
-  const api = new ApiBuilder(deps, format);
+  const api = new ApiBuilder(deps, format, app, '/api/v1');
   registerRoutes(api, deps);
   const openapi = buildOpenApi(api.routes, { version: SERVICE_VERSION, style: config.apiStyle, publicBaseUrl: config.publicBaseUrl });
   const docsHtml = renderDocsPage(openapi);
@@ -40,7 +40,6 @@ export function createApp(config: Config, deps: ApiDeps): App {
     res.type('html').send(docsHtml);
   });
 
-  app.use('/api/v1', api.router);
   app.use('/api/v1', (_req, _res, next) => next(new AppError('RESOURCE_NOT_FOUND', 'No such endpoint')));
   app.use(BULL_BOARD_PATH, bullBoardRouter(deps));
 

@@ -1,4 +1,4 @@
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Caller } from '../core/organizations';
 import type { Role } from '../core/roles';
 import type { WireFormat, Page } from './format';
@@ -83,13 +83,25 @@ export function sendJson(res: Response, status: number, body: unknown): void {
   res.end(text);
 }
 
+/** Where routes are mounted: the Express app itself (see ApiBuilder). */
+type RouteTarget = Pick<express.Express, 'get' | 'post' | 'put' | 'delete'>;
+
 export class ApiBuilder {
   readonly routes: RouteSpec[] = [];
-  readonly router: Router = express.Router();
   private readonly reply: ReplyBuilder;
   private readonly rateLimiter: RateLimiter | null;
 
-  constructor(private readonly deps: ApiDeps, format: WireFormat) {
+  /**
+   * Routes go on `target` at `prefix` + their path, not on a router mounted at the prefix: a
+   * mounted router dispatches every request a second time and rewrites and restores req.url
+   * around it (and the URL is parsed again), work each API request paid for nothing.
+   */
+  constructor(
+    private readonly deps: ApiDeps,
+    format: WireFormat,
+    private readonly target: RouteTarget,
+    private readonly prefix: string,
+  ) {
     this.reply = replyBuilder(format);
     this.rateLimiter = createRateLimiter(deps);
   }
@@ -109,7 +121,7 @@ export class ApiBuilder {
         ? jsonBodyParser(spec.bodyLimitBytes ?? deps.config.bodyLimitBytes)
         : null;
     const query = spec.query ?? EMPTY_QUERY;
-    this.router[spec.method](spec.path, async (req: Request, res: Response, next: NextFunction) => {
+    this.target[spec.method](`${this.prefix}${spec.path}`, async (req: Request, res: Response, next: NextFunction) => {
       try {
         const caller = await authenticateRequest(deps, req, res);
         if (rateLimiter) await rateLimiter(caller, res);

@@ -1,4 +1,4 @@
-import { fillPlaceholders, sql, type SQL } from 'drizzle-orm';
+import { fillPlaceholders, Placeholder, sql, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
 import { drizzle, type PostgresJsDatabase, type PostgresJsSession } from 'drizzle-orm/postgres-js';
@@ -50,7 +50,7 @@ export interface PreparedStatement<Values extends Record<string, unknown>> {
  * for texts that vary (an IN list of varying length would grow that cache without bound).
  */
 export function prepareStatement<Values extends Record<string, unknown>>(query: SQL): PreparedStatement<Values> {
-  const { sql: text, params } = dialect.sqlToQuery(query);
+  const { text, params } = bindEachPlaceholderOnce(dialect.sqlToQuery(query));
   return {
     async run<Row extends Record<string, unknown>>(db: DbOrTx, values: Values): Promise<Row[]> {
       const filled = fillPlaceholders(params, values) as postgres.ParameterOrJSON<never>[];
@@ -59,4 +59,30 @@ export function prepareStatement<Values extends Record<string, unknown>>(query: 
       return (await client.unsafe(text, filled, { prepare: true })) as unknown as Row[];
     },
   };
+}
+
+/**
+ * drizzle gives every occurrence of a placeholder its own parameter ($n); a statement that uses a
+ * value in several places (the organization, the time) would send and encode it each time. Here
+ * each name becomes one parameter, used wherever it occurs. The text's parameter markers are
+ * counted first, so a `$` anywhere else in it cannot be renumbered by mistake.
+ */
+export function bindEachPlaceholderOnce(query: { sql: string; params: unknown[] }): { text: string; params: unknown[] } {
+  const markers = query.sql.match(/\$\d+/g) ?? [];
+  if (markers.length !== query.params.length) {
+    throw new Error(`Statement has ${markers.length} parameter markers for ${query.params.length} parameters`);
+  }
+  const params: unknown[] = [];
+  const numberOfName = new Map<string, number>();
+  const renumbered = query.params.map((param) => {
+    if (param instanceof Placeholder) {
+      const known = numberOfName.get(param.name);
+      if (known !== undefined) return known;
+      numberOfName.set(param.name, params.length + 1);
+    }
+    params.push(param);
+    return params.length;
+  });
+  const text = query.sql.replace(/\$(\d+)/g, (_, n: string) => `$${renumbered[Number(n) - 1]}`);
+  return { text, params };
 }
