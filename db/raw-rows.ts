@@ -1,4 +1,16 @@
-import { getTableColumns, type Table } from 'drizzle-orm';
+import { getTableColumns, type Column, type Table } from 'drizzle-orm';
+
+/** Each table's [property, column] pairs, listed once rather than on every row. */
+const columnsOfTable = new WeakMap<Table, [string, Column][]>();
+
+function columnsOf(table: Table): [string, Column][] {
+  let columns = columnsOfTable.get(table);
+  if (!columns) {
+    columns = Object.entries(getTableColumns(table));
+    columnsOfTable.set(table, columns);
+  }
+  return columns;
+}
 
 /**
  * A row returned by a hand-written statement (`returning *`, snake_case driver values) in the
@@ -6,7 +18,7 @@ import { getTableColumns, type Table } from 'drizzle-orm';
  */
 export function rowFromDriver<T extends Table>(table: T, raw: Record<string, unknown>): T['$inferSelect'] {
   const row: Record<string, unknown> = {};
-  for (const [property, column] of Object.entries(getTableColumns(table))) {
+  for (const [property, column] of columnsOf(table)) {
     const value = raw[column.name];
     row[property] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
   }

@@ -121,10 +121,11 @@ type CreateOrderStatementValues = {
  * The order, its pool address and the address's assignment in one statement: one round trip and
  * atomic without an explicit transaction (a statement commits whole or not at all). The window
  * default and the required confirmations are read from the organization's configuration inside
- * it. Built once; every creation runs it as a prepared statement.
+ * it (settings is materialized: inlined, the window's lookup ran once for each of its three uses).
+ * Built once; every creation runs it as a prepared statement.
  */
 const createOrderStatement = prepareStatement<CreateOrderStatementValues & AllocationPoint>(sql`
-  with settings as (
+  with settings as materialized (
     select coalesce(${value('paymentWindowMinutes')}::int, ${integerConfigSql(value('organizationId'), 'payment_window_minutes')},
                     ${PAYMENT_WINDOW_MINUTES.fallback}::int) as payment_window_minutes,
            ${requiredConfirmationsSql(value('organizationId'), value('chainConfirmations'), 'order')} as required_confirmations
