@@ -5,7 +5,7 @@ import { startApi } from './server';
 
 runMain(async () => {
   const config = loadConfig();
-  const { ctx, dbHandle } = await createService(config);
+  const { ctx, dbHandle } = await createService(config, { kind: 'api' });
   const api = await startApi(ctx);
   handleShutdown(async () => {
     await api.close();

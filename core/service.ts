@@ -1,6 +1,6 @@
 import { ChainRegistry } from './chains/registry';
 import { systemClock, type Clock } from './clock';
-import type { Config } from './config';
+import { databasePoolSizeFor, type Config, type ProcessKind } from './config';
 import type { ServiceContext } from './context';
 import { createLogger, type Logger } from './logger';
 import { createDb, type DbHandle } from '../db/client';
@@ -14,12 +14,16 @@ export interface ServiceHandle {
 
 /**
  * The shared start-up of every process: logger, migrations (under the advisory lock), database,
- * chain registry. API and workers are built from the same context (immich's pattern).
+ * chain registry. API and workers are built from the same context (immich's pattern). `kind`
+ * sizes the database pool (default `worker`: also right for a process running both).
  */
-export async function createService(config: Config, opts: { logger?: Logger; clock?: Clock; migrate?: boolean } = {}): Promise<ServiceHandle> {
+export async function createService(
+  config: Config,
+  opts: { logger?: Logger; clock?: Clock; migrate?: boolean; kind?: ProcessKind } = {},
+): Promise<ServiceHandle> {
   const logger = opts.logger ?? createLogger(config.logLevel);
   if (opts.migrate !== false) await runMigrations(config.databaseUrl);
-  const dbHandle = createDb(config.databaseUrl);
+  const dbHandle = createDb(config.databaseUrl, { max: databasePoolSizeFor(config, opts.kind ?? 'worker') });
   await dbHandle.sql`select 1`;
   const registry = ChainRegistry.forNetwork(config.network, config.chainOverrides);
   if (config.secretEncryptionKeyIsDefault) {

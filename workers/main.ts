@@ -5,7 +5,7 @@ import { startWorkerProcess } from './runtime';
 
 runMain(async () => {
   const config = loadConfig();
-  const { ctx, dbHandle } = await createService(config);
+  const { ctx, dbHandle } = await createService(config, { kind: 'worker' });
   const workers = await startWorkerProcess(ctx);
   handleShutdown(async () => {
     await workers.close();

@@ -5,8 +5,10 @@
  *   npm run bench:orders                 # defaults: 10 connections, 3 rounds of 5 s per run
  *   BENCH_CONNECTIONS=20 BENCH_DURATION=8 BENCH_ROUNDS=5 npm run bench:orders
  *   BENCH_ROUNDS=1 BENCH_CPU_PROFILE=/tmp/orders.cpuprofile npm run bench:orders
+ *   DATABASE_POOL_SIZE=10 npm run bench:orders   # the API's database pool (default: an API process's)
  *
- * The runs alternate (baseline, orders, baseline, orders, …) so that a busy moment of the machine
+ * The baseline keeps 10 database connections whatever the service's pool: its best of those tried
+ * (4 and 10). The runs alternate (baseline, orders, baseline, orders, …) so that a busy moment of the machine
  * does not fall on one side only; each side's figures are those of its median round. Prints
  * throughput and p50/p99 latency of both and the ratio orders/baseline (target ≥ 0.5).
  *
@@ -23,7 +25,7 @@ import express from 'express';
 import postgres from 'postgres';
 import { getAddress, hexlify } from 'ethers';
 import { Redis } from 'ioredis';
-import { loadConfig } from '../../core/config';
+import { databasePoolSizeFor, loadConfig } from '../../core/config';
 import { createLogger } from '../../core/logger';
 import { createOrganization, createApiKey } from '../../core/organizations';
 import { deleteKeysWithPrefix } from '../../core/redis';
@@ -54,6 +56,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** BENCH_CPU_PROFILE=<file.cpuprofile>: a V8 CPU profile of this process during the orders rounds. */
 const PROFILE_PATH = process.env.BENCH_CPU_PROFILE;
 const WARMUP_S = 2;
+const BASELINE_POOL_SIZE = 10;
 const BASE_DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const RUN = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
@@ -201,10 +204,11 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'silent',
     PORT: '0',
     TOKEN_ETHEREUM_LOCAL_USDT: randomAddress(),
+    ...(process.env.DATABASE_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE } : {}),
   });
   const logger = createLogger('silent');
-  const { ctx, dbHandle } = await createService(config, { logger });
-  const baselineSql = postgres(dbUrl, { max: 10, onnotice: () => {} });
+  const { ctx, dbHandle } = await createService(config, { logger, kind: 'api' });
+  const baselineSql = postgres(dbUrl, { max: BASELINE_POOL_SIZE, onnotice: () => {} });
   const servers: { close(): Promise<void> }[] = [];
   try {
     // An organization with a member key and a pool large enough for every request of the run.
@@ -262,7 +266,8 @@ async function main(): Promise<void> {
     const auth = { 'x-api-key': member.key };
 
     process.stdout.write(
-      `POST /orders vs bare Express + one INSERT — ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${DURATION_S} s (after ${WARMUP_S} s warm-up), pool ${poolSize}\n`,
+      `POST /orders vs bare Express + one INSERT — ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${DURATION_S} s (after ${WARMUP_S} s warm-up), pool ${poolSize} addresses; ` +
+        `database connections: API ${databasePoolSizeFor(config, 'api')}, baseline ${BASELINE_POOL_SIZE}\n`,
     );
     await run('warm-baseline', baselineUrl, {}, 'wb', WARMUP_S);
     await run('warm-orders', ordersUrl, auth, 'wo', WARMUP_S);

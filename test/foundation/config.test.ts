@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { loadConfig, ConfigError } from '../../core/config';
+import { databasePoolSizeFor, loadConfig, ConfigError } from '../../core/config';
 import { buildTestApp, createTestOrg, STYLES, type TestOrg } from '../helpers/harness';
 import { dataOf, expectError } from '../helpers/wire';
 
@@ -14,6 +14,18 @@ describe('configuration at start-up', () => {
     expect(c.network).to.equal('local');
     expect(c.rateLimit.enabled).to.equal(true);
     expect(loadConfig({ API_STYLE: 'a' }).rateLimit.enabled).to.equal(false);
+  });
+
+  it('sizes the database pool by process kind unless DATABASE_POOL_SIZE says otherwise', () => {
+    const unset = loadConfig({});
+    expect(databasePoolSizeFor(unset, 'api')).to.equal(5);
+    expect(databasePoolSizeFor(unset, 'worker')).to.equal(10);
+    const set = loadConfig({ DATABASE_POOL_SIZE: '8' });
+    expect(databasePoolSizeFor(set, 'api')).to.equal(8);
+    expect(databasePoolSizeFor(set, 'worker')).to.equal(8);
+    for (const bad of ['1', 'many', '2.5', '201']) {
+      expect(() => loadConfig({ DATABASE_POOL_SIZE: bad }), bad).to.throw(ConfigError, 'DATABASE_POOL_SIZE must be an integer from 2 to 200');
+    }
   });
 
   it('reports every invalid setting at once, clearly', () => {
