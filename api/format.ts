@@ -6,6 +6,7 @@ import type { ReferenceDetail, ReferenceSummary } from '../core/deposits/queries
 import { addressEntries, presentBinding } from './deposits.present';
 import { presentDeposit } from '../core/deposits/records';
 import { iso } from './present';
+import { sendJson } from './answer';
 
 /**
  * The one module that owns the difference between wire formats A and B (design.md §2).
@@ -66,10 +67,6 @@ export class WireFormat {
     return this.style === 'a' ? { success: true, data, message } : data;
   }
 
-  send(res: Response, status: number, data: unknown, message?: string): void {
-    res.status(status).json(this.body(data, message));
-  }
-
   /** A paginated list; `plural` names A's array (`data.orders`). */
   listBody(plural: string, items: unknown[], page: Page, message = 'OK'): unknown {
     const totalPages = Math.ceil(page.total / page.limit);
@@ -84,10 +81,6 @@ export class WireFormat {
       data: items,
       pagination: { page: page.page, limit: page.limit, total: page.total, totalPages, hasMore: page.page < totalPages },
     };
-  }
-
-  sendList(res: Response, plural: string, items: unknown[], page: Page): void {
-    res.status(200).json(this.listBody(plural, items, page));
   }
 
   /** A's deposit reference list (deposit service page): `data.references` with total, page, limit. */
@@ -240,6 +233,6 @@ export class WireFormat {
   }
 
   sendError(res: Response, err: AppError): void {
-    res.status(err.status).json(this.errorBody(err));
+    sendJson(res, err.status, this.errorBody(err));
   }
 }

@@ -7,6 +7,7 @@ import type { ApiDeps } from './deps';
 import { authenticateRequest, requireRole } from './middleware/auth';
 import { applyIdempotencyKey } from './middleware/idempotency';
 import { createRateLimiter, type RateLimiter } from './middleware/rate-limit';
+import { sendJson } from './answer';
 
 /**
  * Declares an API route once: the same declaration mounts it on Express (auth, role, body limit,
@@ -69,20 +70,6 @@ export function replyBuilder(format: WireFormat): ReplyBuilder {
   };
 }
 
-/**
- * Writes a JSON answer. Express's res.json runs the body through res.send's content negotiation
- * (charset parsing, ETag and freshness checks, string-to-Buffer conversion) on every answer;
- * none of it applies to the API's fresh per-request JSON. HEAD answers carry no body (Node drops
- * it).
- */
-export function sendJson(res: Response, status: number, body: unknown): void {
-  const text = JSON.stringify(body) ?? '';
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.end(text);
-}
-
 /** Where routes are mounted: the Express app itself (see ApiBuilder). */
 type RouteTarget = Pick<express.Express, 'get' | 'post' | 'put' | 'delete'>;
 
@@ -127,8 +114,7 @@ export class ApiBuilder {
         if (rateLimiter) await rateLimiter(caller, res);
         requireRole(caller, spec.minRole);
         if (parseBody) await parseBody(req, res);
-        const idempotency = spec.creates ? await applyIdempotencyKey(deps, req, res, caller) : 'absent';
-        if (idempotency === 'replayed') return;
+        if (spec.creates && (await applyIdempotencyKey(deps, req, res, caller)) === 'replayed') return;
         rejectUnstorableValues('path', req.params);
         rejectUnstorableValues('query', req.query);
         if (spec.body) rejectUnstorableValues('request body', req.body);
@@ -140,9 +126,7 @@ export class ApiBuilder {
           req,
           reply,
         });
-        // A recorded answer goes out through res.json, where the Idempotency-Key step stores it.
-        if (idempotency === 'recording') res.status(result.status).json(result.body);
-        else sendJson(res, result.status, result.body);
+        sendJson(res, result.status, result.body);
       } catch (err) {
         next(err);
       }

@@ -8,11 +8,12 @@ import {
 } from '../../core/idempotency';
 import type { Caller } from '../../core/organizations';
 import type { ApiDeps } from '../deps';
+import { holdAnswerUntil, sendJson } from '../answer';
 
 /**
  * What became of a creating request's Idempotency-Key: none was sent; the stored answer was
  * replayed (the request is answered); or the request proceeds and its answer, success or error,
- * is stored as it goes out through `res.json`.
+ * is stored before it goes out (api/answer.ts).
  */
 export type IdempotencyOutcome = 'absent' | 'replayed' | 'recording';
 
@@ -31,24 +32,17 @@ export async function applyIdempotencyKey(deps: ApiDeps, req: Request, res: Resp
   const outcome = await beginIdempotentRequest(deps.db, caller.organizationId, key, fingerprint, deps.clock.now(), deps.config.secretEncryptionKey);
   if (outcome.kind === 'replay') {
     res.setHeader('Idempotent-Replayed', 'true');
-    res.status(outcome.status).json(outcome.body);
+    sendJson(res, outcome.status, outcome.body);
     return 'replayed';
   }
-  // Store the answer before it is sent, so a replay right after sees it. Error answers pass
-  // through res.json too (the app's error handler), so they are stored the same way.
-  const send = res.json.bind(res);
-  let settled = false;
-  res.json = ((body: unknown) => {
-    if (settled) return send(body);
-    settled = true;
-    const status = res.statusCode;
-    const store = status >= 500 || status === 429
-      ? releaseIdempotentRequest(deps.db, caller.organizationId, key)
-      : completeIdempotentRequest(deps.db, caller.organizationId, key, status, body, deps.config.secretEncryptionKey);
-    store
-      .catch((err) => deps.logger.error({ err }, 'failed to store idempotent response'))
-      .finally(() => send(body));
-    return res;
-  }) as Response['json'];
+  // Store the answer before it is sent, so a replay right after sees it. Error answers (the
+  // app's error handler) are held the same way.
+  holdAnswerUntil(res, async (status, body) => {
+    const store =
+      status >= 500 || status === 429
+        ? releaseIdempotentRequest(deps.db, caller.organizationId, key)
+        : completeIdempotentRequest(deps.db, caller.organizationId, key, status, body, deps.config.secretEncryptionKey);
+    await store.catch((err) => deps.logger.error({ err }, 'failed to store idempotent response'));
+  });
   return 'recording';
 }
