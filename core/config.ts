@@ -160,7 +160,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const config: Config = {
     databaseUrl: read.url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/stablegate', ['postgres:', 'postgresql:']),
-    databasePoolSize: env.DATABASE_POOL_SIZE ? read.integer('DATABASE_POOL_SIZE', 0, 2, 200) : null,
+    databasePoolSize: read.integer('DATABASE_POOL_SIZE', null, 2, 200),
     redisUrl: read.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
     redisPrefix: read.pattern('REDIS_PREFIX', 'sg', /^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ or -'),
     port,
@@ -204,7 +204,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       vacuumMinDeadRows: read.integer('VACUUM_MIN_DEAD_ROWS', 5000, 1, 100_000_000),
     },
     startLocalChain: read.boolean('START_LOCAL_CHAIN', network === 'local'),
-    localChainPort: env.LOCAL_CHAIN_PORT?.trim() ? read.integer('LOCAL_CHAIN_PORT', 0, 0, 65535) : null,
+    localChainPort: read.integer('LOCAL_CHAIN_PORT', null, 0, 65535),
   };
 
   if (problems.length > 0) throw new ConfigError(problems);
@@ -240,7 +240,8 @@ class EnvReader {
     return v;
   }
 
-  integer(name: string, fallback: number, min: number, max: number): number {
+  /** The variable as an integer in [min, max]; `fallback` (a number, or null for "not set") when absent or blank. */
+  integer<F extends number | null>(name: string, fallback: F, min: number, max: number): number | F {
     const v = this.raw(name);
     if (v === undefined) return fallback;
     const n = Number(v);

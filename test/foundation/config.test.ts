@@ -20,6 +20,7 @@ describe('configuration at start-up', () => {
     const unset = loadConfig({});
     expect(databasePoolSizeFor(unset, 'api')).to.equal(5);
     expect(databasePoolSizeFor(unset, 'worker')).to.equal(10);
+    expect(databasePoolSizeFor(loadConfig({ DATABASE_POOL_SIZE: '  ' }), 'api')).to.equal(5);
     const set = loadConfig({ DATABASE_POOL_SIZE: '8' });
     expect(databasePoolSizeFor(set, 'api')).to.equal(8);
     expect(databasePoolSizeFor(set, 'worker')).to.equal(8);
