@@ -17,6 +17,11 @@ export function orderDecimals(ctx: Pick<ServiceContext, 'registry'>, order: Pick
   return decimals;
 }
 
+/** The hosted payment page of an order: its unguessable token, never its id. */
+export function paymentUrlOf(config: Pick<ServiceContext['config'], 'publicBaseUrl'>, order: Pick<OrderRow, 'payToken'>): string {
+  return `${config.publicBaseUrl}/pay/${order.payToken}`;
+}
+
 /** The order's wire object (the union of descriptions A and B, design.md §2). */
 export interface OrderView {
   orderId: string;
@@ -59,7 +64,7 @@ export function presentOrder(ctx: Pick<ServiceContext, 'registry' | 'config'>, o
     chainId: order.chainId,
     protocol: order.protocol,
     address: order.address,
-    paymentUrl: `${ctx.config.publicBaseUrl}/pay/${order.id}`,
+    paymentUrl: paymentUrlOf(ctx.config, order),
     status: order.status,
     metadata: (order.metadata ?? {}) as Record<string, unknown>,
     successUrl: order.successUrl,
@@ -95,7 +100,7 @@ export const orderJsonSchema = {
     chainId: { type: 'string', example: 'ethereum-sepolia' },
     protocol: { type: 'string', enum: ['evm', 'tron', 'solana'] },
     address: { type: 'string', description: 'Payment address allocated from the pool' },
-    paymentUrl: { type: 'string', description: 'Hosted payment page: <PUBLIC_BASE_URL>/pay/<orderId>' },
+    paymentUrl: { type: 'string', description: 'Hosted payment page: <PUBLIC_BASE_URL>/pay/<token>, the token 128 random bits (not the order id)' },
     status: { type: 'string', enum: ['pending', 'completed', 'expired'] },
     metadata: { type: 'object' },
     successUrl: { type: ['string', 'null'] },

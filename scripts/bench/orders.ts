@@ -251,9 +251,9 @@ async function main(): Promise<void> {
       const id = `ord_${randomBytes(10).toString('hex')}`;
       const now = new Date();
       const expires = new Date(now.getTime() + 600_000);
-      await baselineSql`insert into orders (id, organization_id, order_reference, amount, amount_received, currency, chain_id, protocol,
+      await baselineSql`insert into orders (id, organization_id, order_reference, pay_token, amount, amount_received, currency, chain_id, protocol,
         address, pool_address_id, status, metadata, payment_window_minutes, grace_minutes, required_confirmations, expires_at, grace_ends_at, created_at, updated_at)
-        values (${id}, ${organizationId}, ${String(req.body.orderReference)}, ${'10500000'}, 0, ${String(req.body.currency)}, ${String(req.body.chainId)}, 'evm',
+        values (${id}, ${organizationId}, ${String(req.body.orderReference)}, ${randomBytes(16).toString('base64url')}, ${'10500000'}, 0, ${String(req.body.currency)}, ${String(req.body.chainId)}, 'evm',
         ${fixed.address}, ${fixed.id}, 'pending', ${req.body.metadata ?? {}}, 10, 5, 3, ${expires}, ${new Date(expires.getTime() + 300_000)}, ${now}, ${now})`;
       res.status(201).json({ orderId: id, orderReference: req.body.orderReference });
     });
