@@ -126,7 +126,9 @@ export async function presentPaymentPage(
   if (state === 'confirming') {
     const pending = transfers.filter((t) => t.status === 'pending');
     const current = pending.length > 0 ? Math.min(...pending.map((t) => t.confirmations)) : order.requiredConfirmations;
-    confirmations = { current: Math.min(current, order.requiredConfirmations), required: order.requiredConfirmations };
+    // A recorded transfer is in a block, so it has at least one confirmation (head − block + 1)
+    // even before the confirmations job has counted it.
+    confirmations = { current: Math.max(1, Math.min(current, order.requiredConfirmations)), required: order.requiredConfirmations };
   }
 
   const invitesPayment = state === 'awaiting' || state === 'underpaid';
