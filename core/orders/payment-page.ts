@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { prepareStatement } from '../../db/client';
+import { prepareStatement, rowFromDriver } from '../../db/client';
 import { orders } from '../../db/schema';
-import { rowFromDriver } from '../../db/raw-rows';
 import { formatAmount } from '../amounts';
 import { explorerTxLink, type Currency } from '../chains/registry';
 import { walletUri } from '../chains/wallet-uri';
@@ -69,8 +68,10 @@ type RawTransfer = {
 /**
  * The order of a token, its organization's name and its counted non-dropped transfers, in one
  * round trip (the status endpoint runs it on every poll). The token's unique index finds the order.
+ * Hand-written for that: one prepared statement with the transfers aggregated as JSON; its text is
+ * snapshotted (test/foundation/hand-written-sql.test.ts).
  */
-const pageStatement = prepareStatement<{ token: string }>(sql`
+const pageStatement = prepareStatement<{ token: string }>('orders.payment_page', sql`
   select o.*, org.name as organization_name,
     coalesce((
       select json_agg(json_build_object('id', t.id, 'chainId', t.chain_id, 'currency', t.currency, 'amount', t.amount::text,
