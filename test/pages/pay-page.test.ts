@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
+import { walletUri } from '../../core/chains/wallet-uri';
 import { loadConfig, ConfigError } from '../../core/config';
 import { buildTestApp, capturedLogLines, createTestOrg, knownSecrets, STYLES, TEST_REDIS_PREFIX, type TestApp, type TestOrg } from '../helpers/harness';
 import { CHAIN, tokenEnv } from '../helpers/orders';
@@ -142,6 +143,17 @@ describe('payment page over HTTP', () => {
     expect(lines.some((l) => l.includes('"/pay/[token]"'))).to.equal(true);
     expect(lines.some((l) => l.includes('"/pay/[token]/status"'))).to.equal(true);
     expect(capturedLogLines.some((l) => l.includes(token))).to.equal(false);
+  });
+
+  it('QR content: EIP-681 on EVM chains, the bare address on Tron', () => {
+    const to = '0x00000000000000000000000000000000000000Aa';
+    const token = { address: '0xdAC17F958D2ee523a2206206994597C13D831ec7' };
+    expect(walletUri({ protocol: 'evm', evmChainId: 1 }, token, to, 12_500_000n)).to.equal(
+      `ethereum:0xdAC17F958D2ee523a2206206994597C13D831ec7@1/transfer?address=${to}&uint256=12500000`,
+    );
+    expect(walletUri({ protocol: 'tron' }, { address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' }, 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', 5n)).to.equal(
+      'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf',
+    );
   });
 
   describe('per-client-IP limit and TRUST_PROXY', () => {
