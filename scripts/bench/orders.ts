@@ -32,23 +32,7 @@ import { deleteKeysWithPrefix } from '../../core/redis';
 import { createService } from '../../core/service';
 import { startApi } from '../../api/server';
 import { poolAddresses } from '../../db/schema';
-
-interface Histogram {
-  average: number;
-  p50: number;
-  p99: number;
-}
-interface AutocannonResult {
-  requests: Histogram & { total: number };
-  latency: Histogram;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  '2xx': number;
-}
-type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const autocannon = require('autocannon') as Autocannon;
+import { autocannon, resultLine, type AutocannonResult } from './bench-kit';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
@@ -189,9 +173,7 @@ function median(results: AutocannonResult[]): AutocannonResult {
   return [...results].sort((a, b) => a.requests.average - b.requests.average)[Math.floor(results.length / 2)];
 }
 
-function line(name: string, r: AutocannonResult): string {
-  return `${name.padEnd(30)} ${r.requests.average.toFixed(0).padStart(7)} req/s   p50 ${String(r.latency.p50).padStart(4)} ms   p99 ${String(r.latency.p99).padStart(4)} ms   2xx ${r['2xx']}  non-2xx ${r.non2xx}  errors ${r.errors}`;
-}
+const line = (name: string, r: AutocannonResult) => resultLine(name, r);
 
 async function main(): Promise<void> {
   const config = loadConfig({

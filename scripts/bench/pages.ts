@@ -18,64 +18,33 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import postgres from 'postgres';
 import { getAddress, hexlify } from 'ethers';
-import { Redis } from 'ioredis';
 import { loadConfig } from '../../core/config';
 import { createLogger } from '../../core/logger';
 import { newId } from '../../core/ids';
 import { createOrganization } from '../../core/organizations';
 import { createOrder } from '../../core/orders/orders';
 import { recomputeOrder } from '../../core/orders/order-state';
-import { deleteKeysWithPrefix } from '../../core/redis';
 import { createService } from '../../core/service';
 import { startApi } from '../../api/server';
 import { orders, poolAddresses, transfers } from '../../db/schema';
 import type { OrderRow } from '../../core/orders/order-view';
-
-interface Histogram {
-  average: number;
-  p50: number;
-  p99: number;
-}
-interface AutocannonResult {
-  requests: Histogram & { total: number };
-  latency: Histogram;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  '2xx': number;
-}
-type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const autocannon = require('autocannon') as Autocannon;
+import { autocannon, benchState, resultLine, type AutocannonResult } from './bench-kit';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const ORDER_COUNT = Number(process.env.BENCH_ORDERS ?? 1000);
 const CHANGES = 5;
-const BASE_DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const RUN = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-const DB_NAME = `sg_bench_${RUN}`;
-const dbUrl = (() => {
-  const u = new URL(BASE_DB_URL);
-  u.pathname = `/${DB_NAME}`;
-  return u.toString();
-})();
-const PREFIX = `sgb_${RUN}`;
 const randomAddress = () => getAddress(hexlify(randomBytes(20)));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function line(name: string, r: AutocannonResult): string {
-  return `${name.padEnd(34)} ${r.requests.average.toFixed(0).padStart(7)} req/s   p50 ${String(r.latency.p50).padStart(4)} ms   p99 ${String(r.latency.p99).padStart(4)} ms   2xx ${r['2xx']}  non-2xx ${r.non2xx}  errors ${r.errors}`;
-}
+const line = (name: string, r: AutocannonResult) => resultLine(name, r, 34);
 
 async function main(): Promise<void> {
+  const state = benchState('pages');
   const config = loadConfig({
-    DATABASE_URL: dbUrl,
-    REDIS_URL,
-    REDIS_PREFIX: PREFIX,
+    DATABASE_URL: state.dbUrl,
+    REDIS_URL: state.redisUrl,
+    REDIS_PREFIX: state.prefix,
     NETWORK: 'local',
     LOG_LEVEL: 'silent',
     PORT: '0',
@@ -161,12 +130,7 @@ async function main(): Promise<void> {
     await api?.close().catch(() => {});
     await dbHandle.close();
     rmSync(tmp, { recursive: true, force: true });
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-    await deleteKeysWithPrefix(redis, PREFIX).catch(() => {});
-    redis.disconnect();
-    const admin = postgres(BASE_DB_URL, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`drop database if exists "${DB_NAME}" with (force)`);
-    await admin.end();
+    await state.remove();
   }
 }
 
