@@ -48,6 +48,13 @@
     });
   }
 
+  // Announces "Copied" to screen readers (the button's own label stays "Copy …").
+  var copyAnnouncer = document.createElement('p');
+  copyAnnouncer.className = 'offscreen';
+  copyAnnouncer.setAttribute('role', 'status');
+  copyAnnouncer.setAttribute('aria-live', 'polite');
+  document.body.appendChild(copyAnnouncer);
+
   function wireCopyButtons(root) {
     var buttons = root.querySelectorAll('button[data-copy]');
     for (var i = 0; i < buttons.length; i++) {
@@ -57,7 +64,8 @@
         button.addEventListener('click', function () {
           copyText(button.getAttribute('data-copy')).then(function () {
             button.textContent = button.getAttribute('data-copied');
-            setTimeout(function () { button.textContent = label; }, 2000);
+            copyAnnouncer.textContent = button.getAttribute('data-copied');
+            setTimeout(function () { button.textContent = label; copyAnnouncer.textContent = ''; }, 2000);
           }, function () {});
         });
       })(buttons[i]);
