@@ -93,6 +93,7 @@ ${await paymentInstructions(v, t)}`;
     case 'paid':
       return html`
 <dl class="facts">
+  ${v.excess !== '0' ? html`<div class="fact"><dt>${t.amountLabel}</dt><dd>${v.amount} ${v.currency}</dd></div>` : null}
   <div class="fact"><dt>${t.receivedLabel}</dt><dd>${v.amountReceived} ${v.currency}</dd></div>
   ${v.txHash
     ? html`<div class="fact"><dt>${t.transactionLabel}</dt><dd>${v.explorerUrl
