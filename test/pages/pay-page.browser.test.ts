@@ -259,6 +259,18 @@ describe('payment page in a real browser (Chromium, anvil, worker process)', fun
     await context.close();
   });
 
+  it('counts down by the server clock even when the device clock is two hours off', async () => {
+    const order = await createOrder({ orderReference: `browser-clock-${Date.now()}`, amount: '1' });
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const page = await context.newPage();
+    await page.clock.setFixedTime(new Date(Date.now() + 2 * 3600_000));
+    await page.goto(order.paymentUrl);
+    await page.waitForTimeout(1500); // a few ticks of the countdown
+    expect(await page.textContent('#countdown')).to.match(/^(9|10):\d\d$/);
+    expect(await page.getAttribute('#pay', 'data-state')).to.equal('awaiting');
+    await context.close();
+  });
+
   it('an unknown token is a 404 page', async () => {
     const context2 = await browser.newContext();
     const page2 = await context2.newPage();
