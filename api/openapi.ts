@@ -26,7 +26,9 @@ export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style
           description: r.listOf ? `A page of ${r.listOf}` : 'Success',
           content: { 'application/json': { schema: format.successSchema(r.response ?? { type: 'object' }, r.listOf) } },
         },
-        '400': { $ref: '#/components/responses/Error' },
+        '400': r.failuresCarrySuccess
+          ? { description: 'Error body; success: false in both styles', content: { 'application/json': { schema: format.errorSchema(true) } } }
+          : { $ref: '#/components/responses/Error' },
         '401': { $ref: '#/components/responses/Error' },
         '403': { $ref: '#/components/responses/Error' },
         '404': { $ref: '#/components/responses/Error' },
@@ -67,14 +69,23 @@ export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style
   };
 }
 
+/** The parts of a documented operation the reference page shows. */
+interface DocumentedOperation {
+  summary?: string;
+  description?: string;
+  'x-min-role'?: string;
+  parameters?: { name: string; in: string; schema?: unknown; description?: string }[];
+  requestBody?: { content?: { 'application/json'?: { schema?: unknown } } };
+}
+
 const escape = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
 /** A plain, dependency-free reference page rendered from the OpenAPI document. */
 export function renderDocsPage(doc: ReturnType<typeof buildOpenApi>): string {
   const sections = Object.entries(doc.paths)
     .flatMap(([path, ops]) =>
-      Object.entries(ops as Record<string, any>).map(([method, op]) => {
-        const params = (op.parameters ?? []) as { name: string; in: string; schema?: unknown; description?: string }[];
+      Object.entries(ops as Record<string, DocumentedOperation>).map(([method, op]) => {
+        const params = op.parameters ?? [];
         const body = op.requestBody?.content?.['application/json']?.schema;
         return `<section><h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${escape(path)}</code></h3>
 <p>${escape(op.summary ?? '')}${op.description ? `<br><small>${escape(op.description)}</small>` : ''}</p>
