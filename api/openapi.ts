@@ -2,6 +2,17 @@ import type { ApiStyle } from '../core/config';
 import type { RouteSpec } from './route-kit';
 import { WireFormat } from './format';
 
+/**
+ * A request body schema as a client sees it: a property with a default is filled in by validation
+ * when absent, so the handler's type has it, but the client need not send it.
+ */
+function sendable(schema: Record<string, unknown>): Record<string, unknown> {
+  const properties = (schema.properties ?? {}) as Record<string, { default?: unknown }>;
+  const required = schema.required as string[] | undefined;
+  if (!required?.some((name) => properties[name]?.default !== undefined)) return schema;
+  return { ...schema, required: required.filter((name) => properties[name]?.default === undefined) };
+}
+
 /** Builds the OpenAPI 3.1 document from the same route declarations and schemas that validate requests. */
 export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style: ApiStyle; publicBaseUrl: string }) {
   const format = new WireFormat(opts.style);
@@ -20,7 +31,7 @@ export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style
       tags: [r.tag],
       'x-min-role': r.minRole,
       parameters: [...pathParams, ...queryParams, ...headers],
-      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: r.body } } } } : {}),
+      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: sendable(r.body) } } } } : {}),
       responses: {
         [status]: {
           description: r.listOf ? `A page of ${r.listOf}` : 'Success',

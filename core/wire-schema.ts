@@ -14,7 +14,8 @@ export function StringEnum<const T extends string>(values: readonly T[], options
 
 /** `schema` or null, as `type: [<type>, 'null']` (an enum gains null too). */
 export function Nullable<T extends TSchema>(schema: T, options: SchemaOptions = {}): TUnsafe<Static<T> | null> {
-  const { type, enum: values, ...rest } = schema as TSchema & { type?: string; enum?: unknown[] };
+  // Object.entries leaves out TypeBox's symbol keys: the result is an Unsafe of plain JSON Schema.
+  const { type, enum: values, ...rest } = Object.fromEntries(Object.entries(schema)) as { type?: string; enum?: unknown[] };
   return Type.Unsafe<Static<T> | null>({ ...rest, type: [type, 'null'], ...(values ? { enum: [...values, null] } : {}), ...options });
 }
 

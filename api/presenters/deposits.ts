@@ -140,7 +140,11 @@ const totalsFields = {
   totalDeposits: Type.Integer({ description: 'Credited (confirmed or completed) deposits' }),
   lastDepositAt: NullableDateTime(),
 };
-const amountByCurrency = Type.Record(Type.String(), Type.String(), { example: { USDT: '10.5', DAI: '1.000000000000000001' } });
+const amountByCurrency = Type.Unsafe<Record<string, string>>({
+  type: 'object',
+  additionalProperties: { type: 'string' },
+  example: { USDT: '10.5', DAI: '1.000000000000000001' },
+});
 const nominalTotal = Type.String({ description: 'Face-value sum over all currencies (USD stablecoins added 1:1, exactly)', example: '11.5' });
 
 export const referenceDetailSchemas = {

@@ -1,7 +1,11 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import request from 'supertest';
 import { Type } from '@sinclair/typebox';
+import { buildTestApp, createTestOrg, STYLES } from '../helpers/harness';
 import type { ApiBuilder, PathParams } from '../../api/route-kit';
 import { pageQuerySchema } from '../../api/validation';
 
@@ -106,3 +110,25 @@ describe('typed HTTP edge', () => {
     expect(/\bany\b/.test(codeOnly("const x = 'any'; // any\n/* any */"))).to.equal(false);
   });
 });
+
+for (const style of STYLES) {
+  describe(`answers match their OpenAPI schemas (style ${style.toUpperCase()})`, () => {
+    const { app } = buildTestApp({ style });
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats(ajv);
+
+    it('every parameterless GET answers with a body its documented schema accepts', async () => {
+      const org = await createTestOrg('Documented answers');
+      const doc = (await request(app).get('/api/v1/openapi.json')).body;
+      const paths = Object.keys(doc.paths).filter((p) => p.startsWith('/api/v1/') && !p.includes('{') && doc.paths[p].get && p !== '/api/v1/openapi.json');
+      expect(paths).to.include.members(['/api/v1/config', '/api/v1/organizations', '/api/v1/orders', '/api/v1/address-pool/status']);
+      for (const path of paths) {
+        const res = await request(app).get(path).set('X-API-Key', org.ownerKey);
+        expect(res.status, `${path}: ${JSON.stringify(res.body)}`).to.equal(200);
+        const schema = doc.paths[path].get.responses['200'].content['application/json'].schema;
+        const valid = ajv.validate(schema, res.body);
+        expect(valid, `${path}: ${ajv.errorsText()}`).to.equal(true);
+      }
+    });
+  });
+}
