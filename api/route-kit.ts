@@ -13,13 +13,13 @@ import { sendJson } from './answer';
 /**
  * Declares an API route once: the same declaration mounts it on Express (auth, role, body limit,
  * validation, idempotency), describes it in the OpenAPI document and, through its TypeBox
- * schemas and path, types the handler's body, query, params and answer (docs/README: a new route).
+ * schemas and path, types the handler's body, query, params and answer (README, Layout: where a new route goes).
  */
 export interface RouteSpec<
   P extends string = string,
-  B extends Schema | undefined = Schema | undefined,
-  Q extends QuerySchema | undefined = QuerySchema | undefined,
-  R extends Schema | undefined = Schema | undefined,
+  B extends TSchema | undefined = TSchema | undefined,
+  Q extends TObject | undefined = TObject | undefined,
+  R extends TSchema | undefined = TSchema | undefined,
 > {
   method: 'get' | 'post' | 'put' | 'delete';
   /** Express path relative to /api/v1, e.g. `/orders/:orderId`. */
@@ -57,15 +57,12 @@ export type PathParams<P extends string> = P extends `${string}:${infer Name}/${
     ? { [K in Name]: string }
     : Record<never, string>;
 
-type Schema = TSchema;
-type QuerySchema = TObject;
-
 /** What a validated schema leaves: the schema's static type, or nothing when the route has none. */
-export type Validated<S extends Schema | undefined> = S extends TSchema ? S['static'] : undefined;
+export type Validated<S extends TSchema | undefined> = S extends TSchema ? S['static'] : undefined;
 /** A validated query: always an object (no schema: no parameters). */
-export type ValidatedQuery<Q extends QuerySchema | undefined> = Q extends TObject ? Q['static'] : Record<never, never>;
+export type ValidatedQuery<Q extends TObject | undefined> = Q extends TObject ? Q['static'] : Record<never, never>;
 /** The wire object a route answers with: its response schema's type (unknown when undocumented). */
-export type Answer<R extends Schema | undefined> = R extends TSchema ? R['static'] : unknown;
+export type Answer<R extends TSchema | undefined> = R extends TSchema ? R['static'] : unknown;
 
 export interface RouteInput<P extends string, B, Q, D> {
   caller: Caller;
@@ -127,7 +124,7 @@ export class ApiBuilder {
    * on every request, and the steps are this route's alone. Any failure goes to the app's error
    * handler, which answers in the deployment's format.
    */
-  route<const P extends string, B extends Schema | undefined = undefined, Q extends QuerySchema | undefined = undefined, R extends Schema | undefined = undefined>(
+  route<const P extends string, B extends TSchema | undefined = undefined, Q extends TObject | undefined = undefined, R extends TSchema | undefined = undefined>(
     spec: RouteSpec<P, B, Q, R>,
     handler: RouteHandler<P, Validated<B>, ValidatedQuery<Q>, Answer<R>>,
   ): void {
