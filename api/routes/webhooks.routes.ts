@@ -10,7 +10,7 @@ import {
   type WebhookEndpointView,
 } from '../../core/webhooks/endpoints';
 import { listWebhookEvents, redeliverWebhookEvent, sendTestWebhook, type WebhookEventView } from '../../core/webhooks/history';
-import { enqueueWebhookDeliveries } from '../../workers/webhook-jobs';
+import type { DeliveryJob } from '../../core/webhooks/delivery';
 import { PAGE_QUERY_PROPERTIES } from '../validation';
 import { iso } from '../present';
 
@@ -101,8 +101,8 @@ const GUARD_NOTE =
 
 export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
   /** Rows are committed first; if Redis is down the relay enqueues them later. */
-  const enqueue = (jobs: Parameters<typeof enqueueWebhookDeliveries>[1], promote = false) =>
-    enqueueWebhookDeliveries(deps.queues, jobs, { promote }).catch((err) =>
+  const enqueue = (jobs: DeliveryJob[], promote = false) =>
+    deps.jobs.enqueueWebhookDeliveries(jobs, { promote }).catch((err) =>
       deps.logger.warn({ err: { message: (err as Error).message } }, 'webhook delivery not enqueued now; the relay will pick it up'),
     );
 

@@ -5,7 +5,7 @@ import type { Worker } from 'bullmq';
 import { expireDueOrders } from '../../core/orders/order-expiry';
 import { createWorkerRedis } from '../../core/redis';
 import { addressAssignments, events, orders, poolAddresses } from '../../db/schema';
-import { closeQueues, createQueues, repeatableSchedules, type Queues } from '../../workers/catalog';
+import { closeQueues, createQueues, repeatableSchedules, type Queues } from '../../core/jobs/catalog';
 import { startWorkers } from '../../workers/worker-pool';
 import { PROCESSORS } from '../../workers/processors';
 import { buildTestApp, createTestOrg, STYLES, TEST_REDIS_PREFIX, TEST_REDIS_URL, testContext, testDb, type TestOrg } from '../helpers/harness';

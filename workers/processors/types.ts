@@ -1,8 +1,8 @@
 import type { Job } from 'bullmq';
 import type { ServiceContext } from '../../core/context';
-import type { JobPayloads, QueueName, Queues } from '../catalog';
+import type { JobPayloads, QueueName, Queues } from '../../core/jobs/catalog';
 
-/** What a job processor receives: the shared service context plus the queues (to enqueue follow-ups). */
+/** What a job processor receives: the shared service context (follow-ups go through `jobs`) plus the queues. */
 export interface WorkerContext extends ServiceContext {
   queues: Queues;
 }
