@@ -39,7 +39,8 @@ const attemptSchema = {
   properties: {
     attemptNumber: { type: 'integer' },
     startedAt: { type: 'string', format: 'date-time' },
-    durationMs: { type: 'integer' },
+    outcome: { type: 'string', enum: ['succeeded', 'failed', 'interrupted'], description: 'interrupted: the worker stopped during the attempt, no result was seen' },
+    durationMs: { type: ['integer', 'null'] },
     statusCode: { type: ['integer', 'null'] },
     error: { type: ['string', 'null'] },
     responseExcerpt: { type: ['string', 'null'], description: 'First 1 KB of the answer' },

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { emitEvent } from '../../core/events';
-import { deliverWebhook, relayWebhookEvents } from '../../core/webhooks/delivery';
+import { deliverWebhook } from '../../core/webhooks/delivery';
+import { relayWebhookEvents } from '../../core/webhooks/relay';
 import { buildTestApp, createTestOrg, testConfig, testContext, testDb, testSql, type TestOrg } from '../helpers/harness';
 import { FAST_WEBHOOK_ENV, startReceiver, type Receiver } from '../helpers/webhooks';
 

@@ -1,4 +1,4 @@
-import { relayWebhookEvents } from '../../core/webhooks/delivery';
+import { relayWebhookEvents } from '../../core/webhooks/relay';
 import type { Processor } from './types';
 
 /** Fans new outbox events out to deliveries, and re-enqueues due deliveries whose job is missing. */
