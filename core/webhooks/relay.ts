@@ -30,13 +30,11 @@ export interface FanOutEvent {
  * except the endpoint the event is about.
  */
 function recipients(event: FanOutEvent, endpoints: { id: string; organizationId: string; events: string[]; createdAt: Date }[]) {
-  return endpoints.filter((ep) =>
-    ep.organizationId !== event.organizationId
-      ? false
-      : event.targetEndpointId !== null
-        ? ep.id === event.targetEndpointId
-        : ep.id !== event.aboutEndpointId && ep.events.includes(event.type) && ep.createdAt.getTime() <= event.createdAt.getTime(),
-  );
+  return endpoints.filter((ep) => {
+    if (ep.organizationId !== event.organizationId) return false;
+    if (event.targetEndpointId !== null) return ep.id === event.targetEndpointId;
+    return ep.id !== event.aboutEndpointId && ep.events.includes(event.type) && ep.createdAt.getTime() <= event.createdAt.getTime();
+  });
 }
 
 /**
@@ -69,7 +67,7 @@ export async function fanOutEvents(tx: Tx, deps: WebhookDeps, pending: FanOutEve
 }
 
 /** The columns fan-out reads of an event row. */
-export const FAN_OUT_COLUMNS = {
+const FAN_OUT_COLUMNS = {
   id: events.id,
   organizationId: events.organizationId,
   type: events.type,
