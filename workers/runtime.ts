@@ -38,7 +38,7 @@ export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWo
     });
   }
   // Follow-up jobs go out on the workers' own connection (it waits out a Redis outage).
-  const workers = startWorkers({ ...ctx, queues, jobs: bullJobQueue(queues) }, connection, names);
+  const workers = startWorkers({ ...ctx, jobs: bullJobQueue(queues) }, connection, names);
   ctx.logger.info({ queues: names }, 'workers started');
   return {
     workers,

@@ -83,8 +83,8 @@ for (const style of STYLES) {
         await checkpointAt(new Date(graceEnd + 1000));
         // Two workers (as two worker processes would), several overlapping runs queued at once.
         workers = [
-          ...startWorkers({ ...ctx, queues }, connection, ['order-expiry']),
-          ...startWorkers({ ...ctx, queues }, createWorkerRedis(TEST_REDIS_URL), ['order-expiry']),
+          ...startWorkers(ctx, connection, ['order-expiry']),
+          ...startWorkers(ctx, createWorkerRedis(TEST_REDIS_URL), ['order-expiry']),
         ];
         const queue = queues['order-expiry'];
         const jobs = await Promise.all(Array.from({ length: 6 }, (_, i) => queue.add('order-expiry', {}, { jobId: `order-expiry-test-${style}-${i}` })));
