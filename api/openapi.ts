@@ -1,6 +1,7 @@
 import type { ApiStyle } from '../core/config';
 import type { RouteSpec } from './route-kit';
 import { WireFormat } from './format';
+import { webhookEventsOpenApi } from './webhook-events.openapi';
 
 /**
  * A request body schema as a client sees it: a property with a default is filled in by validation
@@ -65,6 +66,7 @@ export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style
     },
     servers: [{ url: opts.publicBaseUrl }],
     paths,
+    webhooks: webhookEventsOpenApi(),
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer pk_…' },

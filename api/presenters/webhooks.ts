@@ -31,7 +31,8 @@ export const updatedEndpointSchema = Type.Composite(
 const attemptSchema = Type.Object({
   attemptNumber: Type.Integer(),
   startedAt: DateTime(),
-  durationMs: Type.Integer(),
+  outcome: StringEnum(['succeeded', 'failed', 'interrupted'], { description: 'interrupted: the worker stopped during the attempt, no result was seen' }),
+  durationMs: Nullable(Type.Integer()),
   statusCode: Nullable(Type.Integer()),
   error: Nullable(Type.String()),
   responseExcerpt: Nullable(Type.String(), { description: 'First 1 KB of the answer' }),

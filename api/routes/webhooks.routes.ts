@@ -9,7 +9,7 @@ import {
   updateWebhookEndpoint,
 } from '../../core/webhooks/endpoints';
 import { listWebhookEvents, redeliverWebhookEvent, sendTestWebhook } from '../../core/webhooks/history';
-import { enqueueWebhookDeliveries } from '../../workers/webhook-jobs';
+import type { DeliveryJob } from '../../core/webhooks/delivery';
 import { pageQuerySchema } from '../validation';
 import { StringEnum } from '../../core/wire-schema';
 import {
@@ -33,8 +33,8 @@ const GUARD_NOTE =
 
 export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
   /** Rows are committed first; if Redis is down the relay enqueues them later. */
-  const enqueue = (jobs: Parameters<typeof enqueueWebhookDeliveries>[1], promote = false) =>
-    enqueueWebhookDeliveries(deps.queues, jobs, { promote }).catch((err) =>
+  const enqueue = (jobs: DeliveryJob[], promote = false) =>
+    deps.jobs.enqueueWebhookDeliveries(jobs, { promote }).catch((err) =>
       deps.logger.warn({ err: { message: (err as Error).message } }, 'webhook delivery not enqueued now; the relay will pick it up'),
     );
 
