@@ -8,8 +8,8 @@ import postgres from 'postgres';
 import { ensureDatabase, MIGRATIONS_FOLDER } from '../../db/migrate';
 import { TEST_DATABASE_URL } from '../helpers/harness';
 
-/** Migration 0002 gives every order that existed before it its own 128-bit payment page token. */
-describe('migration 0002: payment page tokens for existing orders', function () {
+/** Migration 0003 gives every order that existed before it its own 128-bit payment page token. */
+describe('migration 0003: payment page tokens for existing orders', function () {
   this.timeout(60_000);
   const dbUrl = TEST_DATABASE_URL.replace(/\/([^/]+)$/, '/$1_paytoken');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sg-migrations-'));
@@ -22,11 +22,11 @@ describe('migration 0002: payment page tokens for existing orders', function () 
   });
 
   it('backfills distinct base64url tokens, then requires one on every order', async () => {
-    // The schema as it was before the migration: the journal cut after 0001.
+    // The schema as it was before the migration: the journal cut before it.
     cpSync(MIGRATIONS_FOLDER, dir, { recursive: true });
     const journalPath = path.join(dir, 'meta', '_journal.json');
     const journal = JSON.parse(readFileSync(journalPath, 'utf8'));
-    const at = journal.entries.findIndex((e: { tag: string }) => e.tag === '0002_order_pay_token');
+    const at = journal.entries.findIndex((e: { tag: string }) => e.tag === '0003_order_pay_token');
     writeFileSync(journalPath, JSON.stringify({ ...journal, entries: journal.entries.slice(0, at) }));
     await ensureDatabase(dbUrl);
     const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
