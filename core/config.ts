@@ -53,7 +53,7 @@ export interface Config {
   /** Queues this worker process consumes; 'all' or a list of queue names. */
   workerQueues: 'all' | string[];
   dataDir: string;
-  /** Per-chain overrides: RPC_URLS_<CHAIN>, TOKEN_<CHAIN>_<CURRENCY>, CONFIRMATIONS_<CHAIN>. */
+  /** Per-chain overrides: RPC_URLS_<CHAIN>, TOKEN_<CHAIN>_<CURRENCY>, CONFIRMATIONS_<CHAIN>, ATTRIBUTION_SKEW_SECONDS_<CHAIN>. */
   chainOverrides: Record<string, string>;
   webhooks: WebhookConfig;
   /** Poll intervals of the repeatable jobs, in milliseconds. */
@@ -150,8 +150,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const chainOverrides: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value && /^(RPC_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS)_[A-Z0-9_]+$/.test(name)) {
+    if (value && /^(RPC_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|ATTRIBUTION_SKEW_SECONDS)_[A-Z0-9_]+$/.test(name)) {
       chainOverrides[name] = value;
+      if (name.startsWith('ATTRIBUTION_SKEW_SECONDS_') && !/^\d{1,6}$/.test(value.trim())) {
+        problems.push(`${name} must be a whole number of seconds from 0 to 999999 (got "${value}")`);
+      }
     }
   }
 

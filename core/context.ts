@@ -2,6 +2,7 @@ import type { Config } from './config';
 import type { Database } from '../db/client';
 import type { ChainRegistry } from './chains/registry';
 import type { Clock } from './clock';
+import type { DetectionState } from './detection/state';
 import type { Logger } from './logger';
 
 /** What domain operations need, shared by the API and the workers (built once per process). */
@@ -11,4 +12,6 @@ export interface ServiceContext {
   registry: ChainRegistry;
   clock: Clock;
   logger: Logger;
+  /** The detection core's per-process memory (range sizes, token verdicts, adapters). */
+  detection: DetectionState;
 }

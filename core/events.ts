@@ -9,6 +9,8 @@ export const EVENT_TYPES = [
   'deposit.pending',
   'deposit.confirmed',
   'alert.address_pool_low',
+  'alert.reorg_beyond_confirmations',
+  'alert.chain_stalled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number] | 'webhook.test';
 

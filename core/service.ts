@@ -1,6 +1,7 @@
 import { ChainRegistry } from './chains/registry';
 import { systemClock, type Clock } from './clock';
 import { databasePoolSizeFor, type Config, type ProcessKind } from './config';
+import { DetectionState } from './detection/state';
 import type { ServiceContext } from './context';
 import { createLogger, type Logger } from './logger';
 import { createDb, type DbHandle } from '../db/client';
@@ -35,7 +36,7 @@ export async function createService(
   if (config.webhooks.allowInsecure) {
     logger.warn('WEBHOOK_ALLOW_INSECURE is on: webhook URLs may use http and private or loopback addresses (local development only)');
   }
-  const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger };
+  const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger, detection: new DetectionState() };
   // The local chain's deployed tokens (and RPC URL) are learnt at run time: every process loads them.
   if (config.network === 'local') await loadLocalChainState(ctx);
   return { ctx, dbHandle };

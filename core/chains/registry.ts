@@ -40,6 +40,12 @@ export interface Chain {
   orderConfirmations: number;
   depositConfirmations: number;
   finality: FinalityRule;
+  /**
+   * S of the clock-skew attribution rule (core/detection/attribution.ts): how far a block's time
+   * may lag the start of the assignment it is attributed to. Block time × 2 + 60 s unless
+   * ATTRIBUTION_SKEW_SECONDS_<CHAIN> says otherwise.
+   */
+  attributionSkewSeconds: number;
   tokens: Partial<Record<Currency, TokenInfo>>;
   /** Offered to merchants: its protocol has a scanner. */
   enabled: boolean;
@@ -60,8 +66,11 @@ export class ChainRegistry {
       // Overrides may raise confirmations, never lower them below the chain's value.
       const orderConf = Math.max(def.orderConfirmations, Number(overrides[`CONFIRMATIONS_${env}`]) || 0);
       const depositConf = Math.max(def.depositConfirmations, Number(overrides[`DEPOSIT_CONFIRMATIONS_${env}`]) || 0);
+      const skewOverride = overrides[`ATTRIBUTION_SKEW_SECONDS_${env}`];
+      const skew = skewOverride !== undefined && /^\d+$/.test(skewOverride.trim()) ? Number(skewOverride) : Math.ceil((def.blockTimeMs * 2) / 1000) + 60;
       this.chains.set(def.chainId, {
         ...def,
+        attributionSkewSeconds: skew,
         rpcUrls: rpcOverride ? rpcOverride.split(',').map((u) => u.trim()).filter(Boolean) : [...def.rpcUrls],
         orderConfirmations: orderConf,
         depositConfirmations: depositConf,

@@ -11,6 +11,14 @@ import { notFound } from '../errors';
  * attributed (to its orders or deposit references) or not; another tenant's are 404 / absent.
  */
 
+/**
+ * dropped: its block was orphaned before it was confirmed (never credited); reorged: confirmed,
+ * then its block was orphaned deeper than the required confirmations (credit kept; back to
+ * confirmed if the same transfer is mined again).
+ */
+export const TRANSFER_STATUSES = ['pending', 'confirmed', 'dropped', 'reorged'] as const;
+export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
+
 export const TRANSFER_SORT_FIELDS = ['detectedAt', 'blockNumber', 'blockTimestamp', 'confirmedAt'] as const;
 export type TransferSortField = (typeof TRANSFER_SORT_FIELDS)[number];
 
@@ -19,7 +27,7 @@ export interface ListTransfersQuery {
   limit: number;
   sortBy: TransferSortField;
   sortOrder: 'asc' | 'desc';
-  status?: 'pending' | 'confirmed' | 'dropped';
+  status?: TransferStatus;
   currency?: string;
   chainId?: string;
   txHash?: string;
@@ -45,7 +53,7 @@ export interface TransferView {
   blockTimestamp: string;
   confirmations: number;
   requiredConfirmations: number | null;
-  status: 'pending' | 'confirmed' | 'dropped';
+  status: TransferStatus;
   /** What the transfer was attributed to: an order, a deposit reference, or nothing (unattributed). */
   attribution: 'order' | 'deposit' | null;
   orderId: string | null;

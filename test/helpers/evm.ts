@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { runChainConfirmations, runChainScan } from '../../core/chains/evm/evm-monitor';
+import { runChainConfirmations, runChainScan } from '../../core/detection/monitor';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import type { ServiceContext } from '../../core/context';
 import { events, orders, transfers } from '../../db/schema';

@@ -8,6 +8,7 @@ import { ChainRegistry } from '../../core/chains/registry';
 import { ManualClock, type Clock } from '../../core/clock';
 import { loadConfig, type Config } from '../../core/config';
 import type { ServiceContext } from '../../core/context';
+import { DetectionState } from '../../core/detection/state';
 import { createLogger, type Logger } from '../../core/logger';
 import { createOrganization, createApiKey } from '../../core/organizations';
 import { createProducerRedis, deleteKeysWithPrefix } from '../../core/redis';
@@ -121,7 +122,7 @@ export function testRedis(): Redis {
 
 /** A service context over the run's database; each gets its own registry and (movable) clock. */
 export function testContext(config: Config = testConfig(), clock: Clock = new ManualClock()): ServiceContext {
-  return { config, db: testDb(), registry: ChainRegistry.forNetwork(config.network, config.chainOverrides), clock, logger: testLogger() };
+  return { config, db: testDb(), registry: ChainRegistry.forNetwork(config.network, config.chainOverrides), clock, logger: testLogger(), detection: new DetectionState() };
 }
 
 export interface TestApp {

@@ -1,5 +1,8 @@
 import { FetchRequest, JsonRpcProvider, Network } from 'ethers';
+import { ProviderUnavailableError, RangeTooLargeError } from '../../detection/adapter';
 import type { Chain } from '../registry';
+
+export { RangeTooLargeError };
 
 /**
  * JSON-RPC access to one EVM chain over one or more providers (design.md §3, §10).
@@ -30,18 +33,10 @@ export interface RpcLog {
   blockTimestamp?: number;
 }
 
-/** The provider refused the size of a query (block range or result count): shrink and retry. */
-export class RangeTooLargeError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'RangeTooLargeError';
-  }
-}
-
-/** No provider of the chain answered. */
-export class RpcUnavailableError extends Error {
+/** No provider of the chain answered (the detection core's ProviderUnavailableError). */
+export class RpcUnavailableError extends ProviderUnavailableError {
   constructor(chainId: string, cause: unknown) {
-    super(`No RPC provider of ${chainId} answered: ${cause instanceof Error ? cause.message : String(cause)}`);
+    super(chainId, cause);
     this.name = 'RpcUnavailableError';
   }
 }
