@@ -1,4 +1,5 @@
 import { AppError } from '../errors';
+import { ADAPTER_FACTORIES } from './adapters';
 import type { NetworkName } from '../config';
 import { CHAIN_DEFINITIONS, type ChainDefinition } from './chains.data';
 
@@ -13,8 +14,11 @@ export const PROTOCOLS: readonly Protocol[] = ['evm', 'tron', 'solana'];
 export type Currency = 'USDT' | 'USDC' | 'DAI';
 export const CURRENCIES: readonly Currency[] = ['USDT', 'USDC', 'DAI'];
 
-/** Protocol families whose scanner exists. A chain of another family is listed but not offered. */
-export const PROTOCOLS_WITH_SCANNER: ReadonlySet<Protocol> = new Set<Protocol>(['evm']);
+/**
+ * Protocol families that have a ChainAdapter (core/chains/adapters.ts, the one list of families).
+ * A chain of another family is listed but not offered.
+ */
+export const PROTOCOLS_WITH_SCANNER: ReadonlySet<Protocol> = new Set(Object.keys(ADAPTER_FACTORIES) as Protocol[]);
 
 export interface TokenInfo {
   currency: Currency;
