@@ -21,7 +21,7 @@ export async function orderTransfers(ctx: ServiceContext, orderId: string) {
   return ctx.db.select().from(transfers).where(eq(transfers.orderId, orderId));
 }
 
-export async function eventsFor(ctx: ServiceContext, type: string, key: 'orderId' | 'depositId' | 'depositReference', value: string) {
+export async function eventsFor(ctx: ServiceContext, type: string, key: 'orderId' | 'depositId' | 'depositReference' | 'transferId', value: string) {
   return ctx.db
     .select()
     .from(events)
