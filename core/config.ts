@@ -56,6 +56,11 @@ export interface Config {
   /** Per-chain overrides: RPC_URLS_<CHAIN>, TOKEN_<CHAIN>_<CURRENCY>, CONFIRMATIONS_<CHAIN>, ATTRIBUTION_SKEW_SECONDS_<CHAIN>. */
   chainOverrides: Record<string, string>;
   webhooks: WebhookConfig;
+  /**
+   * A chain whose checkpoint (while its head moves) or head has not advanced for this long, or whose
+   * providers have all failed that long, is stalled: alert.chain_stalled and /health (CHAIN_STALL_ALERT_SECONDS).
+   */
+  chainStallAlertMs: number;
   /** Poll intervals of the repeatable jobs, in milliseconds. */
   intervals: {
     chainScanMs: number;
@@ -206,6 +211,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maintenance: {
       vacuumMinDeadRows: read.integer('VACUUM_MIN_DEAD_ROWS', 5000, 1, 100_000_000),
     },
+    chainStallAlertMs: read.integer('CHAIN_STALL_ALERT_SECONDS', 300, 10, 7 * 86_400) * 1000,
     startLocalChain: read.boolean('START_LOCAL_CHAIN', network === 'local'),
     localChainPort: read.integer('LOCAL_CHAIN_PORT', null, 0, 65535),
   };

@@ -343,6 +343,11 @@ export const chainCheckpoints = pgTable('chain_checkpoints', {
   /** Highest head block the scanner has seen (the clock-skew rule records it on assignments). */
   headNumber: bigint('head_number', { mode: 'number' }),
   headSeenAt: ts('head_seen_at'),
+  /** When the last scan attempt failed because no provider answered (cleared by a success). */
+  providersFailingSince: ts('providers_failing_since'),
+  /** The current stall episode (alert.chain_stalled sent once when it began), or null. */
+  stalledSince: ts('stalled_since'),
+  stallReason: text('stall_reason'),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
 

@@ -1,9 +1,10 @@
 import { createChainAdapter } from '../chains/adapters';
 import type { Chain } from '../chains/registry';
 import type { ServiceContext } from '../context';
-import type { ChainAdapter } from './adapter';
+import { ProviderUnavailableError, type ChainAdapter } from './adapter';
 import { updateConfirmations, type ConfirmationRun } from './confirmations';
 import { scanChain, type ScanRun } from './scan';
+import { checkChainStall, noteProviderFailure, noteProviderSuccess } from './stall';
 
 /**
  * Entry points of the two per-chain jobs, for every protocol family (the processors only call
@@ -42,10 +43,23 @@ async function readyAdapter(ctx: ServiceContext, chainId: string): Promise<Chain
   return verdict.ok ? adapter : { skipped: 'token decimals mismatch' };
 }
 
+/**
+ * One scan job run, then the chain's stall check (also after a failed run: a provider outage
+ * long enough is a stall too).
+ */
 export async function runChainScan(ctx: ServiceContext, chainId: string, budgetMs?: number): Promise<ScanRun | Skipped> {
-  const adapter = await readyAdapter(ctx, chainId);
-  if ('skipped' in adapter) return adapter;
-  return scanChain(ctx, adapter, budgetMs);
+  try {
+    const adapter = await readyAdapter(ctx, chainId);
+    if ('skipped' in adapter) return adapter;
+    const run = await scanChain(ctx, adapter, budgetMs);
+    await noteProviderSuccess(ctx, chainId);
+    return run;
+  } catch (err) {
+    if (err instanceof ProviderUnavailableError) await noteProviderFailure(ctx, chainId);
+    throw err;
+  } finally {
+    await checkChainStall(ctx, chainId).catch((err) => ctx.logger.error({ err, chainId }, 'chain stall check failed'));
+  }
 }
 
 export async function runChainConfirmations(ctx: ServiceContext, chainId: string): Promise<ConfirmationRun | Skipped> {

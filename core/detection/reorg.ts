@@ -46,7 +46,7 @@ export async function applyReorg(ctx: ServiceContext, adapter: ChainAdapter, cp:
   const orphanedIds = above.filter((t) => canonical.get(t.blockNumber) !== t.blockHash).map((t) => t.id);
 
   const result = await ctx.db.transaction(async (tx) => {
-    if (!(await claimCheckpoint(tx, cp, head))) return null;
+    if (!(await claimCheckpoint(tx, cp, head, ctx.clock.now()))) return null;
     const rows =
       orphanedIds.length === 0
         ? []
@@ -103,7 +103,7 @@ export async function applyReorg(ctx: ServiceContext, adapter: ChainAdapter, cp:
     await forgetBlocksAbove(tx, chainId, fork.blockNumber);
     await tx
       .update(chainCheckpoints)
-      .set({ blockNumber: fork.blockNumber, blockHash: fork.blockHash, blockTimestamp: fork.blockTimestamp })
+      .set({ blockNumber: fork.blockNumber, blockHash: fork.blockHash, blockTimestamp: fork.blockTimestamp, updatedAt: ctx.clock.now() })
       .where(eq(chainCheckpoints.chainId, chainId));
     return { dropped, reorged: deep.length };
   });

@@ -85,22 +85,22 @@ async function rememberBlocks(tx: Tx, chainId: string, blocks: BlockRef[]): Prom
  * Locks the checkpoint row and checks it is still `expected` (compare-and-set). Also raises the
  * highest head seen. False: another worker moved it; the caller's transaction must write nothing.
  */
-export async function claimCheckpoint(tx: Tx, expected: Checkpoint, head?: number): Promise<boolean> {
+export async function claimCheckpoint(tx: Tx, expected: Checkpoint, head?: number, at: Date = new Date()): Promise<boolean> {
   const [row] = await tx
     .select({ blockNumber: chainCheckpoints.blockNumber, blockHash: chainCheckpoints.blockHash })
     .from(chainCheckpoints)
     .where(eq(chainCheckpoints.chainId, expected.chainId))
     .for('update');
   if (!row || row.blockNumber !== expected.blockNumber || row.blockHash !== expected.blockHash) return false;
-  if (head !== undefined) await recordHeadSeen(tx, expected.chainId, head);
+  if (head !== undefined) await recordHeadSeen(tx, expected.chainId, head, at);
   return true;
 }
 
 /** The highest head the scanner has seen (never lowered): read by assignments for the skew rule. */
-export async function recordHeadSeen(db: Tx | ServiceContext['db'], chainId: string, head: number): Promise<void> {
+export async function recordHeadSeen(db: Tx | ServiceContext['db'], chainId: string, head: number, at: Date): Promise<void> {
   await db
     .update(chainCheckpoints)
-    .set({ headNumber: sql`greatest(coalesce(${chainCheckpoints.headNumber}, 0), ${head})`, headSeenAt: sql`now()` })
+    .set({ headNumber: sql`greatest(coalesce(${chainCheckpoints.headNumber}, 0), ${head})`, headSeenAt: at })
     .where(and(eq(chainCheckpoints.chainId, chainId), sql`coalesce(${chainCheckpoints.headNumber}, -1) < ${head}`));
 }
 
@@ -133,7 +133,7 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   const atCheckpoint = head.number === cp.blockNumber ? head : await adapter.blockAt(cp.blockNumber);
   if (!atCheckpoint || atCheckpoint.hash !== cp.blockHash) return handleReorg(ctx, adapter, cp, head.number);
   if (head.number <= cp.blockNumber) {
-    await recordHeadSeen(ctx.db, chainId, head.number);
+    await recordHeadSeen(ctx.db, chainId, head.number, ctx.clock.now());
     return { status: 'idle', recorded: 0, logs: 0, head: head.number };
   }
 
@@ -173,7 +173,7 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
 
   const end = toHeader;
   const outcome = await ctx.db.transaction(async (tx) => {
-    if (!(await claimCheckpoint(tx, cp, head.number))) return null;
+    if (!(await claimCheckpoint(tx, cp, head.number, ctx.clock.now()))) return null;
     // One query for the distinct recipients of the whole range, whatever the pool size.
     const watched = await findWatchedAddresses(tx, adapter.protocol, [...new Set(inRange.map((t) => t.toAddress))]);
     const matched = inRange.filter((t) => watched.has(watchKey(adapter, t.toAddress)));
@@ -185,7 +185,7 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
     await rememberBlocks(tx, chainId, [end]);
     await tx
       .update(chainCheckpoints)
-      .set({ ...toCheckpoint(chainId, end), updatedAt: sql`now()` })
+      .set({ ...toCheckpoint(chainId, end), updatedAt: ctx.clock.now() })
       .where(eq(chainCheckpoints.chainId, chainId));
     await tx.delete(scannedBlocks).where(and(eq(scannedBlocks.chainId, chainId), lt(scannedBlocks.blockNumber, toBlock - SCANNED_BLOCKS_KEPT)));
     return recorded;

@@ -2,6 +2,9 @@ DROP INDEX "transfers_chain_tx_log_live_uq";--> statement-breakpoint
 ALTER TABLE "address_assignments" ADD COLUMN "heads_seen" jsonb DEFAULT '{}'::jsonb NOT NULL;--> statement-breakpoint
 ALTER TABLE "chain_checkpoints" ADD COLUMN "head_number" bigint;--> statement-breakpoint
 ALTER TABLE "chain_checkpoints" ADD COLUMN "head_seen_at" timestamp with time zone;--> statement-breakpoint
+ALTER TABLE "chain_checkpoints" ADD COLUMN "providers_failing_since" timestamp with time zone;--> statement-breakpoint
+ALTER TABLE "chain_checkpoints" ADD COLUMN "stalled_since" timestamp with time zone;--> statement-breakpoint
+ALTER TABLE "chain_checkpoints" ADD COLUMN "stall_reason" text;--> statement-breakpoint
 ALTER TABLE "transfers" ADD COLUMN "index_in_tx" integer;--> statement-breakpoint
 -- Backfill: the position of each stored transfer among the stored transfers of its transaction,
 -- by block log index. Exact when the transaction paid only watched addresses; the recorder also
