@@ -132,6 +132,31 @@ export class ChainRegistry {
     return token;
   }
 
+  /**
+   * The one authority for a token's decimals: this deployment's registry, else the static
+   * definition of the chain on another network (rows written under another NETWORK). Unknown is a
+   * programming error.
+   */
+  tokenDecimals(chainId: string, currency: string): number {
+    const decimals =
+      this.chains.get(chainId)?.tokens[currency as Currency]?.decimals ??
+      CHAIN_DEFINITIONS.find((d) => d.chainId === chainId)?.tokens[currency as Currency]?.decimals;
+    if (decimals === undefined) throw new Error(`No decimals known for ${currency} on ${chainId}`);
+    return decimals;
+  }
+
+  /** Every (chain, currency) whose decimals tokenDecimals knows, this network's first. */
+  knownTokens(): { chainId: string; currency: Currency; decimals: number }[] {
+    const out = new Map<string, { chainId: string; currency: Currency; decimals: number }>();
+    for (const def of CHAIN_DEFINITIONS) {
+      for (const t of Object.values(def.tokens)) if (t) out.set(`${def.chainId}|${t.currency}`, { chainId: def.chainId, currency: t.currency, decimals: t.decimals });
+    }
+    for (const chain of this.chains.values()) {
+      for (const t of Object.values(chain.tokens)) if (t) out.set(`${chain.chainId}|${t.currency}`, { chainId: chain.chainId, currency: t.currency, decimals: t.decimals });
+    }
+    return [...out.values()];
+  }
+
   /** Records a token address learnt at run time (the local chain's deployed tokens). */
   setTokenAddress(chainId: string, currency: Currency, address: string, decimals?: number): void {
     const chain = this.chains.get(chainId);

@@ -1,4 +1,4 @@
-import { and, eq, isNull, lte, gt, or, desc, sql, type Placeholder, type SQL } from 'drizzle-orm';
+import { and, eq, isNull, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import { prepareStatement, type DbOrTx, type PreparedStatement, type Tx } from '../../db/client';
 import { addressAssignments, poolAddresses } from '../../db/schema';
 import { AppError } from '../errors';
@@ -304,31 +304,4 @@ export async function releasePoolAddressFor(
 ): Promise<boolean> {
   const cooldownMinutes = await cooldownMinutesFor(tx, input.organizationId, input.reason);
   return releasePoolAddress(tx, { poolAddressId: input.poolAddressId, now: input.now, cooldownMinutes });
-}
-
-export interface AssignmentAt {
-  assignmentId: number;
-  kind: 'order' | 'deposit';
-  orderId: string | null;
-  depositBindingId: string | null;
-  startedAt: Date;
-  endedAt: Date | null;
-}
-
-/** The assignment that held an address at a moment (a transfer's block time), if any. */
-export async function findAssignmentAt(db: DbOrTx, poolAddressId: number, at: Date): Promise<AssignmentAt | null> {
-  const [row] = await db
-    .select()
-    .from(addressAssignments)
-    .where(
-      and(
-        eq(addressAssignments.poolAddressId, poolAddressId),
-        lte(addressAssignments.startedAt, at),
-        or(isNull(addressAssignments.endedAt), gt(addressAssignments.endedAt, at)),
-      ),
-    )
-    .orderBy(desc(addressAssignments.startedAt))
-    .limit(1);
-  if (!row) return null;
-  return { assignmentId: row.id, kind: row.kind, orderId: row.orderId, depositBindingId: row.depositBindingId, startedAt: row.startedAt, endedAt: row.endedAt };
 }

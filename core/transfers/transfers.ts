@@ -2,7 +2,7 @@ import { and, asc, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { depositBindings, deposits, orders, transfers } from '../../db/schema';
 import { formatAmount } from '../amounts';
-import type { ChainRegistry, Currency } from '../chains/registry';
+import type { ChainRegistry } from '../chains/registry';
 import { notFound } from '../errors';
 
 /**
@@ -88,10 +88,6 @@ function selectTransfers(db: DbOrTx) {
 
 type Row = Awaited<ReturnType<ReturnType<typeof selectTransfers>['execute']>>[number];
 
-function decimalsOf(registry: ChainRegistry, chainId: string, currency: string): number {
-  return registry.get(chainId)?.tokens[currency as Currency]?.decimals ?? (currency === 'DAI' ? 18 : 6);
-}
-
 function present(registry: ChainRegistry, r: Row): TransferView {
   const t = r.t;
   return {
@@ -101,7 +97,7 @@ function present(registry: ChainRegistry, r: Row): TransferView {
     protocol: t.protocol,
     currency: t.currency,
     tokenAddress: t.tokenAddress,
-    amount: formatAmount(t.amount, decimalsOf(registry, t.chainId, t.currency)),
+    amount: formatAmount(t.amount, registry.tokenDecimals(t.chainId, t.currency)),
     from: t.fromAddress,
     to: t.toAddress,
     txHash: t.txHash,
