@@ -4,6 +4,7 @@ import type { ChainRegistry } from './chains/registry';
 import type { Clock } from './clock';
 import type { DetectionState } from './detection/state';
 import type { Logger } from './logger';
+import type { JobQueue } from './jobs/job-queue';
 
 /** What domain operations need, shared by the API and the workers (built once per process). */
 export interface ServiceContext {
@@ -14,4 +15,6 @@ export interface ServiceContext {
   logger: Logger;
   /** The detection core's per-process memory (range sizes, token verdicts, adapters). */
   detection: DetectionState;
+  /** Where work is put on the job tier (the port of core/jobs; BullMQ behind it). */
+  jobs: JobQueue;
 }
