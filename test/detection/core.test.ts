@@ -3,10 +3,13 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { CHAIN_DEFINITIONS } from '../../core/chains/chains.data';
 import { ChainRegistry } from '../../core/chains/registry';
 import { getCheckpoint } from '../../core/checkpoints';
+import type { ManualClock } from '../../core/clock';
 import type { ServiceContext } from '../../core/context';
 import { attributeTransfer, type AssignmentSpan } from '../../core/detection/attribution';
 import { updateConfirmations } from '../../core/detection/confirmations';
 import { currentRangeSize, scanChain, scanChainOnce } from '../../core/detection/scan';
+import { bindDepositReference, unbindDepositReference } from '../../core/deposits/bindings';
+import { setConfigValue } from '../../core/org-config';
 import { createOrder } from '../../core/orders/orders';
 import { chainCheckpoints, events, orders, transfers } from '../../db/schema';
 import { createTestOrg, testContext } from '../helpers/harness';
@@ -189,6 +192,48 @@ describe('detection core with an in-memory chain', function () {
       const [row] = await rowsOf(ctx, chain.chain.chainId);
       expect(row.orderId).to.equal(null);
       expect(order.address).to.equal(address);
+    });
+
+    it('cooldown 0: a duplicate payment for a completed order, stamped before the next order on its address, stays unattributed', async () => {
+      const { ctx, chain } = setUp();
+      const org = await createTestOrg('memory skew cooldown');
+      await seedPoolAddresses(org.organizationId, 'evm', 1);
+      await setConfigValue(ctx.db, org.organizationId, 'address_pool.cooldown_minutes', 0);
+      await scanChain(ctx, chain);
+      const first = await orderAt(ctx, chain, org.organizationId);
+      chain.mine([{ txHash: newTxHash(), to: first.address, amount: 20n }], Math.floor(Date.now() / 1000));
+      chain.mineEmpty(3);
+      await scanChain(ctx, chain);
+      await updateConfirmations(ctx, chain);
+      expect((await ctx.db.select().from(orders).where(eq(orders.id, first.id)))[0].status).to.equal('completed');
+      // The address is free again at once; the next order takes it two seconds later, before the
+      // scanner sees the duplicate payment mined in between (stamped after the first order ended).
+      (ctx.clock as ManualClock).advance(2000);
+      const second = await orderAt(ctx, chain, org.organizationId);
+      expect(second.address).to.equal(first.address);
+      const duplicate = newTxHash();
+      chain.mine([{ txHash: duplicate, to: first.address, amount: 20n }], Math.floor(second.createdAt.getTime() / 1000) - 1);
+      await scanChain(ctx, chain);
+      const [row] = await ctx.db.select().from(transfers).where(eq(transfers.txHash, duplicate));
+      expect(row).to.include({ orderId: null, depositBindingId: null, counted: false });
+      expect((await ctx.db.select().from(orders).where(eq(orders.id, second.id)))[0].amountReceived).to.equal(0n);
+    });
+
+    it('unbind then rebind within S: a payment stamped before the new binding stays unattributed', async () => {
+      const { ctx, chain } = setUp();
+      const org = await createTestOrg('memory skew rebind');
+      await seedPoolAddresses(org.organizationId, 'evm', 1);
+      await setConfigValue(ctx.db, org.organizationId, 'address_pool.unbind_cooldown_minutes', 0);
+      await scanChain(ctx, chain);
+      await bindDepositReference(ctx, org.organizationId, { depositReference: 'user-a', protocol: 'evm' });
+      await unbindDepositReference(ctx, org.organizationId, { depositReference: 'user-a', protocol: 'evm' });
+      (ctx.clock as ManualClock).advance(2000);
+      const { binding } = await bindDepositReference(ctx, org.organizationId, { depositReference: 'user-b', protocol: 'evm' });
+      const tx = newTxHash();
+      chain.mine([{ txHash: tx, to: binding.address, amount: 20n }], Math.floor(ctx.clock.now().getTime() / 1000) - 1);
+      await scanChain(ctx, chain);
+      const [row] = await ctx.db.select().from(transfers).where(eq(transfers.txHash, tx));
+      expect(row).to.include({ orderId: null, depositBindingId: null });
     });
 
     it('the same history scanned live and after an outage gives the same attribution', async () => {
