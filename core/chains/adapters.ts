@@ -1,6 +1,5 @@
 import type { ChainAdapter, ChainAdapterFactory } from '../detection/adapter';
 import { EvmAdapter } from './evm/evm-adapter';
-import { evmRpcFor } from './evm/evm-rpc';
 import type { Chain, Protocol } from './registry';
 
 /**
@@ -8,7 +7,9 @@ import type { Chain, Protocol } from './registry';
  * workers and the API learn families from. A family is added here and nowhere else.
  */
 export const ADAPTER_FACTORIES: Partial<Record<Protocol, ChainAdapterFactory>> = {
-  evm: (chain) => new EvmAdapter(chain, evmRpcFor(chain)),
+  // One adapter (and RPC client, with its back-off state) per chain and process: the detection
+  // core keeps it on the service context (core/detection/monitor.ts).
+  evm: (chain) => new EvmAdapter(chain),
 };
 
 /** The adapter of a chain, or null when its family has none. */

@@ -175,12 +175,14 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   const outcome = await ctx.db.transaction(async (tx) => {
     if (!(await claimCheckpoint(tx, cp, head.number, ctx.clock.now()))) return null;
     // One query for the distinct recipients of the whole range, whatever the pool size.
-    const watched = await findWatchedAddresses(tx, adapter.protocol, [...new Set(inRange.map((t) => t.toAddress))]);
-    const matched = inRange.filter((t) => watched.has(watchKey(adapter, t.toAddress)));
+    const poolMatches = await findWatchedAddresses(tx, adapter.protocol, [...new Set(inRange.map((t) => t.toAddress))]);
+    // Matched in the family's one normalised form (the adapter's), whatever form the pool stored.
+    const watched = new Map([...poolMatches.values()].map((w) => [adapter.normalizeAddress(w.address) ?? w.address, w]));
+    const matched = inRange.filter((t) => watched.has(t.toAddress));
     const recorded = await recordTransfers(
       tx,
       ctx,
-      matched.map((t) => ({ observed: t, protocol: adapter.protocol, watched: watched.get(watchKey(adapter, t.toAddress))! })),
+      matched.map((t) => ({ observed: t, protocol: adapter.protocol, watched: watched.get(t.toAddress)! })),
     );
     await rememberBlocks(tx, chainId, [end]);
     await tx
@@ -193,11 +195,6 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   if (outcome === null) return { status: 'conflict', recorded: 0, logs: 0, head: head.number };
   if (range < MAX_RANGE) ctx.detection.rangeSizes.set(chainId, Math.min(MAX_RANGE, range * 2));
   return { status: 'scanned', fromBlock, toBlock, recorded: outcome, logs: found.length, head: head.number };
-}
-
-/** findWatchedAddresses keys EVM addresses in lower case (stored forms may differ in case). */
-function watchKey(adapter: ChainAdapter, address: string): string {
-  return adapter.protocol === 'evm' ? address.toLowerCase() : address;
 }
 
 async function watchedOfFamily(ctx: ServiceContext, adapter: ChainAdapter): Promise<string[]> {

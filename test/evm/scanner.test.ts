@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { and, eq, inArray } from 'drizzle-orm';
 import { runChainScan } from '../../core/detection/monitor';
-import { evmRpcFor } from '../../core/chains/evm/evm-rpc';
 import { currentRangeSize } from '../../core/detection/scan';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { getCheckpoint, setCheckpoint } from '../../core/checkpoints';
@@ -185,6 +184,5 @@ describe('evm scanner on a local chain', function () {
     wrong.registry.setTokenAddress(LOCAL_CHAIN_ID, 'DAI', chain.tokens.USDC, 18); // USDC has 6 decimals
     const result = await runChainScan(wrong, LOCAL_CHAIN_ID);
     expect(result).to.deep.equal({ skipped: 'token decimals mismatch' });
-    void evmRpcFor;
   });
 });

@@ -185,21 +185,3 @@ export class EvmRpc {
 export function toHex(n: number): string {
   return `0x${n.toString(16)}`;
 }
-
-/** One client per chain and URL list per process, so back-off state is shared by its jobs. */
-const clients = new Map<string, EvmRpc>();
-
-export function evmRpcFor(chain: Chain): EvmRpc {
-  const key = `${chain.chainId}|${chain.rpcUrls.join(',')}`;
-  let client = clients.get(key);
-  if (!client) {
-    client = new EvmRpc(chain);
-    clients.set(key, client);
-  }
-  return client;
-}
-
-export function destroyEvmRpcClients(): void {
-  for (const c of clients.values()) c.destroy();
-  clients.clear();
-}
