@@ -4,6 +4,7 @@ import { createWorkerRedis, waitForRedis } from '../core/redis';
 import { closeQueues, createQueues } from '../core/jobs/catalog';
 import { bullJobQueue } from '../core/jobs/bullmq-job-queue';
 import { registerSchedulers } from './schedulers';
+import { startEventListener, type EventListener } from './event-listener';
 import { selectedQueues, startWorkers } from './worker-pool';
 
 export interface RunningWorkers {
@@ -38,12 +39,16 @@ export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWo
     });
   }
   // Follow-up jobs go out on the workers' own connection (it waits out a Redis outage).
-  const workers = startWorkers({ ...ctx, jobs: bullJobQueue(queues) }, connection, names);
-  ctx.logger.info({ queues: names }, 'workers started');
+  const workerCtx = { ...ctx, jobs: bullJobQueue(queues) };
+  const workers = startWorkers(workerCtx, connection, names);
+  // The webhook fast path belongs with the relay: a process that runs the relay also listens.
+  const listener: EventListener | null = ctx.config.webhooks.fastPath && names.includes('webhook-relay') ? await startEventListener(workerCtx) : null;
+  ctx.logger.info({ queues: names, webhookFastPath: listener !== null }, 'workers started');
   return {
     workers,
     async close() {
       // Stop taking jobs; active ones finish (or go back to the queue if the process is killed).
+      await listener?.close();
       await Promise.all(workers.map((w) => w.close()));
       await closeQueues(queues);
       connection.disconnect();
