@@ -6,6 +6,7 @@ import { createLogger, type Logger } from './logger';
 import { createDb, type DbHandle } from '../db/client';
 import { runMigrations } from '../db/migrate';
 import { loadLocalChainState } from './chains/evm/local-chain-state';
+import { loadTronLocalState } from './chains/tron/tron-local-state';
 import { assertLocalChainTooling } from './chains/local-tooling';
 
 export interface ServiceHandle {
@@ -37,6 +38,9 @@ export async function createService(
   }
   const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger };
   // The local chain's deployed tokens (and RPC URL) are learnt at run time: every process loads them.
-  if (config.network === 'local') await loadLocalChainState(ctx);
+  if (config.network === 'local') {
+    await loadLocalChainState(ctx);
+    await loadTronLocalState(ctx);
+  }
   return { ctx, dbHandle };
 }

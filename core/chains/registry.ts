@@ -43,6 +43,11 @@ export interface Chain {
   tokens: Partial<Record<Currency, TokenInfo>>;
   /** Offered to merchants: its protocol has a scanner. */
   enabled: boolean;
+  /**
+   * The provider API key (TRON_PRO_API_KEY_<CHAIN> for Tron). A secret: set as a non-enumerable
+   * property, so serialising or logging a chain never writes it.
+   */
+  readonly providerApiKey?: string;
 }
 
 export class ChainRegistry {
@@ -60,14 +65,17 @@ export class ChainRegistry {
       // Overrides may raise confirmations, never lower them below the chain's value.
       const orderConf = Math.max(def.orderConfirmations, Number(overrides[`CONFIRMATIONS_${env}`]) || 0);
       const depositConf = Math.max(def.depositConfirmations, Number(overrides[`DEPOSIT_CONFIRMATIONS_${env}`]) || 0);
-      this.chains.set(def.chainId, {
+      const chain: Chain = {
         ...def,
         rpcUrls: rpcOverride ? rpcOverride.split(',').map((u) => u.trim()).filter(Boolean) : [...def.rpcUrls],
         orderConfirmations: orderConf,
         depositConfirmations: depositConf,
         tokens,
         enabled: PROTOCOLS_WITH_SCANNER.has(def.protocol),
-      });
+      };
+      const apiKey = overrides[`TRON_PRO_API_KEY_${env}`];
+      if (apiKey) Object.defineProperty(chain, 'providerApiKey', { value: apiKey, enumerable: false });
+      this.chains.set(def.chainId, chain);
     }
   }
 

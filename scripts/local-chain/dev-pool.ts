@@ -35,3 +35,19 @@ export async function seedLocalDevPool(db: Database, organizationId: string, cou
   }
   return { added, xpub };
 }
+
+/**
+ * On every local start: organizations whose pool was seeded from the development xpub get the
+ * families added since (a local database from before Tron gets its 100 Tron addresses).
+ */
+export async function upgradeLocalDevPools(db: Database): Promise<number> {
+  const xpub = await getServiceState<string>(db, DEV_XPUB_STATE_KEY);
+  if (!xpub) return 0;
+  const orgs = await db
+    .selectDistinct({ organizationId: poolAddresses.organizationId })
+    .from(poolAddresses)
+    .where(and(eq(poolAddresses.protocol, 'evm'), eq(poolAddresses.masterPublicKey, xpub)));
+  let added = 0;
+  for (const { organizationId } of orgs) added += (await seedLocalDevPool(db, organizationId)).added;
+  return added;
+}

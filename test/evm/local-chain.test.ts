@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { and, eq } from 'drizzle-orm';
 import { HDNodeWallet } from 'ethers';
 import { startAnvil, type RunningAnvil } from '../../scripts/local-chain/anvil';
-import { seedLocalDevPool } from '../../scripts/local-chain/dev-pool';
+import { seedLocalDevPool, upgradeLocalDevPools } from '../../scripts/local-chain/dev-pool';
 import { tronAddressFromEvm } from '../../core/pool/address-formats';
 import { LOCAL_CHAIN_ID, LOCAL_CHAIN_STATE_KEY, loadLocalChainState, type LocalChainState } from '../../core/chains/evm/local-chain-state';
 import { prepareLocalChain } from '../../scripts/local-chain/local-chain';
@@ -76,8 +76,9 @@ describe('local chain preparation (anvil)', function () {
 
     // A local database seeded before Tron existed gets its Tron addresses on the next start, from the same xpub.
     await ctx.db.delete(poolAddresses).where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, 'tron')));
-    const upgrade = await seedLocalDevPool(ctx.db, organizationId);
-    expect(upgrade).to.deep.equal({ added: 100, xpub: first.xpub });
+    expect(await upgradeLocalDevPools(ctx.db)).to.equal(100);
+    const tronAgain = await ctx.db.select().from(poolAddresses).where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, 'tron')));
+    expect(tronAgain.find((r) => r.derivationIndex === 7)!.address).to.equal(tronAddressFromEvm(node.deriveChild(0).deriveChild(7).address));
   });
 
 });
