@@ -161,6 +161,7 @@ export class TronHttp {
       }
       try {
         const answer = await p.limiter.run(() => this.request<T>(p, path, body));
+        if (p.failures > 0) this.options.logger?.warn({ chainId: this.chainId, provider: p.origin }, 'Tron provider answers again');
         p.failures = 0;
         this.current = index;
         return answer;
@@ -179,6 +180,8 @@ export class TronHttp {
     const limited = status === 403 || status === 429;
     const delay = limited ? this.opts.rateLimitBackoffMs : Math.min(this.opts.maxBackoffMs, this.opts.baseBackoffMs * 2 ** (p.failures - 1));
     p.downUntil = Date.now() + delay;
+    // One line per episode (the first failure), not one per retry of a provider that stays down.
+    if (p.failures > 1 && !limited) return;
     this.options.logger?.warn(
       { chainId: this.chainId, provider: p.origin, path, status: status || undefined, backoffMs: delay, error: err instanceof Error ? err.message : String(err) },
       limited ? 'Tron provider rate-limited us: backing off and using the next one' : 'Tron provider failed: backing off and using the next one',
