@@ -1,6 +1,7 @@
 import type { ApiStyle } from '../core/config';
 import type { RouteSpec } from './route-kit';
 import { WireFormat } from './format';
+import { webhookEventsOpenApi } from './webhook-events.openapi';
 
 /** Builds the OpenAPI 3.1 document from the same route declarations and schemas that validate requests. */
 export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style: ApiStyle; publicBaseUrl: string }) {
@@ -37,7 +38,8 @@ export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style
   }
   paths['/health'] = {
     get: {
-      summary: 'Health check (no key): status, timestamp, version; 503 "degraded" when Postgres or Redis is down',
+      summary:
+        'Health check (no key): status, timestamp, version, checks {database, redis, chains}; 503 "degraded" only when Postgres or Redis is down. A stalled chain answers 200 with checks.chains "degraded" and stalledChains [{chainId, reason, since, head, checkpoint}]',
       tags: ['Health'],
       security: [],
       responses: { '200': { description: 'Healthy' }, '503': { description: 'Degraded' } },
@@ -52,6 +54,7 @@ export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style
     },
     servers: [{ url: opts.publicBaseUrl }],
     paths,
+    webhooks: webhookEventsOpenApi(),
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer pk_…' },

@@ -2,7 +2,9 @@ import type { Config } from './config';
 import type { Database } from '../db/client';
 import type { ChainRegistry } from './chains/registry';
 import type { Clock } from './clock';
+import type { DetectionState } from './detection/state';
 import type { Logger } from './logger';
+import type { JobQueue } from './jobs/job-queue';
 
 /** What domain operations need, shared by the API and the workers (built once per process). */
 export interface ServiceContext {
@@ -11,4 +13,8 @@ export interface ServiceContext {
   registry: ChainRegistry;
   clock: Clock;
   logger: Logger;
+  /** The detection core's per-process memory (range sizes, token verdicts, adapters). */
+  detection: DetectionState;
+  /** Where work is put on the job tier (the port of core/jobs; BullMQ behind it). */
+  jobs: JobQueue;
 }

@@ -1,7 +1,7 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
 import { listQuerySchema } from '../validation';
-import { getTransfer, listTransfers, TRANSFER_SORT_FIELDS, type ListTransfersQuery } from '../../core/transfers/transfers';
+import { getTransfer, listTransfers, TRANSFER_SORT_FIELDS, TRANSFER_STATUSES, type ListTransfersQuery } from '../../core/transfers/transfers';
 
 const transferSchema = {
   type: 'object',
@@ -16,13 +16,17 @@ const transferSchema = {
     from: { type: 'string' },
     to: { type: 'string', description: 'The pool address that received it' },
     txHash: { type: 'string' },
-    logIndex: { type: 'integer' },
+    logIndex: { type: 'integer', description: "The log's position in its block" },
     blockNumber: { type: 'integer' },
     blockHash: { type: 'string' },
     blockTimestamp: { type: 'string', format: 'date-time', description: 'Chain time of the block' },
     confirmations: { type: 'integer' },
     requiredConfirmations: { type: ['integer', 'null'] },
-    status: { type: 'string', enum: ['pending', 'confirmed', 'dropped'], description: 'dropped: its block was orphaned by a reorganisation; never credited' },
+    status: {
+      type: 'string',
+      enum: [...TRANSFER_STATUSES],
+      description: 'dropped: its block was orphaned by a reorganisation before confirmation; never credited. reorged: confirmed, then its block was orphaned deeper than the required confirmations; the credit stays',
+    },
     attribution: { type: ['string', 'null'], enum: ['order', 'deposit', null], description: 'null: the address was held by nobody at the block time (recorded, never credited)' },
     orderId: { type: ['string', 'null'] },
     orderReference: { type: ['string', 'null'] },
@@ -40,7 +44,7 @@ const listQuery = listQuerySchema({
   sortBy: [...TRANSFER_SORT_FIELDS],
   defaultSortBy: 'detectedAt',
   filters: {
-    status: { type: 'string', enum: ['pending', 'confirmed', 'dropped'] },
+    status: { type: 'string', enum: [...TRANSFER_STATUSES] },
     currency: { type: 'string', maxLength: 16 },
     chainId: { type: 'string', maxLength: 64 },
     txHash: { type: 'string', maxLength: 128 },
