@@ -57,12 +57,7 @@ export async function payOnLocalChain(ctx: ServiceContext, target: string, amoun
   if (!CURRENCIES.includes(currency)) throw new PayError(`unknown currency ${currency} (use ${CURRENCIES.join(', ')})`);
   const token = chain.tokens[currency];
   if (!token?.address) throw new PayError(`${currency} is not deployed on the local chain: is it running (npm start / npm run chain)?`);
-  let units: bigint;
-  try {
-    units = parseAmount(amountText, token.decimals);
-  } catch (err) {
-    throw new PayError(`invalid amount "${amountText}": ${(err as Error).message}`);
-  }
+  const units = baseUnits(amountText, token.decimals);
   const rpcUrl = chain.rpcUrls[0];
   const provider = localProvider(rpcUrl);
   try {
@@ -107,12 +102,7 @@ async function payOnTronLocal(ctx: ServiceContext, target: string, amountText: s
   const currency = (currencyArg?.toUpperCase() ?? 'USDT') as Currency;
   const token = chain.tokens[currency];
   if (!token?.address) throw new PayError(`${currency} is not available on tron-local (it holds a test USDT only)`);
-  let units: bigint;
-  try {
-    units = parseAmount(amountText, token.decimals);
-  } catch (err) {
-    throw new PayError(`invalid amount "${amountText}": ${(err as Error).message}`);
-  }
+  const units = baseUnits(amountText, token.decimals);
   const rpcUrl = chain.rpcUrls[0];
   let answer: { txID?: string; blockNumber?: number; success?: boolean; Error?: string };
   try {
@@ -125,4 +115,12 @@ async function payOnTronLocal(ctx: ServiceContext, target: string, amountText: s
   if (!answer.success) throw new PayError(`the transfer ${answer.txID} failed on chain`);
   const info = (await (await fetch(`${rpcUrl}/dev/info`, { method: 'POST' })).json()) as { faucet: string };
   return { to, currency, amount: amountText, txHash: answer.txID, blockNumber: answer.blockNumber ?? 0, from: info.faucet };
+}
+
+function baseUnits(amountText: string, decimals: number): bigint {
+  try {
+    return parseAmount(amountText, decimals);
+  } catch (err) {
+    throw new PayError(`invalid amount "${amountText}": ${(err as Error).message}`);
+  }
 }

@@ -38,10 +38,11 @@ describe('chain registry', () => {
     expect(mainnet.tokens.USDT!.address).to.equal('TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t');
   });
 
-  it('NETWORK=testnet lists Tron and Solana chains but does not offer them until they have a scanner', () => {
+  it('NETWORK=testnet offers tron-nile (Tron has an adapter) and lists Solana without offering it until it has one', () => {
     const r = ChainRegistry.forNetwork('testnet');
     expect(r.list().map((c) => c.chainId).sort()).to.deep.equal(['ethereum-sepolia', 'polygon-amoy', 'solana-devnet', 'tron-nile']);
-    for (const id of ['tron-nile', 'solana-devnet']) {
+    expect(r.requireOfferedChain('tron-nile').protocol).to.equal('tron');
+    for (const id of ['solana-devnet']) {
       const err = errorOf(() => r.requireOfferedChain(id));
       expect(err.code).to.equal('INVALID_CHAIN');
       expect(err.message).to.include('not enabled');
@@ -52,7 +53,7 @@ describe('chain registry', () => {
     // No official test USDT on Sepolia: not offered unless an address is supplied.
     expect(errorOf(() => r.requireToken(sepolia, 'USDT')).code).to.equal('INVALID_CURRENCY');
     expect(r.enabledChainsOf('evm').map((c) => c.chainId).sort()).to.deep.equal(['ethereum-sepolia', 'polygon-amoy']);
-    expect(r.enabledChainsOf('tron')).to.deep.equal([]);
+    expect(r.enabledChainsOf('tron').map((c) => c.chainId)).to.deep.equal(['tron-nile']);
   });
 
   it('takes RPC URLs and token addresses from the environment, and confirmations may only be raised', () => {

@@ -1,4 +1,5 @@
 import { id as keccakId } from 'ethers';
+import type { ChainTransfer } from '../../detection/adapter';
 import type { Currency } from '../registry';
 import { tronFromHex20 } from './tron-address';
 import type { TronTransactionInfo } from './tron-http';
@@ -26,21 +27,8 @@ export interface TronBlockRef {
   timestamp: number;
 }
 
-export interface TronTransfer {
-  txHash: string;
-  /** Index of the log within its transaction's `log[]`: with the tx id, the transfer's identity. */
-  indexInTx: number;
-  /** Index of the log among all logs of the block (data only). */
-  blockLogIndex: number;
-  currency: Currency;
-  tokenAddress: string;
-  fromAddress: string;
-  toAddress: string;
-  amount: bigint;
-  blockNumber: number;
-  blockHash: string;
-  blockTimestamp: number;
-}
+/** A ChainTransfer without its chain: the adapter adds the chain id. */
+export type TronTransfer = Omit<ChainTransfer, 'chainId'>;
 
 /** A transaction whose execution succeeded: receipt SUCCESS and no top-level FAILED. */
 export function succeeded(info: TronTransactionInfo): boolean {
