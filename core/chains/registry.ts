@@ -2,6 +2,7 @@ import { AppError } from '../errors';
 import { ADAPTER_FACTORIES } from './adapters';
 import type { NetworkName } from '../config';
 import { CHAIN_DEFINITIONS, type ChainDefinition } from './chains.data';
+import { EXPLORER_TX_URLS } from './explorers.data';
 
 /**
  * The chain registry: the one owner of chain facts (design.md §3). Built from the static
@@ -53,6 +54,8 @@ export interface Chain {
   tokens: Partial<Record<Currency, TokenInfo>>;
   /** Offered to merchants: its protocol has a scanner. */
   enabled: boolean;
+  /** Explorer page of a transaction, `{txHash}` replaced (explorers.data.ts, EXPLORER_TX_URL_<CHAIN>); null: none. */
+  explorerTxUrl: string | null;
   /**
    * The provider API key (TRON_PRO_API_KEY_<CHAIN> for Tron). A secret: set as a non-enumerable
    * property, so serialising or logging a chain never writes it.
@@ -85,6 +88,7 @@ export class ChainRegistry {
         depositConfirmations: depositConf,
         tokens,
         enabled: PROTOCOLS_WITH_SCANNER.has(def.protocol),
+        explorerTxUrl: overrides[`EXPLORER_TX_URL_${env}`] ?? EXPLORER_TX_URLS[def.chainId] ?? null,
       };
       const apiKey = overrides[`TRON_PRO_API_KEY_${env}`];
       if (apiKey) Object.defineProperty(chain, 'providerApiKey', { value: apiKey, enumerable: false });
@@ -179,6 +183,11 @@ export class ChainRegistry {
     if (!chain) throw new Error(`Unknown chain ${chainId}`);
     chain.rpcUrls = [...urls];
   }
+}
+
+/** A transaction's page on the chain's explorer, or null when the chain has none configured. */
+export function explorerTxLink(chain: Pick<Chain, 'explorerTxUrl'>, txHash: string): string | null {
+  return chain.explorerTxUrl ? chain.explorerTxUrl.replaceAll('{txHash}', encodeURIComponent(txHash)) : null;
 }
 
 /** `ethereum-sepolia` → `ETHEREUM_SEPOLIA`, the form used in environment variable names. */
