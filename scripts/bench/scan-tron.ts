@@ -11,7 +11,6 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { eq, sql } from 'drizzle-orm';
-import postgres from 'postgres';
 import { ChainRegistry } from '../../core/chains/registry';
 import { TronAdapter } from '../../core/chains/tron/tron-adapter';
 import { TronHttp } from '../../core/chains/tron/tron-http';
@@ -25,31 +24,22 @@ import type { ServiceContext } from '../../core/context';
 import { createLogger } from '../../core/logger';
 import { createOrder } from '../../core/orders/orders';
 import { createOrganization } from '../../core/organizations';
-import { createWorkerRedis, deleteKeysWithPrefix } from '../../core/redis';
 import { createDb } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
-import { events, poolAddresses, scannedBlocks, transfers } from '../../db/schema';
+import { poolAddresses, scannedBlocks, transfers } from '../../db/schema';
 import { startWorkerProcess } from '../../workers/runtime';
 import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
 import { TronLocalNode } from '../local-chain/tron/tron-local-node';
+import { benchStore, completionLatency, insertPool, ms, reportLatencies, sleep } from './scan-support';
 
 const BLOCKS = 1000;
 const RECEIVERS_PER_BLOCK = 5;
 const CATCH_UP_BLOCKS = 1200;
 const LATENCY_ORDERS = 10;
 
-const base = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-const dbName = `sg_bench_tron_${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
-const dbUrl = (() => {
-  const u = new URL(base);
-  u.pathname = `/${dbName}`;
-  return u.toString();
-})();
-const redisPrefix = `sgbench${randomBytes(3).toString('hex')}`;
-
-const ms = (n: number) => `${n.toFixed(0)} ms`;
+const store = benchStore('tron');
+const { dbUrl, redisPrefix } = store;
 const randomTron = () => tronAddressFromEvm(`0x${randomBytes(20).toString('hex')}`);
-const sleep = (msec: number) => new Promise((r) => setTimeout(r, msec));
 
 async function main(): Promise<void> {
   const config = loadConfig({ ...process.env, DATABASE_URL: dbUrl, REDIS_PREFIX: redisPrefix, NETWORK: 'local', LOG_LEVEL: 'warn' });
@@ -65,7 +55,7 @@ async function main(): Promise<void> {
     const chain = registry.get(TRON_LOCAL_CHAIN_ID)!;
     const { organizationId } = await createOrganization(dbHandle.db, 'Bench org');
     const receivers = Array.from({ length: 100 }, randomTron);
-    await insertPool(ctx, organizationId, receivers);
+    await insertPool(ctx, organizationId, 'tron', receivers);
 
     // 1,000 blocks, each with one transaction of 5 transfers to pool addresses and 1 elsewhere.
     const start = node.head;
@@ -99,7 +89,7 @@ async function main(): Promise<void> {
     await scanOnce('warm-up (not counted)');
     const small = await scanOnce('100 pool addresses');
     const extra = 100_000 - receivers.length;
-    await insertPool(ctx, organizationId, Array.from({ length: extra }, randomTron));
+    await insertPool(ctx, organizationId, 'tron', Array.from({ length: extra }, randomTron));
     await dbHandle.sql`analyze pool_addresses`;
     const large = await scanOnce('100,000 pool addresses');
     process.stdout.write(`  ratio 100,000 / 100: HTTP calls ${(large.calls / small.calls).toFixed(2)}, scan time ${(large.elapsed / small.elapsed).toFixed(2)}  (target ≤ 1.1)\n\n`);
@@ -132,52 +122,15 @@ async function main(): Promise<void> {
       await sleep(300 + Math.random() * 700);
       node.mine(1);
       await sleep(300 + Math.random() * 700);
-      node.mine(1); // solidifies the payment's block (lag 2)
-      const solidifiedAt = Date.now();
-      let eventAt: Date | null = null;
-      while (!eventAt && Date.now() < solidifiedAt + 30_000) {
-        const [row] = await dbHandle.db
-          .select({ createdAt: events.createdAt })
-          .from(events)
-          .where(sql`${events.type} = 'order.completed' and ${events.data}->>'orderId' = ${order.id}`);
-        if (row) eventAt = row.createdAt;
-        else await sleep(20);
-      }
-      if (!eventAt) throw new Error(`order ${order.id} did not complete within 30 s`);
-      latencies.push(eventAt.getTime() - solidifiedAt);
+      node.mine(1); // solidifies the payment's block (lag 2): latency from here
+      latencies.push(await completionLatency(ctx, order.id, Date.now()));
     }
-    latencies.sort((a, b) => a - b);
-    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
-    const p50 = pct(50);
-    process.stdout.write(
-      `  ${LATENCY_ORDERS} orders: p50 ${ms(p50)}, p90 ${ms(pct(90))}, max ${ms(latencies[latencies.length - 1])}; p50 beyond the ${config.intervals.confirmationsMs} ms poll interval: ${ms(Math.max(0, p50 - config.intervals.confirmationsMs))}  (target < 1 s)\n`,
-    );
+    process.stdout.write(reportLatencies(latencies, config.intervals.confirmationsMs));
   } finally {
     await workers?.close().catch(() => {});
     await node.stop();
     await dbHandle.close();
-    const redis = createWorkerRedis(config.redisUrl);
-    await deleteKeysWithPrefix(redis, redisPrefix).catch(() => {});
-    redis.disconnect();
-    const admin = postgres(base.toString(), { max: 1, onnotice: () => {} });
-    await admin.unsafe(`drop database if exists "${dbName}" with (force)`);
-    await admin.end();
-  }
-}
-
-async function insertPool(ctx: ServiceContext, organizationId: string, addresses: string[]): Promise<void> {
-  const now = Date.now();
-  for (let i = 0; i < addresses.length; i += 5000) {
-    await ctx.db.insert(poolAddresses).values(
-      addresses.slice(i, i + 5000).map((address, j) => ({
-        organizationId,
-        protocol: 'tron' as const,
-        address,
-        mode: 'self_managed' as const,
-        status: 'available' as const,
-        createdAt: new Date(now + i + j),
-      })),
-    );
+    await store.drop(config.redisUrl, redisPrefix);
   }
 }
 
