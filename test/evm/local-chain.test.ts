@@ -52,8 +52,8 @@ describe('local chain preparation (anvil)', function () {
     await ctx.db.update(transfers).set({ status: 'dropped' }).where(eq(transfers.id, pendingHere.id));
 
     const stale = await insertTestTransfer({ chainId: LOCAL_CHAIN_ID, currency: 'USDT', amount: 1n, toAddress: randomEvmAddress(), status: 'pending' });
-    await new Promise((r) => setTimeout(r, 1100)); // a different genesis timestamp
-    const second = await startAnvil({ port: 0 });
+    // Another genesis timestamp, hence another genesis hash: a chain that was reset.
+    const second = await startAnvil({ port: 0, genesisTimestamp: Math.floor(Date.now() / 1000) - 3600 });
     nodes.push(second);
     // A pending transfer whose transaction is on the new chain is never dropped.
     const secondProvider = new JsonRpcProvider(second.url, Network.from(31337), { staticNetwork: Network.from(31337), cacheTimeout: -1, batchMaxCount: 1 });
