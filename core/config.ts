@@ -98,6 +98,8 @@ export interface Config {
   startLocalChain: boolean;
   /** LOCAL_CHAIN_PORT: anvil's port (unset: a free port with `npm start`, 8545 with `npm run chain`). */
   localChainPort: number | null;
+  /** tron-local (NETWORK=local): port (unset: free with `npm start`, 8090 with `npm run chain`), block time, solidification lag. */
+  tronLocal: { port: number | null; blockTimeMs: number; solidificationLag: number };
 }
 
 export class ConfigError extends Error {
@@ -186,7 +188,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const chainOverrides: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value && /^(RPC_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS)_[A-Z0-9_]+$/.test(name)) {
+    if (value && /^(RPC_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|TRON_PRO_API_KEY)_[A-Z0-9_]+$/.test(name)) {
       chainOverrides[name] = value;
       if (name.startsWith('EXPLORER_TX_URL_') && !/^https?:\/\/[^/\s]+\S*\{txHash\}/.test(value)) {
         problems.push(`${name} must be an http(s) URL containing {txHash}, e.g. https://etherscan.io/tx/{txHash}`);
@@ -254,6 +256,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     },
     startLocalChain: read.boolean('START_LOCAL_CHAIN', network === 'local'),
     localChainPort: read.integer('LOCAL_CHAIN_PORT', null, 0, 65535),
+    tronLocal: {
+      port: read.integer('TRON_LOCAL_PORT', null, 0, 65535),
+      blockTimeMs: read.integer('TRON_LOCAL_BLOCK_TIME_MS', 3000, 0, 600_000),
+      solidificationLag: read.integer('TRON_LOCAL_SOLIDIFICATION_LAG', 2, 0, 1000),
+    },
   };
 
   if (problems.length > 0) throw new ConfigError(problems);

@@ -8,6 +8,7 @@ import { createDb, type DbHandle } from '../db/client';
 import { runMigrations } from '../db/migrate';
 import { lazyJobQueue } from './jobs/bullmq-job-queue';
 import { loadLocalChainState } from './chains/evm/local-chain-state';
+import { loadTronLocalState } from './chains/tron/tron-local-state';
 import { assertLocalChainTooling } from './chains/local-tooling';
 
 export interface ServiceHandle {
@@ -44,7 +45,10 @@ export async function createService(
   const jobs = lazyJobQueue(config.redisUrl, config.redisPrefix);
   const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger, jobs, detection: new DetectionState() };
   // The local chain's deployed tokens (and RPC URL) are learnt at run time: every process loads them.
-  if (config.network === 'local') await loadLocalChainState(ctx);
+  if (config.network === 'local') {
+    await loadLocalChainState(ctx);
+    await loadTronLocalState(ctx);
+  }
   return {
     ctx,
     dbHandle,

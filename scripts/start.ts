@@ -6,9 +6,9 @@ import { startApi } from '../api/server';
 import { startWorkerProcess } from '../workers/runtime';
 
 /** Required on use, so that this file also runs where scripts/local-chain/ is left out (the image). */
-function localChainTooling(): typeof import('./local-chain/local-chain') & typeof import('./local-chain/dev-pool') {
+function localChainTooling(): typeof import('./local-chain/local-chain') & typeof import('./local-chain/dev-pool') & typeof import('./local-chain/tron/tron-local') {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return { ...require('./local-chain/local-chain'), ...require('./local-chain/dev-pool') };
+  return { ...require('./local-chain/local-chain'), ...require('./local-chain/dev-pool'), ...require('./local-chain/tron/tron-local') };
 }
 
 /** `npm start`: API and workers in one process, on local defaults. */
@@ -22,7 +22,14 @@ runMain(async () => {
     config.network === 'local' && config.startLocalChain
       ? await localChainTooling().startLocalChain(ctx, config.localChainPort ?? 0)
       : null;
+  const tronLocal = config.network === 'local' && config.startLocalChain ? await localChainTooling().startTronLocal(ctx, config.tronLocal.port ?? 0) : null;
+  if (tronLocal) process.stdout.write(`\n  Local chain tron-local on ${tronLocal.node.url} (USDT ${tronLocal.state.token})\n`);
   if (localChain) process.stdout.write(`\n  Local chain ethereum-local on ${localChain.anvil.url} (tokens: ${(['USDT', 'USDC', 'DAI'] as const).map((c) => `${c} ${localChain.state.tokens[c]}`).join(', ')})\n`);
+
+  if (config.network === 'local' && (await countOrganizations(ctx.db)) > 0) {
+    const upgraded = await localChainTooling().upgradeLocalDevPools(ctx.db);
+    if (upgraded > 0) process.stdout.write(`  Added ${upgraded} watch-only development addresses (new chain families) to the local organization's pool\n`);
+  }
 
   // First start on an empty database: a local organization, so a newcomer can call the API at once.
   if ((await countOrganizations(ctx.db)) === 0) {
@@ -34,7 +41,7 @@ runMain(async () => {
     );
     if (config.network === 'local') {
       const { added } = await localChainTooling().seedLocalDevPool(ctx.db, organizationId);
-      process.stdout.write(`  Added ${added} watch-only development EVM addresses to its pool: pay orders with npm run pay -- <orderId> <amount>\n\n`);
+      process.stdout.write(`  Added ${added} watch-only development EVM and Tron addresses to its pool: pay orders with npm run pay -- <orderId> <amount>\n\n`);
     }
   }
 
@@ -44,6 +51,7 @@ runMain(async () => {
     await api.close();
     await workers.close();
     await localChain?.anvil.stop();
+    await tronLocal?.node.stop();
     await dbHandle.close();
   }, ctx.logger);
 });

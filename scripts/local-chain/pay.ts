@@ -6,7 +6,7 @@ import { payOnLocalChain, PayError } from './payment';
 async function main(): Promise<number> {
   const [target, amount, currency] = process.argv.slice(2);
   if (!target || !amount) {
-    process.stderr.write('usage: npm run pay -- <orderId|address> <amount> [USDT|USDC|DAI]\n');
+    process.stderr.write('usage: npm run pay -- <orderId|0x…|T…> <amount> [USDT|USDC|DAI]\n');
     return 2;
   }
   const config = loadConfig({ ...process.env, NETWORK: 'local', LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' });
