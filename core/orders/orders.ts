@@ -8,6 +8,7 @@ import { AppError, isUniqueViolation, notFound, validationError } from '../error
 import { newId } from '../ids';
 import { integerConfigSql, isHttpUrl } from '../org-config';
 import { AFTER_PLACEHOLDERS, AllocationHints, takeAddressCtes, takeWithCooledDownRetry, type AllocationPoint } from '../pool/allocation';
+import { assertNoSeedPhrase } from '../pool/secret-scan';
 import type { Currency, Protocol } from '../chains/registry';
 import type { OrderRow } from './order-view';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
@@ -52,6 +53,7 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
   const chain = ctx.registry.requireOfferedChain(input.chainId);
   const token = ctx.registry.requireToken(chain, input.currency);
   const amount = parseAmount(input.amount, token.decimals);
+  assertNoSeedPhrase({ orderReference: input.orderReference, metadata: input.metadata });
   for (const field of ['successUrl', 'cancelUrl'] as const) {
     const url = input[field];
     if (url !== undefined && !isHttpUrl(url)) {
