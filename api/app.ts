@@ -10,6 +10,7 @@ import { buildOpenApi, renderDocsPage } from './openapi';
 import { ApiBuilder } from './route-kit';
 import { logRequestError, requestLogger } from './request-log';
 import { registerRoutes } from './routes';
+import { docsPolicy, securityHeaders } from './security-headers';
 
 export interface App extends express.Express {
   /** Every declared /api/v1 route (the OpenAPI source; tests walk it). */
@@ -26,6 +27,7 @@ export function createApp(config: Config, deps: ApiDeps): App {
   const format = new WireFormat(config.apiStyle);
 
   app.use(requestLogger(deps.logger));
+  app.use(securityHeaders({ https: config.publicBaseUrl.startsWith('https://') }));
 
   app.get('/health', healthHandler(deps));
 
@@ -33,10 +35,12 @@ export function createApp(config: Config, deps: ApiDeps): App {
   registerRoutes(api, deps);
   const openapi = buildOpenApi(api.routes, { version: SERVICE_VERSION, style: config.apiStyle, publicBaseUrl: config.publicBaseUrl });
   const docsHtml = renderDocsPage(openapi);
+  const docsCsp = docsPolicy(docsHtml);
   app.get('/api/v1/openapi.json', (_req, res) => {
     res.json(openapi);
   });
   app.get(['/api/v1/docs', '/docs'], (_req, res) => {
+    res.setHeader('Content-Security-Policy', docsCsp);
     res.type('html').send(docsHtml);
   });
 
