@@ -10,6 +10,7 @@ import { buildOpenApi, renderDocsPage } from './openapi';
 import { ApiBuilder } from './route-kit';
 import { logRequestError, requestLogger } from './request-log';
 import { registerRoutes } from './routes';
+import { httpMetrics } from './http-metrics';
 import { docsPolicy, securityHeaders } from './security-headers';
 
 export interface App extends express.Express {
@@ -26,6 +27,7 @@ export function createApp(config: Config, deps: ApiDeps): App {
   app.set('trust proxy', false);
   const format = new WireFormat(config.apiStyle);
 
+  app.use(httpMetrics());
   app.use(requestLogger(deps.logger));
   app.use(securityHeaders({ https: config.publicBaseUrl.startsWith('https://') }));
 

@@ -1,13 +1,15 @@
 import http from 'node:http';
 import type { ServiceContext } from '../core/context';
 import { createProducerRedis, waitForRedis } from '../core/redis';
-import { closeQueues, createQueues } from '../workers/catalog';
+import { closeQueues, createQueues, type Queues } from '../workers/catalog';
 import { createApp } from './app';
 import { createKeyCache } from './deps';
 
 export interface RunningApi {
   server: http.Server;
   port: number;
+  /** The job queues this process enqueues to (the metrics server reads their depths). */
+  queues: Queues;
   close(): Promise<void>;
 }
 
@@ -29,6 +31,7 @@ export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
   return {
     server,
     port,
+    queues,
     async close() {
       // Stop accepting connections and let in-flight requests finish.
       await new Promise<void>((resolve) => {

@@ -2,6 +2,7 @@ import { loadConfig } from '../core/config';
 import { countOrganizations, createOrganization } from '../core/organizations';
 import { handleShutdown, runMain } from '../core/process';
 import { createService } from '../core/service';
+import { startMetricsServer } from '../core/metrics/server';
 import { startApi } from '../api/server';
 import { startWorkerProcess } from '../workers/runtime';
 import { startLocalChain } from '../core/chains/evm/local/local-chain';
@@ -16,26 +17,37 @@ runMain(async () => {
   const localChain = config.network === 'local' && config.startLocalChain ? await startLocalChain(ctx, config.localChainPort ?? 0) : null;
   if (localChain) process.stdout.write(`\n  Local chain ethereum-local on ${localChain.anvil.url} (tokens: ${(['USDT', 'USDC', 'DAI'] as const).map((c) => `${c} ${localChain.state.tokens[c]}`).join(', ')})\n`);
 
-  // First start on an empty database: a local organization, so a newcomer can call the API at once.
-  if ((await countOrganizations(ctx.db)) === 0) {
-    const { organizationId, ownerKey } = await createOrganization(ctx.db, 'Local organization');
-    // The one exception to "no secret in output": printed once, on the terminal, never logged.
-    process.stdout.write(
-      `\n  Created organization ${organizationId}\n  Owner API key (shown once, store it now): ${ownerKey.key}\n` +
-        `  Try: curl -H "X-API-Key: ${ownerKey.key}" http://localhost:${config.port}/api/v1/organizations\n\n`,
-    );
-    if (config.network === 'local') {
-      const { added } = await seedLocalDevPool(ctx.db, organizationId);
-      process.stdout.write(`  Added ${added} watch-only development EVM addresses to its pool: pay orders with npm run pay -- <orderId> <amount>\n\n`);
-    }
-  }
-
-  const workers = await startWorkerProcess(ctx);
+  // The ports are taken before anything is created: a busy port fails the start before an
+  // organization exists or a key is printed (a key printed by a process that then died is lost).
   const api = await startApi(ctx);
+  const workers = await startWorkerProcess(ctx);
+  const metrics = await startMetricsServer(ctx, Object.values(workers.queues));
   handleShutdown(async () => {
     await api.close();
     await workers.close();
+    await metrics.close();
     await localChain?.anvil.stop();
     await dbHandle.close();
   }, ctx.logger);
+
+  // First start on an empty database: a local organization, so a newcomer can call the API at once.
+  if ((await countOrganizations(ctx.db)) === 0) {
+    const { organizationId, ownerKey } = await createOrganization(ctx.db, 'Local organization');
+    const base = `http://localhost:${api.port}`;
+    // The one exception to "no secret in output": printed once, on the terminal, never logged.
+    process.stdout.write(
+      `\n  Created organization ${organizationId}\n  Owner API key (shown once, store it now): ${ownerKey.key}\n` +
+        `  Try: curl -H "X-API-Key: ${ownerKey.key}" ${base}/api/v1/organizations\n`,
+    );
+    if (config.network === 'local') {
+      const { added } = await seedLocalDevPool(ctx.db, organizationId);
+      process.stdout.write(`  Added ${added} watch-only development EVM addresses to its pool: pay orders with npm run pay -- <orderId> <amount>\n`);
+    }
+    process.stdout.write(
+      `  Fill a pool: POST ${base}/api/v1/address-pool/derive {"protocol":"evm","masterPublicKey":"xpub…","count":1000}\n` +
+        `               (or POST /api/v1/address-pool/import with a CSV of addresses; npm run admin -- create-org "<name>" --derive-from <xpub> does both at once)\n` +
+        `  Another key: npm run admin -- create-key ${organizationId} --role admin   (roles: owner, admin, member, viewer)\n` +
+        `  API reference: ${base}/api/v1/docs\n\n`,
+    );
+  }
 });

@@ -1,12 +1,13 @@
 import type { Worker } from 'bullmq';
 import type { ServiceContext } from '../core/context';
 import { createWorkerRedis, waitForRedis } from '../core/redis';
-import { closeQueues, createQueues } from './catalog';
+import { closeQueues, createQueues, type Queues } from './catalog';
 import { registerSchedulers } from './schedulers';
 import { selectedQueues, startWorkers } from './worker-pool';
 
 export interface RunningWorkers {
   workers: Worker[];
+  queues: Queues;
   close(): Promise<void>;
 }
 
@@ -40,6 +41,7 @@ export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWo
   ctx.logger.info({ queues: names }, 'workers started');
   return {
     workers,
+    queues,
     async close() {
       // Stop taking jobs; active ones finish (or go back to the queue if the process is killed).
       await Promise.all(workers.map((w) => w.close()));

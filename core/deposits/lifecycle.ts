@@ -5,6 +5,7 @@ import type { ServiceContext } from '../context';
 import { emitEvent } from '../events';
 import { newId } from '../ids';
 import { requiredConfirmationsFor } from '../chains/confirmation-policy';
+import { countDepositTransition } from '../metrics/metrics';
 import { depositEventData, depositFrom, selectDeposits, type DepositRecord } from './records';
 
 /**
@@ -79,6 +80,7 @@ export async function recordDeposit(tx: Tx, ctx: ServiceContext, transferId: str
   }
   const deposit = await loadDeposit(tx, ctx, inserted[0].id);
   await emitEvent(tx, { organizationId: deposit.organizationId, type: 'deposit.pending', data: depositEventData(deposit), createdAt: now });
+  countDepositTransition('pending');
   return { depositId: deposit.depositId };
 }
 
@@ -104,6 +106,7 @@ export async function confirmDeposit(tx: Tx, ctx: ServiceContext, transferId: st
   if (updated.length === 0) return false;
   const deposit = await loadDeposit(tx, ctx, updated[0].id);
   await emitEvent(tx, { organizationId: deposit.organizationId, type: 'deposit.confirmed', data: depositEventData(deposit), createdAt: now });
+  countDepositTransition('confirmed');
   return true;
 }
 
@@ -114,6 +117,7 @@ export async function completeDeposit(tx: Tx, ctx: ServiceContext, transferId: s
     .set({ status: 'completed', completedAt: ctx.clock.now() })
     .where(and(eq(deposits.transferId, transferId), eq(deposits.status, 'confirmed')))
     .returning({ id: deposits.id });
+  if (updated.length > 0) countDepositTransition('completed');
   return updated.length > 0;
 }
 
@@ -127,6 +131,7 @@ export async function dropDeposit(tx: Tx, ctx: ServiceContext, transferId: strin
     .set({ status: 'dropped', droppedAt: ctx.clock.now() })
     .where(and(eq(deposits.transferId, transferId), eq(deposits.status, 'pending')))
     .returning({ id: deposits.id });
+  if (updated.length > 0) countDepositTransition('dropped');
   return updated.length > 0;
 }
 

@@ -5,6 +5,7 @@ import type { ServiceContext } from '../context';
 import { getCheckpoint } from '../checkpoints';
 import { emitEvent } from '../events';
 import { releasePoolAddressFor } from '../pool/allocation';
+import { countOrderTransition } from '../metrics/metrics';
 import { presentOrder, type OrderRow, type OrderView } from './order-view';
 
 /**
@@ -253,6 +254,7 @@ async function finishOrder(
   fields: readonly (keyof OrderView)[],
 ): Promise<void> {
   await releasePoolAddressFor(tx, { poolAddressId: order.poolAddressId, organizationId: order.organizationId, reason: 'order', now });
+  countOrderTransition(type === 'order.completed' ? 'completed' : 'expired');
   await emitEvent(tx, {
     organizationId: order.organizationId,
     type,

@@ -5,6 +5,7 @@ import { newId } from '../ids';
 import type { WebhookDeps } from './endpoints';
 import { endpointSecret, failPendingDeliveries } from './endpoints';
 import { sendWebhook, type SendOutcome } from './sender';
+import { observeWebhookDelivery } from '../metrics/metrics';
 import { signWebhookBody, webhookBody } from './signing';
 
 /** A delivery job to enqueue: payload ids and numbers only, never secrets. */
@@ -156,7 +157,7 @@ export async function deliverWebhook(deps: WebhookDeps & { logger?: Logger }, de
   let delayMs = exhausted ? 0 : scheduledDelayMs(webhooks.retryScheduleMs, nextIndex, webhooks.retryJitter);
   if (sent.retryAfterMs !== null) delayMs = Math.max(delayMs, Math.min(sent.retryAfterMs, MAX_RETRY_AFTER_MS));
 
-  return deps.db.transaction(async (tx) => {
+  const result = await deps.db.transaction(async (tx) => {
     const now = deps.clock.now();
     await tx.insert(webhookAttempts).values({
       deliveryId,
@@ -205,6 +206,8 @@ export async function deliverWebhook(deps: WebhookDeps & { logger?: Logger }, de
     if (updated.length === 0) return { outcome: 'skipped', reason: 'delivery changed during the attempt' } as const;
     return { outcome: 'retry', statusCode: status, next: { deliveryId, attempt: attempt + 1, delayMs } } as const;
   });
+  if (result.outcome !== 'skipped') observeWebhookDelivery(result.outcome, sent.durationMs);
+  return result;
 }
 
 interface ClaimedDelivery {

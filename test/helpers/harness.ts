@@ -61,6 +61,7 @@ export function testConfig(env: Record<string, string> = {}, overrides: Partial<
       RATE_LIMIT_ENABLED: 'false',
       LOG_LEVEL: 'debug',
       PORT: '0',
+      METRICS_PORT: '0',
       ...env,
     },
     overrides,

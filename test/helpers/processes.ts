@@ -20,7 +20,7 @@ export interface Spawned {
 export function spawnEntry(entry: string, env: Record<string, string>, args: string[] = []): Spawned {
   const child = spawn(TSX, [path.join(ROOT, entry), ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

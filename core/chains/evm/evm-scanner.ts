@@ -6,6 +6,7 @@ import { getCheckpoint, setCheckpoint, type Checkpoint } from '../../checkpoints
 import type { ServiceContext } from '../../context';
 import { dropTransfers, findWatchedAddresses, recordTransfers, type WatchedAddress } from '../../transfers/record-transfer';
 import type { Chain, Currency } from '../registry';
+import { countTransfersRecorded } from '../../metrics/metrics';
 import { RangeTooLargeError, type EvmRpc, type RpcBlockHeader, type RpcLog } from './evm-rpc';
 
 /**
@@ -287,6 +288,7 @@ export async function scanChain(ctx: ServiceContext, chain: Chain, rpc: EvmRpc, 
   let unstable = 0;
   while (Date.now() - started < budgetMs) {
     const step = await scanChainOnce(ctx, chain, rpc);
+    countTransfersRecorded(chain.chainId, step.recorded);
     run.lastStatus = step.status;
     run.recorded += step.recorded;
     if (step.status === 'scanned') run.ranges++;
