@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { ServiceContext } from '../core/context';
 import { createProducerRedis, waitForRedis } from '../core/redis';
+import { checkRedisFitForQueues } from '../core/redis-eviction';
 import { closeQueues, createQueues, type Queues } from '../workers/catalog';
 import { createApp } from './app';
 import { createKeyCache } from './deps';
@@ -17,6 +18,7 @@ export interface RunningApi {
 export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
   const redis = createProducerRedis(ctx.config.redisUrl);
   await waitForRedis(redis);
+  await checkRedisFitForQueues(redis, ctx.config, ctx.logger);
   const queues = createQueues(redis, ctx.config.redisPrefix);
   const keyCache = createKeyCache(ctx);
   const app = createApp(ctx.config, { ...ctx, redis, queues, keyCache });

@@ -1,6 +1,7 @@
 import type { Worker } from 'bullmq';
 import type { ServiceContext } from '../core/context';
 import { createWorkerRedis, waitForRedis } from '../core/redis';
+import { checkRedisFitForQueues } from '../core/redis-eviction';
 import { closeQueues, createQueues, type Queues } from './catalog';
 import { registerSchedulers } from './schedulers';
 import { selectedQueues, startWorkers } from './worker-pool';
@@ -16,6 +17,7 @@ export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWo
   const names = selectedQueues(ctx.config.workerQueues);
   const connection = createWorkerRedis(ctx.config.redisUrl);
   await waitForRedis(connection);
+  await checkRedisFitForQueues(connection, ctx.config, ctx.logger);
   const queues = createQueues(connection, ctx.config.redisPrefix);
   await registerSchedulers(queues, ctx.config, ctx.registry, ctx.logger);
   // A Redis that comes back empty (restarted without persistence) has lost the schedulers:

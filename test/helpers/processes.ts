@@ -71,10 +71,10 @@ export async function closedPort(): Promise<number> {
   return port;
 }
 
-/** A private redis-server the test may stop (never the machine's shared one). */
-export async function startPrivateRedis(): Promise<{ url: string; port: number; stop(): Promise<void> }> {
+/** A private redis-server the test may stop (never the machine's shared one); `args` adds settings. */
+export async function startPrivateRedis(args: string[] = []): Promise<{ url: string; port: number; stop(): Promise<void> }> {
   const port = await closedPort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args], { stdio: 'ignore' });
   for (let i = 0; i < 50; i++) {
     const ok = await new Promise<boolean>((resolve) => {
       const s = net.connect(port, '127.0.0.1', () => (s.end(), resolve(true)));
