@@ -66,6 +66,7 @@ export interface Config {
     webhookRelayMs: number;
     idempotencyCleanupMs: number;
     tableMaintenanceMs: number;
+    alertEmailMs: number;
   };
   maintenance: {
     /** A queue-like table is vacuumed once it has this many dead rows (core/maintenance). */
@@ -235,6 +236,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       webhookRelayMs: read.integer('WEBHOOK_RELAY_INTERVAL_MS', 2000, 50, 3600_000),
       idempotencyCleanupMs: read.integer('IDEMPOTENCY_CLEANUP_INTERVAL_MS', 3600_000, 50, 86_400_000),
       tableMaintenanceMs: read.integer('TABLE_MAINTENANCE_INTERVAL_MS', 60_000, 50, 86_400_000),
+      alertEmailMs: read.integer('ALERT_EMAIL_INTERVAL_MS', 10_000, 50, 3600_000),
     },
     maintenance: {
       vacuumMinDeadRows: read.integer('VACUUM_MIN_DEAD_ROWS', 5000, 1, 100_000_000),

@@ -11,13 +11,14 @@ import { ROLES, type Role } from '../core/roles';
 import { createDb, type DbHandle } from '../db/client';
 import { runMigrations } from '../db/migrate';
 
-const USAGE = `Usage: npm run admin -- <command>
-  create-org "<name>" [--derive-from <xpub>] [--count <n>]   create an organization; prints its Owner key once
-                                                             (--derive-from fills its EVM and Tron pools from an xpub, 100 addresses each by default)
-  list-orgs                                                  every organization: id, name, created
-  create-key <organization id> --role <owner|admin|member|viewer> [--name "<name>"]   prints the new key once
-  list-keys <organization id>                                the organization's keys (never their secret)
-  revoke-key <key id>                                        revoke a key at once (the last Owner key cannot be)`;
+const USAGE = `Usage: npm run admin -- create-org "<name>" [--derive-from <xpub>] [--count <n>]
+         create an organization and print its Owner key once; --derive-from fills its EVM and Tron
+         pools from an extended public key (100 addresses each, or --count)
+       npm run admin -- list-orgs
+       npm run admin -- create-key <organization id> --role <owner|admin|member|viewer> [--name "<name>"]
+         print a new key once
+       npm run admin -- list-keys <organization id>      (never shows a key's secret)
+       npm run admin -- revoke-key <key id>              (at once; the last Owner key cannot be revoked)`;
 
 /** A clear one-line refusal, exit code 2 (usage) or 1 (the operation failed). */
 class CliError extends Error {
