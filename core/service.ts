@@ -5,7 +5,8 @@ import type { ServiceContext } from './context';
 import { createLogger, type Logger } from './logger';
 import { createDb, type DbHandle } from '../db/client';
 import { runMigrations } from '../db/migrate';
-import { loadLocalChainState } from './chains/evm/local/local-chain';
+import { loadLocalChainState } from './chains/evm/local-chain-state';
+import { assertLocalChainTooling } from './chains/local-tooling';
 
 export interface ServiceHandle {
   ctx: ServiceContext;
@@ -21,6 +22,8 @@ export async function createService(
   config: Config,
   opts: { logger?: Logger; clock?: Clock; migrate?: boolean; kind?: ProcessKind } = {},
 ): Promise<ServiceHandle> {
+  // Before any connection: an image without the development tooling refuses NETWORK=local at once.
+  if (config.network === 'local') assertLocalChainTooling();
   const logger = opts.logger ?? createLogger(config.logLevel);
   if (opts.migrate !== false) await runMigrations(config.databaseUrl);
   const dbHandle = createDb(config.databaseUrl, { max: databasePoolSizeFor(config, opts.kind ?? 'worker') });
