@@ -1,17 +1,16 @@
 import { loadConfig } from '../core/config';
-import { handleShutdown, runMain } from '../core/process';
+import { runMain, shutdownInReverse } from '../core/process';
 import { createService } from '../core/service';
-import { startApi } from './server';
 import { startMetricsServer } from '../core/metrics/server';
+import { startApi } from './server';
 
 runMain(async () => {
   const config = loadConfig();
   const { ctx, dbHandle } = await createService(config, { kind: 'api' });
+  const shutdown = shutdownInReverse(ctx.logger);
+  shutdown.add(() => dbHandle.close());
   const api = await startApi(ctx);
+  shutdown.add(() => api.close());
   const metrics = await startMetricsServer(ctx, Object.values(api.queues));
-  handleShutdown(async () => {
-    await api.close();
-    await metrics.close();
-    await dbHandle.close();
-  }, ctx.logger);
+  shutdown.add(() => metrics.close());
 });

@@ -1,6 +1,6 @@
 import { loadConfig } from '../core/config';
 import { countOrganizations, createOrganization } from '../core/organizations';
-import { handleShutdown, runMain } from '../core/process';
+import { runMain, shutdownInReverse } from '../core/process';
 import { createService } from '../core/service';
 import { startMetricsServer } from '../core/metrics/server';
 import { startApi } from '../api/server';
@@ -16,6 +16,8 @@ function localChainTooling(): typeof import('./local-chain/local-chain') & typeo
 runMain(async () => {
   const config = loadConfig();
   const { ctx, dbHandle } = await createService(config);
+  const shutdown = shutdownInReverse(ctx.logger);
+  shutdown.add(() => dbHandle.close());
 
   // NETWORK=local: the local chain runs inside this process (`npm run chain` runs it alone). Its
   // tooling is development-only (scripts/local-chain/, not in the image): loaded only when used.
@@ -23,20 +25,17 @@ runMain(async () => {
     config.network === 'local' && config.startLocalChain
       ? await localChainTooling().startLocalChain(ctx, config.localChainPort ?? 0)
       : null;
+  if (localChain) shutdown.add(() => localChain.anvil.stop());
   if (localChain) process.stdout.write(`\n  Local chain ethereum-local on ${localChain.anvil.url} (tokens: ${(['USDT', 'USDC', 'DAI'] as const).map((c) => `${c} ${localChain.state.tokens[c]}`).join(', ')})\n`);
 
   // The ports are taken before anything is created: a busy port fails the start before an
   // organization exists or a key is printed (a key printed by a process that then died is lost).
   const api = await startApi(ctx);
+  shutdown.add(() => api.close());
   const workers = await startWorkerProcess(ctx);
+  shutdown.add(() => workers.close());
   const metrics = await startMetricsServer(ctx, Object.values(workers.queues));
-  handleShutdown(async () => {
-    await api.close();
-    await workers.close();
-    await metrics.close();
-    await localChain?.anvil.stop();
-    await dbHandle.close();
-  }, ctx.logger);
+  shutdown.add(() => metrics.close());
 
   // First start on an empty database: a local organization, so a newcomer can call the API at once.
   if ((await countOrganizations(ctx.db)) === 0) {

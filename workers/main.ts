@@ -1,17 +1,16 @@
 import { loadConfig } from '../core/config';
-import { handleShutdown, runMain } from '../core/process';
+import { runMain, shutdownInReverse } from '../core/process';
 import { createService } from '../core/service';
-import { startWorkerProcess } from './runtime';
 import { startMetricsServer } from '../core/metrics/server';
+import { startWorkerProcess } from './runtime';
 
 runMain(async () => {
   const config = loadConfig();
   const { ctx, dbHandle } = await createService(config, { kind: 'worker' });
+  const shutdown = shutdownInReverse(ctx.logger);
+  shutdown.add(() => dbHandle.close());
   const workers = await startWorkerProcess(ctx);
+  shutdown.add(() => workers.close());
   const metrics = await startMetricsServer(ctx, Object.values(workers.queues));
-  handleShutdown(async () => {
-    await workers.close();
-    await metrics.close();
-    await dbHandle.close();
-  }, ctx.logger);
+  shutdown.add(() => metrics.close());
 });
