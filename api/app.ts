@@ -8,7 +8,7 @@ import { WireFormat } from './format';
 import { healthHandler } from './health';
 import { buildOpenApi, renderDocsPage } from './openapi';
 import { ApiBuilder } from './route-kit';
-import { logRequestError, requestLogger } from './request-log';
+import { logRequestError, logRequestWarning, requestLogger } from './request-log';
 import { registerRoutes } from './routes';
 import { httpMetrics } from './http-metrics';
 import { docsPolicy, securityHeaders } from './security-headers';
@@ -51,10 +51,14 @@ export function createApp(config: Config, deps: ApiDeps): App {
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const appError = toAppError(err);
-    if (appError.status >= 500) {
+    if (appError.code === 'NO_AVAILABLE_ADDRESSES') {
+      logRequestWarning(deps.logger, res, { code: appError.code, retryAfter: appError.extra?.retryAfter }, appError.message);
+    } else if (appError.status >= 500) {
       logRequestError(deps.logger, req, res, err);
     }
     if (res.headersSent) return;
+    // A temporary condition says when to come back (the body carries it as retryAfter too).
+    if (typeof appError.extra?.retryAfter === 'number') res.setHeader('Retry-After', String(appError.extra.retryAfter));
     if (!req.originalUrl.startsWith('/api/')) {
       res.status(appError.status).type('text/plain').send(appError.message);
       return;
