@@ -23,7 +23,13 @@ export interface PaymentResult {
   from: string;
 }
 
-export async function payOnLocalChain(ctx: ServiceContext, target: string, amountText: string, currencyArg?: string): Promise<PaymentResult> {
+export async function payOnLocalChain(
+  ctx: ServiceContext,
+  target: string,
+  amountText: string,
+  currencyArg?: string,
+  options: { force?: boolean } = {},
+): Promise<PaymentResult> {
   const chain = ctx.registry.get(LOCAL_CHAIN_ID);
   if (!chain) throw new PayError('the local chain is not configured (NETWORK must be local)');
   let to: string;
@@ -35,6 +41,13 @@ export async function payOnLocalChain(ctx: ServiceContext, target: string, amoun
       .where(eq(orders.id, target));
     if (!order) throw new PayError(`order ${target} not found`);
     if (order.chainId !== LOCAL_CHAIN_ID) throw new PayError(`order ${target} is on ${order.chainId}, not ${LOCAL_CHAIN_ID}`);
+    if ((order.status === 'completed' || order.status === 'expired') && !options.force) {
+      // Its address has gone back to the pool (cooldown): the money would not count toward this order
+      // but be recorded unattributed, or credited to whoever holds the address next.
+      throw new PayError(
+        `order ${target} is ${order.status}: a payment now would not count toward it (it would land unattributed, or with the address's next holder). Pass --force to send it anyway.`,
+      );
+    }
     if (currencyArg && currencyArg.toUpperCase() !== order.currency) {
       // Allowed on purpose (wrong-token payments are a case to try), but said out loud.
       process.stderr.write(`note: order ${target} is in ${order.currency}; paying ${currencyArg.toUpperCase()} as asked\n`);
