@@ -6,9 +6,10 @@ import { startApi } from './server';
 
 runMain(async () => {
   const config = loadConfig();
-  const { ctx, dbHandle } = await createService(config, { kind: 'api' });
+  const service = await createService(config, { kind: 'api' });
+  const { ctx } = service;
   const shutdown = shutdownInReverse(ctx.logger);
-  shutdown.add(() => dbHandle.close());
+  shutdown.add(() => service.close());
   const api = await startApi(ctx);
   shutdown.add(() => api.close());
   const metrics = await startMetricsServer(ctx, Object.values(api.queues));

@@ -6,9 +6,10 @@ import { startWorkerProcess } from './runtime';
 
 runMain(async () => {
   const config = loadConfig();
-  const { ctx, dbHandle } = await createService(config, { kind: 'worker' });
+  const service = await createService(config, { kind: 'worker' });
+  const { ctx } = service;
   const shutdown = shutdownInReverse(ctx.logger);
-  shutdown.add(() => dbHandle.close());
+  shutdown.add(() => service.close());
   const workers = await startWorkerProcess(ctx);
   shutdown.add(() => workers.close());
   const metrics = await startMetricsServer(ctx, Object.values(workers.queues));

@@ -2,7 +2,8 @@ import type { Worker } from 'bullmq';
 import type { ServiceContext } from '../core/context';
 import { createWorkerRedis, waitForRedis } from '../core/redis';
 import { checkRedisFitForQueues } from '../core/redis-eviction';
-import { closeQueues, createQueues, type Queues } from './catalog';
+import { closeQueues, createQueues, type Queues } from '../core/jobs/catalog';
+import { bullJobQueue } from '../core/jobs/bullmq-job-queue';
 import { registerSchedulers } from './schedulers';
 import { selectedQueues, startWorkers } from './worker-pool';
 
@@ -39,7 +40,8 @@ export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWo
       redisDown = true;
     });
   }
-  const workers = startWorkers({ ...ctx, queues }, connection, names);
+  // Follow-up jobs go out on the workers' own connection (it waits out a Redis outage).
+  const workers = startWorkers({ ...ctx, jobs: bullJobQueue(queues) }, connection, names);
   ctx.logger.info({ queues: names }, 'workers started');
   return {
     workers,

@@ -31,6 +31,7 @@ import { createDb } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
 import { events, poolAddresses, scannedBlocks, transfers } from '../../db/schema';
 import { startWorkerProcess } from '../../workers/runtime';
+import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
 
 const BLOCKS = 1000;
 const RECEIVERS_PER_BLOCK = 5;
@@ -64,7 +65,8 @@ async function main(): Promise<void> {
     const tokens = await deployTestTokens(signer);
     for (const t of TEST_TOKENS) registry.setTokenAddress(LOCAL_CHAIN_ID, t.currency, tokens[t.currency], t.decimals);
     registry.setRpcUrls(LOCAL_CHAIN_ID, [anvil.url]);
-    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn') };
+    // The scanner enqueues nothing; a lazy job queue never opens its connection.
+    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix) };
     const chain = registry.get(LOCAL_CHAIN_ID)!;
     const { organizationId } = await createOrganization(dbHandle.db, 'Bench org');
 

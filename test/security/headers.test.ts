@@ -6,7 +6,7 @@ import chromium from '@sparticuz/chromium';
 import { chromium as playwright, type Browser, type Page } from 'playwright-core';
 import request from 'supertest';
 import { ConfigError, loadConfig } from '../../core/config';
-import { QUEUE_NAMES } from '../../workers/catalog';
+import { QUEUE_NAMES } from '../../core/jobs/catalog';
 import { buildTestApp, createTestOrg } from '../helpers/harness';
 
 const OPERATOR = { OPERATOR_USER: 'ops', OPERATOR_PASSWORD: 'correct horse battery' };
