@@ -1,3 +1,5 @@
+import { formatAmount } from './amounts';
+import type { ChainRegistry, Currency } from './chains/registry';
 import type { Logger } from './logger';
 
 /**
@@ -25,4 +27,10 @@ export function logMoney(logger: Logger | undefined, line: MoneyLine, fields: Re
   const clean: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(fields)) if (v !== undefined && v !== null) clean[k] = typeof v === 'bigint' ? v.toString() : v;
   logger.info({ money: true, ...clean }, line);
+}
+
+/** A transfer's amount in token units ("12.5") when the chain knows the token's decimals, else null. */
+export function tokenAmount(registry: ChainRegistry, chainId: string, currency: string, units: bigint | string): string | null {
+  const decimals = registry.get(chainId)?.tokens[currency as Currency]?.decimals;
+  return decimals === undefined ? null : formatAmount(BigInt(units), decimals);
 }

@@ -6,6 +6,7 @@ import { dropDeposit, recordDeposit } from '../deposits/lifecycle';
 import { newId } from '../ids';
 import { recomputeOrder, transferCountsTowardOrder } from '../orders/order-state';
 import { findAssignmentAt } from '../pool/allocation';
+import { logMoney, tokenAmount } from '../money-log';
 import type { Currency, Protocol } from '../chains/registry';
 
 /**
@@ -137,6 +138,7 @@ export async function recordTransfer(tx: Tx, ctx: ServiceContext, observed: Obse
       );
     return { transferId: existing?.id ?? '', created: false, orderId: existing?.orderId ?? null, depositBindingId: existing?.depositBindingId ?? null };
   }
+  logPaymentSeen(ctx, { ...observed, toAddress: watched?.address ?? observed.toAddress }, { transferId: id, organizationId: watched?.organizationId ?? null, orderId, depositBindingId, counted });
   if (depositBindingId) await recordDeposit(tx, ctx, id);
   if (orderId) await recomputeOrder(tx, ctx, orderId);
   return { transferId: id, created: true, orderId, depositBindingId };
@@ -187,10 +189,36 @@ export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: { obse
     });
   }
   for (let i = 0; i < plain.length; i += 1000) {
-    const inserted = await tx.insert(transfers).values(plain.slice(i, i + 1000)).onConflictDoNothing().returning({ id: transfers.id });
+    const batch = plain.slice(i, i + 1000);
+    const inserted = await tx.insert(transfers).values(batch).onConflictDoNothing().returning({ id: transfers.id });
     created += inserted.length;
+    const isNew = new Set(inserted.map((r) => r.id));
+    for (const t of batch) {
+      if (isNew.has(t.id!)) logPaymentSeen(ctx, t as ObservedTransfer, { transferId: t.id!, organizationId: t.organizationId ?? null, orderId: null, depositBindingId: null, counted: false });
+    }
   }
   return created;
+}
+
+/** The "payment seen" line: every new transfer into a pool address, attributed or not. */
+function logPaymentSeen(
+  ctx: ServiceContext,
+  t: Pick<ObservedTransfer, 'chainId' | 'currency' | 'amount' | 'txHash' | 'logIndex' | 'blockNumber' | 'toAddress' | 'fromAddress'>,
+  ids: { transferId: string; organizationId: string | null; orderId: string | null; depositBindingId: string | null; counted: boolean },
+): void {
+  logMoney(ctx.logger, 'payment seen', {
+    ...ids,
+    attributed: !!(ids.orderId || ids.depositBindingId),
+    chainId: t.chainId,
+    currency: t.currency,
+    amount: tokenAmount(ctx.registry, t.chainId, t.currency, t.amount),
+    amountUnits: t.amount,
+    to: t.toAddress,
+    from: t.fromAddress,
+    txHash: t.txHash,
+    logIndex: t.logIndex,
+    blockNumber: t.blockNumber,
+  });
 }
 
 /**
@@ -203,7 +231,31 @@ export async function dropTransfers(tx: Tx, ctx: ServiceContext, transferIds: st
     .update(transfers)
     .set({ status: 'dropped', droppedAt: ctx.clock.now(), credited: false })
     .where(and(inArray(transfers.id, transferIds), eq(transfers.status, 'pending')))
-    .returning({ id: transfers.id, orderId: transfers.orderId, depositBindingId: transfers.depositBindingId });
+    .returning({
+      id: transfers.id,
+      orderId: transfers.orderId,
+      depositBindingId: transfers.depositBindingId,
+      organizationId: transfers.organizationId,
+      chainId: transfers.chainId,
+      txHash: transfers.txHash,
+      blockNumber: transfers.blockNumber,
+      currency: transfers.currency,
+      amount: transfers.amount,
+    });
+  for (const t of dropped) {
+    logMoney(ctx.logger, 'payment dropped', {
+      transferId: t.id,
+      organizationId: t.organizationId,
+      orderId: t.orderId,
+      depositBindingId: t.depositBindingId,
+      chainId: t.chainId,
+      currency: t.currency,
+      amount: tokenAmount(ctx.registry, t.chainId, t.currency, t.amount),
+      txHash: t.txHash,
+      blockNumber: t.blockNumber,
+      reason: 'its block left the chain (reorg)',
+    });
+  }
   for (const t of dropped) {
     if (t.depositBindingId) {
       const [deposit] = await tx.select({ id: deposits.id }).from(deposits).where(eq(deposits.transferId, t.id));

@@ -4,6 +4,7 @@ import type { ServiceContext } from '../../context';
 import { completeDeposit, confirmDeposit } from '../../deposits/lifecycle';
 import { recomputeOrder } from '../../orders/order-state';
 import type { Chain } from '../registry';
+import { logMoney, tokenAmount } from '../../money-log';
 import type { EvmRpc } from './evm-rpc';
 
 /**
@@ -26,6 +27,27 @@ export interface ConfirmationRun {
 /** Required confirmations of one transfer: its order's, else its deposit's, else the chain's. */
 export function requiredConfirmations(chain: Chain, t: { orderRequired: number | null; depositRequired: number | null }): number {
   return t.orderRequired ?? t.depositRequired ?? chain.orderConfirmations;
+}
+
+/** The "payment confirmed" line, written once the confirming transaction committed. */
+function logPaymentConfirmed(
+  ctx: ServiceContext,
+  chain: Chain,
+  t: { id: string; organizationId: string | null; orderId: string | null; depositId: string | null; txHash: string; blockNumber: number; currency: string; amount: bigint | string },
+  head: number,
+): void {
+  logMoney(ctx.logger, 'payment confirmed', {
+    transferId: t.id,
+    organizationId: t.organizationId,
+    orderId: t.orderId,
+    depositId: t.depositId,
+    chainId: chain.chainId,
+    currency: t.currency,
+    amount: tokenAmount(ctx.registry, chain.chainId, t.currency, t.amount),
+    txHash: t.txHash,
+    blockNumber: t.blockNumber,
+    confirmations: head - t.blockNumber + 1,
+  });
 }
 
 export async function updateConfirmations(ctx: ServiceContext, chain: Chain, rpc: EvmRpc): Promise<ConfirmationRun> {
@@ -52,6 +74,10 @@ export async function updateConfirmations(ctx: ServiceContext, chain: Chain, rpc
         blockNumber: transfers.blockNumber,
         blockHash: transfers.blockHash,
         orderId: transfers.orderId,
+        organizationId: transfers.organizationId,
+        txHash: transfers.txHash,
+        currency: transfers.currency,
+        amount: transfers.amount,
         orderRequired: orders.requiredConfirmations,
         depositId: deposits.id,
         depositRequired: deposits.requiredConfirmations,
@@ -88,6 +114,8 @@ export async function updateConfirmations(ctx: ServiceContext, chain: Chain, rpc
       .where(and(inArray(transfers.id, plain.slice(i, i + 1000)), eq(transfers.status, 'pending')))
       .returning({ id: transfers.id });
     run.confirmed += done.length;
+    const confirmedIds = new Set(done.map((d) => d.id));
+    for (const t of verified) if (confirmedIds.has(t.id)) logPaymentConfirmed(ctx, chain, t, head);
   }
 
   // Attributed ones: one transaction each, under a row lock, with the domain's recompute.
@@ -110,7 +138,10 @@ export async function updateConfirmations(ctx: ServiceContext, chain: Chain, rpc
       if (row.orderId) await recomputeOrder(tx, ctx, row.orderId);
       return true;
     });
-    if (confirmed) run.confirmed++;
+    if (confirmed) {
+      run.confirmed++;
+      logPaymentConfirmed(ctx, chain, t, head);
+    }
   }
 
   // Confirmed deposits: keep counting, complete at finality.
