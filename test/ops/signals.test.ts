@@ -87,6 +87,11 @@ describe('SIGTERM to the top process of npm start', function () {
     const key = await eventually(async () => /Owner API key \(shown once, store it now\): (pk_[A-Za-z0-9_-]+)/.exec(out)?.[1], 120_000, `the Owner key in:\n${out}`);
     knownSecrets.add(key);
     const port = Number(/"port":(\d+)[^\n]*API listening/.exec(out)?.[1]);
+    // npm start serves /metrics too, on its own port.
+    const metricsPort = Number(/metrics on http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(out)?.[1]);
+    const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect(metrics.status).to.equal(200);
+    expect(await metrics.text()).to.match(/^stablegate_queue_jobs\{queue="chain-scan",state="waiting"\} \d+$/m);
     const base = `http://127.0.0.1:${port}/api/v1`;
     const headers = { 'X-API-Key': key, 'content-type': 'application/json' };
     const ep = await (await fetch(`${base}/webhooks/endpoints`, { method: 'POST', headers, body: JSON.stringify({ url: hook, events: ['order.completed'] }) })).json();
