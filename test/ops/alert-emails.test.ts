@@ -7,7 +7,7 @@ import { ManualClock } from '../../core/clock';
 import { checkPoolLevel } from '../../core/pool/alerts';
 import { alertEmails } from '../../db/schema';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
-import { buildTestApp, createTestOrg, testConfig, testContext, testDb, type TestOrg } from '../helpers/harness';
+import { buildTestApp, createTestOrg, TEST_REDIS_PREFIX, testConfig, testContext, testDb, type TestOrg } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
 import { addJobsAndWait } from '../helpers/run-job';
 
@@ -61,7 +61,9 @@ describe('alerts by e-mail (SMTP sink)', function () {
 
   before(async () => {
     sink = await startSmtpSink();
-    env = { SMTP_URL: sink.url, SMTP_FROM: 'Stablegate <alerts@stablegate.example>', ALERT_EMAILS_PER_HOUR: '2', WORKER_QUEUES: 'alert-email', ALERT_EMAIL_INTERVAL_MS: '3600000' };
+    // A prefix of its own: this worker process registers the job schedulers, which must not run
+    // in the queues other suites share.
+    env = { REDIS_PREFIX: `${TEST_REDIS_PREFIX}mail`, SMTP_URL: sink.url, SMTP_FROM: 'Stablegate <alerts@stablegate.example>', ALERT_EMAILS_PER_HOUR: '2', WORKER_QUEUES: 'alert-email', ALERT_EMAIL_INTERVAL_MS: '3600000' };
     workers = await startWorkerProcess(testContext(testConfig(env), clock));
     org = await createTestOrg('Mailed org');
     await seedPoolAddresses(org.organizationId, 'evm', 10);

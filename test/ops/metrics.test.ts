@@ -7,7 +7,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { EvmRpc } from '../../core/chains/evm/evm-rpc';
 import { startMetricsServer, type RunningMetrics } from '../../core/metrics/server';
-import { buildTestApp, createTestOrg, testConfig, type TestOrg } from '../helpers/harness';
+import { buildTestApp, createTestOrg, TEST_REDIS_PREFIX, testConfig, type TestOrg } from '../helpers/harness';
 import { CHAIN, checkpointAt, preserveCheckpoint, tokenEnv } from '../helpers/orders';
 import { seedPoolAddresses } from '../helpers/pool';
 import { closedPort, spawnEntry } from '../helpers/processes';
@@ -193,7 +193,9 @@ describe('Prometheus metrics', function () {
     let workers: Awaited<ReturnType<typeof startTestWorkers>>['workers'];
     before(async () => {
       receiver = await startReceiver(() => ({ status: 200 }));
-      workers = (await startTestWorkers()).workers;
+      // Its own queue prefix: the worker process registers job schedulers that must not run in the
+      // queues other suites share (the relay picks the event up from Postgres).
+      workers = (await startTestWorkers({ REDIS_PREFIX: `${TEST_REDIS_PREFIX}mwh` })).workers;
     });
     after(async () => {
       await workers?.close();

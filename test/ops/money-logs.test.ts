@@ -10,7 +10,7 @@ import { deposits, transfers } from '../../db/schema';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { orderTransfers, settle } from '../helpers/evm';
 import request from 'supertest';
-import { buildTestApp, capturedLogLines, createTestOrg, testContext } from '../helpers/harness';
+import { buildTestApp, capturedLogLines, createTestOrg, TEST_REDIS_PREFIX, testContext } from '../helpers/harness';
 import { startReceiver, startTestWorkers, eventually, type Receiver } from '../helpers/webhooks';
 import { seedPoolAddresses } from '../helpers/pool';
 
@@ -118,7 +118,9 @@ describe('readable money logs: webhooks', function () {
   before(async () => {
     // /flaky fails once then succeeds; /gone answers 410 (the endpoint is disabled).
     receiver = await startReceiver((req) => (req.path === '/gone' ? { status: 410 } : req.path === '/flaky' && req.n === 1 ? { status: 500 } : { status: 200 }));
-    workers = (await startTestWorkers()).workers;
+    // Its own queue prefix: the worker process registers job schedulers that must not run in the
+    // queues other suites share (the relay picks the events up from Postgres).
+    workers = (await startTestWorkers({ REDIS_PREFIX: `${TEST_REDIS_PREFIX}mlw` })).workers;
   });
   after(async () => {
     await workers?.close();
