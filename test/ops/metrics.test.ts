@@ -151,8 +151,9 @@ describe('Prometheus metrics', function () {
   it('reads queue depths, pool availability and the chain checkpoint at scrape time', async () => {
     const blockTime = new Date(Date.now() - 42_000);
     await checkpointAt(blockTime, 4242);
-    await deps.queues['pool-low-check'].add('pool-low-check', {}, { delay: 3_600_000, jobId: `metrics-probe-${Date.now()}` });
+    const probe = await deps.queues['pool-low-check'].add('pool-low-check', {}, { delay: 3_600_000, jobId: `metrics-probe-${Date.now()}` });
     const { samples } = parseMetrics((await scrape(metrics.port)).text);
+    await probe.remove();
     expect(valueOf(samples, 'stablegate_queue_jobs', { queue: 'pool-low-check', state: 'delayed' })).to.be.at.least(1);
     for (const state of ['waiting', 'active', 'delayed', 'failed']) expect(valueOf(samples, 'stablegate_queue_jobs', { queue: 'webhook-delivery', state }), state).to.be.a('number');
     expect(valueOf(samples, 'stablegate_pool_addresses', { protocol: 'evm', status: 'allocated' })).to.be.at.least(1);
