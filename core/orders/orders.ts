@@ -10,7 +10,7 @@ import { integerConfigSql, isHttpUrl } from '../org-config';
 import { AFTER_PLACEHOLDERS, AllocationHints, takeAddressCtes, takeWithCooledDownRetry, type AllocationPoint } from '../pool/allocation';
 import { assertNoSeedPhrase } from '../pool/secret-scan';
 import { countOrderTransition } from '../metrics/metrics';
-import type { Currency, Protocol } from '../chains/registry';
+import type { Protocol } from '../chains/registry';
 import type { OrderRow } from './order-view';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
 import { newPayTokenSql } from './pay-token';
@@ -220,7 +220,6 @@ export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-const DEFAULT_DECIMALS: Record<Currency, number> = { USDT: 6, USDC: 6, DAI: 18 };
 const SORT_SCALE = 18;
 
 /**
@@ -229,14 +228,8 @@ const SORT_SCALE = 18;
  */
 function amountInCommonScale(ctx: Pick<ServiceContext, 'registry'>): SQL {
   const cases: SQL[] = [];
-  for (const chain of ctx.registry.list()) {
-    for (const token of Object.values(chain.tokens)) {
-      if (!token) continue;
-      cases.push(sql`when ${orders.chainId} = ${chain.chainId} and ${orders.currency} = ${token.currency} then ${Math.max(0, SORT_SCALE - token.decimals)}`);
-    }
-  }
-  for (const [currency, decimals] of Object.entries(DEFAULT_DECIMALS)) {
-    cases.push(sql`when ${orders.currency} = ${currency} then ${SORT_SCALE - decimals}`);
+  for (const token of ctx.registry.knownTokens()) {
+    cases.push(sql`when ${orders.chainId} = ${token.chainId} and ${orders.currency} = ${token.currency} then ${Math.max(0, SORT_SCALE - token.decimals)}`);
   }
   return sql`(${orders.amount} * power(10::numeric, (case ${sql.join(cases, sql` `)} else 0 end)::int))`;
 }

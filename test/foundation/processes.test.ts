@@ -4,6 +4,7 @@ import request from 'supertest';
 import { createProducerRedis } from '../../core/redis';
 import { createDb } from '../../db/client';
 import { buildTestApp, createTestOrg, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../helpers/harness';
+import { eventually } from '../helpers/wait';
 import { closedPort, spawnEntry, startPrivateRedis } from '../helpers/processes';
 
 const baseEnv = () => ({ DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: `${TEST_REDIS_PREFIX}proc`, PORT: '0', LOG_LEVEL: 'info' });
@@ -14,14 +15,14 @@ describe('health when a dependency is down', () => {
     const redis = createProducerRedis(redisServer.url);
     try {
       const { app } = buildTestApp({ redis });
-      await new Promise((r) => setTimeout(r, 100));
+      await eventually(() => redis.status === 'ready', 10_000, 'the Redis connection');
       const up = await request(app).get('/health');
       expect(up.status).to.equal(200);
       await redisServer.stop();
       const down = await request(app).get('/health');
       expect(down.status).to.equal(503);
       expect(down.body).to.include({ status: 'degraded' });
-      expect(down.body.checks).to.deep.equal({ database: 'ok', redis: 'down', redisEviction: 'unknown' });
+      expect(down.body.checks).to.deep.equal({ database: 'ok', redis: 'down', redisEviction: 'unknown', chains: 'ok' });
       expect(down.body.version).to.be.a('string');
     } finally {
       redis.disconnect();
@@ -39,7 +40,7 @@ describe('health when PostgreSQL is unreachable', () => {
       const res = await request(app).get('/health');
       expect(res.status).to.equal(503);
       expect(res.body).to.include({ status: 'degraded' });
-      expect(res.body.checks).to.deep.equal({ database: 'down', redis: 'ok', redisEviction: 'ok' });
+      expect(res.body.checks).to.deep.equal({ database: 'down', redis: 'ok', redisEviction: 'ok', chains: 'unknown' });
     } finally {
       await deadDb.close();
     }
