@@ -40,7 +40,7 @@ describe('Redis fit for queues (maxmemory-policy)', function () {
     const res = await request(app).get('/health');
     expect(res.status).to.equal(200);
     expect(res.body.status).to.equal('degraded');
-    expect(res.body.checks).to.deep.equal({ database: 'ok', redis: 'ok', redisEviction: 'degraded' });
+    expect(res.body.checks).to.include({ database: 'ok', redis: 'ok', redisEviction: 'degraded' });
     const unknown = await request(buildTestApp({ redis: await connect(noInfo.url) }).app).get('/health');
     expect(unknown.status).to.equal(200);
     expect(unknown.body.checks.redisEviction).to.equal('unknown');
