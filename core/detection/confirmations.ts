@@ -5,6 +5,7 @@ import type { ServiceContext } from '../context';
 import { completeDeposit, confirmDeposit } from '../deposits/lifecycle';
 import { recomputeOrder } from '../orders/order-state';
 import type { ChainAdapter } from './adapter';
+import { logMoney, tokenAmount } from '../money-log';
 
 /**
  * Confirmation counting (design.md §4): confirmations = head − block + 1. At the required count
@@ -28,6 +29,27 @@ export interface ConfirmationRun {
 /** Required confirmations of one transfer: its order's, else its deposit's, else the chain's. */
 export function requiredConfirmations(chain: Chain, t: { orderRequired: number | null; depositRequired: number | null }): number {
   return t.orderRequired ?? t.depositRequired ?? chain.orderConfirmations;
+}
+
+/** The "payment confirmed" line, written once the confirming transaction committed. */
+function logPaymentConfirmed(
+  ctx: ServiceContext,
+  chain: Chain,
+  t: { id: string; organizationId: string | null; orderId: string | null; depositId: string | null; txHash: string; blockNumber: number; currency: string; amount: bigint | string },
+  head: number,
+): void {
+  logMoney(ctx.logger, 'payment confirmed', {
+    transferId: t.id,
+    organizationId: t.organizationId,
+    orderId: t.orderId,
+    depositId: t.depositId,
+    chainId: chain.chainId,
+    currency: t.currency,
+    amount: tokenAmount(ctx.registry, chain.chainId, t.currency, t.amount),
+    txHash: t.txHash,
+    blockNumber: t.blockNumber,
+    confirmations: head - t.blockNumber + 1,
+  });
 }
 
 export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAdapter): Promise<ConfirmationRun> {
@@ -55,6 +77,10 @@ export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAda
         blockNumber: transfers.blockNumber,
         blockHash: transfers.blockHash,
         orderId: transfers.orderId,
+        organizationId: transfers.organizationId,
+        txHash: transfers.txHash,
+        currency: transfers.currency,
+        amount: transfers.amount,
         orderRequired: orders.requiredConfirmations,
         depositId: deposits.id,
         depositRequired: deposits.requiredConfirmations,
@@ -91,6 +117,8 @@ export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAda
       .where(and(inArray(transfers.id, plain.slice(i, i + 1000)), eq(transfers.status, 'pending')))
       .returning({ id: transfers.id });
     run.confirmed += done.length;
+    const confirmedIds = new Set(done.map((d) => d.id));
+    for (const t of verified) if (confirmedIds.has(t.id)) logPaymentConfirmed(ctx, chain, t, head);
   }
 
   // Attributed ones: one transaction each, under a row lock, with the domain's recompute.
@@ -113,7 +141,10 @@ export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAda
       if (row.orderId) await recomputeOrder(tx, ctx, row.orderId);
       return true;
     });
-    if (confirmed) run.confirmed++;
+    if (confirmed) {
+      run.confirmed++;
+      logPaymentConfirmed(ctx, chain, t, head);
+    }
   }
 
   // Confirmed deposits: keep counting, complete at finality.

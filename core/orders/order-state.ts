@@ -5,6 +5,8 @@ import type { ServiceContext } from '../context';
 import { getCheckpoint } from '../checkpoints';
 import { emitEvent } from '../events';
 import { releasePoolAddressFor } from '../pool/allocation';
+import { countOrderTransition } from '../metrics/metrics';
+import { logMoney, tokenAmount } from '../money-log';
 import { presentOrder, type OrderRow, type OrderView } from './order-view';
 
 /**
@@ -251,6 +253,18 @@ async function finishOrder(
   fields: readonly (keyof OrderView)[],
 ): Promise<void> {
   await releasePoolAddressFor(tx, { poolAddressId: order.poolAddressId, organizationId: order.organizationId, reason: 'order', now });
+  countOrderTransition(type === 'order.completed' ? 'completed' : 'expired');
+  logMoney(ctx.logger, type === 'order.completed' ? 'order completed' : 'order expired', {
+    orderId: order.id,
+    organizationId: order.organizationId,
+    orderReference: order.orderReference,
+    chainId: order.chainId,
+    currency: order.currency,
+    amount: tokenAmount(ctx.registry, order.chainId, order.currency, order.amount),
+    amountReceived: tokenAmount(ctx.registry, order.chainId, order.currency, order.amountReceived),
+    address: order.address,
+    txHash: order.txHash,
+  });
   await emitEvent(tx, {
     organizationId: order.organizationId,
     type,
