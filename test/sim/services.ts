@@ -93,11 +93,20 @@ export async function startServiceProcesses(env: Record<string, string>, workers
       await new Promise((r) => setTimeout(r, 2_000 * attempt));
     }
   };
-  const startWorker = async (i: number) => (await startReady(`worker-${i}`, 'workers/main.ts', env, /workers started/)).p;
-  const [api, ...workerProcs] = await Promise.all([
-    startReady('api', 'api/main.ts', { ...env, PORT: '0' }, /API listening on/),
-    ...Array.from({ length: workers }, (_, i) => startWorker(i)),
-  ]);
+  // Readiness lines are info level: workers log at info (their warnings are what matters anyway).
+  const workerEnv = { ...env, LOG_LEVEL: env.LOG_LEVEL === 'warn' ? 'info' : env.LOG_LEVEL };
+  const startWorker = async (i: number) => (await startReady(`worker-${i}`, 'workers/main.ts', workerEnv, /workers started/)).p;
+  let api: { p: Spawned; line: string };
+  let workerProcs: Spawned[];
+  try {
+    [api, ...workerProcs] = await Promise.all([
+      startReady('api', 'api/main.ts', { ...env, PORT: '0', LOG_LEVEL: 'info' }, /API listening on/),
+      ...Array.from({ length: workers }, (_, i) => startWorker(i)),
+    ]) as [{ p: Spawned; line: string }, ...Spawned[]];
+  } catch (err) {
+    for (const { p } of all) p.killGroup('SIGKILL');
+    throw err;
+  }
   const port = /localhost:(\d+)/.exec(api.line)?.[1];
   const errorLines: string[] = [];
   const restarting = new Set<number>();
