@@ -478,11 +478,10 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     tracePath: null,
     logDir: path.join(outDir, 'logs'),
   };
-  if (report.violations.length > 0 || report.mismatches.length > 0) {
-    fs.mkdirSync(outDir, { recursive: true });
-    report.tracePath = path.join(outDir, 'trace.json');
-    fs.writeFileSync(report.tracePath, JSON.stringify({ options: { ...opts, log: undefined }, scenario, report, trace: trace.entries }, null, 1));
-  }
+  // Always kept (cheap, and a passing run's trace is the baseline to compare a failing replay with).
+  fs.mkdirSync(outDir, { recursive: true });
+  report.tracePath = path.join(outDir, 'trace.json');
+  fs.writeFileSync(report.tracePath, JSON.stringify({ options: { ...opts, log: undefined }, scenario, report, trace: trace.entries }));
   return report;
 }
 
