@@ -24,6 +24,8 @@ export interface InvariantResult {
   violations: string[];
   mismatches: string[];
   webhooks: { expected: number; delivered: number; duplicated: number; posts: number };
+  /** What GET /orders/:id answered for every order (for the reference model's comparison). */
+  apiOrders: Map<string, { status: string; amountReceived: bigint | null }>;
 }
 
 interface TransferRow {
@@ -156,12 +158,14 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
 
   // --- the API answers what the database holds -------------------------------------------------
   const apiMismatch: string[] = [];
+  const apiOrders = new Map<string, { status: string; amountReceived: bigint | null }>();
   const queue = [...orderRows];
   await Promise.all(
     Array.from({ length: 6 }, async () => {
       for (let o = queue.shift(); o; o = queue.shift()) {
         const res = await input.api(input.orgKeys[o.organization_id], 'GET', `/orders/${o.id}`);
         const received = typeof res.body.amountReceived === 'string' ? parseUnits(res.body.amountReceived, DECIMALS[o.currency]) : null;
+        apiOrders.set(o.id, { status: String(res.body.status), amountReceived: received });
         if (res.status !== 200 || res.body.status !== o.status || received !== BigInt(o.amount_received)) {
           apiMismatch.push(`${o.id}: API ${res.status} ${String(res.body.status)} ${String(res.body.amountReceived)}, database ${o.status} ${o.amount_received}`);
         }
@@ -233,5 +237,5 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
   }
   limit(violations, 'webhook', hookBad);
 
-  return { violations, mismatches, webhooks: { expected, delivered, duplicated, posts: input.posts.length } };
+  return { violations, mismatches, webhooks: { expected, delivered, duplicated, posts: input.posts.length }, apiOrders };
 }

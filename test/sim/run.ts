@@ -15,6 +15,8 @@ async function main(): Promise<void> {
       workers: { type: 'string', default: '2' },
       'spread-seconds': { type: 'string' },
       'out-dir': { type: 'string' },
+      'self-test': { type: 'boolean', default: false },
+      shrink: { type: 'boolean', default: false },
     },
   });
   const int = (name: string, v: string | undefined, min: number) => {
@@ -26,16 +28,36 @@ async function main(): Promise<void> {
     return n;
   };
   const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : int('seed', values.seed, 0);
-  const report = await runSimulation({
+  const base = {
     payments: int('payments', values.payments, 1),
     seed,
     workers: int('workers', values.workers, 1),
     spreadMs: values['spread-seconds'] === undefined ? undefined : int('spread-seconds', values['spread-seconds'], 5) * 1000,
     outDir: values['out-dir'],
-    log: (l) => console.log(`[sim] ${l}`),
-  });
+    log: (l: string) => console.log(`[sim] ${l}`),
+    // The self-test runs the service with a deliberate bug (a test-only fault, NETWORK=local only).
+    serviceEnv: values['self-test'] ? { SIM_FAULT: 'count-dropped' } : undefined,
+  };
+  const report = await runSimulation(base);
   console.log(formatReport(report));
-  process.exit(report.violations.length + report.mismatches.length > 0 ? 1 : 0);
+  const failed = report.violations.length + report.mismatches.length > 0;
+  if (values['self-test']) {
+    console.log(failed ? 'self-test passed: the simulation caught the injected fault (SIM_FAULT=count-dropped)' : 'SELF-TEST FAILED: the injected fault went unnoticed');
+    process.exit(failed ? 0 : 1);
+  }
+  if (failed && values.shrink) {
+    // Shrinking: the same scenario with fewer operations, while it still fails.
+    let smallest: { fraction: number; tracePath: string | null } = { fraction: 1, tracePath: report.tracePath };
+    for (let fraction = 0.5; fraction >= 1 / 16; fraction /= 2) {
+      console.log(`[sim] shrinking: keeping 1/${Math.round(1 / fraction)} of the operations`);
+      const r = await runSimulation({ ...base, keepFraction: fraction });
+      if (r.violations.length + r.mismatches.length === 0) break;
+      smallest = { fraction, tracePath: r.tracePath };
+      console.log(formatReport(r));
+    }
+    console.log(`smallest failing run: seed ${seed} keeping 1/${Math.round(1 / smallest.fraction)} of the operations; trace ${smallest.tracePath}`);
+  }
+  process.exit(failed ? 1 : 0);
 }
 
 main().catch((err) => {

@@ -11,6 +11,7 @@ import { runMigrations } from '../../db/migrate';
 import { poolAddresses } from '../../db/schema';
 import { BATCH_PAYER_ABI, deployBatchPayer } from './batch-payer';
 import { checkInvariants, type InvariantInput } from './invariants';
+import { compareWithModel } from './model-check';
 import { Rng } from './rng';
 import { startFaultyRpcProxy, type FaultyRpcProxy } from './rpc-proxy';
 import { buildScenario, DECIMALS, type Currency, type PlannedOrder, type Scenario } from './scenario';
@@ -29,6 +30,8 @@ export interface SimOptions {
   /** Extra environment for the service processes (e.g. a test-only fault). */
   serviceEnv?: Record<string, string>;
   log?: (line: string) => void;
+  /** Shrinking: keep only this fraction of the scenario's orders and deposit references (faults kept). */
+  keepFraction?: number;
   /** Give up waiting for quiescence after this long. */
   quiescenceTimeoutMs?: number;
 }
@@ -77,6 +80,13 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
   const log = opts.log ?? (() => {});
   const rng = new Rng(opts.seed);
   const scenario = buildScenario(opts.seed, { payments: opts.payments, workers: opts.workers, confirmations: ORDER_CONFIRMATIONS, spreadMs: opts.spreadMs }, rng.fork('scenario'));
+  if (opts.keepFraction !== undefined && opts.keepFraction < 1) {
+    // Every other operation of the same scenario goes: a smaller reproduction of the same run.
+    const keep = <T extends { n: number }>(items: T[]) => items.filter((_, i) => i % Math.round(1 / opts.keepFraction!) === 0);
+    scenario.orders = keep(scenario.orders);
+    scenario.deposits = keep(scenario.deposits);
+    scenario.payments = scenario.orders.reduce((s, o) => s + o.payments.length, 0) + scenario.deposits.reduce((s, d) => s + d.payments.length + (d.paidAfterUnbind ? 1 : 0), 0);
+  }
   const runId = `${opts.seed}_${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   const outDir = path.resolve(opts.outDir ?? path.join('.data', 'sim', runId));
   const trace = new Trace(started);
@@ -422,6 +432,10 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     });
     violations.push(...result.violations);
     mismatches.push(...result.mismatches);
+    // The reference model's predictions against the service's answers and deliveries.
+    const modelMismatches = await compareWithModel({ sql: db.sql, chain, tokens, startBlock, endpoints, posts: receiver.posts, apiOrders: result.apiOrders });
+    for (const m of modelMismatches.slice(0, 40)) mismatches.push(`model: ${m}`);
+    if (modelMismatches.length > 40) mismatches.push(`model: … and ${modelMismatches.length - 40} more`);
     for (const l of services.errorLines()) trace.add('service-error-log', { line: l });
 
     report = {
