@@ -36,6 +36,9 @@ export async function startFaultyRpcProxy(target: string, rng: Rng, rates: RpcFa
   let enabled = true;
   let requests = 0;
   const lastHeads: string[] = [];
+  // Answers overtaken by the answer of a later call (delays make them arrive out of order).
+  let received = 0;
+  let latestAnswered = 0;
   const held = new Set<http.ServerResponse>();
 
   const forward = async (body: string): Promise<string> => {
@@ -49,6 +52,7 @@ export async function startFaultyRpcProxy(target: string, rng: Rng, rates: RpcFa
     req.on('end', () => {
       void (async () => {
         requests++;
+        const seq = ++received;
         const body = Buffer.concat(chunks).toString('utf8');
         let parsed: unknown;
         try {
@@ -59,6 +63,8 @@ export async function startFaultyRpcProxy(target: string, rng: Rng, rates: RpcFa
         const single = parsed && !Array.isArray(parsed) ? (parsed as { id?: unknown; method?: string }) : null;
         const answer = (status: number, text: string) => {
           if (res.writableEnded || res.destroyed) return;
+          if (seq < latestAnswered) counts.reorder++;
+          latestAnswered = Math.max(latestAnswered, seq);
           res.writeHead(status, { 'content-type': 'application/json' });
           res.end(text);
         };

@@ -226,7 +226,7 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
   // addresses are reused (a payment to a recycled address then goes to its next holder).
   for (const org of orgs) {
     const demand = orders.filter((o) => o.org === org.n).length + deposits.filter((d) => d.org === org.n).length;
-    org.poolSize = org.cooldownMinutes === 0 ? Math.max(6, Math.ceil(demand * 0.6)) : demand + 5;
+    org.poolSize = org.cooldownMinutes === 0 ? Math.max(8, Math.ceil(demand * 0.8)) : demand + 5;
   }
 
   const endMs = spreadMs + 150_000;

@@ -276,7 +276,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       const org = orgs[o.org];
       const ref = `sim-${opts.seed}-o${o.n}`;
       let res: ApiAnswer | null = null;
-      for (let attempt = 0; attempt < 6; attempt++) {
+      for (let attempt = 0; attempt < 10; attempt++) {
         res = await api(org.key, 'POST', '/orders', {
           orderReference: ref,
           amount: amountString(o.hundredths),
@@ -300,7 +300,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       const e = Date.parse(String(res.body.expiresAt));
       const g = e + o.graceMinutes * 60_000;
       created.push({ planned: o, id, org: o.org });
-      trace.add('order', { ref, id, address, kind: o.kind, createdAt: c, expiresAt: e, graceEndsAt: g });
+      trace.add('order', { ref, id, address, orderKind: o.kind, createdAt: c, expiresAt: e, graceEndsAt: g });
       const amount = (ppm: number, cur: Currency) => units(o.hundredths, cur, ppm);
       const jobs: Promise<unknown>[] = [];
       for (const p of o.payments) {
@@ -337,7 +337,11 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       at(d.bindAtMs, async () => {
         const org = orgs[d.org];
         const ref = `sim-${opts.seed}-d${d.n}`;
-        const res = await api(org.key, 'POST', '/deposits/bind', { depositReference: ref, protocol: 'evm' });
+        let res = await api(org.key, 'POST', '/deposits/bind', { depositReference: ref, protocol: 'evm' });
+        for (let attempt = 0; attempt < 10 && res.status === 503; attempt++) {
+          await sleep(3_000);
+          res = await api(org.key, 'POST', '/deposits/bind', { depositReference: ref, protocol: 'evm' });
+        }
         if (res.status !== 201 && res.status !== 200) {
           trace.add('deposit-skipped', { ref, status: res.status, body: res.body });
           return;

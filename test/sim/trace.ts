@@ -14,6 +14,6 @@ export class Trace {
   readonly entries: TraceEntry[] = [];
   constructor(private readonly startedAt: number) {}
   add(kind: string, data: Record<string, unknown>): void {
-    this.entries.push({ at: Date.now() - this.startedAt, kind, ...data });
+    this.entries.push({ ...data, at: Date.now() - this.startedAt, kind });
   }
 }
