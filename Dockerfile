@@ -3,12 +3,13 @@ FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-# tsx runs the TypeScript sources; dev dependencies (tests, drizzle-kit) stay out of the image.
+# tsx runs the TypeScript sources; dev dependencies (tests, drizzle-kit, anvil, solc) stay out of the image.
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY api ./api
 COPY core ./core
 COPY db ./db
 COPY workers ./workers
+# .dockerignore leaves out scripts/local-chain/ (development only): the image refuses NETWORK=local.
 COPY scripts ./scripts
 COPY tsconfig.json ./
 USER node

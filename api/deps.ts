@@ -1,12 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { ServiceContext } from '../core/context';
-import type { Queues } from '../workers/catalog';
+import type { Queues } from '../core/jobs/catalog';
 import { ApiKeyCache } from './key-cache';
 
 /** What the app factory needs: the shared service context plus the API's Redis connection and queues. */
 export interface ApiDeps extends ServiceContext {
   /** Producer connection: fails fast when Redis is down. */
   redis: Redis;
+  /** The queues themselves, for the operators' dashboard (bull-board) only; enqueue through `jobs`. */
   queues: Queues;
   /** This instance's memory of recently used API keys (revocations announced through Redis). */
   keyCache: ApiKeyCache;

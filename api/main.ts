@@ -5,10 +5,11 @@ import { startApi } from './server';
 
 runMain(async () => {
   const config = loadConfig();
-  const { ctx, dbHandle } = await createService(config, { kind: 'api' });
+  const service = await createService(config, { kind: 'api' });
+  const { ctx } = service;
   const api = await startApi(ctx);
   handleShutdown(async () => {
     await api.close();
-    await dbHandle.close();
+    await service.close();
   }, ctx.logger);
 });

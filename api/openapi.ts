@@ -1,6 +1,7 @@
 import type { ApiStyle } from '../core/config';
 import type { RouteSpec } from './route-kit';
 import { WireFormat } from './format';
+import { webhookEventsOpenApi } from './webhook-events.openapi';
 
 /** Builds the OpenAPI 3.1 document from the same route declarations and schemas that validate requests. */
 export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style: ApiStyle; publicBaseUrl: string }) {
@@ -52,6 +53,7 @@ export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style
     },
     servers: [{ url: opts.publicBaseUrl }],
     paths,
+    webhooks: webhookEventsOpenApi(),
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer pk_…' },

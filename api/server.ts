@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { ServiceContext } from '../core/context';
 import { createProducerRedis, waitForRedis } from '../core/redis';
-import { closeQueues, createQueues } from '../workers/catalog';
+import { closeQueues, createQueues } from '../core/jobs/catalog';
+import { bullJobQueue } from '../core/jobs/bullmq-job-queue';
 import { createApp } from './app';
 import { createKeyCache } from './deps';
 
@@ -17,7 +18,8 @@ export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
   await waitForRedis(redis);
   const queues = createQueues(redis, ctx.config.redisPrefix);
   const keyCache = createKeyCache(ctx);
-  const app = createApp(ctx.config, { ...ctx, redis, queues, keyCache });
+  // Jobs go out on the API's own fail-fast connection: a request gets an answer, not a hang.
+  const app = createApp(ctx.config, { ...ctx, redis, queues, jobs: bullJobQueue(queues), keyCache });
   const server = http.createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -3,6 +3,7 @@ import type { Database } from '../db/client';
 import type { ChainRegistry } from './chains/registry';
 import type { Clock } from './clock';
 import type { Logger } from './logger';
+import type { JobQueue } from './jobs/job-queue';
 
 /** What domain operations need, shared by the API and the workers (built once per process). */
 export interface ServiceContext {
@@ -11,4 +12,6 @@ export interface ServiceContext {
   registry: ChainRegistry;
   clock: Clock;
   logger: Logger;
+  /** Where work is put on the job tier (the port of core/jobs; BullMQ behind it). */
+  jobs: JobQueue;
 }

@@ -9,6 +9,7 @@ export const EVENT_TYPES = [
   'deposit.pending',
   'deposit.confirmed',
   'alert.address_pool_low',
+  'alert.webhook_endpoint_disabled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number] | 'webhook.test';
 
@@ -18,6 +19,8 @@ export interface EmittedEvent {
   type: EventType;
   data: Record<string, unknown>;
   createdAt: Date;
+  /** Targeted mode: delivered to this endpoint only, never fanned out to the others. */
+  targetEndpointId: string | null;
 }
 
 /**
@@ -27,7 +30,7 @@ export interface EmittedEvent {
  */
 export async function emitEvent(
   tx: DbOrTx,
-  event: { organizationId: string; type: EventType; data: Record<string, unknown>; createdAt?: Date },
+  event: { organizationId: string; type: EventType; data: Record<string, unknown>; createdAt?: Date; targetEndpointId?: string },
 ): Promise<EmittedEvent> {
   const row = {
     id: newId('evt'),
@@ -35,6 +38,7 @@ export async function emitEvent(
     type: event.type,
     data: event.data,
     createdAt: event.createdAt ?? new Date(),
+    targetEndpointId: event.targetEndpointId ?? null,
   };
   await tx.insert(events).values(row);
   return row;

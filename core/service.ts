@@ -5,11 +5,15 @@ import type { ServiceContext } from './context';
 import { createLogger, type Logger } from './logger';
 import { createDb, type DbHandle } from '../db/client';
 import { runMigrations } from '../db/migrate';
-import { loadLocalChainState } from './chains/evm/local/local-chain';
+import { lazyJobQueue } from './jobs/bullmq-job-queue';
+import { loadLocalChainState } from './chains/evm/local-chain-state';
+import { assertLocalChainTooling } from './chains/local-tooling';
 
 export interface ServiceHandle {
   ctx: ServiceContext;
   dbHandle: DbHandle;
+  /** Closes the job queue's connection (if it was opened) and the database. */
+  close(): Promise<void>;
 }
 
 /**
@@ -21,6 +25,8 @@ export async function createService(
   config: Config,
   opts: { logger?: Logger; clock?: Clock; migrate?: boolean; kind?: ProcessKind } = {},
 ): Promise<ServiceHandle> {
+  // Before any connection: an image without the development tooling refuses NETWORK=local at once.
+  if (config.network === 'local') assertLocalChainTooling();
   const logger = opts.logger ?? createLogger(config.logLevel);
   if (opts.migrate !== false) await runMigrations(config.databaseUrl);
   const dbHandle = createDb(config.databaseUrl, { max: databasePoolSizeFor(config, opts.kind ?? 'worker') });
@@ -32,8 +38,18 @@ export async function createService(
   if (config.webhooks.allowInsecure) {
     logger.warn('WEBHOOK_ALLOW_INSECURE is on: webhook URLs may use http and private or loopback addresses (local development only)');
   }
-  const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger };
+  // The API and worker tiers replace `jobs` with one on their own Redis connection; this one
+  // connects only if something else enqueues.
+  const jobs = lazyJobQueue(config.redisUrl, config.redisPrefix);
+  const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger, jobs };
   // The local chain's deployed tokens (and RPC URL) are learnt at run time: every process loads them.
   if (config.network === 'local') await loadLocalChainState(ctx);
-  return { ctx, dbHandle };
+  return {
+    ctx,
+    dbHandle,
+    async close() {
+      await jobs.close();
+      await dbHandle.close();
+    },
+  };
 }

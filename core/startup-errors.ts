@@ -1,3 +1,4 @@
+import { LocalToolingMissingError } from './chains/local-tooling';
 import { ConfigError } from './config';
 
 const PG_START = "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start";
@@ -6,7 +7,7 @@ const REDIS_START =
 
 /** One clear line (or a short list) for failures at start-up, instead of a stack trace. */
 export function describeStartupError(err: unknown): string {
-  if (err instanceof ConfigError) return err.message;
+  if (err instanceof ConfigError || err instanceof LocalToolingMissingError) return err.message;
   const e = err as { code?: string; message?: string; address?: string; port?: number; hostname?: string; errors?: unknown[] };
   const text = `${e?.message ?? err}`;
   const isRedis = /redis/i.test(text) || (e?.port === 6379);

@@ -1,4 +1,4 @@
-import { fillPlaceholders, Placeholder, sql, type SQL } from 'drizzle-orm';
+import { fillPlaceholders, getTableColumns, Placeholder, sql, type Column, type SQL, type Table } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
 import { drizzle, type PostgresJsDatabase, type PostgresJsSession } from 'drizzle-orm/postgres-js';
@@ -33,12 +33,30 @@ export async function pingDatabase(db: DbOrTx): Promise<void> {
   await db.execute(sql`select 1`);
 }
 
+/*
+ * The store boundary for hand-tuned SQL: the only place that reaches below drizzle's public query
+ * API (the session's postgres.js client, driver values). Domain code writes its hand-tuned
+ * statements with drizzle's `sql` and runs them through here; each one is registered by name, and
+ * test/foundation/hand-written-sql.test.ts keeps a snapshot of its text.
+ */
 const dialect = new PgDialect();
 
 /** A hand-written statement built once, run as a prepared statement with new values each time. */
 export interface PreparedStatement<Values extends Record<string, unknown>> {
+  readonly name: string;
+  /** The text sent to Postgres ($n markers, one per distinct placeholder). */
+  readonly text: string;
+  /** What each $n is: a placeholder's name, or the value fixed when the statement was built. */
+  readonly parameters: ({ placeholder: string } | { value: unknown })[];
   /** Runs on the database's pool, or inside the transaction when given one. */
   run<Row extends Record<string, unknown> = Record<string, unknown>>(db: DbOrTx, values: Values): Promise<Row[]>;
+}
+
+const handWritten = new Map<string, PreparedStatement<never>>();
+
+/** Every hand-written statement of this process so far, by name (snapshotted by a test). */
+export function handWrittenStatements(): ReadonlyMap<string, Pick<PreparedStatement<never>, 'text' | 'parameters'>> {
+  return handWritten;
 }
 
 /**
@@ -47,11 +65,16 @@ export interface PreparedStatement<Values extends Record<string, unknown>> {
  * query building. drizzle's postgres-js driver sends every query unprepared (drizzle-orm#6096), and
  * postgres.js then has the server describe the parameters before binding them: two round trips.
  * For hot statements only: postgres.js keeps each prepared text per connection, so this is never
- * for texts that vary (an IN list of varying length would grow that cache without bound).
+ * for texts that vary (an IN list of varying length would grow that cache without bound). `name`
+ * (unique, `area.what`) identifies it in the snapshot test.
  */
-export function prepareStatement<Values extends Record<string, unknown>>(query: SQL): PreparedStatement<Values> {
+export function prepareStatement<Values extends Record<string, unknown>>(name: string, query: SQL): PreparedStatement<Values> {
+  if (handWritten.has(name)) throw new Error(`Hand-written statement ${name} is defined twice`);
   const { text, params } = bindEachPlaceholderOnce(dialect.sqlToQuery(query));
-  return {
+  const statement: PreparedStatement<Values> = {
+    name,
+    text,
+    parameters: params.map((p) => (p instanceof Placeholder ? { placeholder: p.name } : { value: p })),
     async run<Row extends Record<string, unknown>>(db: DbOrTx, values: Values): Promise<Row[]> {
       const filled = fillPlaceholders(params, values) as postgres.ParameterOrJSON<never>[];
       // The session's client: the pool for the database, the transaction's connection for a tx.
@@ -59,6 +82,33 @@ export function prepareStatement<Values extends Record<string, unknown>>(query: 
       return (await client.unsafe(text, filled, { prepare: true })) as unknown as Row[];
     },
   };
+  handWritten.set(name, statement as PreparedStatement<never>);
+  return statement;
+}
+
+/** Each table's [property, column] pairs, listed once rather than on every row. */
+const columnsOfTable = new WeakMap<Table, [string, Column][]>();
+
+function columnsOf(table: Table): [string, Column][] {
+  let columns = columnsOfTable.get(table);
+  if (!columns) {
+    columns = Object.entries(getTableColumns(table));
+    columnsOfTable.set(table, columns);
+  }
+  return columns;
+}
+
+/**
+ * A row returned by a hand-written statement (`returning *`, snake_case driver values) in the
+ * shape drizzle's own queries give (camelCase, mapped through each column's type).
+ */
+export function rowFromDriver<T extends Table>(table: T, raw: Record<string, unknown>): T['$inferSelect'] {
+  const row: Record<string, unknown> = {};
+  for (const [property, column] of columnsOf(table)) {
+    const value = raw[column.name];
+    row[property] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+  }
+  return row as T['$inferSelect'];
 }
 
 /**

@@ -97,6 +97,8 @@ export const events = pgTable(
     createdAt: createdAt(),
     /** Set once the event has been fanned out to delivery rows. */
     dispatchedAt: ts('dispatched_at'),
+    /** Targeted mode (webhook.test): delivered to this one endpoint only, whatever its subscriptions. */
+    targetEndpointId: text('target_endpoint_id'),
   },
   (t) => [
     index('events_org_created_idx').on(t.organizationId, t.createdAt),
@@ -395,10 +397,13 @@ export const webhookAttempts = pgTable(
     deliveryId: text('delivery_id').notNull().references(() => webhookDeliveries.id),
     attemptNumber: integer('attempt_number').notNull(),
     startedAt: ts('started_at').notNull(),
-    durationMs: integer('duration_ms').notNull(),
+    /** Null for an interrupted attempt: nobody saw it end. */
+    durationMs: integer('duration_ms'),
     statusCode: integer('status_code'),
     error: text('error'),
     responseExcerpt: text('response_excerpt'),
+    /** interrupted: the worker stopped mid-attempt; recorded when the delivery is next claimed. */
+    outcome: text('outcome').notNull().$type<'succeeded' | 'failed' | 'interrupted'>(),
   },
   (t) => [index('webhook_attempts_delivery_idx').on(t.deliveryId)],
 );

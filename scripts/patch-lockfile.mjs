@@ -29,7 +29,8 @@ for (const [parent, children] of Object.entries(platformPackages)) {
   for (const [name, [os, cpu]] of Object.entries(children)) {
     const key = `node_modules/${name}`;
     if (pk[key]) continue;
-    pk[key] = { version, cpu: [cpu], license: 'MIT', optional: true, os: [os] };
+    // A dev dependency's platform builds are dev too (`npm ci --omit=dev` leaves them out).
+    pk[key] = { version, cpu: [cpu], ...(pk[parent].dev ? { dev: true } : {}), license: 'MIT', optional: true, os: [os] };
     added.push(name);
   }
 }

@@ -5,10 +5,11 @@ import { startWorkerProcess } from './runtime';
 
 runMain(async () => {
   const config = loadConfig();
-  const { ctx, dbHandle } = await createService(config, { kind: 'worker' });
+  const service = await createService(config, { kind: 'worker' });
+  const { ctx } = service;
   const workers = await startWorkerProcess(ctx);
   handleShutdown(async () => {
     await workers.close();
-    await dbHandle.close();
+    await service.close();
   }, ctx.logger);
 });

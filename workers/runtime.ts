@@ -1,7 +1,8 @@
 import type { Worker } from 'bullmq';
 import type { ServiceContext } from '../core/context';
 import { createWorkerRedis, waitForRedis } from '../core/redis';
-import { closeQueues, createQueues } from './catalog';
+import { closeQueues, createQueues } from '../core/jobs/catalog';
+import { bullJobQueue } from '../core/jobs/bullmq-job-queue';
 import { registerSchedulers } from './schedulers';
 import { selectedQueues, startWorkers } from './worker-pool';
 
@@ -36,7 +37,8 @@ export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWo
       redisDown = true;
     });
   }
-  const workers = startWorkers({ ...ctx, queues }, connection, names);
+  // Follow-up jobs go out on the workers' own connection (it waits out a Redis outage).
+  const workers = startWorkers({ ...ctx, jobs: bullJobQueue(queues) }, connection, names);
   ctx.logger.info({ queues: names }, 'workers started');
   return {
     workers,

@@ -1,7 +1,7 @@
 import type { Logger } from '../core/logger';
 import type { ChainRegistry } from '../core/chains/registry';
 import type { Config } from '../core/config';
-import { repeatableSchedules, type Queues } from './catalog';
+import { repeatableSchedules, type Queues } from '../core/jobs/catalog';
 
 /**
  * Registers every repeatable job with BullMQ job schedulers. Upserting is idempotent, so every

@@ -1,5 +1,5 @@
 import { Worker, type ConnectionOptions } from 'bullmq';
-import { QUEUE_NAMES, QUEUES, type QueueName } from './catalog';
+import { QUEUE_NAMES, QUEUES, type QueueName } from '../core/jobs/catalog';
 import { PROCESSORS } from './processors';
 import type { WorkerContext } from './processors/types';
 

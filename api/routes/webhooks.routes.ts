@@ -10,7 +10,7 @@ import {
   type WebhookEndpointView,
 } from '../../core/webhooks/endpoints';
 import { listWebhookEvents, redeliverWebhookEvent, sendTestWebhook, type WebhookEventView } from '../../core/webhooks/history';
-import { enqueueWebhookDeliveries } from '../../workers/webhook-jobs';
+import type { DeliveryJob } from '../../core/webhooks/delivery';
 import { PAGE_QUERY_PROPERTIES } from '../validation';
 import { iso } from '../present';
 
@@ -39,7 +39,8 @@ const attemptSchema = {
   properties: {
     attemptNumber: { type: 'integer' },
     startedAt: { type: 'string', format: 'date-time' },
-    durationMs: { type: 'integer' },
+    outcome: { type: 'string', enum: ['succeeded', 'failed', 'interrupted'], description: 'interrupted: the worker stopped during the attempt, no result was seen' },
+    durationMs: { type: ['integer', 'null'] },
     statusCode: { type: ['integer', 'null'] },
     error: { type: ['string', 'null'] },
     responseExcerpt: { type: ['string', 'null'], description: 'First 1 KB of the answer' },
@@ -101,8 +102,8 @@ const GUARD_NOTE =
 
 export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
   /** Rows are committed first; if Redis is down the relay enqueues them later. */
-  const enqueue = (jobs: Parameters<typeof enqueueWebhookDeliveries>[1], promote = false) =>
-    enqueueWebhookDeliveries(deps.queues, jobs, { promote }).catch((err) =>
+  const enqueue = (jobs: DeliveryJob[], promote = false) =>
+    deps.jobs.enqueueWebhookDeliveries(jobs, { promote }).catch((err) =>
       deps.logger.warn({ err: { message: (err as Error).message } }, 'webhook delivery not enqueued now; the relay will pick it up'),
     );
 

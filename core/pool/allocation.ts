@@ -218,11 +218,15 @@ export interface AllocationHint {
 
 type TakeValues = { organizationId: string; protocol: Protocol; holderId: string; now: string } & AllocationPoint;
 
-/** takeAddressCtes alone, one prepared statement per holder kind (one round trip each time). */
+/**
+ * takeAddressCtes alone, one prepared statement per holder kind (one round trip each time), for
+ * allocations inside a caller's transaction (deposit bindings). Hand-written for the same reasons
+ * as order creation's statement, which shares these CTEs (core/orders/orders.ts).
+ */
 const takeStatements = Object.fromEntries(
   (['order', 'deposit'] as const).map((kind) => [
     kind,
-    prepareStatement<TakeValues>(sql`
+    prepareStatement<TakeValues>(`pool.take_for_${kind}`, sql`
       with ${takeAddressCtes({
         organizationId: sql.placeholder('organizationId'),
         protocol: sql.placeholder('protocol'),

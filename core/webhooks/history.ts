@@ -4,7 +4,9 @@ import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '..
 import { AppError, notFound } from '../errors';
 import { newId } from '../ids';
 import type { Caller } from '../organizations';
+import { emitEvent } from '../events';
 import type { DeliveryJob } from './delivery';
+import { fanOutEvents } from './relay';
 import type { WebhookDeps } from './endpoints';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
@@ -12,7 +14,10 @@ export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 export interface AttemptView {
   attemptNumber: number;
   startedAt: Date;
-  durationMs: number;
+  /** succeeded (2xx), failed, or interrupted (the worker stopped mid-attempt: no result). */
+  outcome: 'succeeded' | 'failed' | 'interrupted';
+  /** Null for an interrupted attempt. */
+  durationMs: number | null;
   statusCode: number | null;
   error: string | null;
   responseExcerpt: string | null;
@@ -110,6 +115,7 @@ async function withDeliveries(db: DbOrTx, rows: (typeof events.$inferSelect)[]):
           .map((a) => ({
             attemptNumber: a.attemptNumber,
             startedAt: a.startedAt,
+            outcome: a.outcome,
             durationMs: a.durationMs,
             statusCode: a.statusCode,
             error: a.error,
@@ -181,30 +187,27 @@ export async function redeliverWebhookEvent(
 }
 
 /**
- * A `webhook.test` event for one endpoint only (merchants check their receiver with it). It is
- * written already dispatched, with its single delivery, so the relay never fans it out.
+ * A `webhook.test` event for one endpoint only (merchants check their receiver with it): emitted
+ * in targeted mode and fanned out in the same transaction, so it is answered with its delivery
+ * and the relay never sees it (nor would it send it anywhere else).
  */
 export async function sendTestWebhook(deps: WebhookDeps, caller: Caller, endpointId: string): Promise<{ event: WebhookEventView; jobs: DeliveryJob[] }> {
-  const job = await deps.db.transaction(async (tx) => {
+  const emitted = await deps.db.transaction(async (tx) => {
     const [ep] = await tx
       .select()
       .from(webhookEndpoints)
       .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.organizationId, caller.organizationId), isNull(webhookEndpoints.deletedAt)));
     if (!ep) throw notFound('Webhook endpoint');
     if (!ep.enabled) throw new AppError('CONFLICT', 'This webhook endpoint is disabled; re-enable it (PUT enabled: true) first');
-    const now = deps.clock.now();
-    const eventId = newId('evt');
-    await tx.insert(events).values({
-      id: eventId,
+    const event = await emitEvent(tx, {
       organizationId: caller.organizationId,
       type: 'webhook.test',
+      targetEndpointId: endpointId,
       data: { endpointId, message: 'Test event from Stablegate: your receiver is reachable and verifies signatures.' },
-      createdAt: now,
-      dispatchedAt: now,
+      createdAt: deps.clock.now(),
     });
-    const deliveryId = newId('whd');
-    await tx.insert(webhookDeliveries).values({ id: deliveryId, organizationId: caller.organizationId, eventId, endpointId, status: 'pending', nextAttemptAt: now, createdAt: now });
-    return { eventId, job: { deliveryId, attempt: 1, delayMs: 0 } };
+    const jobs = await fanOutEvents(tx, deps, [{ ...event, aboutEndpointId: null }]);
+    return { eventId: event.id, jobs };
   });
-  return { event: await getWebhookEvent(deps.db, caller, job.eventId), jobs: [job.job] };
+  return { event: await getWebhookEvent(deps.db, caller, emitted.eventId), jobs: emitted.jobs };
 }

@@ -10,15 +10,49 @@ export interface SendRequest {
   allowInsecure: boolean;
 }
 
+/** Why no HTTP answer arrived; classifyAttempt turns it into the attempt log's error. */
+export type SendFailureKind = 'timeout' | 'dns' | 'tls' | 'refused' | 'blocked' | 'network' | 'secret';
+
+export interface SendFailure {
+  kind: SendFailureKind;
+  message: string;
+}
+
 export interface SendOutcome {
-  /** HTTP status, or null when no answer arrived (connection error, timeout, refused address). */
+  /** HTTP status, or null when no answer arrived (then `failure` says why). */
   statusCode: number | null;
   durationMs: number;
-  error: string | null;
+  failure: SendFailure | null;
   /** The first bytes of the answer (at most RESPONSE_EXCERPT_BYTES), for the attempt log. */
   responseExcerpt: string | null;
+  /** The answer was longer than the excerpt: the rest was not read. */
+  responseTruncated: boolean;
   /** Retry-After of a 429 or 503, in milliseconds. */
   retryAfterMs: number | null;
+}
+
+const TLS_CODES = new Set([
+  'EPROTO',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+]);
+
+/** Names the kind of a socket-level error from its code (node's errors carry one). */
+export function failureKind(err: NodeJS.ErrnoException): SendFailureKind {
+  const code = err.code ?? '';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NODATA') return 'dns';
+  if (code === 'ECONNREFUSED') return 'refused';
+  if (code === 'ETIMEDOUT') return 'timeout';
+  if (code === 'EWEBHOOKFORBIDDEN') return 'blocked'; // guardedLookup refused the address
+  if (TLS_CODES.has(code) || code.startsWith('ERR_TLS_') || code.startsWith('ERR_SSL_') || code.startsWith('CERT_')) return 'tls';
+  return 'network';
 }
 
 export const RESPONSE_EXCERPT_BYTES = 1024;
@@ -48,14 +82,14 @@ export function sendWebhook(req: SendRequest): Promise<SendOutcome> {
       clearTimeout(timer);
       resolve({ ...outcome, durationMs: Date.now() - started });
     };
-    const fail = (error: string) => finish({ statusCode: null, error, responseExcerpt: null, retryAfterMs: null });
+    const fail = (failure: SendFailure) => finish({ statusCode: null, failure, responseExcerpt: null, responseTruncated: false, retryAfterMs: null });
 
     let url: URL;
     try {
       url = new URL(req.url);
       assertLiteralHostAllowed(url, { allowInsecure: req.allowInsecure });
     } catch (err) {
-      return resolve({ statusCode: null, error: (err as Error).message, responseExcerpt: null, retryAfterMs: null, durationMs: 0 });
+      return resolve({ statusCode: null, failure: { kind: 'blocked', message: (err as Error).message }, responseExcerpt: null, responseTruncated: false, retryAfterMs: null, durationMs: 0 });
     }
     const transport = url.protocol === 'https:' ? https : http;
     const request = transport.request(
@@ -73,23 +107,23 @@ export function sendWebhook(req: SendRequest): Promise<SendOutcome> {
           const status = res.statusCode ?? 0;
           const excerpt = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8');
           const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after'], Date.now()) : null;
-          finish({ statusCode: status, error: null, responseExcerpt: excerpt, retryAfterMs });
+          finish({ statusCode: status, failure: null, responseExcerpt: excerpt, responseTruncated: size > RESPONSE_EXCERPT_BYTES, retryAfterMs });
           request.destroy();
         };
         res.on('data', (chunk: Buffer) => {
           if (size < RESPONSE_EXCERPT_BYTES) chunks.push(chunk);
           size += chunk.length;
-          if (size >= RESPONSE_EXCERPT_BYTES) done(); // enough for the log; stop reading
+          if (size > RESPONSE_EXCERPT_BYTES) done(); // enough for the log; stop reading
         });
         res.on('end', done);
         res.on('error', () => done());
       },
     );
     const timer = setTimeout(() => {
-      fail(`timed out after ${req.timeoutMs} ms`);
+      fail({ kind: 'timeout', message: `timed out after ${req.timeoutMs} ms` });
       request.destroy();
     }, req.timeoutMs);
-    request.on('error', (err) => fail(err.message || String(err)));
+    request.on('error', (err: NodeJS.ErrnoException) => fail({ kind: failureKind(err), message: err.message || String(err) }));
     request.end(req.body);
   });
 }

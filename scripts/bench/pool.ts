@@ -22,7 +22,8 @@ import { validateImportCsv } from '../../core/pool/import';
 import { createProducerRedis, deleteKeysWithPrefix } from '../../core/redis';
 import { createDb } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
-import { closeQueues, createQueues } from '../../workers/catalog';
+import { closeQueues, createQueues } from '../../core/jobs/catalog';
+import { bullJobQueue } from '../../core/jobs/bullmq-job-queue';
 import { createKeyCache } from '../../api/deps';
 
 const IMPORT_COUNT = 100_000;
@@ -58,7 +59,7 @@ async function main() {
   const redis = createProducerRedis(config.redisUrl);
   const queues = createQueues(redis, config.redisPrefix);
   const logger = createLogger('warn');
-  const ctx = { config, db: dbHandle.db, registry: ChainRegistry.forNetwork('local', {}), clock: systemClock, logger };
+  const ctx = { config, db: dbHandle.db, registry: ChainRegistry.forNetwork('local', {}), clock: systemClock, logger, jobs: bullJobQueue(queues) };
   const keyCache = createKeyCache(ctx);
   const deps = { ...ctx, redis, queues, keyCache };
   const server = createApp(config, deps).listen(0, '127.0.0.1');

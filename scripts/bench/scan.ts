@@ -17,9 +17,9 @@ import postgres from 'postgres';
 import { ChainRegistry } from '../../core/chains/registry';
 import { EvmRpc } from '../../core/chains/evm/evm-rpc';
 import { initCheckpoint, resetRangeSize, scanChain } from '../../core/chains/evm/evm-scanner';
-import { startAnvil } from '../../core/chains/evm/local/anvil';
-import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local/local-chain';
-import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS } from '../../core/chains/evm/local/test-tokens';
+import { startAnvil } from '../../scripts/local-chain/anvil';
+import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
+import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS } from '../../scripts/local-chain/test-tokens';
 import { systemClock } from '../../core/clock';
 import { loadConfig } from '../../core/config';
 import type { ServiceContext } from '../../core/context';
@@ -31,6 +31,7 @@ import { createDb } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
 import { events, poolAddresses, scannedBlocks, transfers } from '../../db/schema';
 import { startWorkerProcess } from '../../workers/runtime';
+import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
 
 const BLOCKS = 1000;
 const RECEIVERS_PER_BLOCK = 5;
@@ -64,7 +65,8 @@ async function main(): Promise<void> {
     const tokens = await deployTestTokens(signer);
     for (const t of TEST_TOKENS) registry.setTokenAddress(LOCAL_CHAIN_ID, t.currency, tokens[t.currency], t.decimals);
     registry.setRpcUrls(LOCAL_CHAIN_ID, [anvil.url]);
-    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn') };
+    // The scanner enqueues nothing; a lazy job queue never opens its connection.
+    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix) };
     const chain = registry.get(LOCAL_CHAIN_ID)!;
     const { organizationId } = await createOrganization(dbHandle.db, 'Bench org');
 

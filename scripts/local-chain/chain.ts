@@ -1,7 +1,7 @@
 import { loadConfig } from '../../core/config';
 import { handleShutdown, runMain } from '../../core/process';
 import { createService } from '../../core/service';
-import { startLocalChain } from '../../core/chains/evm/local/local-chain';
+import { startLocalChain } from './local-chain';
 
 /**
  * `npm run chain`: the local chain alone (anvil + test tokens), for when the API and workers run as

@@ -1,6 +1,6 @@
 import { loadConfig } from '../../core/config';
 import { createService } from '../../core/service';
-import { payOnLocalChain, PayError } from '../../core/chains/evm/local/pay';
+import { payOnLocalChain, PayError } from './payment';
 
 /** `npm run pay -- <orderId|address> <amount> [currency]`: a test payment on the local chain. */
 async function main(): Promise<number> {

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { and, eq } from 'drizzle-orm';
 import { HDNodeWallet } from 'ethers';
-import { startAnvil, type RunningAnvil } from '../../core/chains/evm/local/anvil';
-import { seedLocalDevPool } from '../../core/chains/evm/local/dev-pool';
-import { LOCAL_CHAIN_ID, LOCAL_CHAIN_STATE_KEY, loadLocalChainState, prepareLocalChain, type LocalChainState } from '../../core/chains/evm/local/local-chain';
+import { startAnvil, type RunningAnvil } from '../../scripts/local-chain/anvil';
+import { seedLocalDevPool } from '../../scripts/local-chain/dev-pool';
+import { LOCAL_CHAIN_ID, LOCAL_CHAIN_STATE_KEY, loadLocalChainState, type LocalChainState } from '../../core/chains/evm/local-chain-state';
+import { prepareLocalChain } from '../../scripts/local-chain/local-chain';
 import { getCheckpoint } from '../../core/checkpoints';
 import { getServiceState } from '../../core/service-state';
 import { poolAddresses, transfers } from '../../db/schema';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { eq } from 'drizzle-orm';
-import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local/local-chain';
+import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import type { ManualClock } from '../../core/clock';
 import type { ServiceContext } from '../../core/context';
 import { recomputeOrder } from '../../core/orders/order-state';

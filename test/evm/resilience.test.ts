@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { eq } from 'drizzle-orm';
 import { runChainScan } from '../../core/chains/evm/evm-monitor';
 import { currentRangeSize } from '../../core/chains/evm/evm-scanner';
-import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local/local-chain';
+import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { getCheckpoint } from '../../core/checkpoints';
 import type { ManualClock } from '../../core/clock';
 import type { ServiceContext } from '../../core/context';

@@ -3,7 +3,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import { runChainScan } from '../../core/chains/evm/evm-monitor';
 import { evmRpcFor } from '../../core/chains/evm/evm-rpc';
 import { currentRangeSize, tryChainLock } from '../../core/chains/evm/evm-scanner';
-import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local/local-chain';
+import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { getCheckpoint, setCheckpoint } from '../../core/checkpoints';
 import { scannedBlocks, transfers } from '../../db/schema';
 import { createTestOrg, testContext } from '../helpers/harness';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local/local-chain';
+import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { buildTestApp, createTestOrg, type TestOrg } from '../helpers/harness';
 import { insertTestTransfer } from '../helpers/transfers';
 import { randomEvmAddress } from '../helpers/pool';

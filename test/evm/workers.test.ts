@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { eq, inArray, sql } from 'drizzle-orm';
-import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local/local-chain';
+import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { getCheckpoint } from '../../core/checkpoints';
 import { bindDepositReference } from '../../core/deposits/bindings';
 import { createOrder } from '../../core/orders/orders';

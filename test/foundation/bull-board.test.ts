@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { QUEUE_NAMES } from '../../workers/catalog';
+import { QUEUE_NAMES } from '../../core/jobs/catalog';
 import { buildTestApp, createTestOrg } from '../helpers/harness';
 
 describe('bull-board at /admin/queues', () => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { sql } from 'drizzle-orm';
 import { idempotencyRecords } from '../../db/schema';
 import { startWorkerProcess } from '../../workers/runtime';
-import { QUEUE_NAMES, repeatableSchedules } from '../../workers/catalog';
+import { QUEUE_NAMES, repeatableSchedules } from '../../core/jobs/catalog';
 import { PROCESSORS } from '../../workers/processors';
 import { createTestOrg, knownSecrets, testConfig, testContext, testDb, testRedis, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../helpers/harness';
 import { spawnEntry } from '../helpers/processes';

@@ -10,7 +10,7 @@ describe('prepared statements', () => {
     expect(bound.text).to.equal('select $1::int + $1::int as sum, $2::text as label, $3::text as fixed');
     expect(bound.params).to.have.length(3);
 
-    const statement = prepareStatement<{ n: number; label: string }>(twice);
+    const statement = prepareStatement<{ n: number; label: string }>('test.placeholder_used_twice', twice);
     for (const n of [2, 21]) {
       const [row] = await statement.run<{ sum: number; label: string; fixed: string }>(testDb(), { n, label: `l${n}` });
       expect(row).to.deep.equal({ sum: 2 * n, label: `l${n}`, fixed: 'fixed' });

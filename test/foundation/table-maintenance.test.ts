@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { vacuumQueueTables } from '../../core/maintenance/vacuum-queue-tables';
-import { closeQueues, createQueues } from '../../workers/catalog';
+import { closeQueues, createQueues } from '../../core/jobs/catalog';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
 import { createTestOrg, testConfig, testContext, testDb, TEST_REDIS_PREFIX } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';

@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { runChainConfirmations, runChainScan } from '../../core/chains/evm/evm-monitor';
-import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local/local-chain';
+import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import type { ServiceContext } from '../../core/context';
 import { events, orders, transfers } from '../../db/schema';
 

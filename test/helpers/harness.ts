@@ -14,7 +14,9 @@ import { createProducerRedis, deleteKeysWithPrefix } from '../../core/redis';
 import type { Role } from '../../core/roles';
 import { createDb, type DbHandle } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
-import { closeQueues, createQueues, type Queues } from '../../workers/catalog';
+import { closeQueues, createQueues, type Queues } from '../../core/jobs/catalog';
+import { bullJobQueue } from '../../core/jobs/bullmq-job-queue';
+import type { JobQueue } from '../../core/jobs/job-queue';
 
 /**
  * One test run = one fresh database and one Redis key prefix, removed at the end (root hooks).
@@ -118,10 +120,17 @@ export function testSql() {
 export function testRedis(): Redis {
   return requireShared().redis;
 }
+/** The run's job queue port, over the shared queues (opened on first use). */
+export function testJobQueue(): JobQueue {
+  return {
+    enqueue: (queue, data, opts) => bullJobQueue(requireShared().queues).enqueue(queue, data, opts),
+    enqueueWebhookDeliveries: (jobs, opts) => bullJobQueue(requireShared().queues).enqueueWebhookDeliveries(jobs, opts),
+  };
+}
 
 /** A service context over the run's database; each gets its own registry and (movable) clock. */
 export function testContext(config: Config = testConfig(), clock: Clock = new ManualClock()): ServiceContext {
-  return { config, db: testDb(), registry: ChainRegistry.forNetwork(config.network, config.chainOverrides), clock, logger: testLogger() };
+  return { config, db: testDb(), registry: ChainRegistry.forNetwork(config.network, config.chainOverrides), clock, logger: testLogger(), jobs: testJobQueue() };
 }
 
 export interface TestApp {
@@ -139,7 +148,7 @@ export function buildTestApp(options: { style?: 'a' | 'b'; env?: Record<string, 
   const ctx = { ...testContext(config, clock), ...(options.db ? { db: options.db } : {}) };
   const keyCache = createKeyCache(ctx);
   onTearDown(() => keyCache.close());
-  const deps: ApiDeps = { ...ctx, redis: options.redis ?? redis, queues, keyCache };
+  const deps: ApiDeps = { ...ctx, redis: options.redis ?? redis, queues, jobs: bullJobQueue(queues), keyCache };
   return { app: createApp(config, deps), deps, config, clock };
 }
 

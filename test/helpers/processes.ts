@@ -16,9 +16,9 @@ export interface Spawned {
   exited: Promise<number | null>;
 }
 
-/** Runs one of the project's TypeScript entry points as a real child process. */
+/** Runs one of the project's TypeScript entry points (relative to the root, or absolute) as a real child process. */
 export function spawnEntry(entry: string, env: Record<string, string>, args: string[] = []): Spawned {
-  const child = spawn(TSX, [path.join(ROOT, entry), ...args], {
+  const child = spawn(TSX, [path.resolve(ROOT, entry), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

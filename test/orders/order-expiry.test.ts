@@ -5,7 +5,7 @@ import type { Worker } from 'bullmq';
 import { expireDueOrders } from '../../core/orders/order-expiry';
 import { createWorkerRedis } from '../../core/redis';
 import { addressAssignments, events, orders, poolAddresses } from '../../db/schema';
-import { closeQueues, createQueues, repeatableSchedules, type Queues } from '../../workers/catalog';
+import { closeQueues, createQueues, repeatableSchedules, type Queues } from '../../core/jobs/catalog';
 import { startWorkers } from '../../workers/worker-pool';
 import { PROCESSORS } from '../../workers/processors';
 import { buildTestApp, createTestOrg, STYLES, TEST_REDIS_PREFIX, TEST_REDIS_URL, testContext, testDb, type TestOrg } from '../helpers/harness';
@@ -83,8 +83,8 @@ for (const style of STYLES) {
         await checkpointAt(new Date(graceEnd + 1000));
         // Two workers (as two worker processes would), several overlapping runs queued at once.
         workers = [
-          ...startWorkers({ ...ctx, queues }, connection, ['order-expiry']),
-          ...startWorkers({ ...ctx, queues }, createWorkerRedis(TEST_REDIS_URL), ['order-expiry']),
+          ...startWorkers(ctx, connection, ['order-expiry']),
+          ...startWorkers(ctx, createWorkerRedis(TEST_REDIS_URL), ['order-expiry']),
         ];
         const queue = queues['order-expiry'];
         const jobs = await Promise.all(Array.from({ length: 6 }, (_, i) => queue.add('order-expiry', {}, { jobId: `order-expiry-test-${style}-${i}` })));

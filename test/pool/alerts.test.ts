@@ -7,7 +7,7 @@ import { allocatePoolAddress, releasePoolAddress, type Allocation } from '../../
 import { checkPoolLevels, isLow, parseThreshold } from '../../core/pool/alerts';
 import { Redis } from 'ioredis';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
-import { closeQueues, createQueues } from '../../workers/catalog';
+import { closeQueues, createQueues } from '../../core/jobs/catalog';
 import { addJobsAndWait } from '../helpers/run-job';
 import { buildTestApp, createTestOrg, STYLES, testConfig, testContext, testDb, type TestOrg } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';

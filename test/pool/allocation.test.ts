@@ -9,7 +9,7 @@ import { allocatePoolAddress, releasePoolAddress, releasePoolAddressFor, type Ho
 import { cooldownMinutesFor, releaseCooledDownAddresses } from '../../core/pool/cooldown';
 import { Redis } from 'ioredis';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
-import { closeQueues, createQueues } from '../../workers/catalog';
+import { closeQueues, createQueues } from '../../core/jobs/catalog';
 import { addJobsAndWait } from '../helpers/run-job';
 import { buildTestApp, createTestOrg, testConfig, testContext, testDb, type TestOrg } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';

@@ -67,7 +67,7 @@ export async function stopWorker(child: ChildProcess, signal: NodeJS.Signals = '
   }
 }
 
-describe('webhook delivery survives a worker killed mid-delivery (SIGKILL)', function () {
+describe('webhook delivery survives a worker killed mid-delivery (SIGKILL), and its attempt log says so', function () {
   this.timeout(60_000);
   const { app } = buildTestApp({ style: 'b', env: { WEBHOOK_ALLOW_INSECURE: 'true' } });
   let receiver: Receiver;
@@ -81,7 +81,7 @@ describe('webhook delivery survives a worker killed mid-delivery (SIGKILL)', fun
     await receiver?.close();
   });
 
-  it('delivers again with the same event id after another worker starts; the receiver sees one distinct event id', async () => {
+  it('delivers again with the same event id after another worker starts, records the killed attempt as interrupted; the receiver sees one distinct event id', async () => {
     const org = await createTestOrg('Kill org');
     const created = await request(app)
       .post('/api/v1/webhooks/endpoints')
@@ -110,8 +110,18 @@ describe('webhook delivery survives a worker killed mid-delivery (SIGKILL)', fun
     }, 10_000, 'delivery succeeded');
     const [delivery] = delivered.deliveries;
     expect(delivery).to.include({ status: 'succeeded', attemptCount: 2 });
-    // The killed attempt left no result; the one that completed is recorded.
-    expect(delivery.attempts.map((a: any) => [a.attemptNumber, a.statusCode])).to.deep.equal([[2, 200]]);
+    // The killed attempt is recorded as interrupted when the next attempt claims the delivery, so
+    // the attempt log explains the gap; the attempt that completed is recorded as it ended.
+    expect(delivery.attempts.map((a: any) => [a.attemptNumber, a.outcome, a.statusCode])).to.deep.equal([
+      [1, 'interrupted', null],
+      [2, 'succeeded', 200],
+    ]);
+    const [interrupted, completed] = delivery.attempts;
+    expect(interrupted).to.include({ durationMs: null, responseExcerpt: null });
+    expect(interrupted.error).to.match(/^interrupted: .*worker stopped/);
+    // It started when the killed worker claimed it: before the receiver saw the first request.
+    expect(Date.parse(interrupted.startedAt)).to.be.at.most(reqs[0].receivedAt);
+    expect(Date.parse(completed.startedAt)).to.be.greaterThan(Date.parse(interrupted.startedAt));
     await new Promise((r) => setTimeout(r, 500));
     expect(new Set(receiver.on('/kill').map((r) => r.headers['x-service-event-id'])).size).to.equal(1);
     expect(receiver.on('/kill')).to.have.length(2);

@@ -1,4 +1,4 @@
-import type { QueueName } from '../catalog';
+import type { QueueName } from '../../core/jobs/catalog';
 import type { Processor } from './types';
 import { idempotencyCleanupProcessor } from './idempotency-cleanup.processor';
 import { chainConfirmationsProcessor, chainScanProcessor } from './chain-scan.processor';

@@ -1,5 +1,4 @@
 import { deliverWebhook } from '../../core/webhooks/delivery';
-import { enqueueWebhookDeliveries } from '../webhook-jobs';
 import type { Processor } from './types';
 
 /** One delivery attempt; a failed attempt schedules the next as its own delayed job. */
@@ -7,7 +6,7 @@ export const webhookDeliveryProcessor: Processor<'webhook-delivery'> = async (ct
   const result = await deliverWebhook(ctx, job.data.deliveryId, job.data.attempt);
   if (result.outcome === 'retry') {
     // If this fails (Redis gone), the row stays due and the relay re-enqueues it.
-    await enqueueWebhookDeliveries(ctx.queues, [result.next]).catch((err) =>
+    await ctx.jobs.enqueueWebhookDeliveries([result.next]).catch((err) =>
       ctx.logger.warn({ deliveryId: job.data.deliveryId, err: { message: (err as Error).message } }, 'could not enqueue the next webhook attempt; the relay will'),
     );
   }

@@ -1,10 +1,13 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
-import type { Config } from '../core/config';
-import type { ChainRegistry } from '../core/chains/registry';
+import type { Config } from '../config';
+import type { ChainRegistry } from '../chains/registry';
 
 /**
  * The job catalog: every queue (one per job kind), its payload type and default options, and the
- * repeatable schedules. Payloads carry ids only, never records or secrets.
+ * repeatable schedules. Payloads carry ids only, never records or secrets. This is the contract
+ * both tiers share: the API and domain code enqueue through the JobQueue port (./job-queue.ts),
+ * workers/ implements one processor per queue (workers/processors/index.ts). A new job kind is
+ * one entry in JobPayloads and QUEUES (and in repeatableSchedules if it repeats) plus its processor.
  */
 export interface JobPayloads {
   'idempotency-cleanup': Record<string, never>;

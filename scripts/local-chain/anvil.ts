@@ -42,7 +42,7 @@ export function anvilBinary(): string {
   } catch {
     // not installed for this platform: try the wrapper
   }
-  candidates.push(path.resolve(__dirname, '../../../../node_modules/.bin/anvil'), path.resolve(process.cwd(), 'node_modules/.bin/anvil'));
+  candidates.push(path.resolve(__dirname, '../../node_modules/.bin/anvil'), path.resolve(process.cwd(), 'node_modules/.bin/anvil'));
   const found = candidates.find((c) => fs.existsSync(c));
   if (!found) throw new Error('anvil binary not found: run npm install (package @foundry-rs/anvil)');
   return found;

@@ -1,10 +1,11 @@
 import { eq } from 'drizzle-orm';
 import { Contract, getAddress } from 'ethers';
-import { orders } from '../../../../db/schema';
-import { parseAmount } from '../../../amounts';
-import type { ServiceContext } from '../../../context';
-import { CURRENCIES, type Currency } from '../../registry';
-import { LOCAL_CHAIN_ID, localProvider } from './local-chain';
+import { orders } from '../../db/schema';
+import { parseAmount } from '../../core/amounts';
+import type { ServiceContext } from '../../core/context';
+import { CURRENCIES, type Currency } from '../../core/chains/registry';
+import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
+import { localProvider } from './local-chain';
 import { TEST_TOKEN_ABI } from './test-tokens';
 
 /**

@@ -1,4 +1,4 @@
-import type { DeliveryJob } from '../core/webhooks/delivery';
+import type { DeliveryJob } from '../webhooks/delivery';
 import { jobId, type Queues } from './catalog';
 
 /** Job id of one delivery attempt: deterministic, so re-enqueueing the same attempt is a no-op. */

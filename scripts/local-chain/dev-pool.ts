@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { HDNodeWallet } from 'ethers';
-import type { Database } from '../../../../db/client';
-import { poolAddresses } from '../../../../db/schema';
-import { derivePoolAddresses } from '../../../pool/import';
-import { getServiceState, setServiceState } from '../../../service-state';
+import type { Database } from '../../db/client';
+import { poolAddresses } from '../../db/schema';
+import { derivePoolAddresses } from '../../core/pool/import';
+import { getServiceState, setServiceState } from '../../core/service-state';
 
 /**
  * The local organization's development pool: watch-only EVM addresses derived (non-hardened

@@ -1,52 +1,23 @@
 import path from 'node:path';
 import { and, eq, inArray } from 'drizzle-orm';
 import { JsonRpcProvider, Network } from 'ethers';
-import { scannedBlocks, transfers } from '../../../../db/schema';
-import type { ServiceContext } from '../../../context';
-import { getServiceState, setServiceState } from '../../../service-state';
-import { dropTransfers } from '../../../transfers/record-transfer';
-import { envKey, type ChainRegistry, type Currency } from '../../registry';
-import { initCheckpoint } from '../evm-scanner';
+import { scannedBlocks, transfers } from '../../db/schema';
+import type { ServiceContext } from '../../core/context';
+import { applyLocalChainState, LOCAL_CHAIN_ID, LOCAL_CHAIN_STATE_KEY, type LocalChainState } from '../../core/chains/evm/local-chain-state';
+import { initCheckpoint } from '../../core/chains/evm/evm-scanner';
+import { getServiceState, setServiceState } from '../../core/service-state';
+import { dropTransfers } from '../../core/transfers/record-transfer';
 import { startAnvil, type RunningAnvil } from './anvil';
-import { deployTestTokens, TEST_TOKENS } from './test-tokens';
+import { deployTestTokens } from './test-tokens';
 
 /**
- * The local chain (NETWORK=local): anvil with USDT/USDC/DAI test tokens deployed on first start.
- * Their addresses, the chain's genesis hash and its RPC URL live in service_state so that every
- * process (API, workers, `npm run pay`) loads them into its registry at start.
+ * The local chain (NETWORK=local), development tooling only: anvil with USDT/USDC/DAI test tokens
+ * deployed on first start. Its record in service_state (core/chains/evm/local-chain-state.ts) tells
+ * every other process where the chain and its tokens are.
  */
-export const LOCAL_CHAIN_ID = 'ethereum-local';
-export const LOCAL_CHAIN_STATE_KEY = 'local_chain';
-
-export interface LocalChainState {
-  rpcUrl: string;
-  genesisHash: string;
-  tokens: Record<Currency, string>;
-  deployBlock: number;
-  deployedAt: string;
-}
-
 export function localProvider(rpcUrl: string): JsonRpcProvider {
   const network = Network.from(31337);
   return new JsonRpcProvider(rpcUrl, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1, pollingInterval: 200 });
-}
-
-/** Loads the local chain's tokens (and RPC URL, unless RPC_URLS_ETHEREUM_LOCAL is set) into a registry. */
-export function applyLocalChainState(registry: ChainRegistry, state: LocalChainState, overrides: Record<string, string> = {}): void {
-  if (!registry.get(LOCAL_CHAIN_ID)) return;
-  for (const t of TEST_TOKENS) {
-    if (!overrides[`TOKEN_${envKey(LOCAL_CHAIN_ID)}_${t.currency}`] && state.tokens[t.currency]) {
-      registry.setTokenAddress(LOCAL_CHAIN_ID, t.currency, state.tokens[t.currency], t.decimals);
-    }
-  }
-  if (!overrides[`RPC_URLS_${envKey(LOCAL_CHAIN_ID)}`]) registry.setRpcUrls(LOCAL_CHAIN_ID, [state.rpcUrl]);
-}
-
-/** Every process at start (NETWORK=local): what the local chain process stored. */
-export async function loadLocalChainState(ctx: ServiceContext): Promise<LocalChainState | null> {
-  const state = await getServiceState<LocalChainState>(ctx.db, LOCAL_CHAIN_STATE_KEY);
-  if (state) applyLocalChainState(ctx.registry, state, ctx.config.chainOverrides);
-  return state;
 }
 
 /**

@@ -1,0 +1,81 @@
+import { EVENT_TYPES, type EventType } from '../core/events';
+
+/**
+ * The events a merchant's endpoint receives, as the OpenAPI 3.1 `webhooks` section: one entry per
+ * event type with its envelope (core/webhooks/signing.ts builds the bytes). Alert events carry
+ * `timestamp` where the others carry `createdAt`.
+ */
+const DATA: Record<EventType, { summary: string; data: Record<string, unknown> }> = {
+  'order.completed': { summary: 'An order was paid in full and its payments are confirmed', data: { type: 'object', description: 'The order as GET /orders/:orderId shows it, with txHash' } },
+  'order.expired': { summary: 'An order expired unpaid or underpaid', data: { type: 'object', description: 'The order as GET /orders/:orderId shows it' } },
+  'deposit.pending': { summary: 'A payment to a deposit reference was seen, awaiting confirmations', data: { type: 'object', description: 'The deposit: depositReference, amount, currency, chainId, txHash, metadata' } },
+  'deposit.confirmed': { summary: 'A deposit reached its required confirmations', data: { type: 'object', description: 'The deposit: depositReference, amount, currency, chainId, txHash, metadata' } },
+  'alert.address_pool_low': {
+    summary: "Available pool addresses of a protocol fell below the organization's threshold",
+    data: {
+      type: 'object',
+      properties: {
+        protocol: { type: 'string', enum: ['evm', 'tron', 'solana'] },
+        available: { type: 'integer' },
+        total: { type: 'integer' },
+        percentage: { type: 'number' },
+        threshold: { type: 'number' },
+        thresholdType: { type: 'string', enum: ['count', 'percentage'] },
+      },
+    },
+  },
+  'alert.webhook_endpoint_disabled': {
+    summary: "Another of the organization's endpoints was disabled (410 Gone, or failing for WEBHOOK_DISABLE_AFTER_HOURS); sent to the organization's other subscribed endpoints, never to the disabled one",
+    data: {
+      type: 'object',
+      required: ['endpointId', 'url', 'reason', 'disabledAt', 'lastFailure'],
+      properties: {
+        endpointId: { type: 'string', example: 'whe_01jd...' },
+        url: { type: 'string' },
+        reason: { type: 'string', example: 'Receiver answered 410 Gone' },
+        disabledAt: { type: 'string', format: 'date-time' },
+        lastFailure: {
+          type: 'object',
+          description: 'The attempt that disabled it',
+          properties: {
+            eventId: { type: 'string' },
+            deliveryId: { type: 'string' },
+            attemptNumber: { type: 'integer' },
+            attemptedAt: { type: 'string', format: 'date-time' },
+            statusCode: { type: ['integer', 'null'] },
+            error: { type: ['string', 'null'] },
+          },
+        },
+      },
+    },
+  },
+  'webhook.test': { summary: 'POST /webhooks/endpoints/:id/test: sent to that endpoint only', data: { type: 'object', properties: { endpointId: { type: 'string' }, message: { type: 'string' } } } },
+};
+
+function envelope(type: EventType, data: Record<string, unknown>) {
+  const time = type.startsWith('alert.') ? 'timestamp' : 'createdAt';
+  return {
+    type: 'object',
+    required: ['id', 'type', time, 'data'],
+    properties: { id: { type: 'string', example: 'evt_01jd...' }, type: { type: 'string', const: type }, [time]: { type: 'string', format: 'date-time' }, data },
+  };
+}
+
+export function webhookEventsOpenApi(): Record<string, unknown> {
+  const types: EventType[] = [...EVENT_TYPES, 'webhook.test'];
+  return Object.fromEntries(
+    types.map((type) => [
+      type,
+      {
+        post: {
+          summary: DATA[type].summary,
+          description:
+            'Signed with X-Service-Signature (hex HMAC-SHA-256 of the body with the endpoint secret); X-Service-Event-Id is the id to deduplicate on; X-Service-Timestamp the attempt time. Answer 2xx.',
+          tags: ['Webhooks'],
+          requestBody: { required: true, content: { 'application/json': { schema: envelope(type, DATA[type].data) } } },
+          responses: { '2XX': { description: 'Received' }, '410': { description: 'Gone: disables the endpoint' } },
+        },
+      },
+    ]),
+  );
+}

@@ -1,0 +1,116 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { Tx } from '../../db/client';
+import { webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema';
+import { emitEvent } from '../events';
+import type { Logger } from '../logger';
+import type { ClaimedDelivery } from './claim';
+import type { Classification } from './classify';
+import type { DeliveryResult } from './delivery';
+import { failPendingDeliveries, type WebhookDeps } from './endpoints';
+import type { SendOutcome } from './sender';
+
+/**
+ * Records one attempt and moves the delivery (and its endpoint) to the classified next state, in
+ * one transaction. The delivery is changed only if it is still this attempt's (pending, at this
+ * attempt number), so a delivery is never marked succeeded twice and a late result never
+ * overrides a newer attempt. An endpoint disabled here emits alert.webhook_endpoint_disabled to
+ * the organization's other endpoints, once, whoever disables it first.
+ */
+export async function applyAttempt(
+  deps: WebhookDeps & { logger?: Logger },
+  claimed: ClaimedDelivery,
+  sent: SendOutcome,
+  verdict: Classification,
+  startedAt: Date,
+): Promise<DeliveryResult> {
+  const { deliveryId, attempt, endpoint } = claimed;
+  const status = sent.statusCode;
+  return deps.db.transaction(async (tx) => {
+    const now = deps.clock.now();
+    // A result arriving after the next claim recorded this attempt as interrupted replaces that record.
+    await tx
+      .delete(webhookAttempts)
+      .where(and(eq(webhookAttempts.deliveryId, deliveryId), eq(webhookAttempts.attemptNumber, attempt), eq(webhookAttempts.outcome, 'interrupted')));
+    await tx.insert(webhookAttempts).values({
+      deliveryId,
+      attemptNumber: attempt,
+      startedAt,
+      durationMs: sent.durationMs,
+      statusCode: status,
+      error: verdict.error,
+      responseExcerpt: sent.responseExcerpt,
+      outcome: verdict.outcome,
+    });
+    const mine = and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, 'pending'), eq(webhookDeliveries.attemptCount, attempt));
+    const next = verdict.next;
+
+    if (next.state === 'succeeded') {
+      await tx.update(webhookDeliveries).set({ status: 'succeeded', deliveredAt: now, nextAttemptAt: null }).where(mine);
+      if (endpoint.failingSince) {
+        await tx.update(webhookEndpoints).set({ failingSince: null }).where(and(eq(webhookEndpoints.id, endpoint.id), sql`${webhookEndpoints.failingSince} is not null`));
+      }
+      return { outcome: 'succeeded', statusCode: status };
+    }
+
+    // A failure: the endpoint has been failing since its first failure after its last success.
+    await tx
+      .update(webhookEndpoints)
+      .set({ failingSince: sql`coalesce(${webhookEndpoints.failingSince}, ${startedAt.toISOString()}::timestamptz)` })
+      .where(eq(webhookEndpoints.id, endpoint.id));
+
+    if (next.state === 'endpoint-disabled') {
+      await disableEndpoint(tx, deps, claimed, next.reason, { at: startedAt, statusCode: status, error: verdict.error });
+      await tx.update(webhookDeliveries).set({ status: 'failed', nextAttemptAt: null }).where(mine);
+      await failPendingDeliveries(tx, endpoint.id);
+      return { outcome: 'failed', statusCode: status };
+    }
+    if (next.state === 'failed') {
+      await tx.update(webhookDeliveries).set({ status: 'failed', nextAttemptAt: null }).where(mine);
+      return { outcome: 'failed', statusCode: status };
+    }
+    const updated = await tx
+      .update(webhookDeliveries)
+      .set({ nextAttemptAt: new Date(now.getTime() + next.delayMs) })
+      .where(mine)
+      .returning({ id: webhookDeliveries.id });
+    if (updated.length === 0) return { outcome: 'skipped', reason: 'delivery changed during the attempt' };
+    return { outcome: 'retry', statusCode: status, next: { deliveryId, attempt: attempt + 1, delayMs: next.delayMs } };
+  });
+}
+
+/** Disables the endpoint if it is still enabled; only the transaction that does so alerts. */
+async function disableEndpoint(
+  tx: Tx,
+  deps: WebhookDeps & { logger?: Logger },
+  claimed: ClaimedDelivery,
+  reason: string,
+  lastFailure: { at: Date; statusCode: number | null; error: string | null },
+): Promise<void> {
+  const now = deps.clock.now();
+  const [disabled] = await tx
+    .update(webhookEndpoints)
+    .set({ enabled: false, disabledReason: reason, updatedAt: now })
+    .where(and(eq(webhookEndpoints.id, claimed.endpoint.id), eq(webhookEndpoints.enabled, true)))
+    .returning({ id: webhookEndpoints.id, url: webhookEndpoints.url });
+  if (!disabled) return;
+  deps.logger?.warn({ endpointId: disabled.id, organizationId: claimed.organizationId, reason }, 'webhook endpoint disabled');
+  await emitEvent(tx, {
+    organizationId: claimed.organizationId,
+    type: 'alert.webhook_endpoint_disabled',
+    createdAt: now,
+    data: {
+      endpointId: disabled.id,
+      url: disabled.url,
+      reason,
+      disabledAt: now.toISOString(),
+      lastFailure: {
+        eventId: claimed.event.id,
+        deliveryId: claimed.deliveryId,
+        attemptNumber: claimed.attempt,
+        attemptedAt: lastFailure.at.toISOString(),
+        statusCode: lastFailure.statusCode,
+        error: lastFailure.error,
+      },
+    },
+  });
+}
