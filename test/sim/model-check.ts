@@ -4,6 +4,8 @@ import { predict, type ModelEndpoint, type ModelOrder, type ModelTransfer } from
 import { transferIdentity, type Holding } from './rules';
 import type { ReceivedPost } from './webhook-receiver';
 
+/** The project's driver settings may hand timestamps back as strings. */
+const ms = (v: Date | string): number => new Date(v).getTime();
 const TRANSFER_TOPIC = keccakId('Transfer(address,address,uint256)');
 /** Events whose number is exact (one per transition); deposit.pending may be skipped by a catch-up. */
 const EXACT_EVENTS = ['order.completed', 'order.expired', 'deposit.confirmed'];
@@ -52,18 +54,18 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
     });
   }
   const canonical = new Set(transfers.map((t) => t.identity));
-  const rows = await sql<{ tx_hash: string; log_index: number; status: string; order_id: string | null; deposit_binding_id: string | null; to_address: string; currency: string; amount: string; block_timestamp: Date }[]>`
+  const rows = await sql<{ tx_hash: string; log_index: number; status: string; order_id: string | null; deposit_binding_id: string | null; to_address: string; currency: string; amount: string; block_timestamp: Date | string }[]>`
     select tx_hash, log_index, status, order_id, deposit_binding_id, to_address, currency, amount::text as amount, block_timestamp from transfers where status <> 'dropped'`;
   for (const r of rows) {
     const identity = transferIdentity({ txHash: r.tx_hash, logIndex: r.log_index });
     if (canonical.has(identity) || r.status !== 'confirmed') continue;
     // Confirmed, then orphaned by a reorg deeper than the confirmations: only the service saw it.
-    transfers.push({ identity, to: r.to_address.toLowerCase(), currency: r.currency, amount: BigInt(r.amount), blockTimeMs: r.block_timestamp.getTime(), canonical: false });
+    transfers.push({ identity, to: r.to_address.toLowerCase(), currency: r.currency, amount: BigInt(r.amount), blockTimeMs: ms(r.block_timestamp), canonical: false });
   }
 
-  const orderRows = await sql<{ id: string; organization_id: string; address: string; currency: string; amount: string; created_at: Date; grace_ends_at: Date; completed_at: Date | null; expired_at: Date | null }[]>`
+  const orderRows = await sql<{ id: string; organization_id: string; address: string; currency: string; amount: string; created_at: Date | string; grace_ends_at: Date | string; completed_at: Date | string | null; expired_at: Date | string | null }[]>`
     select id, organization_id, address, currency, amount::text as amount, created_at, grace_ends_at, completed_at, expired_at from orders`;
-  const bindingRows = await sql<{ id: string; organization_id: string; address: string; created_at: Date; unbound_at: Date | null }[]>`
+  const bindingRows = await sql<{ id: string; organization_id: string; address: string; created_at: Date | string; unbound_at: Date | string | null }[]>`
     select id, organization_id, address, created_at, unbound_at from deposit_bindings`;
   const orders: ModelOrder[] = orderRows.map((o) => ({
     id: o.id,
@@ -71,12 +73,12 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
     address: o.address.toLowerCase(),
     currency: o.currency,
     amount: BigInt(o.amount),
-    createdAtMs: o.created_at.getTime(),
-    graceEndsAtMs: o.grace_ends_at.getTime(),
+    createdAtMs: ms(o.created_at),
+    graceEndsAtMs: ms(o.grace_ends_at),
   }));
   const holdings: Holding[] = [
-    ...orderRows.map((o) => ({ holder: { kind: 'order' as const, id: o.id }, address: o.address.toLowerCase(), startMs: o.created_at.getTime(), endMs: (o.completed_at ?? o.expired_at)?.getTime() ?? null })),
-    ...bindingRows.map((b) => ({ holder: { kind: 'deposit' as const, id: b.id }, address: b.address.toLowerCase(), startMs: b.created_at.getTime(), endMs: b.unbound_at?.getTime() ?? null })),
+    ...orderRows.map((o) => ({ holder: { kind: 'order' as const, id: o.id }, address: o.address.toLowerCase(), startMs: ms(o.created_at), endMs: o.completed_at ?? o.expired_at ? ms((o.completed_at ?? o.expired_at)!) : null })),
+    ...bindingRows.map((b) => ({ holder: { kind: 'deposit' as const, id: b.id }, address: b.address.toLowerCase(), startMs: ms(b.created_at), endMs: b.unbound_at ? ms(b.unbound_at) : null })),
   ];
   const endpointRows = new Map((await sql<{ id: string; enabled: boolean }[]>`select id, enabled from webhook_endpoints`).map((e) => [e.id, e.enabled]));
   const endpoints: ModelEndpoint[] = input.endpoints.map((e) => ({ ...e, events: e.events.filter((t) => EXACT_EVENTS.includes(t)), enabled: endpointRows.get(e.id) ?? false }));

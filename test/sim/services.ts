@@ -136,7 +136,7 @@ export async function startServiceProcesses(env: Record<string, string>, workers
     errorLines() {
       errorLines.length = 0;
       for (const { name, p } of all) {
-        for (const l of p.stdout().split('\n')) if (/"level":(50|60)/.test(l)) errorLines.push(`${name}: ${l.slice(0, 600)}`);
+        for (const l of p.stdout().split("\n")) if (/"level":("error"|"fatal"|50|60)/.test(l) && !/"request completed"|"request failed"/.test(l)) errorLines.push(`${name}: ${l.slice(0, 600)}`);
       }
       return errorLines;
     },
