@@ -381,7 +381,18 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
           reorgBusy = true;
           try {
             const head = Number(await chain.send('eth_blockNumber', []));
-            const depth = Math.min(f.value, head - startBlock);
+            let depth = Math.min(f.value, head - startBlock);
+            if (f.value < ORDER_CONFIRMATIONS) {
+              // A shallow reorg aims at the newest mined payment to an order, so it takes back a
+              // transfer the service has seen pending (and counted) — not just empty blocks.
+              const last = [...trace.entries].reverse().find((e) => e.kind === 'tx' && typeof e.ref === 'string' && /-o\d+$/.test(e.ref));
+              const receipt = last ? await chain.getTransactionReceipt(String(last.hash)) : null;
+              if (receipt && head - receipt.blockNumber + 1 < ORDER_CONFIRMATIONS) {
+                await sleep(600);
+                depth = Number(await chain.send('eth_blockNumber', [])) - receipt.blockNumber + 1;
+                if (depth >= ORDER_CONFIRMATIONS) depth = f.value;
+              }
+            }
             if (depth < 1) return;
             await chain.send('anvil_reorg', [depth, []]);
             // anvil rewinds its clock to the fork point: put it back (still behind the service's).
