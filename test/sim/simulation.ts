@@ -385,8 +385,18 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
             if (f.value < ORDER_CONFIRMATIONS) {
               // A shallow reorg aims at the newest mined payment to an order, so it takes back a
               // transfer the service has seen pending (and counted) — not just empty blocks.
-              const last = [...trace.entries].reverse().find((e) => e.kind === 'tx' && typeof e.ref === 'string' && /-o\d+$/.test(e.ref));
-              const receipt = last ? await chain.getTransactionReceipt(String(last.hash)) : null;
+              let last = [...trace.entries].reverse().find((e) => e.kind === 'tx' && typeof e.ref === 'string' && /-o\d+$/.test(e.ref));
+              let receipt = last ? await chain.getTransactionReceipt(String(last.hash)) : null;
+              if (!receipt || head - receipt.blockNumber + 1 >= ORDER_CONFIRMATIONS) {
+                // No fresh payment to take back: pay the newest order a little (the payer's
+                // transfer the reorg then removes), and wait for it to be mined.
+                const order = [...trace.entries].reverse().find((e) => e.kind === 'order');
+                if (order) {
+                  await pay(String(order.address), 'USDT', 1_000_000n, `${String(order.ref)}-reorg-bait`);
+                  last = [...trace.entries].reverse().find((e) => e.kind === 'tx');
+                  for (let i = 0; i < 30 && !(receipt = last ? await chain.getTransactionReceipt(String(last.hash)) : null); i++) await sleep(100);
+                }
+              }
               if (receipt && head - receipt.blockNumber + 1 < ORDER_CONFIRMATIONS) {
                 await sleep(600);
                 depth = Number(await chain.send('eth_blockNumber', [])) - receipt.blockNumber + 1;
