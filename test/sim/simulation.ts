@@ -390,7 +390,15 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
               if (!receipt || head - receipt.blockNumber + 1 >= ORDER_CONFIRMATIONS) {
                 // No fresh payment to take back: pay the newest order a little (the payer's
                 // transfer the reorg then removes), and wait for it to be mined.
-                const order = [...trace.entries].reverse().find((e) => e.kind === 'order');
+                // The newest order still pending (a completed one no longer holds its address).
+                let order: (typeof trace.entries)[number] | undefined;
+                for (const e of [...trace.entries].reverse().filter((x) => x.kind === 'order').slice(0, 10)) {
+                  const key = orgs.find((o) => o.pool.includes(String(e.address)))?.key;
+                  if (key && (await api(key, 'GET', `/orders/${String(e.id)}`)).body.status === 'pending') {
+                    order = e;
+                    break;
+                  }
+                }
                 if (order) {
                   await pay(String(order.address), 'USDT', 1_000_000n, `${String(order.ref)}-reorg-bait`);
                   last = [...trace.entries].reverse().find((e) => e.kind === 'tx');
