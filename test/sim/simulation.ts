@@ -300,7 +300,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       const e = Date.parse(String(res.body.expiresAt));
       const g = e + o.graceMinutes * 60_000;
       created.push({ planned: o, id, org: o.org });
-      trace.add('order', { ref, id, address, orderKind: o.kind, createdAt: c, expiresAt: e, graceEndsAt: g });
+      trace.add('order', { ref, id, address, currency: o.currency, orderKind: o.kind, createdAt: c, expiresAt: e, graceEndsAt: g });
       const amount = (ppm: number, cur: Currency) => units(o.hundredths, cur, ppm);
       const jobs: Promise<unknown>[] = [];
       for (const p of o.payments) {
@@ -390,7 +390,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
               if (!receipt || head - receipt.blockNumber + 1 >= ORDER_CONFIRMATIONS) {
                 // No fresh payment to take back: pay the newest order a little (the payer's
                 // transfer the reorg then removes), and wait for it to be mined.
-                // The newest order still pending (a completed one no longer holds its address).
+                // The newest order still pending (a completed one no longer holds its address), in its token.
                 let order: (typeof trace.entries)[number] | undefined;
                 for (const e of [...trace.entries].reverse().filter((x) => x.kind === 'order').slice(0, 10)) {
                   const key = orgs.find((o) => o.pool.includes(String(e.address)))?.key;
@@ -400,7 +400,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
                   }
                 }
                 if (order) {
-                  await pay(String(order.address), 'USDT', 1_000_000n, `${String(order.ref)}-reorg-bait`);
+                  await pay(String(order.address), order.currency as Currency, units(100, order.currency as Currency), `${String(order.ref)}-reorg-bait`);
                   last = [...trace.entries].reverse().find((e) => e.kind === 'tx');
                   for (let i = 0; i < 30 && !(receipt = last ? await chain.getTransactionReceipt(String(last.hash)) : null); i++) await sleep(100);
                 }
