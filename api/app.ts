@@ -10,6 +10,7 @@ import { buildOpenApi, renderDocsPage } from './openapi';
 import { ApiBuilder } from './route-kit';
 import { logRequestError, requestLogger } from './request-log';
 import { registerRoutes } from './routes';
+import { publicPages } from './pages';
 
 export interface App extends express.Express {
   /** Every declared /api/v1 route (the OpenAPI source; tests walk it). */
@@ -22,7 +23,8 @@ export function createApp(config: Config, deps: ApiDeps): App {
   app.disable('x-powered-by');
   // Every answer is per-request JSON: hashing each body for an ETag buys nothing.
   app.set('etag', false);
-  app.set('trust proxy', false);
+  // Who may tell us the client's IP (per-IP limits of the public pages): TRUST_PROXY, default nobody.
+  app.set('trust proxy', config.trustProxy);
   const format = new WireFormat(config.apiStyle);
 
   app.use(requestLogger(deps.logger));
@@ -41,6 +43,7 @@ export function createApp(config: Config, deps: ApiDeps): App {
   });
 
   app.use('/api/v1', (_req, _res, next) => next(new AppError('RESOURCE_NOT_FOUND', 'No such endpoint')));
+  app.use(publicPages(deps));
   app.use(BULL_BOARD_PATH, bullBoardRouter(deps));
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {

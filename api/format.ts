@@ -1,16 +1,13 @@
 import type { Response } from 'express';
 import type { ApiStyle } from '../core/config';
 import { AppError, type ErrorCode } from '../core/errors';
-import type { UnbindResult } from '../core/deposits/bindings';
-import type { ReferenceDetail, ReferenceSummary } from '../core/deposits/queries';
-import { addressEntries, presentBinding } from './deposits.present';
-import { presentDeposit } from '../core/deposits/records';
-import { iso } from './present';
 import { sendJson } from './answer';
 
 /**
- * The one module that owns the difference between wire formats A and B (design.md §2).
- * Route handlers hand it plain resources; it decides envelopes, list shapes and error bodies.
+ * The one module that owns the difference between wire formats A and B (design.md §2): the
+ * envelope, the list shape and the error body. Route handlers hand it plain resources from the
+ * presenters (api/presenters/); a resource whose shape itself differs by style (deposit
+ * references, the pool import) has its presenter pick the shape from `style`.
  */
 
 export interface Page {
@@ -59,6 +56,15 @@ const B_ERROR_TITLES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
+/**
+ * The error of a route whose failures carry `success: false` in either style (the spec's pool
+ * import): B's error body gains the field A's already has. Only 400s: the spec's validation failure.
+ */
+export function withSuccessFalse(err: unknown): unknown {
+  if (!(err instanceof AppError) || err.status !== 400) return err;
+  return new AppError(err.code, err.message, err.details, { ...err.extra, success: false });
+}
+
 export class WireFormat {
   constructor(readonly style: ApiStyle) {}
 
@@ -83,93 +89,6 @@ export class WireFormat {
     };
   }
 
-  /** A's deposit reference list (deposit service page): `data.references` with total, page, limit. */
-  depositReferenceListBody(items: unknown[], page: Page): unknown {
-    if (this.style === 'a') {
-      return { success: true, data: { references: items, total: page.total, page: page.page, limit: page.limit }, message: 'OK' };
-    }
-    return this.listBody('references', items, page);
-  }
-
-  /**
-   * A deposit reference's detail. A (one family: the earliest bound, or the one asked for with
-   * ?protocol=): protocol, address/depositAddress, boundAt, totalDeposits, totalAmount as ONE
-   * string — the face-value sum of every currency (all USD stablecoins, added 1:1, exactly) —
-   * with totalAmountByCurrency beside it, and the recent deposits. B: addresses of every family
-   * and chain, totalAmount keyed by currency.
-   */
-  depositReferenceBody(detail: ReferenceDetail): unknown {
-    if (this.style === 'a') {
-      const b = detail.bindings[0];
-      const totals = detail.totalsByProtocol[b.protocol]!;
-      return this.body({
-        ...presentBinding(b),
-        totalDeposits: totals.count,
-        totalAmount: totals.nominal,
-        totalAmountByCurrency: totals.byCurrency,
-        lastDepositAt: iso(totals.lastDepositAt),
-        boundAt: iso(b.createdAt),
-        deposits: detail.recentDeposits.filter((d) => d.protocol === b.protocol).map(presentDeposit),
-      });
-    }
-    return {
-      depositReference: detail.depositReference,
-      protocols: detail.bindings.map((b) => b.protocol),
-      addresses: addressEntries(detail),
-      totalDeposits: detail.totals.count,
-      totalAmount: detail.totals.byCurrency,
-      lastDepositAt: iso(detail.totals.lastDepositAt),
-      metadata: detail.bindings[0].metadata,
-      createdAt: iso(detail.bindings[0].createdAt),
-    };
-  }
-
-  /**
-   * Deposit reference list. A: one item per bound family (depositReference, protocol,
-   * depositAddress, totals, lastDepositAt, boundAt) in data.references with total/page/limit
-   * counting references. B: one item per reference (protocols, addressCount, totalAmount by currency).
-   */
-  depositReferenceList(items: ReferenceSummary[], page: Page): unknown {
-    if (this.style === 'a') {
-      const rows = items.flatMap((s) =>
-        s.bindings.map((b) => {
-          const totals = s.totalsByProtocol[b.protocol]!;
-          return {
-            depositReference: s.depositReference,
-            protocol: b.protocol,
-            address: b.address,
-            depositAddress: b.address,
-            monitoredChains: b.monitoredChains,
-            totalDeposits: totals.count,
-            totalAmount: totals.nominal,
-            totalAmountByCurrency: totals.byCurrency,
-            lastDepositAt: iso(totals.lastDepositAt),
-            boundAt: iso(b.createdAt),
-            metadata: b.metadata,
-          };
-        }),
-      );
-      return this.depositReferenceListBody(rows, page);
-    }
-    const rows = items.map((s) => ({
-      depositReference: s.depositReference,
-      protocols: s.bindings.map((b) => b.protocol),
-      addressCount: new Set(s.bindings.map((b) => b.address)).size,
-      totalDeposits: s.totals.count,
-      totalAmount: s.totals.byCurrency,
-      lastDepositAt: iso(s.totals.lastDepositAt),
-      metadata: s.bindings[0].metadata,
-      createdAt: iso(s.bindings[0].createdAt),
-    }));
-    return this.depositReferenceListBody(rows, page);
-  }
-
-  /** Unbind answer: B flat {success, message, depositReference, unboundAddresses}; A enveloped. */
-  depositUnbindBody(result: UnbindResult, message: string): unknown {
-    const data = { depositReference: result.depositReference, unboundAddresses: result.unboundAddresses, addresses: result.addresses };
-    return this.style === 'a' ? this.body(data, message) : { success: true, message, ...data };
-  }
-
   /** OpenAPI schema of a success answer wrapping `resource` (a list of them when `plural` is given). */
   successSchema(resource: Record<string, unknown>, plural?: string): Record<string, unknown> {
     const pagination = {
@@ -190,8 +109,8 @@ export class WireFormat {
     return this.style === 'a' ? envelope(resource) : resource;
   }
 
-  /** OpenAPI schema of the error body. */
-  errorSchema(): Record<string, unknown> {
+  /** OpenAPI schema of the error body (`withSuccess`: B's body of a route whose failures carry success: false). */
+  errorSchema(withSuccess = false): Record<string, unknown> {
     if (this.style === 'a') {
       return {
         type: 'object',
@@ -203,11 +122,21 @@ export class WireFormat {
         },
       };
     }
-    return { type: 'object', properties: { error: { type: 'string' }, message: { type: 'string' }, code: { type: 'string' }, statusCode: { type: 'integer' }, details: {} } };
+    return {
+      type: 'object',
+      properties: {
+        ...(withSuccess ? { success: { const: false } } : {}),
+        error: { type: 'string' },
+        message: { type: 'string' },
+        code: { type: 'string' },
+        statusCode: { type: 'integer' },
+        details: {},
+      },
+    };
   }
 
   /** Picks the documented (OpenAPI) shape of a special answer for this deployment's style. */
-  documented<T>(shapes: { a: T; b: T }): T {
+  documented<A, B>(shapes: { a: A; b: B }): A | B {
     return this.style === 'a' ? shapes.a : shapes.b;
   }
 

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { systemClock, type Clock } from '../core/clock';
 import type { Logger } from '../core/logger';
 import type { ApiKeyLookup, ApiKeyRecord } from '../core/organizations';
 
@@ -34,8 +35,14 @@ export class ApiKeyCache implements ApiKeyLookup {
       logger: Logger;
       ttlMs?: number;
       maxEntries?: number;
+      /** What entries' ages are measured with (tests pass one they move by hand). */
+      clock?: Clock;
     },
   ) {}
+
+  private nowMs(): number {
+    return (this.options.clock ?? systemClock).now().getTime();
+  }
 
   private get ttlMs(): number {
     return this.options.ttlMs ?? 10_000;
@@ -56,7 +63,7 @@ export class ApiKeyCache implements ApiKeyLookup {
   async find(keyHash: string, load: () => Promise<ApiKeyRecord | null>): Promise<ApiKeyRecord | null> {
     this.listen();
     const hit = this.entries.get(keyHash);
-    if (hit && this.listening && hit.expiresAt > Date.now()) return hit.record;
+    if (hit && this.listening && hit.expiresAt > this.nowMs()) return hit.record;
     const generation = this.generation;
     const record = await load();
     if (record && !record.revokedAt && this.listening && generation === this.generation) this.remember(keyHash, record);
@@ -90,7 +97,7 @@ export class ApiKeyCache implements ApiKeyLookup {
       if (oldest !== undefined) this.entries.delete(oldest);
     }
     this.entries.delete(keyHash);
-    this.entries.set(keyHash, { record, expiresAt: Date.now() + this.ttlMs });
+    this.entries.set(keyHash, { record, expiresAt: this.nowMs() + this.ttlMs });
   }
 
   private forget(keyId: string): void {

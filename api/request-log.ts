@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../core/logger';
 import { newId } from '../core/ids';
+import { maskPublicTokens } from './pages/log-mask';
 
 /** Fields the auth middleware adds to the request's log line once the caller is known. */
 export interface RequestLogFields {
@@ -32,7 +33,7 @@ export function requestLogger(logger: Logger): RequestHandler {
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && /^[A-Za-z0-9._-]{1,100}$/.test(incoming) ? incoming : newId('req');
     res.setHeader('X-Request-Id', id);
-    const state: RequestLogState = { id, method: req.method, url: String(req.url).split('?')[0], fields: {} };
+    const state: RequestLogState = { id, method: req.method, url: maskPublicTokens(String(req.url).split('?')[0]), fields: {} };
     (res as Response & { [STATE]?: RequestLogState })[STATE] = state;
 
     // A response emits 'close' once, after it finished or when the client went away first.
@@ -67,5 +68,5 @@ export function addRequestLogFields(res: Response, fields: RequestLogFields): vo
 /** Logs a failure of this request, with its id and caller. */
 export function logRequestError(logger: Logger, req: Request, res: Response, err: unknown): void {
   const state = stateOf(res);
-  logger.error({ ...state?.fields, err, req: { id: state?.id, method: req.method, url: String(req.originalUrl).split('?')[0] } }, 'request failed');
+  logger.error({ ...state?.fields, err, req: { id: state?.id, method: req.method, url: maskPublicTokens(String(req.originalUrl).split('?')[0]) } }, 'request failed');
 }

@@ -1,8 +1,9 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
+import type { TObject, TSchema } from '@sinclair/typebox';
 import type { Caller } from '../core/organizations';
 import type { Role } from '../core/roles';
-import type { WireFormat, Page } from './format';
-import { rejectUnstorableValues, validateBody, validateQuery, type JsonSchema } from './validation';
+import { withSuccessFalse, type WireFormat, type Page } from './format';
+import { EMPTY_QUERY, rejectUnstorableValues, validateBody, validateQuery } from './validation';
 import type { ApiDeps } from './deps';
 import { authenticateRequest, requireRole } from './middleware/auth';
 import { applyIdempotencyKey } from './middleware/idempotency';
@@ -11,27 +12,35 @@ import { sendJson } from './answer';
 
 /**
  * Declares an API route once: the same declaration mounts it on Express (auth, role, body limit,
- * validation, idempotency) and describes it in the OpenAPI document.
+ * validation, idempotency), describes it in the OpenAPI document and, through its TypeBox
+ * schemas and path, types the handler's body, query, params and answer (README, Layout: where a new route goes).
  */
-export interface RouteSpec {
+export interface RouteSpec<
+  P extends string = string,
+  B extends TSchema | undefined = TSchema | undefined,
+  Q extends TObject | undefined = TObject | undefined,
+  R extends TSchema | undefined = TSchema | undefined,
+> {
   method: 'get' | 'post' | 'put' | 'delete';
   /** Express path relative to /api/v1, e.g. `/orders/:orderId`. */
-  path: string;
+  path: P;
   summary: string;
   description?: string;
   tag: string;
   /** Lowest role allowed. */
   minRole: Role;
-  body?: JsonSchema;
-  query?: JsonSchema;
+  body?: B;
+  query?: Q;
   /** Creating POSTs honour Idempotency-Key. */
   creates?: boolean;
+  /** Its 400 answers carry `success: false` in both styles (the spec's pool import). */
+  failuresCarrySuccess?: boolean;
   /** Body size limit for this route (defaults to the deployment's). */
   bodyLimitBytes?: number;
   /** Status of a successful answer (documentation). */
   successStatus?: number;
-  /** Schema of the resource in a success answer (documentation). */
-  response?: JsonSchema;
+  /** Schema of the resource in a success answer (of one item for a list); types reply.ok/created/list. */
+  response?: R;
   /** Name of the array in a list answer (A: data.<plural>); marks the route as a list. */
   listOf?: string;
 }
@@ -41,27 +50,41 @@ export interface Reply {
   body: unknown;
 }
 
-export interface RouteInput<B = any, Q = any> {
+/** `:name` segments of an Express path as an object of strings: `/a/:id/b/:key` → {id; key}. */
+export type PathParams<P extends string> = P extends `${string}:${infer Name}/${infer Rest}`
+  ? { [K in Name]: string } & PathParams<`/${Rest}`>
+  : P extends `${string}:${infer Name}`
+    ? { [K in Name]: string }
+    : Record<never, string>;
+
+/** What a validated schema leaves: the schema's static type, or nothing when the route has none. */
+export type Validated<S extends TSchema | undefined> = S extends TSchema ? S['static'] : undefined;
+/** A validated query: always an object (no schema: no parameters). */
+export type ValidatedQuery<Q extends TObject | undefined> = Q extends TObject ? Q['static'] : Record<never, never>;
+/** The wire object a route answers with: its response schema's type (unknown when undocumented). */
+export type Answer<R extends TSchema | undefined> = R extends TSchema ? R['static'] : unknown;
+
+export interface RouteInput<P extends string, B, Q, D> {
   caller: Caller;
   body: B;
   query: Q;
-  params: Record<string, string>;
+  params: PathParams<P>;
   req: Request;
   /** Reply builders in the deployment's wire format. */
-  reply: ReplyBuilder;
+  reply: ReplyBuilder<D>;
 }
 
-export interface ReplyBuilder {
-  ok(data: unknown, message?: string): Reply;
-  created(data: unknown, message?: string): Reply;
-  list(plural: string, items: unknown[], page: Page): Reply;
-  /** A body already shaped by the formatting module (special shapes). */
+export interface ReplyBuilder<D> {
+  ok(data: D, message?: string): Reply;
+  created(data: D, message?: string): Reply;
+  list(plural: string, items: D[], page: Page): Reply;
+  /** A body already shaped by the formatting module or a presenter (per-style shapes). */
   raw(status: number, body: unknown): Reply;
 }
 
-export type RouteHandler<B = any, Q = any> = (input: RouteInput<B, Q>) => Promise<Reply> | Reply;
+export type RouteHandler<P extends string, B, Q, D> = (input: RouteInput<P, B, Q, D>) => Promise<Reply> | Reply;
 
-export function replyBuilder(format: WireFormat): ReplyBuilder {
+export function replyBuilder(format: WireFormat): ReplyBuilder<unknown> {
   return {
     ok: (data, message) => ({ status: 200, body: format.body(data, message) }),
     created: (data, message = 'Created') => ({ status: 201, body: format.body(data, message) }),
@@ -75,7 +98,7 @@ type RouteTarget = Pick<express.Express, 'get' | 'post' | 'put' | 'delete'>;
 
 export class ApiBuilder {
   readonly routes: RouteSpec[] = [];
-  private readonly reply: ReplyBuilder;
+  private readonly reply: ReplyBuilder<unknown>;
   private readonly rateLimiter: RateLimiter | null;
 
   /**
@@ -85,7 +108,8 @@ export class ApiBuilder {
    */
   constructor(
     private readonly deps: ApiDeps,
-    format: WireFormat,
+    /** The deployment's wire format, for presenters of per-style shapes. */
+    readonly format: WireFormat,
     private readonly target: RouteTarget,
     private readonly prefix: string,
   ) {
@@ -100,7 +124,10 @@ export class ApiBuilder {
    * on every request, and the steps are this route's alone. Any failure goes to the app's error
    * handler, which answers in the deployment's format.
    */
-  route<B = any, Q = any>(spec: RouteSpec, handler: RouteHandler<B, Q>): void {
+  route<const P extends string, B extends TSchema | undefined = undefined, Q extends TObject | undefined = undefined, R extends TSchema | undefined = undefined>(
+    spec: RouteSpec<P, B, Q, R>,
+    handler: RouteHandler<P, Validated<B>, ValidatedQuery<Q>, Answer<R>>,
+  ): void {
     this.routes.push(spec);
     const { deps, reply, rateLimiter } = this;
     const parseBody =
@@ -118,17 +145,18 @@ export class ApiBuilder {
         rejectUnstorableValues('path', req.params);
         rejectUnstorableValues('query', req.query);
         if (spec.body) rejectUnstorableValues('request body', req.body);
+        // The casts are the one place where validation turns values into their schemas' types.
         const result = await handler({
           caller,
-          body: spec.body ? validateBody<B>(spec.body, req.body) : (undefined as B),
-          query: validateQuery<Q>(query, req.query),
-          params: req.params as Record<string, string>,
+          body: (spec.body ? validateBody(spec.body, req.body) : undefined) as Validated<B>,
+          query: validateQuery(query, req.query) as ValidatedQuery<Q>,
+          params: req.params as PathParams<P>,
           req,
-          reply,
+          reply: reply as ReplyBuilder<Answer<R>>,
         });
         sendJson(res, result.status, result.body);
       } catch (err) {
-        next(err);
+        next(spec.failuresCarrySuccess ? withSuccessFalse(err) : err);
       }
     });
   }
@@ -139,5 +167,3 @@ function jsonBodyParser(limit: number): (req: Request, res: Response) => Promise
   const parse = express.json({ limit, strict: false, type: () => true });
   return (req, res) => new Promise<void>((resolve, reject) => parse(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
 }
-
-const EMPTY_QUERY: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };

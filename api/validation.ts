@@ -1,8 +1,13 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { Type, type TProperties, type TSchema } from '@sinclair/typebox';
+import { StringEnum } from '../core/wire-schema';
 import { validationError } from '../core/errors';
 
-/** JSON Schema (the subset we use); the same objects feed ajv and the OpenAPI document. */
+/**
+ * JSON Schema (the subset we use); the same objects feed ajv and the OpenAPI document. Routes
+ * declare theirs with TypeBox (`Type.*`), which builds plain JSON Schema and derives its type.
+ */
 export type JsonSchema = Record<string, unknown>;
 
 // Bodies: exact types, no coercion. Queries: strings coerced to the declared types.
@@ -95,7 +100,7 @@ export function rejectUnstorableValues(where: 'request body' | 'query' | 'path',
 }
 
 /** Validates (and fills defaults into) a JSON body; throws VALIDATION_ERROR listing every problem. */
-export function validateBody<T>(schema: JsonSchema, body: unknown): T {
+export function validateBody(schema: JsonSchema, body: unknown): unknown {
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
     if (schema.type === 'object') {
       throw validationError('Request body must be a JSON object (send Content-Type: application/json)', [
@@ -105,11 +110,11 @@ export function validateBody<T>(schema: JsonSchema, body: unknown): T {
   }
   const fn = compile(bodyAjv, schema);
   if (!fn(body)) fail('request body', describe(fn.errors));
-  return body as T;
+  return body;
 }
 
 /** Validates a query string object (a copy: Express's query is read-only), coercing types. */
-export function validateQuery<T>(schema: JsonSchema, query: unknown): T {
+export function validateQuery(schema: JsonSchema, query: unknown): unknown {
   const copy: Record<string, unknown> = { ...(query as Record<string, unknown>) };
   for (const [k, v] of Object.entries(copy)) {
     if (Array.isArray(v)) {
@@ -118,46 +123,57 @@ export function validateQuery<T>(schema: JsonSchema, query: unknown): T {
   }
   const fn = compile(queryAjv, schema);
   if (!fn(copy)) fail('query', describe(fn.errors));
-  return copy as T;
+  return copy;
 }
 
 // ---------------------------------------------------------------------------
-// Schema helpers shared by resources
+// Schema helpers shared by resources (TypeBox; each keeps the JSON Schema the API always had)
 // ---------------------------------------------------------------------------
+
+/** No query parameters at all. */
+export const EMPTY_QUERY = Type.Object({}, { additionalProperties: false });
 
 export const MAX_PAGE_LIMIT = 100;
 /** Past this, page × limit no longer fits the database's OFFSET (and every such page is empty). */
 export const MAX_PAGE = 1_000_000;
 
-/** page and limit of every list query, declared once. */
+/**
+ * page and limit of every list query, declared once. Not optional: validation fills their
+ * defaults before it checks what is required, so a handler always has both.
+ */
 export const PAGE_QUERY_PROPERTIES = {
-  page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1, description: 'Page number, 1-indexed' },
-  limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: 20, description: 'Items per page (max 100)' },
-} as const;
+  page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1, description: 'Page number, 1-indexed' }),
+  limit: Type.Integer({ minimum: 1, maximum: MAX_PAGE_LIMIT, default: 20, description: 'Items per page (max 100)' }),
+};
+
+/** A page of a list without sorting choices: page and limit. */
+export const pageQuerySchema = <F extends TProperties = Record<never, TSchema>>(filters?: F) =>
+  Type.Object({ ...PAGE_QUERY_PROPERTIES, ...(filters ?? ({} as F)) }, { additionalProperties: false });
+
+const SORT_ORDER = StringEnum(['asc', 'desc'], { default: 'desc' });
 
 /** A list query: page, limit, sortBy from a whitelist, sortOrder, plus resource filters. */
-export function listQuerySchema(options: { sortBy: string[]; defaultSortBy: string; filters?: Record<string, JsonSchema> }): JsonSchema {
-  return {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
+export function listQuerySchema<const S extends string, F extends TProperties = Record<never, TSchema>>(options: {
+  sortBy: readonly S[];
+  defaultSortBy: NoInfer<S>;
+  filters?: F;
+}) {
+  return Type.Object(
+    {
       ...PAGE_QUERY_PROPERTIES,
-      sortBy: { type: 'string', enum: options.sortBy, default: options.defaultSortBy },
-      sortOrder: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
-      ...(options.filters ?? {}),
+      sortBy: StringEnum(options.sortBy, { default: options.defaultSortBy }),
+      sortOrder: SORT_ORDER,
+      ...(options.filters ?? ({} as F)),
     },
-  };
+    { additionalProperties: false },
+  );
 }
 
-export interface ListQuery {
-  page: number;
-  limit: number;
-  sortBy: string;
-  sortOrder: 'asc' | 'desc';
-}
+/** A scalar metadata value. */
+export type MetadataValue = string | number | boolean | null;
 
 /** Metadata: at most 10 pairs, string keys, scalar values, bounded size. */
-export const metadataSchema: JsonSchema = {
+export const metadataSchema = Type.Unsafe<Record<string, MetadataValue>>({
   type: 'object',
   maxProperties: 10,
   propertyNames: { type: 'string', minLength: 1, maxLength: 64 },
@@ -165,4 +181,5 @@ export const metadataSchema: JsonSchema = {
     anyOf: [{ type: 'string', maxLength: 500 }, { type: 'number' }, { type: 'boolean' }, { type: 'null' }],
   },
   description: 'Caller data: at most 10 pairs; keys up to 64 characters; values string (≤ 500), number, boolean or null.',
-};
+});
+

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 /**
@@ -53,7 +54,7 @@ export interface Config {
   /** Queues this worker process consumes; 'all' or a list of queue names. */
   workerQueues: 'all' | string[];
   dataDir: string;
-  /** Per-chain overrides: RPC_URLS_<CHAIN>, TOKEN_<CHAIN>_<CURRENCY>, CONFIRMATIONS_<CHAIN>. */
+  /** Per-chain overrides: RPC_URLS_<CHAIN>, TOKEN_<CHAIN>_<CURRENCY>, CONFIRMATIONS_<CHAIN>, EXPLORER_TX_URL_<CHAIN>. */
   chainOverrides: Record<string, string>;
   webhooks: WebhookConfig;
   /** Poll intervals of the repeatable jobs, in milliseconds. */
@@ -70,6 +71,18 @@ export interface Config {
   maintenance: {
     /** A queue-like table is vacuumed once it has this many dead rows (core/maintenance). */
     vacuumMinDeadRows: number;
+  };
+  /**
+   * TRUST_PROXY: which peers may tell us the client's IP in X-Forwarded-For (Express's
+   * 'trust proxy'): false = none (the socket's address is the client), a hop count, or addresses/CIDRs.
+   */
+  trustProxy: false | number | string[];
+  /** Public pages (payment page): per-client-IP limit and who may frame them. */
+  pages: {
+    /** PAGE_RATE_LIMIT_PER_MINUTE: requests per minute per client IP on /pay/… (pages and status). */
+    rateLimitPerMinute: number;
+    /** PAGE_FRAME_ANCESTORS: CSP frame-ancestors sources; `'none'` by default. */
+    frameAncestors: string;
   };
   /** Start a local anvil chain with `npm start` (NETWORK=local only). */
   startLocalChain: boolean;
@@ -150,8 +163,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const chainOverrides: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value && /^(RPC_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS)_[A-Z0-9_]+$/.test(name)) {
+    if (value && /^(RPC_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL)_[A-Z0-9_]+$/.test(name)) {
       chainOverrides[name] = value;
+      if (name.startsWith('EXPLORER_TX_URL_') && !/^https?:\/\/[^/\s]+\S*\{txHash\}/.test(value)) {
+        problems.push(`${name} must be an http(s) URL containing {txHash}, e.g. https://etherscan.io/tx/{txHash}`);
+      }
     }
   }
 
@@ -203,12 +219,47 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maintenance: {
       vacuumMinDeadRows: read.integer('VACUUM_MIN_DEAD_ROWS', 5000, 1, 100_000_000),
     },
+    trustProxy: parseTrustProxy(env.TRUST_PROXY, problems),
+    pages: {
+      rateLimitPerMinute: read.integer('PAGE_RATE_LIMIT_PER_MINUTE', 300, 1, 100_000_000),
+      frameAncestors: read.pattern('PAGE_FRAME_ANCESTORS', "'none'", /^[A-Za-z0-9 :/.*'_-]{1,500}$/, "CSP sources separated by spaces, e.g. 'self' https://shop.example"),
+    },
     startLocalChain: read.boolean('START_LOCAL_CHAIN', network === 'local'),
     localChainPort: read.integer('LOCAL_CHAIN_PORT', null, 0, 65535),
   };
 
   if (problems.length > 0) throw new ConfigError(problems);
   return { ...config, ...overrides };
+}
+
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * TRUST_PROXY: unset, empty, `false` or `0` trusts nothing; a number trusts that many proxy hops
+ * in front of us; otherwise a comma-separated list of proxy addresses or CIDR ranges (or the names
+ * loopback, linklocal, uniquelocal). `true` is refused: trusting every peer lets any client pick
+ * its IP and so its rate limit.
+ */
+export function parseTrustProxy(text: string | undefined, problems: string[]): false | number | string[] {
+  const value = (text ?? '').trim();
+  if (value === '' || value === 'false' || value === '0') return false;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops > 20) problems.push('TRUST_PROXY hop count must be from 0 to 20');
+    return hops;
+  }
+  const entries = value.split(',').map((e) => e.trim()).filter(Boolean);
+  for (const entry of entries) {
+    if (PROXY_RANGE_NAMES.has(entry)) continue;
+    const [address, prefix, extra] = entry.split('/');
+    const family = isIP(address);
+    const maxPrefix = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= maxPrefix);
+    if (!family || !prefixOk || extra !== undefined) {
+      problems.push(`TRUST_PROXY entry "${entry}" is not a hop count, an IP address, a CIDR range or loopback/linklocal/uniquelocal`);
+    }
+  }
+  return entries;
 }
 
 function decodeKey(text: string): Buffer | null {

@@ -195,6 +195,13 @@ export async function setConfigValue(db: DbOrTx, organizationId: string, key: st
   return toEntry(def, row);
 }
 
+/** Removes the organization's setting of a known key: its default applies again (idempotent). */
+export async function resetConfigValue(db: DbOrTx, organizationId: string, key: string): Promise<ConfigEntry> {
+  const def = configKeyDefinition(key);
+  await db.delete(organizationConfig).where(and(eq(organizationConfig.organizationId, organizationId), eq(organizationConfig.key, key)));
+  return toEntry(def);
+}
+
 function toEntry(def: ConfigKeyDefinition, row?: typeof organizationConfig.$inferSelect): ConfigEntry {
   const value = row ? (row.value as ConfigValue) : def.default;
   return {

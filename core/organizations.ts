@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
 import type { Database, DbOrTx } from '../db/client';
 import { apiKeys, organizations } from '../db/schema';
 import { AppError, forbidden, notFound } from './errors';
@@ -122,6 +122,26 @@ export async function listApiKeys(db: DbOrTx, caller: Caller, organizationId: st
   requireOwnOrganization(caller, organizationId);
   const rows = await db.select().from(apiKeys).where(eq(apiKeys.organizationId, organizationId)).orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
   return rows.map(toView);
+}
+
+/** One page of the organization's keys, oldest first (GET /organizations/:id/api-keys). */
+export async function listApiKeysPage(
+  db: DbOrTx,
+  caller: Caller,
+  organizationId: string,
+  page: { page: number; limit: number },
+): Promise<{ items: ApiKeyView[]; total: number }> {
+  requireOwnOrganization(caller, organizationId);
+  const where = eq(apiKeys.organizationId, organizationId);
+  const [{ n }] = await db.select({ n: count() }).from(apiKeys).where(where);
+  const rows = await db
+    .select()
+    .from(apiKeys)
+    .where(where)
+    .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id))
+    .limit(page.limit)
+    .offset((page.page - 1) * page.limit);
+  return { items: rows.map(toView), total: n };
 }
 
 export async function revokeApiKey(db: Database, caller: Caller, keyId: string): Promise<ApiKeyView> {

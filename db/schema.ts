@@ -184,6 +184,8 @@ export const orders = pgTable(
     // the authenticated caller and organizations are never deleted.
     organizationId: text('organization_id').notNull(),
     orderReference: text('order_reference').notNull(),
+    /** The hosted payment page's URL token: 128 random bits, base64url (never the order id). */
+    payToken: text('pay_token').notNull(),
     amount: baseUnits('amount').notNull(),
     amountReceived: baseUnits('amount_received').notNull().default(sql`0`),
     currency: text('currency').notNull(),
@@ -210,6 +212,7 @@ export const orders = pgTable(
   },
   (t) => [
     uniqueIndex('orders_org_reference_uq').on(t.organizationId, t.orderReference),
+    uniqueIndex('orders_pay_token_uq').on(t.payToken),
     index('orders_org_created_idx').on(t.organizationId, t.createdAt),
     index('orders_pending_grace_idx').on(t.graceEndsAt).where(sql`${t.status} = 'pending'`),
   ],

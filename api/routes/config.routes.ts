@@ -1,21 +1,10 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
-import { CONFIG_KEYS, getConfigEntry, listConfig, setConfigValue, type ConfigEntry } from '../../core/org-config';
-import { iso } from '../present';
+import { CONFIG_KEYS, getConfigEntry, listConfig, resetConfigValue, setConfigValue } from '../../core/org-config';
+import { configEntrySchema, presentConfigEntry, setConfigBody } from '../presenters/config';
+import { pageQuerySchema } from '../validation';
 
-const entrySchema = {
-  type: 'object',
-  properties: {
-    key: { type: 'string' },
-    value: { type: ['number', 'string', 'null'] },
-    default: { type: ['number', 'string', 'null'] },
-    isDefault: { type: 'boolean' },
-    description: { type: 'string' },
-    updatedAt: { type: ['string', 'null'], format: 'date-time' },
-  },
-};
-
-const present = (e: ConfigEntry) => ({ ...e, updatedAt: iso(e.updatedAt) });
+const TAG = 'Configuration';
 
 export function registerConfigRoutes(api: ApiBuilder, deps: ApiDeps): void {
   api.route(
@@ -23,17 +12,24 @@ export function registerConfigRoutes(api: ApiBuilder, deps: ApiDeps): void {
       method: 'get',
       path: '/config',
       summary: "The organization's configuration (every known key with its effective value)",
-      description: `Known keys: ${CONFIG_KEYS.map((k) => k.key).join(', ')}.`,
-      tag: 'Configuration',
+      description: `A list in the API's list shape (style A: data.config), in the order of the known keys: ${CONFIG_KEYS.map((k) => k.key).join(', ')}.`,
+      tag: TAG,
       minRole: 'admin',
-      response: { type: 'array', items: entrySchema },
+      query: pageQuerySchema(),
+      listOf: 'config',
+      response: configEntrySchema,
     },
-    async ({ caller, reply }) => reply.ok((await listConfig(deps.db, caller.organizationId)).map(present)),
+    async ({ caller, query, reply }) => {
+      // A handful of known keys: the page is cut from the whole list.
+      const entries = await listConfig(deps.db, caller.organizationId);
+      const from = (query.page - 1) * query.limit;
+      return reply.list('config', entries.slice(from, from + query.limit).map(presentConfigEntry), { page: query.page, limit: query.limit, total: entries.length });
+    },
   );
 
   api.route(
-    { method: 'get', path: '/config/:key', summary: 'One configuration key', tag: 'Configuration', minRole: 'admin', response: entrySchema },
-    async ({ caller, params, reply }) => reply.ok(present(await getConfigEntry(deps.db, caller.organizationId, params.key))),
+    { method: 'get', path: '/config/:key', summary: 'One configuration key', tag: TAG, minRole: 'admin', response: configEntrySchema },
+    async ({ caller, params, reply }) => reply.ok(presentConfigEntry(await getConfigEntry(deps.db, caller.organizationId, params.key))),
   );
 
   api.route(
@@ -42,17 +38,26 @@ export function registerConfigRoutes(api: ApiBuilder, deps: ApiDeps): void {
       path: '/config/:key',
       summary: 'Set a configuration key',
       description: 'Unknown keys are 404; a value of the wrong type or out of range is 400.',
-      tag: 'Configuration',
+      tag: TAG,
       minRole: 'admin',
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['value'],
-        properties: { value: { type: ['number', 'string', 'null'] } },
-      },
-      response: entrySchema,
+      body: setConfigBody,
+      response: configEntrySchema,
     },
     async ({ caller, params, body, reply }) =>
-      reply.ok(present(await setConfigValue(deps.db, caller.organizationId, params.key, (body as { value: unknown }).value)), 'Configuration updated'),
+      reply.ok(presentConfigEntry(await setConfigValue(deps.db, caller.organizationId, params.key, body.value)), 'Configuration updated'),
+  );
+
+  api.route(
+    {
+      method: 'delete',
+      path: '/config/:key',
+      summary: 'Reset a configuration key to its default',
+      description: 'Removes the organization\'s setting; the answer is the entry with its default value (isDefault true). Resetting a key that is not set changes nothing. Unknown keys are 404.',
+      tag: TAG,
+      minRole: 'admin',
+      response: configEntrySchema,
+    },
+    async ({ caller, params, reply }) =>
+      reply.ok(presentConfigEntry(await resetConfigValue(deps.db, caller.organizationId, params.key)), 'Configuration reset to its default'),
   );
 }

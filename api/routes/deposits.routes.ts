@@ -1,165 +1,46 @@
-import type { ApiBuilder, RouteSpec } from '../route-kit';
+import { Type } from '@sinclair/typebox';
+import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
-import { CURRENCIES, PROTOCOLS, type Protocol } from '../../core/chains/registry';
+import { CURRENCIES, PROTOCOLS } from '../../core/chains/registry';
 import {
   bindDepositReference,
   registerDepositReference,
   unbindDepositAddress,
   unbindDepositReference,
 } from '../../core/deposits/bindings';
-import { getDeposit, getDepositReference, listDepositReferences, listDeposits, RECENT_DEPOSITS, type DepositListQuery } from '../../core/deposits/queries';
-import { DEPOSIT_STATUSES } from '../../core/deposits/records';
+import { getDeposit, getDepositReference, listDepositReferences, listDeposits, RECENT_DEPOSITS } from '../../core/deposits/queries';
+import { DEPOSIT_STATUSES, presentDeposit } from '../../core/deposits/records';
 import { validationError } from '../../core/errors';
-import { listQuerySchema, metadataSchema, PAGE_QUERY_PROPERTIES, type JsonSchema } from '../validation';
-import { WireFormat } from '../format';
-import { presentBinding, presentRegistration } from '../deposits.present';
-import { presentDeposit } from '../../core/deposits/records';
+import { StringEnum } from '../../core/wire-schema';
+import { listQuerySchema, metadataSchema, pageQuerySchema } from '../validation';
+import {
+  bindingSchema,
+  DEPOSIT_STATES_DOC,
+  depositSchema,
+  presentBinding,
+  presentRegistration,
+  referenceDetailAnswer,
+  referenceDetailSchemas,
+  referenceListAnswer,
+  referenceListDocs,
+  registrationSchema,
+  unbindAnswer,
+  unbindSchemas,
+} from '../presenters/deposits';
 
 const TAG = 'Deposits';
-const referenceSchema: JsonSchema = { type: 'string', minLength: 1, maxLength: 255, description: 'Caller-chosen reference (e.g. a user id), at most 255 characters' };
-const protocolSchema: JsonSchema = { type: 'string', enum: PROTOCOLS };
-const dateTime = { type: 'string', format: 'date-time' };
-const nullableDateTime = { type: ['string', 'null'], format: 'date-time' };
+const referenceSchema = Type.String({ minLength: 1, maxLength: 255, description: 'Caller-chosen reference (e.g. a user id), at most 255 characters' });
+const protocolSchema = StringEnum(PROTOCOLS);
+const chainIdInput = Type.String({ minLength: 1, maxLength: 64 });
 
-const DEPOSIT_STATES_DOC =
-  'States: pending (seen on chain) → confirmed (required confirmations reached; event deposit.confirmed) → completed (block final by the chain\'s finality rule; no event). ' +
-  'Extension: dropped — a pending deposit whose block was orphaned by a reorg; it never counted. A confirmed deposit is final.';
 const TOTALS_DOC =
   'Totals count credited deposits only (confirmed and completed; pending and dropped are left out), including deposits received under an earlier binding of the same reference.';
 const NOT_ENABLED_DOC =
   'A protocol family with no enabled chain on this deployment (tron and solana until their scanners ship) is 400 INVALID_CHAIN "not enabled": nothing is accepted that could never be seen.';
 
-const depositSchema: JsonSchema = {
-  type: 'object',
-  description: DEPOSIT_STATES_DOC,
-  properties: {
-    depositId: { type: 'string', example: 'dep_01jd...' },
-    id: { type: 'string', description: 'Same as depositId' },
-    depositReference: { type: 'string' },
-    amount: { type: 'string', example: '10.5' },
-    currency: { type: 'string', enum: CURRENCIES },
-    chainId: { type: 'string' },
-    chain: { type: 'string', description: 'Same as chainId' },
-    protocol: { type: 'string', enum: PROTOCOLS },
-    address: { type: 'string' },
-    fromAddress: { type: 'string' },
-    txHash: { type: 'string' },
-    logIndex: { type: 'integer' },
-    blockNumber: { type: 'integer' },
-    status: { type: 'string', enum: DEPOSIT_STATUSES },
-    confirmations: { type: 'integer' },
-    requiredConfirmations: { type: 'integer' },
-    transferId: { type: 'string' },
-    detectedAt: dateTime,
-    confirmedAt: nullableDateTime,
-    completedAt: nullableDateTime,
-    droppedAt: nullableDateTime,
-    metadata: { type: 'object' },
-  },
-};
-
-const bindingSchema: JsonSchema = {
-  type: 'object',
-  properties: {
-    depositReference: { type: 'string' },
-    protocol: protocolSchema,
-    address: { type: 'string' },
-    depositAddress: { type: 'string', description: 'Same as address' },
-    monitoredChains: { type: 'array', items: { type: 'string' } },
-    monitoringTargets: {
-      type: 'array',
-      items: { type: 'object', properties: { chain: { type: 'string' }, contract: { type: 'string' }, token: { type: 'string' } } },
-    },
-    metadata: { type: 'object' },
-    createdAt: dateTime,
-    bindingCreatedAt: { ...dateTime, description: 'Same as createdAt' },
-  },
-};
-
-const unbindData = {
-  depositReference: { type: 'string' },
-  unboundAddresses: { type: 'integer', description: 'Addresses released (each goes to cooldown for address_pool.unbind_cooldown_minutes)' },
-  addresses: { type: 'array', items: { type: 'object', properties: { protocol: protocolSchema, address: { type: 'string' } } } },
-};
-/** A wraps the unbind result in its envelope; B answers flat with success and message. */
-const unbindSchemas: { a: JsonSchema; b: JsonSchema } = {
-  a: { type: 'object', properties: unbindData },
-  b: { type: 'object', properties: { success: { type: 'boolean' }, message: { type: 'string' }, ...unbindData } },
-};
-
-const totalsFields = {
-  totalDeposits: { type: 'integer', description: 'Credited (confirmed or completed) deposits' },
-  lastDepositAt: nullableDateTime,
-};
-const amountByCurrency = { type: 'object', additionalProperties: { type: 'string' }, example: { USDT: '10.5', DAI: '1.000000000000000001' } };
-const nominalTotal = { type: 'string', description: 'Face-value sum over all currencies (USD stablecoins added 1:1, exactly)', example: '11.5' };
-const referenceDetailSchemas: { a: JsonSchema; b: JsonSchema } = {
-  a: {
-    type: 'object',
-    properties: {
-      ...(bindingSchema.properties as object),
-      ...totalsFields,
-      totalAmount: nominalTotal,
-      totalAmountByCurrency: amountByCurrency,
-      boundAt: dateTime,
-      deposits: { type: 'array', items: depositSchema },
-    },
-  },
-  b: {
-    type: 'object',
-    properties: {
-      depositReference: { type: 'string' },
-      protocols: { type: 'array', items: protocolSchema },
-      addresses: {
-        type: 'array',
-        items: {
-          type: 'object',
-          properties: { currency: { type: 'string' }, chainId: { type: 'string' }, protocol: protocolSchema, address: { type: 'string' }, createdAt: dateTime },
-        },
-      },
-      ...totalsFields,
-      totalAmount: amountByCurrency,
-      metadata: { type: 'object' },
-      createdAt: dateTime,
-    },
-  },
-};
-const referenceItemA = {
-  type: 'object',
-  properties: {
-    depositReference: { type: 'string' },
-    protocol: protocolSchema,
-    address: { type: 'string' },
-    depositAddress: { type: 'string' },
-    monitoredChains: { type: 'array', items: { type: 'string' } },
-    ...totalsFields,
-    totalAmount: nominalTotal,
-    totalAmountByCurrency: amountByCurrency,
-    boundAt: dateTime,
-    metadata: { type: 'object' },
-  },
-};
-const referenceItemB = {
-  type: 'object',
-  properties: {
-    depositReference: { type: 'string' },
-    protocols: { type: 'array', items: protocolSchema },
-    addressCount: { type: 'integer' },
-    ...totalsFields,
-    totalAmount: amountByCurrency,
-    metadata: { type: 'object' },
-    createdAt: dateTime,
-  },
-};
-/** A's list is data.references with total/page/limit (not a standard list); B's is a standard list. */
-const referenceListDocs: { a: Partial<RouteSpec>; b: Partial<RouteSpec> } = {
-  a: { response: { type: 'object', properties: { references: { type: 'array', items: referenceItemA }, total: { type: 'integer' }, page: { type: 'integer' }, limit: { type: 'integer' } } } },
-  b: { response: referenceItemB, listOf: 'references' },
-};
-
 export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
-  // Reference detail, list and unbind answers have per-style shapes (api/format.ts).
-  const format = new WireFormat(deps.config.apiStyle);
+  // Reference detail, list and unbind answers have per-style shapes (api/presenters/deposits.ts).
+  const { format } = api;
   // --- Description A: bind / unbind (mounted in both styles) ------------------------------------
   api.route(
     {
@@ -174,12 +55,10 @@ export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
       minRole: 'member',
       creates: true,
       successStatus: 201,
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['depositReference', 'protocol'],
-        properties: { depositReference: referenceSchema, protocol: protocolSchema, metadata: metadataSchema },
-      },
+      body: Type.Object(
+        { depositReference: referenceSchema, protocol: protocolSchema, metadata: Type.Optional(metadataSchema) },
+        { additionalProperties: false },
+      ),
       response: bindingSchema,
     },
     async ({ caller, body, reply }) => {
@@ -199,15 +78,17 @@ export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
         'Each released address goes to cooldown for address_pool.unbind_cooldown_minutes. Unknown: 404 DEPOSIT_REFERENCE_NOT_FOUND.',
       tag: TAG,
       minRole: 'member',
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        properties: { depositReference: referenceSchema, address: { type: 'string', minLength: 1, maxLength: 128 }, protocol: protocolSchema },
-      },
+      body: Type.Object(
+        {
+          depositReference: Type.Optional(referenceSchema),
+          address: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+          protocol: Type.Optional(protocolSchema),
+        },
+        { additionalProperties: false },
+      ),
       response: format.documented(unbindSchemas),
     },
-    async ({ caller, body, reply }) => {
-      const input = body as { depositReference?: string; address?: string; protocol?: Protocol };
+    async ({ caller, body: input, reply }) => {
       let result;
       if (input.depositReference !== undefined && input.address === undefined) {
         result = await unbindDepositReference(deps, caller.organizationId, { depositReference: input.depositReference, protocol: input.protocol });
@@ -216,7 +97,7 @@ export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
       } else {
         throw validationError('Send either {depositReference} or {address, protocol}', [{ field: '(body)', message: 'needs depositReference, or address and protocol' }]);
       }
-      return reply.raw(200, format.depositUnbindBody(result, `Unbound ${result.unboundAddresses} address(es)`));
+      return reply.raw(200, unbindAnswer(format, result, `Unbound ${result.unboundAddresses} address(es)`));
     },
   );
 
@@ -232,22 +113,17 @@ export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
         `Style B: data (one item per reference: depositReference, protocols, addressCount, totalDeposits, totalAmount keyed by currency, lastDepositAt) and pagination. ${TOTALS_DOC}`,
       tag: TAG,
       minRole: 'viewer',
-      query: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          ...PAGE_QUERY_PROPERTIES,
-          sortOrder: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
-          depositReference: referenceSchema,
-          protocol: protocolSchema,
-          search: { type: 'string', minLength: 1, maxLength: 255 },
-        },
-      },
+      query: pageQuerySchema({
+        sortOrder: StringEnum(['asc', 'desc'], { default: 'desc' }),
+        depositReference: Type.Optional(referenceSchema),
+        protocol: Type.Optional(protocolSchema),
+        search: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+      }),
       ...format.documented(referenceListDocs),
     },
     async ({ caller, query, reply }) => {
       const { items, total } = await listDepositReferences(deps, caller.organizationId, query);
-      return reply.raw(200, format.depositReferenceList(items, { page: query.page, limit: query.limit, total }));
+      return reply.raw(200, referenceListAnswer(format, items, { page: query.page, limit: query.limit, total }));
     },
   );
 
@@ -264,12 +140,12 @@ export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
         'Unknown or unbound: 404 DEPOSIT_REFERENCE_NOT_FOUND.',
       tag: TAG,
       minRole: 'viewer',
-      query: { type: 'object', additionalProperties: false, properties: { protocol: protocolSchema } },
+      query: Type.Object({ protocol: Type.Optional(protocolSchema) }, { additionalProperties: false }),
       response: format.documented(referenceDetailSchemas),
     },
     async ({ caller, params, query, reply }) => {
       const detail = await getDepositReference(deps, caller.organizationId, params.depositReference, query);
-      return reply.raw(200, format.depositReferenceBody(detail));
+      return reply.raw(200, referenceDetailAnswer(format, detail));
     },
   );
 
@@ -288,30 +164,16 @@ export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
       minRole: 'member',
       creates: true,
       successStatus: 201,
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['depositReference', 'currency', 'chainId'],
-        properties: {
+      body: Type.Object(
+        {
           depositReference: referenceSchema,
-          currency: { type: 'string', minLength: 1, maxLength: 16 },
-          chainId: { type: 'string', minLength: 1, maxLength: 64 },
-          metadata: metadataSchema,
+          currency: Type.String({ minLength: 1, maxLength: 16 }),
+          chainId: chainIdInput,
+          metadata: Type.Optional(metadataSchema),
         },
-      },
-      response: {
-        type: 'object',
-        properties: {
-          depositReference: { type: 'string' },
-          currency: { type: 'string' },
-          chainId: { type: 'string' },
-          protocol: protocolSchema,
-          address: { type: 'string' },
-          monitoredChains: { type: 'array', items: { type: 'string' } },
-          metadata: { type: 'object' },
-          createdAt: dateTime,
-        },
-      },
+        { additionalProperties: false },
+      ),
+      response: registrationSchema,
     },
     async ({ caller, body, reply }) => {
       const { binding, registration } = await registerDepositReference(deps, caller.organizationId, body);
@@ -330,13 +192,13 @@ export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
         'Released addresses go to cooldown for address_pool.unbind_cooldown_minutes; unboundAddresses counts them.',
       tag: TAG,
       minRole: 'member',
-      query: { type: 'object', additionalProperties: false, properties: { chainId: { type: 'string', minLength: 1, maxLength: 64 } } },
+      query: Type.Object({ chainId: Type.Optional(chainIdInput) }, { additionalProperties: false }),
       response: format.documented(unbindSchemas),
     },
     async ({ caller, params, query, reply }) => {
       const result = await unbindDepositReference(deps, caller.organizationId, { depositReference: params.depositReference, chainId: query.chainId });
       const message = result.unboundAddresses > 0 ? `Unbound ${result.unboundAddresses} address(es)` : `Removed ${query.chainId}; the address stays bound for the other chains`;
-      return reply.raw(200, format.depositUnbindBody(result, message));
+      return reply.raw(200, unbindAnswer(format, result, message));
     },
   );
 
@@ -353,19 +215,18 @@ export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
         sortBy: ['detectedAt', 'amount', 'confirmedAt'],
         defaultSortBy: 'detectedAt',
         filters: {
-          depositReference: referenceSchema,
-          status: { type: 'string', enum: DEPOSIT_STATUSES },
-          currency: { type: 'string', enum: CURRENCIES },
-          chainId: { type: 'string', minLength: 1, maxLength: 64 },
+          depositReference: Type.Optional(referenceSchema),
+          status: Type.Optional(StringEnum(DEPOSIT_STATUSES)),
+          currency: Type.Optional(StringEnum(CURRENCIES)),
+          chainId: Type.Optional(chainIdInput),
         },
       }),
       response: depositSchema,
       listOf: 'deposits',
     },
     async ({ caller, query, reply }) => {
-      const q = query as DepositListQuery;
-      const { items, total } = await listDeposits(deps, caller.organizationId, q);
-      return reply.list('deposits', items.map(presentDeposit), { page: q.page, limit: q.limit, total });
+      const { items, total } = await listDeposits(deps, caller.organizationId, query);
+      return reply.list('deposits', items.map(presentDeposit), { page: query.page, limit: query.limit, total });
     },
   );
 

@@ -1,6 +1,8 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
+import { Type } from '@sinclair/typebox';
 import { listQuerySchema, metadataSchema } from '../validation';
+import { StringEnum } from '../../core/wire-schema';
 import {
   createOrder,
   getOrder,
@@ -10,60 +12,58 @@ import {
   ORDER_REFERENCE_MAX,
   ORDER_SORT_FIELDS,
   PAYMENT_WINDOW_MINUTES,
-  type CreateOrderInput,
-  type ListOrdersQuery,
 } from '../../core/orders/orders';
-import { orderJsonSchema, presentOrder } from '../../core/orders/order-view';
+import { orderSchema, presentOrder } from '../../core/orders/order-view';
 
-const createOrderBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['orderReference', 'amount', 'currency', 'chainId'],
-  properties: {
-    orderReference: {
-      type: 'string',
+const createOrderBody = Type.Object(
+  {
+    orderReference: Type.String({
       minLength: 1,
       maxLength: ORDER_REFERENCE_MAX,
       pattern: '^[^\\u0000-\\u001f\\u007f]+$',
       description: 'Your identifier, unique per organization (409 DUPLICATE_ORDER_REFERENCE with existingOrderId otherwise)',
-    },
-    amount: {
+    }),
+    // Any JSON value: the core answers anything but a decimal string with INVALID_AMOUNT.
+    amount: Type.Unknown({
       description: 'Positive decimal string in token units, at most the token\'s decimals, e.g. "10.50" (INVALID_AMOUNT otherwise)',
       examples: ['10.50'],
-    },
-    currency: { type: 'string', minLength: 1, maxLength: 16, description: 'USDT, USDC or DAI, offered on the chain (INVALID_CURRENCY otherwise)' },
-    chainId: { type: 'string', minLength: 1, maxLength: 64, description: 'An enabled chain, e.g. ethereum-sepolia (INVALID_CHAIN otherwise)' },
-    successUrl: { type: 'string', maxLength: 2048, description: 'Absolute http(s) URL; the payer is sent there after completion' },
-    cancelUrl: { type: 'string', maxLength: 2048, description: 'Absolute http(s) URL; the payer is sent there after expiry' },
-    metadata: metadataSchema,
-    paymentWindowMinutes: {
-      type: 'integer',
-      minimum: PAYMENT_WINDOW_MINUTES.min,
-      maximum: PAYMENT_WINDOW_MINUTES.max,
-      description: 'Default: the organization\'s payment_window_minutes, else 10',
-    },
-    graceMinutes: {
-      type: 'integer',
-      minimum: GRACE_MINUTES.min,
-      maximum: GRACE_MINUTES.max,
-      description: 'Extra minutes after the window in which mined payments still count (default 5)',
-    },
+    }),
+    currency: Type.String({ minLength: 1, maxLength: 16, description: 'USDT, USDC or DAI, offered on the chain (INVALID_CURRENCY otherwise)' }),
+    chainId: Type.String({ minLength: 1, maxLength: 64, description: 'An enabled chain, e.g. ethereum-sepolia (INVALID_CHAIN otherwise)' }),
+    successUrl: Type.Optional(Type.String({ maxLength: 2048, description: 'Absolute http(s) URL; the payer is sent there after completion' })),
+    cancelUrl: Type.Optional(Type.String({ maxLength: 2048, description: 'Absolute http(s) URL; the payer is sent there after expiry' })),
+    metadata: Type.Optional(metadataSchema),
+    paymentWindowMinutes: Type.Optional(
+      Type.Integer({
+        minimum: PAYMENT_WINDOW_MINUTES.min,
+        maximum: PAYMENT_WINDOW_MINUTES.max,
+        description: 'Default: the organization\'s payment_window_minutes, else 10',
+      }),
+    ),
+    graceMinutes: Type.Optional(
+      Type.Integer({
+        minimum: GRACE_MINUTES.min,
+        maximum: GRACE_MINUTES.max,
+        description: 'Extra minutes after the window in which mined payments still count (default 5)',
+      }),
+    ),
   },
-};
+  { additionalProperties: false },
+);
 
 const listQuery = listQuerySchema({
-  sortBy: [...ORDER_SORT_FIELDS],
+  sortBy: ORDER_SORT_FIELDS,
   defaultSortBy: 'createdAt',
   filters: {
-    status: { type: 'string', enum: ['pending', 'completed', 'expired'] },
-    currency: { type: 'string', maxLength: 16 },
-    chainId: { type: 'string', maxLength: 64 },
-    orderReference: { type: 'string', minLength: 1, maxLength: ORDER_REFERENCE_MAX, description: 'Case-insensitive substring search' },
+    status: Type.Optional(StringEnum(['pending', 'completed', 'expired'])),
+    currency: Type.Optional(Type.String({ maxLength: 16 })),
+    chainId: Type.Optional(Type.String({ maxLength: 64 })),
+    orderReference: Type.Optional(Type.String({ minLength: 1, maxLength: ORDER_REFERENCE_MAX, description: 'Case-insensitive substring search' })),
   },
 });
 
 export function registerOrderRoutes(api: ApiBuilder, deps: ApiDeps): void {
-  api.route<CreateOrderInput>(
+  api.route(
     {
       method: 'post',
       path: '/orders',
@@ -75,7 +75,7 @@ export function registerOrderRoutes(api: ApiBuilder, deps: ApiDeps): void {
       creates: true,
       successStatus: 201,
       body: createOrderBody,
-      response: orderJsonSchema,
+      response: orderSchema,
     },
     async ({ caller, body, reply }) => {
       const order = await createOrder(deps, caller.organizationId, body);
@@ -90,7 +90,7 @@ export function registerOrderRoutes(api: ApiBuilder, deps: ApiDeps): void {
       summary: 'Get an order by your orderReference (same body as GET /orders/{orderId})',
       tag: 'Orders',
       minRole: 'viewer',
-      response: orderJsonSchema,
+      response: orderSchema,
     },
     async ({ caller, params, reply }) => reply.ok(presentOrder(deps, await getOrderByReference(deps.db, caller.organizationId, params.orderReference))),
   );
@@ -103,12 +103,12 @@ export function registerOrderRoutes(api: ApiBuilder, deps: ApiDeps): void {
       description: 'txHash, blockNumber, confirmations and completedAt appear on completed orders; expiredAt on expired ones.',
       tag: 'Orders',
       minRole: 'viewer',
-      response: orderJsonSchema,
+      response: orderSchema,
     },
     async ({ caller, params, reply }) => reply.ok(presentOrder(deps, await getOrder(deps.db, caller.organizationId, params.orderId))),
   );
 
-  api.route<unknown, ListOrdersQuery>(
+  api.route(
     {
       method: 'get',
       path: '/orders',
@@ -118,7 +118,7 @@ export function registerOrderRoutes(api: ApiBuilder, deps: ApiDeps): void {
       minRole: 'viewer',
       query: listQuery,
       listOf: 'orders',
-      response: orderJsonSchema,
+      response: orderSchema,
     },
     async ({ caller, query, reply }) => {
       const { items, total } = await listOrders(deps, caller.organizationId, query);

@@ -1,57 +1,27 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
 import { listQuerySchema } from '../validation';
-import { getTransfer, listTransfers, TRANSFER_SORT_FIELDS, type ListTransfersQuery } from '../../core/transfers/transfers';
-
-const transferSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string', example: 'trf_01jd…' },
-    transferId: { type: 'string', description: 'Same as id' },
-    chainId: { type: 'string' },
-    protocol: { type: 'string', enum: ['evm', 'tron', 'solana'] },
-    currency: { type: 'string' },
-    tokenAddress: { type: 'string' },
-    amount: { type: 'string', description: 'Decimal string in token units' },
-    from: { type: 'string' },
-    to: { type: 'string', description: 'The pool address that received it' },
-    txHash: { type: 'string' },
-    logIndex: { type: 'integer' },
-    blockNumber: { type: 'integer' },
-    blockHash: { type: 'string' },
-    blockTimestamp: { type: 'string', format: 'date-time', description: 'Chain time of the block' },
-    confirmations: { type: 'integer' },
-    requiredConfirmations: { type: ['integer', 'null'] },
-    status: { type: 'string', enum: ['pending', 'confirmed', 'dropped'], description: 'dropped: its block was orphaned by a reorganisation; never credited' },
-    attribution: { type: ['string', 'null'], enum: ['order', 'deposit', null], description: 'null: the address was held by nobody at the block time (recorded, never credited)' },
-    orderId: { type: ['string', 'null'] },
-    orderReference: { type: ['string', 'null'] },
-    depositReference: { type: ['string', 'null'] },
-    depositId: { type: ['string', 'null'] },
-    counted: { type: 'boolean', description: "Counts toward its order: same chain and token, block time within the order's window and grace" },
-    credited: { type: 'boolean', description: 'Confirmed and credited to its order or deposit' },
-    detectedAt: { type: 'string', format: 'date-time' },
-    confirmedAt: { type: ['string', 'null'], format: 'date-time' },
-    droppedAt: { type: ['string', 'null'], format: 'date-time' },
-  },
-};
+import { Type } from '@sinclair/typebox';
+import { getTransfer, listTransfers, TRANSFER_SORT_FIELDS } from '../../core/transfers/transfers';
+import { StringEnum } from '../../core/wire-schema';
+import { TRANSFER_STATUSES, transferSchema } from '../presenters/transfers';
 
 const listQuery = listQuerySchema({
-  sortBy: [...TRANSFER_SORT_FIELDS],
+  sortBy: TRANSFER_SORT_FIELDS,
   defaultSortBy: 'detectedAt',
   filters: {
-    status: { type: 'string', enum: ['pending', 'confirmed', 'dropped'] },
-    currency: { type: 'string', maxLength: 16 },
-    chainId: { type: 'string', maxLength: 64 },
-    txHash: { type: 'string', maxLength: 128 },
-    address: { type: 'string', maxLength: 128, description: 'Receiving pool address' },
-    orderId: { type: 'string', maxLength: 64 },
-    depositReference: { type: 'string', maxLength: 255 },
+    status: Type.Optional(StringEnum(TRANSFER_STATUSES)),
+    currency: Type.Optional(Type.String({ maxLength: 16 })),
+    chainId: Type.Optional(Type.String({ maxLength: 64 })),
+    txHash: Type.Optional(Type.String({ maxLength: 128 })),
+    address: Type.Optional(Type.String({ maxLength: 128, description: 'Receiving pool address' })),
+    orderId: Type.Optional(Type.String({ maxLength: 64 })),
+    depositReference: Type.Optional(Type.String({ maxLength: 255 })),
   },
 });
 
 export function registerTransferRoutes(api: ApiBuilder, deps: ApiDeps): void {
-  api.route<unknown, ListTransfersQuery>(
+  api.route(
     {
       method: 'get',
       path: '/transfers',

@@ -1,100 +1,31 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
-import { EVENT_TYPES } from '../../core/events';
+import { Type } from '@sinclair/typebox';
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
   getWebhookEndpoint,
   listWebhookEndpoints,
   updateWebhookEndpoint,
-  type WebhookEndpointView,
 } from '../../core/webhooks/endpoints';
-import { listWebhookEvents, redeliverWebhookEvent, sendTestWebhook, type WebhookEventView } from '../../core/webhooks/history';
+import { listWebhookEvents, redeliverWebhookEvent, sendTestWebhook } from '../../core/webhooks/history';
 import type { DeliveryJob } from '../../core/webhooks/delivery';
-import { PAGE_QUERY_PROPERTIES } from '../validation';
-import { iso } from '../present';
+import { pageQuerySchema } from '../validation';
+import { StringEnum } from '../../core/wire-schema';
+import {
+  createEndpointBody,
+  DELIVERY_STATUSES,
+  endpointSchema,
+  endpointWithSecretSchema,
+  EVENT_FILTER_TYPES,
+  eventSchema,
+  presentEndpoint,
+  presentEvent,
+  updateEndpointBody,
+  updatedEndpointSchema,
+} from '../presenters/webhooks';
 
 const TAG = 'Webhooks';
-
-const endpointSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string', example: 'whe_01jd...' },
-    url: { type: 'string', format: 'uri' },
-    events: { type: 'array', items: { type: 'string', enum: EVENT_TYPES } },
-    enabled: { type: 'boolean' },
-    disabledReason: { type: ['string', 'null'], description: 'Why it was disabled (410 Gone, failing for days, by hand)' },
-    failingSince: { type: ['string', 'null'], format: 'date-time', description: 'First failure since the last success' },
-    createdAt: { type: 'string', format: 'date-time' },
-    updatedAt: { type: 'string', format: 'date-time' },
-  },
-};
-const withSecret = {
-  ...endpointSchema,
-  properties: { ...endpointSchema.properties, secret: { type: 'string', description: 'Signing secret, shown in this answer only' } },
-};
-
-const attemptSchema = {
-  type: 'object',
-  properties: {
-    attemptNumber: { type: 'integer' },
-    startedAt: { type: 'string', format: 'date-time' },
-    outcome: { type: 'string', enum: ['succeeded', 'failed', 'interrupted'], description: 'interrupted: the worker stopped during the attempt, no result was seen' },
-    durationMs: { type: ['integer', 'null'] },
-    statusCode: { type: ['integer', 'null'] },
-    error: { type: ['string', 'null'] },
-    responseExcerpt: { type: ['string', 'null'], description: 'First 1 KB of the answer' },
-  },
-};
-const eventSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'string', example: 'evt_01jd...' },
-    type: { type: 'string' },
-    createdAt: { type: 'string', format: 'date-time' },
-    data: { type: 'object' },
-    dispatchedAt: { type: ['string', 'null'], format: 'date-time' },
-    deliveries: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          id: { type: 'string' },
-          endpointId: { type: 'string' },
-          url: { type: 'string' },
-          status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
-          attemptCount: { type: 'integer' },
-          nextAttemptAt: { type: ['string', 'null'], format: 'date-time' },
-          lastAttemptAt: { type: ['string', 'null'], format: 'date-time' },
-          deliveredAt: { type: ['string', 'null'], format: 'date-time' },
-          attempts: { type: 'array', items: attemptSchema },
-        },
-      },
-    },
-  },
-};
-
-const eventsList = { type: 'array', items: { type: 'string', enum: EVENT_TYPES }, minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true };
-const secretInput = { type: 'string', minLength: 16, maxLength: 256, pattern: '^[\\x21-\\x7e]+$', description: 'Printable ASCII, 16 to 256 characters' };
-
-function presentEndpoint(e: WebhookEndpointView) {
-  return { ...e, failingSince: iso(e.failingSince), createdAt: iso(e.createdAt), updatedAt: iso(e.updatedAt) };
-}
-
-function presentEvent(e: WebhookEventView) {
-  return {
-    ...e,
-    createdAt: iso(e.createdAt),
-    dispatchedAt: iso(e.dispatchedAt),
-    deliveries: e.deliveries.map((d) => ({
-      ...d,
-      nextAttemptAt: iso(d.nextAttemptAt),
-      lastAttemptAt: iso(d.lastAttemptAt),
-      deliveredAt: iso(d.deliveredAt),
-      attempts: d.attempts.map((a) => ({ ...a, startedAt: iso(a.startedAt) })),
-    })),
-  };
-}
 
 const GUARD_NOTE =
   'The URL must be HTTPS and must not resolve to a private, loopback, link-local, CGNAT, unique-local or metadata address ' +
@@ -117,13 +48,8 @@ export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
       minRole: 'admin',
       creates: true,
       successStatus: 201,
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['url', 'events'],
-        properties: { url: { type: 'string', minLength: 1, maxLength: 2048 }, events: eventsList, secret: secretInput },
-      },
-      response: withSecret,
+      body: createEndpointBody,
+      response: endpointWithSecretSchema,
     },
     async ({ caller, body, reply }) => {
       const { endpoint, secret } = await createWebhookEndpoint(deps, caller, body);
@@ -139,7 +65,7 @@ export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
       tag: TAG,
       minRole: 'viewer',
       listOf: 'endpoints',
-      query: { type: 'object', additionalProperties: false, properties: PAGE_QUERY_PROPERTIES },
+      query: pageQuerySchema(),
       response: endpointSchema,
     },
     async ({ caller, query, reply }) => {
@@ -163,19 +89,8 @@ export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
         'enabled: true re-enables an endpoint disabled after 410 Gone or days of failures (events emitted while it was disabled are not sent; redeliver them by hand).',
       tag: TAG,
       minRole: 'admin',
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        minProperties: 1,
-        properties: {
-          url: { type: 'string', minLength: 1, maxLength: 2048 },
-          events: eventsList,
-          secret: secretInput,
-          rotateSecret: { type: 'boolean' },
-          enabled: { type: 'boolean' },
-        },
-      },
-      response: { ...withSecret, description: 'secret is present only when it was rotated' },
+      body: updateEndpointBody,
+      response: updatedEndpointSchema,
     },
     async ({ caller, params, body, reply }) => {
       const { endpoint, secret } = await updateWebhookEndpoint(deps, caller, params.id, body);
@@ -227,16 +142,11 @@ export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
       tag: TAG,
       minRole: 'viewer',
       listOf: 'events',
-      query: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          ...PAGE_QUERY_PROPERTIES,
-          type: { type: 'string', enum: [...EVENT_TYPES, 'webhook.test'] },
-          status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
-          endpoint: { type: 'string', maxLength: 64, description: 'Webhook endpoint id (whe_…)' },
-        },
-      },
+      query: pageQuerySchema({
+        type: Type.Optional(StringEnum(EVENT_FILTER_TYPES)),
+        status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
+        endpoint: Type.Optional(Type.String({ maxLength: 64, description: 'Webhook endpoint id (whe_…)' })),
+      }),
       response: eventSchema,
     },
     async ({ caller, query, reply }) => {
@@ -255,11 +165,10 @@ export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
         'With ?endpoint=whe_… the event is sent to that endpoint only, even one created after the event. Disabled endpoints are skipped; 409 when none is left.',
       tag: TAG,
       minRole: 'admin',
-      query: {
-        type: 'object',
-        additionalProperties: false,
-        properties: { endpoint: { type: 'string', maxLength: 64, description: 'Redeliver to this endpoint only (whe_…)' } },
-      },
+      query: Type.Object(
+        { endpoint: Type.Optional(Type.String({ maxLength: 64, description: 'Redeliver to this endpoint only (whe_…)' })) },
+        { additionalProperties: false },
+      ),
       response: eventSchema,
     },
     async ({ caller, params, query, reply }) => {

@@ -1,6 +1,7 @@
 import { AppError } from '../errors';
 import type { NetworkName } from '../config';
 import { CHAIN_DEFINITIONS, type ChainDefinition } from './chains.data';
+import { EXPLORER_TX_URLS } from './explorers.data';
 
 /**
  * The chain registry: the one owner of chain facts (design.md §3). Built from the static
@@ -43,6 +44,8 @@ export interface Chain {
   tokens: Partial<Record<Currency, TokenInfo>>;
   /** Offered to merchants: its protocol has a scanner. */
   enabled: boolean;
+  /** Explorer page of a transaction, `{txHash}` replaced (explorers.data.ts, EXPLORER_TX_URL_<CHAIN>); null: none. */
+  explorerTxUrl: string | null;
 }
 
 export class ChainRegistry {
@@ -67,6 +70,7 @@ export class ChainRegistry {
         depositConfirmations: depositConf,
         tokens,
         enabled: PROTOCOLS_WITH_SCANNER.has(def.protocol),
+        explorerTxUrl: overrides[`EXPLORER_TX_URL_${env}`] ?? EXPLORER_TX_URLS[def.chainId] ?? null,
       });
     }
   }
@@ -133,6 +137,11 @@ export class ChainRegistry {
     if (!chain) throw new Error(`Unknown chain ${chainId}`);
     chain.rpcUrls = [...urls];
   }
+}
+
+/** A transaction's page on the chain's explorer, or null when the chain has none configured. */
+export function explorerTxLink(chain: Pick<Chain, 'explorerTxUrl'>, txHash: string): string | null {
+  return chain.explorerTxUrl ? chain.explorerTxUrl.replaceAll('{txHash}', encodeURIComponent(txHash)) : null;
 }
 
 /** `ethereum-sepolia` → `ETHEREUM_SEPOLIA`, the form used in environment variable names. */

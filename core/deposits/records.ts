@@ -109,7 +109,7 @@ export function presentDeposit(d: DepositRecord) {
     confirmations: d.confirmations,
     requiredConfirmations: d.requiredConfirmations,
     transferId: d.transferId,
-    detectedAt: iso(d.detectedAt),
+    detectedAt: d.detectedAt.toISOString(),
     confirmedAt: iso(d.confirmedAt),
     completedAt: iso(d.completedAt),
     droppedAt: iso(d.droppedAt),

@@ -2,6 +2,8 @@ import type { ServiceContext } from '../context';
 import type { Currency } from '../chains/registry';
 import { formatAmount } from '../amounts';
 import type { orders } from '../../db/schema';
+import { Type, type Static } from '@sinclair/typebox';
+import { DateTime, metadataOut, Nullable, StringEnum } from '../wire-schema';
 
 /** An order as stored. */
 export type OrderRow = typeof orders.$inferSelect;
@@ -17,32 +19,48 @@ export function orderDecimals(ctx: Pick<ServiceContext, 'registry'>, order: Pick
   return decimals;
 }
 
-/** The order's wire object (the union of descriptions A and B, design.md §2). */
-export interface OrderView {
-  orderId: string;
-  orderReference: string;
-  amount: string;
-  /** Sum of the counted, non-dropped transfers (pending or confirmed). */
-  amountReceived: string;
-  currency: string;
-  chainId: string;
-  protocol: string;
-  address: string;
-  paymentUrl: string;
-  status: 'pending' | 'completed' | 'expired';
-  metadata: Record<string, unknown>;
-  successUrl: string | null;
-  cancelUrl: string | null;
-  requiredConfirmations: number;
-  expiresAt: string;
-  graceEndsAt: string;
-  createdAt: string;
-  txHash?: string;
-  blockNumber?: number;
-  confirmations?: number;
-  completedAt?: string;
-  expiredAt?: string;
+/** The hosted payment page of an order: its unguessable token, never its id. */
+export function paymentUrlOf(config: Pick<ServiceContext['config'], 'publicBaseUrl'>, order: Pick<OrderRow, 'payToken'>): string {
+  return `${config.publicBaseUrl}/pay/${order.payToken}`;
 }
+
+/**
+ * The order's wire object (the union of descriptions A and B, design.md §2), declared once: the
+ * OpenAPI document shows this schema and OrderView is derived from it.
+ */
+export const orderSchema = Type.Object({
+  orderId: Type.String({ example: 'ord_01jd3k…' }),
+  orderReference: Type.String({ maxLength: 255 }),
+  amount: Type.String({ description: 'Decimal string in token units', example: '10.5' }),
+  amountReceived: Type.String({
+    description:
+      'Sum of the transfers counted toward this order that are not dropped (pending and confirmed): right chain, right token, block time between creation and graceEndsAt. Overpayment shows as the excess over amount.',
+  }),
+  currency: Type.String({ enum: ['USDT', 'USDC', 'DAI'] }),
+  chainId: Type.String({ example: 'ethereum-sepolia' }),
+  protocol: Type.String({ enum: ['evm', 'tron', 'solana'] }),
+  address: Type.String({ description: 'Payment address allocated from the pool' }),
+  paymentUrl: Type.String({ description: 'Hosted payment page: <PUBLIC_BASE_URL>/pay/<token>, the token 128 random bits (not the order id)' }),
+  status: StringEnum(['pending', 'completed', 'expired']),
+  metadata: metadataOut(),
+  successUrl: Nullable(Type.String()),
+  cancelUrl: Nullable(Type.String()),
+  requiredConfirmations: Type.Integer({ description: 'Confirmations a payment needs before it completes the order' }),
+  expiresAt: DateTime({ description: 'End of the payment window' }),
+  graceEndsAt: DateTime({
+    description:
+      'expiresAt + grace: payments mined up to this time still count. The order expires only after this time has passed, the chain has been scanned past it, and no counted payment awaits confirmations.',
+  }),
+  createdAt: DateTime(),
+  txHash: Type.Optional(Type.String({ description: 'Completed orders: the transaction whose confirmation completed the order' })),
+  blockNumber: Type.Optional(Type.Integer({ description: 'Completed orders' })),
+  confirmations: Type.Optional(Type.Integer({ description: 'Completed orders: confirmations of that transaction at completion' })),
+  completedAt: Type.Optional(DateTime({ description: 'Completed orders' })),
+  expiredAt: Type.Optional(DateTime({ description: 'Expired orders' })),
+});
+
+/** An order on the wire; amountReceived sums the counted, non-dropped transfers (pending or confirmed). */
+export type OrderView = Static<typeof orderSchema>;
 
 /**
  * The one presenter of an order: every route and every order event's data are built from it.
@@ -59,7 +77,7 @@ export function presentOrder(ctx: Pick<ServiceContext, 'registry' | 'config'>, o
     chainId: order.chainId,
     protocol: order.protocol,
     address: order.address,
-    paymentUrl: `${ctx.config.publicBaseUrl}/pay/${order.id}`,
+    paymentUrl: paymentUrlOf(ctx.config, order),
     status: order.status,
     metadata: (order.metadata ?? {}) as Record<string, unknown>,
     successUrl: order.successUrl,
@@ -78,41 +96,3 @@ export function presentOrder(ctx: Pick<ServiceContext, 'registry' | 'config'>, o
   if (order.status === 'expired' && order.expiredAt) view.expiredAt = order.expiredAt.toISOString();
   return view;
 }
-
-/** JSON schema of the order object (OpenAPI documentation). */
-export const orderJsonSchema = {
-  type: 'object',
-  properties: {
-    orderId: { type: 'string', example: 'ord_01jd3k…' },
-    orderReference: { type: 'string', maxLength: 255 },
-    amount: { type: 'string', description: 'Decimal string in token units', example: '10.5' },
-    amountReceived: {
-      type: 'string',
-      description:
-        'Sum of the transfers counted toward this order that are not dropped (pending and confirmed): right chain, right token, block time between creation and graceEndsAt. Overpayment shows as the excess over amount.',
-    },
-    currency: { type: 'string', enum: ['USDT', 'USDC', 'DAI'] },
-    chainId: { type: 'string', example: 'ethereum-sepolia' },
-    protocol: { type: 'string', enum: ['evm', 'tron', 'solana'] },
-    address: { type: 'string', description: 'Payment address allocated from the pool' },
-    paymentUrl: { type: 'string', description: 'Hosted payment page: <PUBLIC_BASE_URL>/pay/<orderId>' },
-    status: { type: 'string', enum: ['pending', 'completed', 'expired'] },
-    metadata: { type: 'object' },
-    successUrl: { type: ['string', 'null'] },
-    cancelUrl: { type: ['string', 'null'] },
-    requiredConfirmations: { type: 'integer', description: 'Confirmations a payment needs before it completes the order' },
-    expiresAt: { type: 'string', format: 'date-time', description: 'End of the payment window' },
-    graceEndsAt: {
-      type: 'string',
-      format: 'date-time',
-      description:
-        'expiresAt + grace: payments mined up to this time still count. The order expires only after this time has passed, the chain has been scanned past it, and no counted payment awaits confirmations.',
-    },
-    createdAt: { type: 'string', format: 'date-time' },
-    txHash: { type: 'string', description: 'Completed orders: the transaction whose confirmation completed the order' },
-    blockNumber: { type: 'integer', description: 'Completed orders' },
-    confirmations: { type: 'integer', description: 'Completed orders: confirmations of that transaction at completion' },
-    completedAt: { type: 'string', format: 'date-time', description: 'Completed orders' },
-    expiredAt: { type: 'string', format: 'date-time', description: 'Expired orders' },
-  },
-} as const;

@@ -11,6 +11,7 @@ import { AFTER_PLACEHOLDERS, AllocationHints, takeAddressCtes, takeWithCooledDow
 import type { Currency, Protocol } from '../chains/registry';
 import type { OrderRow } from './order-view';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
+import { newPayTokenSql } from './pay-token';
 
 /** Bounds of the order inputs (also in the request schema, which documents them). */
 export const PAYMENT_WINDOW_MINUTES = { min: 1, max: 10_080, fallback: 10 } as const;
@@ -141,10 +142,10 @@ const createOrderStatement = prepareStatement<CreateOrderStatementValues & Alloc
     after: AFTER_PLACEHOLDERS,
   })},
   created as (
-    insert into orders (id, organization_id, order_reference, amount, amount_received, currency, chain_id, protocol,
+    insert into orders (id, organization_id, order_reference, pay_token, amount, amount_received, currency, chain_id, protocol,
       address, pool_address_id, status, success_url, cancel_url, metadata, payment_window_minutes, grace_minutes,
       required_confirmations, expires_at, grace_ends_at, created_at, updated_at)
-    select ${value('id')}, ${value('organizationId')}, ${value('orderReference')}, ${value('amount')}::numeric, 0, ${value('currency')},
+    select ${value('id')}, ${value('organizationId')}, ${value('orderReference')}, ${newPayTokenSql}, ${value('amount')}::numeric, 0, ${value('currency')},
       ${value('chainId')}, ${value('protocol')}, t.address, t.id, 'pending', ${value('successUrl')}::text, ${value('cancelUrl')}::text,
       ${value('metadata')}::jsonb, s.payment_window_minutes, ${value('graceMinutes')}::int, s.required_confirmations,
       ${value('now')}::timestamptz + make_interval(mins => s.payment_window_minutes),

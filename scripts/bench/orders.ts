@@ -32,23 +32,7 @@ import { deleteKeysWithPrefix } from '../../core/redis';
 import { createService } from '../../core/service';
 import { startApi } from '../../api/server';
 import { poolAddresses } from '../../db/schema';
-
-interface Histogram {
-  average: number;
-  p50: number;
-  p99: number;
-}
-interface AutocannonResult {
-  requests: Histogram & { total: number };
-  latency: Histogram;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  '2xx': number;
-}
-type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const autocannon = require('autocannon') as Autocannon;
+import { autocannon, resultLine, type AutocannonResult } from './bench-kit';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
@@ -189,9 +173,7 @@ function median(results: AutocannonResult[]): AutocannonResult {
   return [...results].sort((a, b) => a.requests.average - b.requests.average)[Math.floor(results.length / 2)];
 }
 
-function line(name: string, r: AutocannonResult): string {
-  return `${name.padEnd(30)} ${r.requests.average.toFixed(0).padStart(7)} req/s   p50 ${String(r.latency.p50).padStart(4)} ms   p99 ${String(r.latency.p99).padStart(4)} ms   2xx ${r['2xx']}  non-2xx ${r.non2xx}  errors ${r.errors}`;
-}
+const line = (name: string, r: AutocannonResult) => resultLine(name, r);
 
 async function main(): Promise<void> {
   const config = loadConfig({
@@ -251,9 +233,9 @@ async function main(): Promise<void> {
       const id = `ord_${randomBytes(10).toString('hex')}`;
       const now = new Date();
       const expires = new Date(now.getTime() + 600_000);
-      await baselineSql`insert into orders (id, organization_id, order_reference, amount, amount_received, currency, chain_id, protocol,
+      await baselineSql`insert into orders (id, organization_id, order_reference, pay_token, amount, amount_received, currency, chain_id, protocol,
         address, pool_address_id, status, metadata, payment_window_minutes, grace_minutes, required_confirmations, expires_at, grace_ends_at, created_at, updated_at)
-        values (${id}, ${organizationId}, ${String(req.body.orderReference)}, ${'10500000'}, 0, ${String(req.body.currency)}, ${String(req.body.chainId)}, 'evm',
+        values (${id}, ${organizationId}, ${String(req.body.orderReference)}, ${randomBytes(16).toString('base64url')}, ${'10500000'}, 0, ${String(req.body.currency)}, ${String(req.body.chainId)}, 'evm',
         ${fixed.address}, ${fixed.id}, 'pending', ${req.body.metadata ?? {}}, 10, 5, 3, ${expires}, ${new Date(expires.getTime() + 300_000)}, ${now}, ${now})`;
       res.status(201).json({ orderId: id, orderReference: req.body.orderReference });
     });

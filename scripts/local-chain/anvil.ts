@@ -17,6 +17,8 @@ export interface AnvilOptions {
   stateFile?: string;
   stateIntervalSeconds?: number;
   host?: string;
+  /** Unix seconds of the genesis block (default: now); two chains with different ones have different genesis hashes. */
+  genesisTimestamp?: number;
   /** Extra output lines go here (e.g. the terminal of `npm run chain`). */
   onOutput?: (line: string) => void;
 }
@@ -58,6 +60,7 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<RunningAnv
     '--cache-path', cacheDir,
   ];
   if (options.blockTime) args.push('--block-time', String(options.blockTime));
+  if (options.genesisTimestamp !== undefined) args.push('--timestamp', String(options.genesisTimestamp));
   if (options.stateFile) {
     fs.mkdirSync(path.dirname(options.stateFile), { recursive: true });
     args.push('--state', options.stateFile, '--state-interval', String(options.stateIntervalSeconds ?? 5));

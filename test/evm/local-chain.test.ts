@@ -41,8 +41,8 @@ describe('local chain preparation (anvil)', function () {
     expect(other.registry.requireToken(other.registry.get(LOCAL_CHAIN_ID)!, 'USDC').address).to.equal(a.state.tokens.USDC);
 
     const stale = await insertTestTransfer({ chainId: LOCAL_CHAIN_ID, currency: 'USDT', amount: 1n, toAddress: randomEvmAddress(), status: 'pending' });
-    await new Promise((r) => setTimeout(r, 1100)); // a different genesis timestamp
-    const second = await startAnvil({ port: 0 });
+    // Another genesis timestamp, hence another genesis hash: a chain that was reset.
+    const second = await startAnvil({ port: 0, genesisTimestamp: Math.floor(Date.now() / 1000) - 3600 });
     nodes.push(second);
     const b = await prepareLocalChain(ctx, second.url);
     expect(b.deployed).to.equal(true);

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import postgres from 'postgres';
 import request from 'supertest';
 import { knownSecrets, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../helpers/harness';
+import { eventually } from '../helpers/wait';
 import { spawnEntry, type Spawned } from '../helpers/processes';
 
 /**
@@ -66,12 +67,13 @@ describe('newcomer: npm start, create an order, npm run pay, completed (local ch
     expect(pay.stdout()).to.match(new RegExp(`Sent 12\\.5 USDT to ${created.body.address}`));
 
     // One-second blocks: 3 confirmations in about 3 s, plus the poll intervals.
-    const deadline = Date.now() + 45_000;
     let order = created.body;
-    while (order.status !== 'completed' && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 300));
-      order = (await request(base).get(`/api/v1/orders/${orderId}`).set('X-API-Key', key!)).body;
-    }
+    await eventually(
+      async () => (order = (await request(base).get(`/api/v1/orders/${orderId}`).set('X-API-Key', key!)).body).status === 'completed',
+      45_000,
+      'the order completed',
+      300,
+    ).catch(() => {});
     expect(order, service.stdout().slice(-3000)).to.include({ status: 'completed', amountReceived: '12.5' });
     const listed = await request(base).get(`/api/v1/transfers?orderId=${orderId}`).set('X-API-Key', key!);
     expect(listed.body.data).to.have.length(1);

@@ -122,7 +122,8 @@ describe('evm payments to orders and deposit references (anvil)', function () {
     await chain.mine(2);
     await settle(ctx);
     expect((await orderRow(ctx, order.id)).status).to.equal('completed');
-    await new Promise((r) => setTimeout(r, 1100)); // the next block is in a later second than the release
+    // The next block is in a later second than the release (block times are whole seconds).
+    await chain.rpc('evm_setNextBlockTimestamp', [Math.floor(clock.now().getTime() / 1000) + 1]);
     const late = await chain.pay(order.address, 'USDT', 9_000_000n);
     await chain.mine(3);
     await settle(ctx);

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { eq } from 'drizzle-orm';
 import { runChainScan } from '../../core/chains/evm/evm-monitor';
 import { currentRangeSize } from '../../core/chains/evm/evm-scanner';
+import { eventuallySucceeds } from '../helpers/wait';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { getCheckpoint } from '../../core/checkpoints';
 import type { ManualClock } from '../../core/clock';
@@ -35,15 +36,7 @@ describe('evm scanning through failing providers (anvil)', function () {
 
   /** Scans until a scan succeeds (the provider's back-off may still be running). */
   async function scanUntilOk(ctx: ServiceContext, withinMs = 15_000) {
-    const until = Date.now() + withinMs;
-    for (;;) {
-      try {
-        return await runChainScan(ctx, LOCAL_CHAIN_ID);
-      } catch (err) {
-        if (Date.now() > until) throw err;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+    return eventuallySucceeds(() => runChainScan(ctx, LOCAL_CHAIN_ID), withinMs, 200);
   }
 
   it('provider down for a while, then back: no block skipped, the paid order never expires meanwhile, then completes', async () => {

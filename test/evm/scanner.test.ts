@@ -3,6 +3,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import { runChainScan } from '../../core/chains/evm/evm-monitor';
 import { evmRpcFor } from '../../core/chains/evm/evm-rpc';
 import { currentRangeSize, tryChainLock } from '../../core/chains/evm/evm-scanner';
+import { eventually } from '../helpers/wait';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { getCheckpoint, setCheckpoint } from '../../core/checkpoints';
 import { scannedBlocks, transfers } from '../../db/schema';
@@ -160,8 +161,7 @@ describe('evm scanner on a local chain', function () {
       holderGot = await tryChainLock(tx, 'chain-scan', LOCAL_CHAIN_ID);
       await held;
     });
-    await new Promise((r) => setTimeout(r, 100));
-    expect(holderGot).to.equal(true);
+    await eventually(() => holderGot, 10_000, 'the first transaction to hold the lock');
     expect(await ctx.db.transaction((tx) => tryChainLock(tx, 'chain-scan', LOCAL_CHAIN_ID))).to.equal(false);
     expect(await ctx.db.transaction((tx) => tryChainLock(tx, 'chain-scan', 'ethereum-sepolia'))).to.equal(true);
     // While it is held, a scan of the chain does nothing.

@@ -5,6 +5,7 @@ import { getCheckpoint } from '../../core/checkpoints';
 import { bindDepositReference } from '../../core/deposits/bindings';
 import { createOrder } from '../../core/orders/orders';
 import { deposits, events, transfers } from '../../db/schema';
+import { eventually } from '../helpers/wait';
 import { createTestOrg, testContext, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { seedPoolAddresses } from '../helpers/pool';
@@ -52,7 +53,7 @@ describe('two worker processes scanning the same chain (anvil)', function () {
     workers.push(spawnEntry('workers/main.ts', env(1)), spawnEntry('workers/main.ts', env(2)));
     await Promise.all(workers.map((w) => w.waitFor(/workers started/, 60_000)));
 
-    const orders = [];
+    const orders: Awaited<ReturnType<typeof createOrder>>[] = [];
     for (let i = 0; i < 4; i++) {
       orders.push(await createOrder(ctx, orgId, { orderReference: `two-workers-${i}-${Date.now()}`, amount: `${i + 1}`, currency: 'USDT', chainId: LOCAL_CHAIN_ID }));
     }
@@ -65,16 +66,18 @@ describe('two worker processes scanning the same chain (anvil)', function () {
     }
     hashes.push((await chain.pay(binding.address, 'USDC', 2_000_000n)).txHash);
 
-    // Blocks keep coming while both workers poll.
-    const deadline = Date.now() + 60_000;
-    let done = false;
-    while (!done && Date.now() < deadline) {
-      await chain.mine(1);
-      await new Promise((r) => setTimeout(r, 150));
-      const statuses = await Promise.all(orders.map((o) => orderRow(ctx, o.id).then((r) => r.status)));
-      const [dep] = await ctx.db.select({ status: deposits.status }).from(deposits).where(eq(deposits.bindingId, binding.bindingId));
-      done = statuses.every((s) => s === 'completed') && dep?.status !== undefined && dep.status !== 'pending';
-    }
+    // Blocks keep coming (one per poll, every 150 ms) while both workers poll.
+    const done = await eventually(
+      async () => {
+        await chain.mine(1);
+        const statuses = await Promise.all(orders.map((o) => orderRow(ctx, o.id).then((r) => r.status)));
+        const [dep] = await ctx.db.select({ status: deposits.status }).from(deposits).where(eq(deposits.bindingId, binding.bindingId));
+        return statuses.every((s) => s === 'completed') && dep?.status !== undefined && dep.status !== 'pending';
+      },
+      60_000,
+      'every order completed and the deposit confirmed',
+      150,
+    ).catch(() => false);
     if (!done) {
       const cp = await getCheckpoint(ctx.db, LOCAL_CHAIN_ID);
       const recorded = await ctx.db.select({ id: transfers.id, status: transfers.status, block: transfers.blockNumber }).from(transfers).where(inArray(transfers.txHash, hashes));

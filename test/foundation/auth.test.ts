@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { buildTestApp, createTestOrg, STYLES, testSql, type TestOrg } from '../helpers/harness';
-import { dataOf, expectError } from '../helpers/wire';
+import { dataOf, expectError, listOf } from '../helpers/wire';
 
 for (const style of STYLES) {
   describe(`auth and roles (style ${style.toUpperCase()})`, () => {
@@ -17,8 +17,8 @@ for (const style of STYLES) {
     it('accepts both Authorization: Bearer and X-API-Key', async () => {
       const a = await request(app).get('/api/v1/organizations').set('Authorization', `Bearer ${org.ownerKey}`);
       const b = await request(app).get('/api/v1/organizations').set('X-API-Key', org.ownerKey);
-      expect(dataOf(style, a).id).to.equal(org.organizationId);
-      expect(dataOf(style, b).id).to.equal(org.organizationId);
+      expect(listOf(style, a, 'organizations').items.map((o) => o.id)).to.deep.equal([org.organizationId]);
+      expect(listOf(style, b, 'organizations').items.map((o) => o.id)).to.deep.equal([org.organizationId]);
     });
 
     it('answers 401 for a missing, malformed or unknown key', async () => {
@@ -50,9 +50,9 @@ for (const style of STYLES) {
         .send({ name: 'hash check', role: 'viewer' });
       const { key, id } = dataOf(style, created);
       const list = await request(app).get(`/api/v1/organizations/${org.organizationId}/api-keys`).set('X-API-Key', org.ownerKey);
-      const listed = dataOf(style, list).find((k: any) => k.id === id);
+      const listed = listOf(style, list, 'apiKeys').items.find((k: any) => k.id === id);
       expect(listed).to.not.have.property('key');
-      expect(JSON.stringify(dataOf(style, list))).to.not.include(key);
+      expect(JSON.stringify(listOf(style, list, 'apiKeys').items)).to.not.include(key);
       const rows = await testSql()`select * from api_keys where id = ${id}`;
       expect(JSON.stringify(rows)).to.not.include(key);
       expect(rows[0].key_hash).to.match(/^[0-9a-f]{64}$/);
@@ -65,7 +65,7 @@ for (const style of STYLES) {
         .send({ name: 'x', role: 'owner' });
       expectError(style, asAdmin, 403, 'INSUFFICIENT_PERMISSIONS', 'Forbidden');
       const owners = await request(app).get(`/api/v1/organizations/${org.organizationId}/api-keys`).set('X-API-Key', org.ownerKey);
-      const ownerKeyId = dataOf(style, owners).find((k: any) => k.role === 'owner').id;
+      const ownerKeyId = listOf(style, owners, 'apiKeys').items.find((k: any) => k.role === 'owner').id;
       expectError(style, await request(app).delete(`/api/v1/api-keys/${ownerKeyId}`).set('X-API-Key', org.keys.admin), 403, 'INSUFFICIENT_PERMISSIONS', 'Forbidden');
       const asMember = await request(app)
         .post(`/api/v1/organizations/${org.organizationId}/api-keys`)
@@ -77,7 +77,7 @@ for (const style of STYLES) {
     it('refuses to revoke the last Owner key, but allows it when another Owner key exists', async () => {
       const fresh = await createTestOrg('Owners');
       const list = await request(app).get(`/api/v1/organizations/${fresh.organizationId}/api-keys`).set('X-API-Key', fresh.ownerKey);
-      const ownerKeyId = dataOf(style, list).find((k: any) => k.role === 'owner').id;
+      const ownerKeyId = listOf(style, list, 'apiKeys').items.find((k: any) => k.role === 'owner').id;
       expectError(style, await request(app).delete(`/api/v1/api-keys/${ownerKeyId}`).set('X-API-Key', fresh.ownerKey), 409, 'LAST_OWNER_KEY', 'Conflict');
       const second = await request(app)
         .post(`/api/v1/organizations/${fresh.organizationId}/api-keys`)
@@ -100,7 +100,7 @@ for (const style of STYLES) {
         'NotFound',
       );
       const otherKeys = await request(app).get(`/api/v1/organizations/${other.organizationId}/api-keys`).set('X-API-Key', other.ownerKey);
-      const otherKeyId = dataOf(style, otherKeys)[0].id;
+      const otherKeyId = listOf(style, otherKeys, 'apiKeys').items[0].id;
       expectError(style, await request(app).delete(`/api/v1/api-keys/${otherKeyId}`).set('X-API-Key', org.ownerKey), 404, 'RESOURCE_NOT_FOUND', 'NotFound');
       const stillWorks = await request(app).get('/api/v1/organizations').set('X-API-Key', other.ownerKey);
       expect(stillWorks.status).to.equal(200);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { databasePoolSizeFor, loadConfig, ConfigError } from '../../core/config';
 import { buildTestApp, createTestOrg, STYLES, type TestOrg } from '../helpers/harness';
-import { dataOf, expectError } from '../helpers/wire';
+import { dataOf, expectError, listOf } from '../helpers/wire';
 
 describe('configuration at start-up', () => {
   it('has working local defaults', () => {
@@ -59,7 +59,7 @@ for (const style of STYLES) {
       const get = await request(app).get('/api/v1/config/address_pool.cooldown_minutes').set('X-API-Key', org.keys.admin);
       expect(dataOf(style, get).value).to.equal(45);
       const all = await request(app).get('/api/v1/config').set('X-API-Key', org.keys.admin);
-      expect(dataOf(style, all).find((e: any) => e.key === 'payment_window_minutes').value).to.equal(10);
+      expect(listOf(style, all, 'config').items.find((e: any) => e.key === 'payment_window_minutes').value).to.equal(10);
     });
 
     it('answers an unknown key with 404 and a wrong type with 400, changing nothing', async () => {

@@ -38,7 +38,7 @@ describe('npm start on an empty database', function () {
       expect(health.body.status).to.equal('ok');
       const orgs = await request(base).get('/api/v1/organizations').set('X-API-Key', key!);
       expect(orgs.status).to.equal(200);
-      expect(orgs.body.name).to.equal('Local organization');
+      expect(orgs.body.data.map((o: { name: string }) => o.name)).to.deep.equal(['Local organization']); // a list (style B, the default)
       // The key is printed on the terminal once, and never in a structured log line.
       const jsonLines = p.stdout().split('\n').filter((l) => l.startsWith('{'));
       expect(jsonLines.length).to.be.greaterThan(2);

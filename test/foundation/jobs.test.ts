@@ -5,6 +5,7 @@ import { startWorkerProcess } from '../../workers/runtime';
 import { QUEUE_NAMES, repeatableSchedules } from '../../core/jobs/catalog';
 import { PROCESSORS } from '../../workers/processors';
 import { createTestOrg, knownSecrets, testConfig, testContext, testDb, testRedis, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../helpers/harness';
+import { eventually } from '../helpers/wait';
 import { spawnEntry } from '../helpers/processes';
 import { ManualClock } from '../../core/clock';
 
@@ -30,11 +31,15 @@ describe('job tier', () => {
       const expected = repeatableSchedules(config, ctx.registry).filter((s) => s.queue === 'idempotency-cleanup');
       expect(expected).to.have.length(1);
       let remaining: string[] = [];
-      for (let i = 0; i < 50; i++) {
-        remaining = (await testDb().select({ key: idempotencyRecords.key }).from(idempotencyRecords).where(sql`${idempotencyRecords.organizationId} = ${org.organizationId}`)).map((r) => r.key);
-        if (!remaining.includes('old')) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await eventually(
+        async () => {
+          remaining = (await testDb().select({ key: idempotencyRecords.key }).from(idempotencyRecords).where(sql`${idempotencyRecords.organizationId} = ${org.organizationId}`)).map((r) => r.key);
+          return !remaining.includes('old');
+        },
+        5000,
+        'the cleanup job',
+        100,
+      ).catch(() => {});
       expect(remaining).to.deep.equal(['fresh']);
     } finally {
       await first.close();

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { createProducerRedis } from '../../core/redis';
 import { createDb } from '../../db/client';
 import { buildTestApp, createTestOrg, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../helpers/harness';
+import { eventually } from '../helpers/wait';
 import { closedPort, spawnEntry, startPrivateRedis } from '../helpers/processes';
 
 const baseEnv = () => ({ DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: `${TEST_REDIS_PREFIX}proc`, PORT: '0', LOG_LEVEL: 'info' });
@@ -14,7 +15,7 @@ describe('health when a dependency is down', () => {
     const redis = createProducerRedis(redisServer.url);
     try {
       const { app } = buildTestApp({ redis });
-      await new Promise((r) => setTimeout(r, 100));
+      await eventually(() => redis.status === 'ready', 10_000, 'the Redis connection');
       const up = await request(app).get('/health');
       expect(up.status).to.equal(200);
       await redisServer.stop();

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { vacuumQueueTables } from '../../core/maintenance/vacuum-queue-tables';
 import { closeQueues, createQueues } from '../../core/jobs/catalog';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
+import { eventually } from '../helpers/wait';
 import { createTestOrg, testConfig, testContext, testDb, TEST_REDIS_PREFIX } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
 import { addJobsAndWait } from '../helpers/run-job';
@@ -22,13 +23,11 @@ async function poolStats(): Promise<TableStats> {
 
 /** Statistics reach pg_stat_user_tables within about a second of a transaction's end. */
 async function waitForStats(check: (s: TableStats) => boolean, what: string): Promise<TableStats> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const stats = await poolStats();
-    if (check(stats)) return stats;
-    if (Date.now() > deadline) throw new Error(`pool_addresses statistics never showed ${what}: ${JSON.stringify(stats)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  let stats = await poolStats();
+  await eventually(async () => check((stats = await poolStats())), 10_000, `pool_addresses statistics to show ${what}`, 100).catch(() => {
+    throw new Error(`pool_addresses statistics never showed ${what}: ${JSON.stringify(stats)}`);
+  });
+  return stats;
 }
 
 /** Takes addresses out of the pool the way allocation does (an update each), leaving dead rows. */

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { buildTestApp, createTestOrg, STYLES, type TestOrg } from '../helpers/harness';
-import { dataOf, expectError } from '../helpers/wire';
+import { dataOf, expectError, listOf } from '../helpers/wire';
 
 for (const style of STYLES) {
   describe(`wire format and validation (style ${style.toUpperCase()})`, () => {
@@ -26,7 +26,7 @@ for (const style of STYLES) {
       expectError(style, res, 400, 'VALIDATION_ERROR', 'ValidationError');
       expect(res.body.message).to.include('organizationId').and.include('id');
       const list = await request(app).get(`/api/v1/organizations/${org.organizationId}/api-keys`).set('X-API-Key', org.ownerKey);
-      expect(dataOf(style, list).map((k: any) => k.name)).to.not.include('x');
+      expect(listOf(style, list, 'apiKeys').items.map((k: any) => k.name)).to.not.include('x');
     });
 
     it('lists missing and wrongly typed fields', async () => {

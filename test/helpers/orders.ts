@@ -20,7 +20,10 @@ export async function checkpointAt(blockTimestamp: Date, blockNumber = 1000): Pr
   await setCheckpoint(testDb(), { chainId: CHAIN, blockNumber, blockHash: `0x${'ab'.repeat(32)}`, blockTimestamp });
 }
 
-/** The chain's checkpoint is shared by the whole run: suites that move it put it back. */
+/**
+ * Each test file has its own database, but the suites of one file share it: a suite that moves the
+ * chain's checkpoint and is followed by another of the same file (style A, then B) puts it back.
+ */
 export function preserveCheckpoint(): void {
   let saved: Checkpoint | null = null;
   before(async () => {

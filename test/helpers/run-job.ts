@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Queue } from 'bullmq';
+import { eventually } from './wait';
 
 /**
  * Adds one job to a queue and waits until a worker has completed it (tests drive repeatable
@@ -12,15 +13,14 @@ export async function addJobsAndWait(queue: Queue, count = 1, timeoutMs = 15_000
   );
   const deadline = Date.now() + timeoutMs;
   for (const job of jobs) {
-    for (;;) {
-      const state = await queue.getJobState(job.id!);
-      if (state === 'completed') break;
-      if (state === 'failed') {
-        const failed = await queue.getJob(job.id!);
-        throw new Error(`job ${job.id} failed: ${failed?.failedReason}`);
-      }
-      if (Date.now() > deadline) throw new Error(`job ${job.id} still ${state} after ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await eventually(
+      async () => {
+        const state = await queue.getJobState(job.id!);
+        if (state === 'failed') throw new Error(`job ${job.id} failed: ${(await queue.getJob(job.id!))?.failedReason}`);
+        return state === 'completed';
+      },
+      Math.max(0, deadline - Date.now()),
+      `job ${job.id} to complete`,
+    );
   }
 }

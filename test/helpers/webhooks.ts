@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '../../core/config';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
 import { testConfig, testContext } from './harness';
+import { eventually } from './wait';
 
 /** What the local receiver saw of one request. */
 export interface ReceivedRequest {
@@ -65,13 +66,10 @@ export async function startReceiver(answer: (req: ReceivedRequest) => ReceiverAn
     requests,
     on: (path) => requests.filter((r) => r.path === path),
     async waitFor(count, opts = {}) {
-      const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
       const pick = () => (opts.path ? requests.filter((r) => r.path === opts.path) : requests);
-      while (pick().length < count) {
-        if (Date.now() > deadline) throw new Error(`receiver got ${pick().length} of ${count} requests${opts.path ? ` on ${opts.path}` : ''}`);
-        await sleep(20);
-      }
-      return pick();
+      return eventually(() => pick().length >= count && pick(), opts.timeoutMs ?? 15_000, `${count} requests${opts.path ? ` on ${opts.path}` : ''}`).catch(() => {
+        throw new Error(`receiver got ${pick().length} of ${count} requests${opts.path ? ` on ${opts.path}` : ''}`);
+      });
     },
     async close() {
       for (const res of hanging) res.destroy();
@@ -81,18 +79,11 @@ export async function startReceiver(answer: (req: ReceivedRequest) => ReceiverAn
   };
 }
 
+/** Pacing only (e.g. a receiver that answers late); to wait for something to happen use eventually. */
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls until `probe` returns a truthy value. */
-export async function eventually<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+/** Polls until `probe` returns a truthy value (test/helpers/wait.ts; re-exported for existing tests). */
+export { eventually };
 
 /** Compressed webhook settings for tests (seconds in WEBHOOK_RETRY_SCHEDULE). */
 export const FAST_WEBHOOK_ENV: Record<string, string> = {

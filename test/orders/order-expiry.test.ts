@@ -13,16 +13,11 @@ import { seedPoolAddresses } from '../helpers/pool';
 import { insertTestTransfer } from '../helpers/transfers';
 import { dataOf } from '../helpers/wire';
 import { CHAIN, checkpointAt, preserveCheckpoint, tokenEnv } from '../helpers/orders';
+import { eventually } from '../helpers/wait';
 
 const WINDOW_MS = 60_000;
 
-async function waitFor(cond: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const waitFor = (cond: () => Promise<boolean>, timeoutMs = 10_000) => eventually(cond, timeoutMs, 'the expiry job');
 
 for (const style of STYLES) {
   describe(`order expiry job (style ${style.toUpperCase()})`, () => {

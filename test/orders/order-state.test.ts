@@ -13,7 +13,7 @@ import { addressAssignments, orders, transfers } from '../../db/schema';
 import { createTestOrg, testConfig, testContext, testDb, type TestOrg } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
 import { insertTestTransfer } from '../helpers/transfers';
-import { CHAIN, checkpointAt, eventsOf, poolAddressOf, preserveCheckpoint, tokenEnv } from '../helpers/orders';
+import { CHAIN, checkpointAt, eventsOf, poolAddressOf, tokenEnv } from '../helpers/orders';
 
 const T0 = new Date('2026-01-01T12:00:00.250Z');
 const min = (n: number) => n * 60_000;
@@ -146,7 +146,6 @@ describe('order state: decideOrderStatus (pure)', () => {
 });
 
 describe('order state: recomputeOrder (Postgres)', () => {
-  preserveCheckpoint();
   const clock = new ManualClock();
   const ctx = testContext(testConfig(tokenEnv()), clock);
   let org: TestOrg;

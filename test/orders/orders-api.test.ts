@@ -54,8 +54,10 @@ for (const style of STYLES) {
         successUrl: 'https://shop.example/ok',
         cancelUrl: 'http://shop.example/cancel',
         requiredConfirmations: 3,
-        paymentUrl: `https://pay.example.com/pay/${o.orderId}`,
       });
+      // The page's URL carries 128 random bits, not the order id (issue 18).
+      expect(o.paymentUrl).to.match(/^https:\/\/pay\.example\.com\/pay\/[A-Za-z0-9_-]{22}$/);
+      expect(o.paymentUrl).to.not.include(o.orderId);
       expect(o.metadata).to.deep.equal({ customer: 'c-1', n: 2 });
       const created = Date.parse(o.createdAt);
       expect(new Date(created).toISOString()).to.equal(o.createdAt);

@@ -10,7 +10,7 @@ import { orders } from '../../db/schema';
 import { createTestOrg, testConfig, testContext, testDb, type TestOrg } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
 import { insertTestTransfer } from '../helpers/transfers';
-import { CHAIN, checkpointAt, preserveCheckpoint, tokenEnv } from '../helpers/orders';
+import { CHAIN, checkpointAt, tokenEnv } from '../helpers/orders';
 
 const TX = `0x${'ab'.repeat(32)}`;
 function view(overrides: Partial<OrderView> = {}): OrderView {
@@ -51,7 +51,6 @@ describe('order redirect URLs (pure)', () => {
 });
 
 describe('order redirect URLs (organization defaults from configuration)', () => {
-  preserveCheckpoint();
   const clock = new ManualClock();
   const ctx = testContext(testConfig(tokenEnv()), clock);
   let org: TestOrg;

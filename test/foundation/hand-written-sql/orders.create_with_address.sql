@@ -29,10 +29,10 @@ with settings as materialized (
       returning id, pool_address_id
     ),
   created as (
-    insert into orders (id, organization_id, order_reference, amount, amount_received, currency, chain_id, protocol,
+    insert into orders (id, organization_id, order_reference, pay_token, amount, amount_received, currency, chain_id, protocol,
       address, pool_address_id, status, success_url, cancel_url, metadata, payment_window_minutes, grace_minutes,
       required_confirmations, expires_at, grace_ends_at, created_at, updated_at)
-    select $18, $2, $20, $21::numeric, 0, $22,
+    select $18, $2, $20, rtrim(translate(encode(gen_random_bytes(16), 'base64'), '+/', '-_'), '='), $21::numeric, 0, $22,
       $23, $9, t.address, t.id, 'pending', $24::text, $25::text,
       $26::jsonb, s.payment_window_minutes, $27::int, s.required_confirmations,
       $16::timestamptz + make_interval(mins => s.payment_window_minutes),

@@ -1,0 +1,39 @@
+import { Type } from '@sinclair/typebox';
+import { DateTime, Nullable, NullableDateTime, StringEnum } from '../../core/wire-schema';
+
+/**
+ * A transfer on the wire. The core's reader presents it (core/transfers/transfers.ts, one query
+ * for the route and the pages); the routes answer with `transferSchema`, so a TransferView that
+ * no longer matches this schema fails to compile.
+ */
+export const TRANSFER_STATUSES = ['pending', 'confirmed', 'dropped'] as const;
+
+export const transferSchema = Type.Object({
+  id: Type.String({ example: 'trf_01jd…' }),
+  transferId: Type.String({ description: 'Same as id' }),
+  chainId: Type.String(),
+  protocol: Type.String({ enum: ['evm', 'tron', 'solana'] }),
+  currency: Type.String(),
+  tokenAddress: Type.String(),
+  amount: Type.String({ description: 'Decimal string in token units' }),
+  from: Type.String(),
+  to: Type.String({ description: 'The pool address that received it' }),
+  txHash: Type.String(),
+  logIndex: Type.Integer(),
+  blockNumber: Type.Integer(),
+  blockHash: Type.String(),
+  blockTimestamp: DateTime({ description: 'Chain time of the block' }),
+  confirmations: Type.Integer(),
+  requiredConfirmations: Nullable(Type.Integer()),
+  status: StringEnum(TRANSFER_STATUSES, { description: 'dropped: its block was orphaned by a reorganisation; never credited' }),
+  attribution: Nullable(StringEnum(['order', 'deposit']), { description: 'null: the address was held by nobody at the block time (recorded, never credited)' }),
+  orderId: Nullable(Type.String()),
+  orderReference: Nullable(Type.String()),
+  depositReference: Nullable(Type.String()),
+  depositId: Nullable(Type.String()),
+  counted: Type.Boolean({ description: "Counts toward its order: same chain and token, block time within the order's window and grace" }),
+  credited: Type.Boolean({ description: 'Confirmed and credited to its order or deposit' }),
+  detectedAt: DateTime(),
+  confirmedAt: NullableDateTime(),
+  droppedAt: NullableDateTime(),
+});

@@ -1,0 +1,61 @@
+/**
+ * What the HTTP benchmarks share: autocannon's result type, a database and Redis prefix of the
+ * run's own (removed at the end), and one printed line per measured run.
+ */
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+import { Redis } from 'ioredis';
+import { deleteKeysWithPrefix } from '../../core/redis';
+
+interface Histogram {
+  average: number;
+  p50: number;
+  p99: number;
+}
+export interface AutocannonResult {
+  requests: Histogram & { total: number };
+  latency: Histogram;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  '2xx': number;
+}
+type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+export const autocannon = require('autocannon') as Autocannon;
+
+export function resultLine(name: string, r: AutocannonResult, width = 30): string {
+  return `${name.padEnd(width)} ${r.requests.average.toFixed(0).padStart(7)} req/s   p50 ${String(r.latency.p50).padStart(4)} ms   p99 ${String(r.latency.p99).padStart(4)} ms   2xx ${r['2xx']}  non-2xx ${r.non2xx}  errors ${r.errors}`;
+}
+
+export interface BenchState {
+  dbUrl: string;
+  redisUrl: string;
+  prefix: string;
+  /** Drops the run's database and deletes its Redis keys. */
+  remove(): Promise<void>;
+}
+
+/** A database name and Redis prefix for this run (BENCH_DATABASE_URL / BENCH_REDIS_URL pick the servers). */
+export function benchState(kind: string): BenchState {
+  const baseDbUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const run = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  const dbName = `sg_bench_${kind}_${run}`;
+  const u = new URL(baseDbUrl);
+  u.pathname = `/${dbName}`;
+  const prefix = `sgb_${run}`;
+  return {
+    dbUrl: u.toString(),
+    redisUrl,
+    prefix,
+    async remove() {
+      const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+      await deleteKeysWithPrefix(redis, prefix).catch(() => {});
+      redis.disconnect();
+      const admin = postgres(baseDbUrl, { max: 1, onnotice: () => {} });
+      await admin.unsafe(`drop database if exists "${dbName}" with (force)`);
+      await admin.end();
+    },
+  };
+}

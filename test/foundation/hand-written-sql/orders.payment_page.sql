@@ -1,0 +1,11 @@
+select o.*, org.name as organization_name,
+    coalesce((
+      select json_agg(json_build_object('id', t.id, 'chainId', t.chain_id, 'currency', t.currency, 'amount', t.amount::text,
+        'status', t.status, 'confirmations', t.confirmations, 'txHash', t.tx_hash, 'logIndex', t.log_index,
+        'blockNumber', t.block_number, 'blockTimestamp', t.block_timestamp))
+      from transfers t where t.order_id = o.id and t.counted and t.status <> 'dropped'
+    ), '[]'::json) as counted_transfers
+  from orders o join organizations org on org.id = o.organization_id
+  where o.pay_token = $1
+
+-- $1: token

@@ -1,0 +1,43 @@
+import { expect } from 'chai';
+import { ChainRegistry } from '../../core/chains/registry';
+import type { TransferFacts } from '../../core/orders/order-state';
+import type { OrderRow } from '../../core/orders/order-view';
+import { presentPaymentPage, type PaymentPageFacts } from '../../core/orders/payment-page';
+import { testConfig, testDb } from '../helpers/harness';
+
+/** The page's view of orders the local chain cannot produce: Tron (solidification, bare-address QR). */
+describe('payment page view of a Tron order', () => {
+  const ctx = { db: testDb(), registry: ChainRegistry.forNetwork('testnet'), config: testConfig() };
+  const created = new Date('2026-01-01T10:00:00Z');
+  const order = {
+    id: 'ord_tron', organizationId: 'org_t', orderReference: 'tron-1', payToken: 'A'.repeat(22), amount: 5_000_000n, amountReceived: 0n,
+    currency: 'USDT', chainId: 'tron-nile', protocol: 'tron', address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', poolAddressId: 1,
+    status: 'pending', successUrl: null, cancelUrl: null, metadata: {}, paymentWindowMinutes: 10, graceMinutes: 5, requiredConfirmations: 3,
+    expiresAt: new Date(created.getTime() + 600_000), graceEndsAt: new Date(created.getTime() + 900_000), txHash: null, blockNumber: null,
+    confirmations: null, completedAt: null, expiredAt: null, createdAt: created, updatedAt: created,
+  } as OrderRow;
+  const transfer = (amount: bigint): TransferFacts => ({
+    id: 'trf_1', chainId: 'tron-nile', currency: 'USDT', amount, status: 'pending', confirmations: 1, txHash: 'ab'.repeat(32), logIndex: 0,
+    blockNumber: 10, blockTimestamp: new Date(created.getTime() + 60_000),
+  });
+  const facts = (transfers: TransferFacts[]): PaymentPageFacts => ({ order, organizationName: 'Tron shop', transfers });
+  const now = new Date(created.getTime() + 120_000);
+
+  it('invites payment with the bare address as the QR content', async () => {
+    const view = await presentPaymentPage(ctx, facts([]), now);
+    expect(view).to.include({ state: 'awaiting', walletUri: order.address, chainName: 'Tron Nile', finality: 'solidified' });
+  });
+
+  it('a full payment waits for solidification; a partial one asks for the remainder', async () => {
+    const seen = await presentPaymentPage(ctx, facts([transfer(5_000_000n)]), now);
+    expect(seen).to.include({ state: 'confirming', finality: 'solidified', walletUri: null, amountReceived: '5' });
+    const partial = await presentPaymentPage(ctx, facts([transfer(2_000_000n)]), now);
+    expect(partial).to.include({ state: 'underpaid', remaining: '3', walletUri: order.address });
+  });
+
+  it("a transfer in another token or on another chain is not this order's: the page says nothing about it", async () => {
+    const other = [{ ...transfer(5_000_000n), currency: 'USDC' }, { ...transfer(5_000_000n), chainId: 'tron-mainnet' }];
+    const view = await presentPaymentPage(ctx, facts(other), now);
+    expect(view).to.include({ state: 'awaiting', amountReceived: '0' });
+  });
+});
