@@ -51,7 +51,8 @@ export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style
   }
   paths['/health'] = {
     get: {
-      summary: 'Health check (no key): status, timestamp, version; 503 "degraded" when Postgres or Redis is down',
+      summary:
+        'Health check (no key): status, timestamp, version, checks {database, redis, chains}; 503 "degraded" only when Postgres or Redis is down. A stalled chain answers 200 with checks.chains "degraded" and stalledChains [{chainId, reason, since, head, checkpoint}]',
       tags: ['Health'],
       security: [],
       responses: { '200': { description: 'Healthy' }, '503': { description: 'Degraded' } },

@@ -49,6 +49,40 @@ const DATA: Record<EventType, { summary: string; data: Record<string, unknown> }
       },
     },
   },
+  'alert.reorg_beyond_confirmations': {
+    summary: 'A confirmed transfer was reorganised out deeper than its required confirmations; its credit stays (transfer status reorged, confirmed again if the transaction is mined again)',
+    data: {
+      type: 'object',
+      required: ['chainId', 'transferId', 'txHash', 'blockNumber', 'blockHash', 'depth'],
+      properties: {
+        chainId: { type: 'string' },
+        transferId: { type: 'string', example: 'trf_01jd...' },
+        txHash: { type: 'string' },
+        blockNumber: { type: 'integer', description: 'The orphaned block' },
+        blockHash: { type: 'string', description: 'The orphaned block' },
+        depth: { type: 'integer', description: 'Blocks from the orphaned block to the scan checkpoint that saw the reorganisation' },
+        amount: { type: 'string', description: 'Base units' },
+        currency: { type: 'string' },
+        orderId: { type: ['string', 'null'] },
+        depositId: { type: ['string', 'null'] },
+        depositReference: { type: ['string', 'null'] },
+      },
+    },
+  },
+  'alert.chain_stalled': {
+    summary: 'A chain stopped moving for CHAIN_STALL_ALERT_SECONDS (checkpoint behind a moving head, head stopped, or every provider failing); once per episode',
+    data: {
+      type: 'object',
+      required: ['chainId', 'reason', 'since', 'head', 'checkpoint'],
+      properties: {
+        chainId: { type: 'string' },
+        reason: { type: 'string', enum: ['providers_failing', 'head_stalled', 'checkpoint_stalled'] },
+        since: { type: 'string', format: 'date-time' },
+        head: { type: ['integer', 'null'], description: 'Highest head block the scanner has seen' },
+        checkpoint: { type: 'integer', description: 'Last scanned block' },
+      },
+    },
+  },
   'webhook.test': { summary: 'POST /webhooks/endpoints/:id/test: sent to that endpoint only', data: { type: 'object', properties: { endpointId: { type: 'string' }, message: { type: 'string' } } } },
 };
 

@@ -54,9 +54,14 @@ export interface Config {
   /** Queues this worker process consumes; 'all' or a list of queue names. */
   workerQueues: 'all' | string[];
   dataDir: string;
-  /** Per-chain overrides: RPC_URLS_<CHAIN>, TOKEN_<CHAIN>_<CURRENCY>, CONFIRMATIONS_<CHAIN>, EXPLORER_TX_URL_<CHAIN>. */
+  /** Per-chain overrides: RPC_URLS_<CHAIN>, TOKEN_<CHAIN>_<CURRENCY>, CONFIRMATIONS_<CHAIN>, EXPLORER_TX_URL_<CHAIN>, ATTRIBUTION_SKEW_SECONDS_<CHAIN>. */
   chainOverrides: Record<string, string>;
   webhooks: WebhookConfig;
+  /**
+   * A chain whose checkpoint (while its head moves) or head has not advanced for this long, or whose
+   * providers have all failed that long, is stalled: alert.chain_stalled and /health (CHAIN_STALL_ALERT_SECONDS).
+   */
+  chainStallAlertMs: number;
   /** Poll intervals of the repeatable jobs, in milliseconds. */
   intervals: {
     chainScanMs: number;
@@ -163,10 +168,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const chainOverrides: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value && /^(RPC_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL)_[A-Z0-9_]+$/.test(name)) {
+    if (value && /^(RPC_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS)_[A-Z0-9_]+$/.test(name)) {
       chainOverrides[name] = value;
       if (name.startsWith('EXPLORER_TX_URL_') && !/^https?:\/\/[^/\s]+\S*\{txHash\}/.test(value)) {
         problems.push(`${name} must be an http(s) URL containing {txHash}, e.g. https://etherscan.io/tx/{txHash}`);
+      }
+      if (name.startsWith('ATTRIBUTION_SKEW_SECONDS_') && !/^\d{1,6}$/.test(value.trim())) {
+        problems.push(`${name} must be a whole number of seconds from 0 to 999999 (got "${value}")`);
       }
     }
   }
@@ -219,6 +227,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maintenance: {
       vacuumMinDeadRows: read.integer('VACUUM_MIN_DEAD_ROWS', 5000, 1, 100_000_000),
     },
+    chainStallAlertMs: read.integer('CHAIN_STALL_ALERT_SECONDS', 300, 10, 7 * 86_400) * 1000,
     trustProxy: parseTrustProxy(env.TRUST_PROXY, problems),
     pages: {
       rateLimitPerMinute: read.integer('PAGE_RATE_LIMIT_PER_MINUTE', 300, 1, 100_000_000),

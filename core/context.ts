@@ -2,6 +2,7 @@ import type { Config } from './config';
 import type { Database } from '../db/client';
 import type { ChainRegistry } from './chains/registry';
 import type { Clock } from './clock';
+import type { DetectionState } from './detection/state';
 import type { Logger } from './logger';
 import type { JobQueue } from './jobs/job-queue';
 
@@ -12,6 +13,8 @@ export interface ServiceContext {
   registry: ChainRegistry;
   clock: Clock;
   logger: Logger;
+  /** The detection core's per-process memory (range sizes, token verdicts, adapters). */
+  detection: DetectionState;
   /** Where work is put on the job tier (the port of core/jobs; BullMQ behind it). */
   jobs: JobQueue;
 }

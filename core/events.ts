@@ -10,6 +10,8 @@ export const EVENT_TYPES = [
   'deposit.confirmed',
   'alert.address_pool_low',
   'alert.webhook_endpoint_disabled',
+  'alert.reorg_beyond_confirmations',
+  'alert.chain_stalled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number] | 'webhook.test';
 

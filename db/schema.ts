@@ -150,6 +150,11 @@ export const addressAssignments = pgTable(
     depositBindingId: text('deposit_binding_id'),
     startedAt: ts('started_at').notNull(),
     endedAt: ts('ended_at'),
+    /**
+     * Per chain of the address's family: the highest block the scanner had seen when this
+     * assignment began (the clock-skew attribution rule, core/detection/attribution.ts).
+     */
+    headsSeen: jsonb('heads_seen').$type<Record<string, number>>().notNull().default({}),
   },
   (t) => [
     // The database itself forbids an address being held twice at once.
@@ -274,12 +279,20 @@ export const transfers = pgTable(
     fromAddress: text('from_address').notNull(),
     toAddress: text('to_address').notNull(),
     txHash: text('tx_hash').notNull(),
+    /**
+     * Identity with (chain, tx hash): the transfer's position within its transaction (EVM: among
+     * the configured tokens' Transfer logs of the transaction; Tron: log index in the transaction;
+     * Solana: instruction index). Survives the transaction being re-mined elsewhere.
+     */
+    indexInTx: integer('index_in_tx').notNull(),
+    /** Position of the log in its block (EVM log index): data, not identity. */
     logIndex: integer('log_index').notNull(),
     blockNumber: bigint('block_number', { mode: 'number' }).notNull(),
     blockHash: text('block_hash').notNull(),
     blockTimestamp: ts('block_timestamp').notNull(),
     confirmations: integer('confirmations').notNull().default(0),
-    status: text('status').notNull().$type<'pending' | 'confirmed' | 'dropped'>().default('pending'),
+    /** reorged: confirmed, then its block left the chain deeper than the confirmations (credit kept). */
+    status: text('status').notNull().$type<'pending' | 'confirmed' | 'dropped' | 'reorged'>().default('pending'),
     organizationId: text('organization_id').references(() => organizations.id),
     poolAddressId: bigint('pool_address_id', { mode: 'number' }).references(() => poolAddresses.id),
     assignmentId: bigint('assignment_id', { mode: 'number' }).references(() => addressAssignments.id),
@@ -293,9 +306,9 @@ export const transfers = pgTable(
     droppedAt: ts('dropped_at'),
   },
   (t) => [
-    // Re-scanning is harmless: one live row per log. A dropped row does not block a re-mined one.
-    uniqueIndex('transfers_chain_tx_log_live_uq')
-      .on(t.chainId, t.txHash, t.logIndex)
+    // Re-scanning is harmless: one live row per transfer identity. A dropped row does not block a re-mined one.
+    uniqueIndex('transfers_chain_tx_index_live_uq')
+      .on(t.chainId, t.txHash, t.indexInTx)
       .where(sql`${t.status} <> 'dropped'`),
     index('transfers_pending_idx').on(t.chainId, t.blockNumber).where(sql`${t.status} = 'pending'`),
     index('transfers_order_idx').on(t.orderId),
@@ -332,6 +345,14 @@ export const chainCheckpoints = pgTable('chain_checkpoints', {
   blockNumber: bigint('block_number', { mode: 'number' }).notNull(),
   blockHash: text('block_hash').notNull(),
   blockTimestamp: ts('block_timestamp').notNull(),
+  /** Highest head block the scanner has seen (the clock-skew rule records it on assignments). */
+  headNumber: bigint('head_number', { mode: 'number' }),
+  headSeenAt: ts('head_seen_at'),
+  /** When the last scan attempt failed because no provider answered (cleared by a success). */
+  providersFailingSince: ts('providers_failing_since'),
+  /** The current stall episode (alert.chain_stalled sent once when it began), or null. */
+  stalledSince: ts('stalled_since'),
+  stallReason: text('stall_reason'),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
 

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { TRANSFER_STATUSES } from '../../core/transfers/transfers';
 import { DateTime, Nullable, NullableDateTime, StringEnum } from '../../core/wire-schema';
 
 /**
@@ -6,7 +7,7 @@ import { DateTime, Nullable, NullableDateTime, StringEnum } from '../../core/wir
  * for the route and the pages); the routes answer with `transferSchema`, so a TransferView that
  * no longer matches this schema fails to compile.
  */
-export const TRANSFER_STATUSES = ['pending', 'confirmed', 'dropped'] as const;
+export { TRANSFER_STATUSES };
 
 export const transferSchema = Type.Object({
   id: Type.String({ example: 'trf_01jd…' }),
@@ -19,19 +20,22 @@ export const transferSchema = Type.Object({
   from: Type.String(),
   to: Type.String({ description: 'The pool address that received it' }),
   txHash: Type.String(),
-  logIndex: Type.Integer(),
+  logIndex: Type.Integer({ description: "The log's position in its block (data; the transfer's identity is chain, txHash and its index within the transaction)" }),
   blockNumber: Type.Integer(),
   blockHash: Type.String(),
   blockTimestamp: DateTime({ description: 'Chain time of the block' }),
   confirmations: Type.Integer(),
   requiredConfirmations: Nullable(Type.Integer()),
-  status: StringEnum(TRANSFER_STATUSES, { description: 'dropped: its block was orphaned by a reorganisation; never credited' }),
+  status: StringEnum(TRANSFER_STATUSES, {
+    description:
+      'dropped: its block was orphaned by a reorganisation before confirmation; never credited. reorged: confirmed, then its block was orphaned deeper than the required confirmations; the credit stays (confirmed again if the transaction is mined again)',
+  }),
   attribution: Nullable(StringEnum(['order', 'deposit']), { description: 'null: the address was held by nobody at the block time (recorded, never credited)' }),
   orderId: Nullable(Type.String()),
   orderReference: Nullable(Type.String()),
   depositReference: Nullable(Type.String()),
   depositId: Nullable(Type.String()),
-  counted: Type.Boolean({ description: "Counts toward its order: same chain and token, block time within the order's window and grace" }),
+  counted: Type.Boolean({ description: 'Counts toward its order: same chain and token, block time at or before the end of its grace period' }),
   credited: Type.Boolean({ description: 'Confirmed and credited to its order or deposit' }),
   detectedAt: DateTime(),
   confirmedAt: NullableDateTime(),

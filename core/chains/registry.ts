@@ -1,4 +1,5 @@
 import { AppError } from '../errors';
+import { ADAPTER_FACTORIES } from './adapters';
 import type { NetworkName } from '../config';
 import { CHAIN_DEFINITIONS, type ChainDefinition } from './chains.data';
 import { EXPLORER_TX_URLS } from './explorers.data';
@@ -14,8 +15,11 @@ export const PROTOCOLS: readonly Protocol[] = ['evm', 'tron', 'solana'];
 export type Currency = 'USDT' | 'USDC' | 'DAI';
 export const CURRENCIES: readonly Currency[] = ['USDT', 'USDC', 'DAI'];
 
-/** Protocol families whose scanner exists. A chain of another family is listed but not offered. */
-export const PROTOCOLS_WITH_SCANNER: ReadonlySet<Protocol> = new Set<Protocol>(['evm']);
+/**
+ * Protocol families that have a ChainAdapter (core/chains/adapters.ts, the one list of families).
+ * A chain of another family is listed but not offered.
+ */
+export const PROTOCOLS_WITH_SCANNER: ReadonlySet<Protocol> = new Set(Object.keys(ADAPTER_FACTORIES) as Protocol[]);
 
 export interface TokenInfo {
   currency: Currency;
@@ -41,6 +45,12 @@ export interface Chain {
   orderConfirmations: number;
   depositConfirmations: number;
   finality: FinalityRule;
+  /**
+   * S of the clock-skew attribution rule (core/detection/attribution.ts): how far a block's time
+   * may lag the start of the assignment it is attributed to. Block time × 2 + 60 s unless
+   * ATTRIBUTION_SKEW_SECONDS_<CHAIN> says otherwise.
+   */
+  attributionSkewSeconds: number;
   tokens: Partial<Record<Currency, TokenInfo>>;
   /** Offered to merchants: its protocol has a scanner. */
   enabled: boolean;
@@ -63,8 +73,11 @@ export class ChainRegistry {
       // Overrides may raise confirmations, never lower them below the chain's value.
       const orderConf = Math.max(def.orderConfirmations, Number(overrides[`CONFIRMATIONS_${env}`]) || 0);
       const depositConf = Math.max(def.depositConfirmations, Number(overrides[`DEPOSIT_CONFIRMATIONS_${env}`]) || 0);
+      const skewOverride = overrides[`ATTRIBUTION_SKEW_SECONDS_${env}`];
+      const skew = skewOverride !== undefined && /^\d+$/.test(skewOverride.trim()) ? Number(skewOverride) : Math.ceil((def.blockTimeMs * 2) / 1000) + 60;
       this.chains.set(def.chainId, {
         ...def,
+        attributionSkewSeconds: skew,
         rpcUrls: rpcOverride ? rpcOverride.split(',').map((u) => u.trim()).filter(Boolean) : [...def.rpcUrls],
         orderConfirmations: orderConf,
         depositConfirmations: depositConf,
@@ -121,6 +134,31 @@ export class ChainRegistry {
       );
     }
     return token;
+  }
+
+  /**
+   * The one authority for a token's decimals: this deployment's registry, else the static
+   * definition of the chain on another network (rows written under another NETWORK). Unknown is a
+   * programming error.
+   */
+  tokenDecimals(chainId: string, currency: string): number {
+    const decimals =
+      this.chains.get(chainId)?.tokens[currency as Currency]?.decimals ??
+      CHAIN_DEFINITIONS.find((d) => d.chainId === chainId)?.tokens[currency as Currency]?.decimals;
+    if (decimals === undefined) throw new Error(`No decimals known for ${currency} on ${chainId}`);
+    return decimals;
+  }
+
+  /** Every (chain, currency) whose decimals tokenDecimals knows, this network's first. */
+  knownTokens(): { chainId: string; currency: Currency; decimals: number }[] {
+    const out = new Map<string, { chainId: string; currency: Currency; decimals: number }>();
+    for (const def of CHAIN_DEFINITIONS) {
+      for (const t of Object.values(def.tokens)) if (t) out.set(`${def.chainId}|${t.currency}`, { chainId: def.chainId, currency: t.currency, decimals: t.decimals });
+    }
+    for (const chain of this.chains.values()) {
+      for (const t of Object.values(chain.tokens)) if (t) out.set(`${chain.chainId}|${t.currency}`, { chainId: chain.chainId, currency: t.currency, decimals: t.decimals });
+    }
+    return [...out.values()];
   }
 
   /** Records a token address learnt at run time (the local chain's deployed tokens). */

@@ -23,11 +23,9 @@ export function formatScaled(x: ScaledAmount): string {
   return formatAmount(x.units, x.decimals);
 }
 
-/** Decimals of a token from the chain registry; an unknown chain or token is a programming error. */
+/** Decimals of a token (the registry's one authority). */
 export function tokenDecimals(registry: ChainRegistry, chainId: string, currency: string): number {
-  const token = registry.get(chainId)?.tokens[currency as 'USDT' | 'USDC' | 'DAI'];
-  if (!token) throw new Error(`No decimals known for ${currency} on ${chainId}`);
-  return token.decimals;
+  return registry.tokenDecimals(chainId, currency);
 }
 
 /** One group of deposits as summed by the database: per chain and currency, in base units. */

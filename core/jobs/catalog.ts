@@ -39,8 +39,8 @@ const REPEATABLE: JobsOptions = { removeOnComplete: 100, removeOnFail: 500, atte
 
 export const QUEUES: Record<QueueName, QueueDefinition> = {
   'idempotency-cleanup': { concurrency: 1, defaultJobOptions: REPEATABLE },
-  // Several chains can be scanned by one process at once; one chain is never scanned twice at
-  // once (Postgres advisory lock per chain, core/chains/evm/evm-scanner.ts).
+  // Several chains can be scanned by one process at once; two scans of one chain at once are
+  // harmless (compare-and-set on the checkpoint, core/detection/scan.ts).
   'chain-scan': { concurrency: 4, defaultJobOptions: REPEATABLE },
   'chain-confirmations': { concurrency: 4, defaultJobOptions: REPEATABLE },
   'pool-cooldown': { concurrency: 1, defaultJobOptions: REPEATABLE },
@@ -73,8 +73,8 @@ export function repeatableSchedules(config: Config, registry: ChainRegistry): Sc
     { queue: 'webhook-relay', schedulerId: 'webhook-relay', everyMs: config.intervals.webhookRelayMs, data: {} },
     { queue: 'table-maintenance', schedulerId: 'table-maintenance', everyMs: config.intervals.tableMaintenanceMs, data: {} },
   ];
-  // Per chain whose protocol has a scanner: a block scan and a confirmation count.
-  for (const chain of registry.list().filter((c) => c.enabled && c.protocol === 'evm')) {
+  // Per enabled chain (its family has a ChainAdapter): a block scan and a confirmation count.
+  for (const chain of registry.list().filter((c) => c.enabled)) {
     schedules.push(
       { queue: 'chain-scan', schedulerId: `chain-scan-${chain.chainId}`, everyMs: config.intervals.chainScanMs, data: { chainId: chain.chainId } },
       { queue: 'chain-confirmations', schedulerId: `chain-confirmations-${chain.chainId}`, everyMs: config.intervals.confirmationsMs, data: { chainId: chain.chainId } },

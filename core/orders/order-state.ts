@@ -32,7 +32,8 @@ export interface TransferFacts {
   chainId: string;
   currency: string;
   amount: bigint;
-  status: 'pending' | 'confirmed' | 'dropped';
+  /** reorged: confirmed, then deep-reorged; its credit stays (counts as confirmed). */
+  status: 'pending' | 'confirmed' | 'dropped' | 'reorged';
   confirmations: number;
   txHash: string;
   logIndex: number;
@@ -68,15 +69,13 @@ export type OrderDecision<T extends TransferFacts = TransferFacts> =
     }
   | { kind: 'expire'; status: 'expired'; amountReceived: bigint; confirmedTotal: bigint };
 
-/** Block timestamps have whole seconds: a payment in the creation second counts. */
-function floorToSecond(date: Date): number {
-  return Math.floor(date.getTime() / 1000) * 1000;
-}
-
 /**
- * Whether a transfer counts toward an order (design.md §4): same chain, same token currency, and a
- * block time between the order's creation (to the second) and its grace end, both inclusive.
- * Dropped transfers are excluded by the caller's reading (they never count while dropped).
+ * Whether a transfer attributed to an order counts toward it (design.md §4): same chain, same
+ * token currency, and a block time at or before its grace end. There is no lower bound here: the
+ * attribution (core/detection/attribution.ts) already decided that the payment belongs to the
+ * order, including one whose block is stamped before the order's creation because block
+ * timestamps lag wall time (the clock-skew rule). Dropped transfers are excluded by the caller's
+ * reading (they never count while dropped).
  */
 export function transferCountsTowardOrder(
   order: Pick<OrderFacts, 'chainId' | 'currency' | 'createdAt' | 'graceEndsAt'>,
@@ -84,8 +83,7 @@ export function transferCountsTowardOrder(
 ): boolean {
   if (transfer.chainId !== order.chainId) return false;
   if (transfer.currency !== order.currency) return false;
-  const t = transfer.blockTimestamp.getTime();
-  return t >= floorToSecond(order.createdAt) && t <= order.graceEndsAt.getTime();
+  return transfer.blockTimestamp.getTime() <= order.graceEndsAt.getTime();
 }
 
 /** Chain order: block, then log index. */
@@ -113,7 +111,7 @@ export function decideOrderStatus<T extends TransferFacts>(
 ): OrderDecision<T> {
   const live = countedTransfers.filter((t) => t.status !== 'dropped' && transferCountsTowardOrder(order, t));
   const amountReceived = live.reduce((sum, t) => sum + t.amount, 0n);
-  const confirmed = live.filter((t) => t.status === 'confirmed').sort(chainOrder);
+  const confirmed = live.filter((t) => t.status === 'confirmed' || t.status === 'reorged').sort(chainOrder);
   const confirmedTotal = confirmed.reduce((sum, t) => sum + t.amount, 0n);
 
   if (order.status !== 'pending') return { kind: 'final', status: order.status, amountReceived, confirmedTotal };
@@ -236,7 +234,7 @@ export async function recomputeOrder(tx: Tx, ctx: ServiceContext, orderId: strin
       await tx
         .update(transfers)
         .set({ credited: true })
-        .where(and(inArray(transfers.id, decision.creditedTransferIds), eq(transfers.orderId, orderId), eq(transfers.status, 'confirmed')));
+        .where(and(inArray(transfers.id, decision.creditedTransferIds), eq(transfers.orderId, orderId), inArray(transfers.status, ['confirmed', 'reorged'])));
       await finishOrder(tx, ctx, updated, now, 'order.completed', COMPLETED_EVENT_FIELDS);
       return 'completed';
     }

@@ -1,5 +1,4 @@
 import type { ServiceContext } from '../context';
-import type { Currency } from '../chains/registry';
 import { formatAmount } from '../amounts';
 import type { orders } from '../../db/schema';
 import { Type, type Static } from '@sinclair/typebox';
@@ -8,15 +7,9 @@ import { DateTime, metadataOut, Nullable, StringEnum } from '../wire-schema';
 /** An order as stored. */
 export type OrderRow = typeof orders.$inferSelect;
 
-/** Decimals when a chain is no longer in the registry (another NETWORK): the EVM defaults. */
-const FALLBACK_DECIMALS: Record<Currency, number> = { USDT: 6, USDC: 6, DAI: 18 };
-
-/** Decimals of an order's token, from the chain registry. */
+/** Decimals of an order's token (the registry's one authority). */
 export function orderDecimals(ctx: Pick<ServiceContext, 'registry'>, order: Pick<OrderRow, 'chainId' | 'currency'>): number {
-  const token = ctx.registry.get(order.chainId)?.tokens[order.currency as Currency];
-  const decimals = token?.decimals ?? FALLBACK_DECIMALS[order.currency as Currency];
-  if (decimals === undefined) throw new Error(`No decimals known for ${order.currency} on ${order.chainId}`);
-  return decimals;
+  return ctx.registry.tokenDecimals(order.chainId, order.currency);
 }
 
 /** The hosted payment page of an order: its unguessable token, never its id. */

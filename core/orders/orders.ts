@@ -8,7 +8,7 @@ import { AppError, isUniqueViolation, notFound, validationError } from '../error
 import { newId } from '../ids';
 import { integerConfigSql, isHttpUrl } from '../org-config';
 import { AFTER_PLACEHOLDERS, AllocationHints, takeAddressCtes, takeWithCooledDownRetry, type AllocationPoint } from '../pool/allocation';
-import type { Currency, Protocol } from '../chains/registry';
+import type { Protocol } from '../chains/registry';
 import type { OrderRow } from './order-view';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
 import { newPayTokenSql } from './pay-token';
@@ -215,7 +215,6 @@ export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-const DEFAULT_DECIMALS: Record<Currency, number> = { USDT: 6, USDC: 6, DAI: 18 };
 const SORT_SCALE = 18;
 
 /**
@@ -224,14 +223,8 @@ const SORT_SCALE = 18;
  */
 function amountInCommonScale(ctx: Pick<ServiceContext, 'registry'>): SQL {
   const cases: SQL[] = [];
-  for (const chain of ctx.registry.list()) {
-    for (const token of Object.values(chain.tokens)) {
-      if (!token) continue;
-      cases.push(sql`when ${orders.chainId} = ${chain.chainId} and ${orders.currency} = ${token.currency} then ${Math.max(0, SORT_SCALE - token.decimals)}`);
-    }
-  }
-  for (const [currency, decimals] of Object.entries(DEFAULT_DECIMALS)) {
-    cases.push(sql`when ${orders.currency} = ${currency} then ${SORT_SCALE - decimals}`);
+  for (const token of ctx.registry.knownTokens()) {
+    cases.push(sql`when ${orders.chainId} = ${token.chainId} and ${orders.currency} = ${token.currency} then ${Math.max(0, SORT_SCALE - token.decimals)}`);
   }
   return sql`(${orders.amount} * power(10::numeric, (case ${sql.join(cases, sql` `)} else 0 end)::int))`;
 }

@@ -1,4 +1,4 @@
-import { and, eq, isNull, lte, gt, or, desc, sql, type Placeholder, type SQL } from 'drizzle-orm';
+import { and, eq, isNull, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import { prepareStatement, type DbOrTx, type PreparedStatement, type Tx } from '../../db/client';
 import { addressAssignments, poolAddresses } from '../../db/schema';
 import { AppError } from '../errors';
@@ -122,11 +122,20 @@ export function takeAddressCtes(input: {
       where p.id = c.id
       returning p.id, p.address, p.created_at::text as pool_created_at, p.recycled_at::text as pool_recycled_at
     ), assignment as (
-      insert into address_assignments (pool_address_id, organization_id, kind, order_id, deposit_binding_id, started_at)
-      select id, ${input.organizationId}, ${input.kind}, ${orderId}::text, ${depositBindingId}::text, ${input.now}::timestamptz from taken
+      insert into address_assignments (pool_address_id, organization_id, kind, order_id, deposit_binding_id, started_at, heads_seen)
+      select id, ${input.organizationId}, ${input.kind}, ${orderId}::text, ${depositBindingId}::text, ${input.now}::timestamptz, ${HEADS_SEEN_SQL} from taken
       returning id, pool_address_id
     )`;
 }
+
+/**
+ * The highest block of every chain the scanners had seen, recorded on a new assignment: the
+ * clock-skew attribution rule (core/detection/attribution.ts) reads it, so a live scan and a
+ * catch-up decide from the same stored fact.
+ */
+export const HEADS_SEEN_SQL = sql.raw(
+  `(select coalesce(jsonb_object_agg(chain_id, head_number), '{}'::jsonb) from chain_checkpoints where head_number is not null)`,
+);
 
 /** The allocation point as placeholders of a prepared statement (filled from an AllocationPoint). */
 export const AFTER_PLACEHOLDERS = {
@@ -295,31 +304,4 @@ export async function releasePoolAddressFor(
 ): Promise<boolean> {
   const cooldownMinutes = await cooldownMinutesFor(tx, input.organizationId, input.reason);
   return releasePoolAddress(tx, { poolAddressId: input.poolAddressId, now: input.now, cooldownMinutes });
-}
-
-export interface AssignmentAt {
-  assignmentId: number;
-  kind: 'order' | 'deposit';
-  orderId: string | null;
-  depositBindingId: string | null;
-  startedAt: Date;
-  endedAt: Date | null;
-}
-
-/** The assignment that held an address at a moment (a transfer's block time), if any. */
-export async function findAssignmentAt(db: DbOrTx, poolAddressId: number, at: Date): Promise<AssignmentAt | null> {
-  const [row] = await db
-    .select()
-    .from(addressAssignments)
-    .where(
-      and(
-        eq(addressAssignments.poolAddressId, poolAddressId),
-        lte(addressAssignments.startedAt, at),
-        or(isNull(addressAssignments.endedAt), gt(addressAssignments.endedAt, at)),
-      ),
-    )
-    .orderBy(desc(addressAssignments.startedAt))
-    .limit(1);
-  if (!row) return null;
-  return { assignmentId: row.id, kind: row.kind, orderId: row.orderId, depositBindingId: row.depositBindingId, startedAt: row.startedAt, endedAt: row.endedAt };
 }

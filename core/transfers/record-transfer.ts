@@ -1,12 +1,13 @@
-import { and, eq, gt, inArray, isNull, lte, ne, or, sql } from 'drizzle-orm';
+import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
-import { addressAssignments, deposits, orders, poolAddresses, transfers } from '../../db/schema';
+import { deposits, orders, poolAddresses, transfers } from '../../db/schema';
 import type { ServiceContext } from '../context';
 import { dropDeposit, recordDeposit } from '../deposits/lifecycle';
 import { newId } from '../ids';
 import { recomputeOrder, transferCountsTowardOrder } from '../orders/order-state';
-import { findAssignmentAt } from '../pool/allocation';
-import type { Currency, Protocol } from '../chains/registry';
+import type { Protocol } from '../chains/registry';
+import type { ChainTransfer } from '../detection/adapter';
+import { assignmentsAround, attributeTransfer, type AssignmentSpan } from '../detection/attribution';
 
 /**
  * Recording what the chain scanners see (design.md §4). Detection only records transfers and asks
@@ -38,159 +39,154 @@ export async function findWatchedAddresses(db: DbOrTx, protocol: Protocol, candi
   return out;
 }
 
-export interface ObservedTransfer {
-  chainId: string;
+export interface ObservedItem {
+  observed: ChainTransfer;
   protocol: Protocol;
-  currency: Currency;
-  tokenAddress: string;
-  amount: bigint;
-  fromAddress: string;
-  toAddress: string;
-  txHash: string;
-  logIndex: number;
-  blockNumber: number;
-  blockHash: string;
-  blockTimestamp: Date;
-}
-
-export interface RecordedTransfer {
-  transferId: string;
-  /** False when this log was already recorded (a rescan): nothing else happened. */
-  created: boolean;
-  orderId: string | null;
-  depositBindingId: string | null;
+  watched: WatchedAddress;
 }
 
 /**
- * Block timestamps have one-second resolution while assignments start at a millisecond: a payment
- * mined in the second an order was created carries a timestamp up to 999 ms before the assignment
- * began. The block's second is taken as a whole: first the assignment holding the address at the
- * end of that second, else at its start.
+ * Records the matched transfers of one scanned range, inside the scan's transaction. Returns how
+ * many rows were new.
+ * - A transfer already recorded — same identity (chain, tx hash, index in tx), or same block hash
+ *   and block log index (rows backfilled by the identity migration) — is not recorded again. If its
+ *   block changed (the transaction was re-mined after a reorg) the row moves to the new block and a
+ *   `reorged` transfer is `confirmed` again; its attribution and credit stay as they were.
+ * - New transfers are attributed (core/detection/attribution.ts, one query for every address of
+ *   the range). Unattributed ones (the bulk of a catch-up into a large pool) are inserted together;
+ *   attributed ones one by one, since they trigger the order / deposit domain.
  */
-async function assignmentForBlockTime(tx: Tx, poolAddressId: number, blockTimestamp: Date) {
-  const endOfSecond = new Date(blockTimestamp.getTime() + 999);
-  return (await findAssignmentAt(tx, poolAddressId, endOfSecond)) ?? (await findAssignmentAt(tx, poolAddressId, blockTimestamp));
-}
-
-/**
- * Records one token transfer into a pool address, attributed to the assignment that held the
- * address at the transfer's block time (or to nobody: kept, unattributed, visible). Idempotent on
- * (chain, tx, log index): a rescan inserts nothing and triggers nothing.
- */
-export async function recordTransfer(tx: Tx, ctx: ServiceContext, observed: ObservedTransfer, watched: WatchedAddress | null): Promise<RecordedTransfer> {
-  let orderId: string | null = null;
-  let depositBindingId: string | null = null;
-  let assignmentId: number | null = null;
-  let counted = false;
-  if (watched) {
-    const assignment = await assignmentForBlockTime(tx, watched.poolAddressId, observed.blockTimestamp);
-    if (assignment) {
-      assignmentId = assignment.assignmentId;
-      orderId = assignment.kind === 'order' ? assignment.orderId : null;
-      depositBindingId = assignment.kind === 'deposit' ? assignment.depositBindingId : null;
-    }
-  }
-  if (orderId) {
-    const [order] = await tx.select().from(orders).where(eq(orders.id, orderId));
-    counted = !!order && transferCountsTowardOrder(order, observed);
-  }
-  const id = newId('trf');
-  const inserted = await tx
-    .insert(transfers)
-    .values({
-      id,
-      chainId: observed.chainId,
-      protocol: observed.protocol,
-      currency: observed.currency,
-      tokenAddress: observed.tokenAddress,
-      amount: observed.amount,
-      fromAddress: observed.fromAddress,
-      toAddress: watched?.address ?? observed.toAddress,
-      txHash: observed.txHash,
-      logIndex: observed.logIndex,
-      blockNumber: observed.blockNumber,
-      blockHash: observed.blockHash,
-      blockTimestamp: observed.blockTimestamp,
-      confirmations: 0,
-      status: 'pending',
-      organizationId: watched?.organizationId ?? null,
-      poolAddressId: watched?.poolAddressId ?? null,
-      assignmentId,
-      orderId,
-      depositBindingId,
-      counted,
-      detectedAt: ctx.clock.now(),
-    })
-    .onConflictDoNothing()
-    .returning({ id: transfers.id });
-  if (inserted.length === 0) {
-    const [existing] = await tx
-      .select({ id: transfers.id, orderId: transfers.orderId, depositBindingId: transfers.depositBindingId })
-      .from(transfers)
-      .where(
-        and(
-          eq(transfers.chainId, observed.chainId),
-          eq(transfers.txHash, observed.txHash),
-          eq(transfers.logIndex, observed.logIndex),
-          ne(transfers.status, 'dropped'),
-        ),
-      );
-    return { transferId: existing?.id ?? '', created: false, orderId: existing?.orderId ?? null, depositBindingId: existing?.depositBindingId ?? null };
-  }
-  if (depositBindingId) await recordDeposit(tx, ctx, id);
-  if (orderId) await recomputeOrder(tx, ctx, orderId);
-  return { transferId: id, created: true, orderId, depositBindingId };
-}
-
-/**
- * Records the matched transfers of one scanned range. Transfers into addresses that nobody held at
- * their block time (the bulk of a catch-up into a large pool) are inserted together, with one
- * query for the assignments of every address involved; attributed ones go through
- * recordTransfer one by one (they trigger the order / deposit domain). Returns how many rows were new.
- */
-export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: { observed: ObservedTransfer; watched: WatchedAddress }[]): Promise<number> {
+export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: ObservedItem[]): Promise<number> {
   if (items.length === 0) return 0;
-  const ids = [...new Set(items.map((i) => i.watched.poolAddressId))];
-  const times = items.map((i) => i.observed.blockTimestamp.getTime());
-  const from = new Date(Math.min(...times));
-  const to = new Date(Math.max(...times) + 999);
-  const spans = await tx
-    .select({ poolAddressId: addressAssignments.poolAddressId, startedAt: addressAssignments.startedAt, endedAt: addressAssignments.endedAt })
-    .from(addressAssignments)
-    .where(
-      and(
-        sql`${addressAssignments.poolAddressId} = ANY(${sql.param(ids)}::bigint[])`,
-        lte(addressAssignments.startedAt, to),
-        or(isNull(addressAssignments.endedAt), gt(addressAssignments.endedAt, from)),
-      ),
-    );
-  const heldAt = (poolAddressId: number, at: number) =>
-    spans.some((a) => a.poolAddressId === poolAddressId && a.startedAt.getTime() <= at && (a.endedAt === null || a.endedAt.getTime() > at));
+  const chainId = items[0].observed.chainId;
+  const chain = ctx.registry.get(chainId);
+  if (!chain) throw new Error(`recordTransfers: unknown chain ${chainId}`);
+  const fresh = await moveKnownTransfers(tx, ctx, chainId, items);
+  if (fresh.length === 0) return 0;
+
+  const times = fresh.map((i) => i.observed.blockTimestamp * 1000);
+  const spans = await assignmentsAround(
+    tx,
+    [...new Set(fresh.map((i) => i.watched.poolAddressId))],
+    new Date(Math.min(...times)),
+    new Date(Math.max(...times)),
+    chain.attributionSkewSeconds,
+  );
   let created = 0;
   const plain: (typeof transfers.$inferInsert)[] = [];
-  for (const { observed, watched } of items) {
-    const t = observed.blockTimestamp.getTime();
-    if (heldAt(watched.poolAddressId, t + 999) || heldAt(watched.poolAddressId, t)) {
-      if ((await recordTransfer(tx, ctx, observed, watched)).created) created++;
+  for (const item of fresh) {
+    const o = item.observed;
+    const assignment = attributeTransfer(
+      spans,
+      { poolAddressId: item.watched.poolAddressId, chainId, blockNumber: o.blockNumber, blockTime: new Date(o.blockTimestamp * 1000) },
+      chain.attributionSkewSeconds,
+    );
+    if (assignment) {
+      if (await recordAttributed(tx, ctx, item, assignment)) created++;
       continue;
     }
-    plain.push({
-      ...observed,
-      id: newId('trf'),
-      toAddress: watched.address,
-      confirmations: 0,
-      status: 'pending',
-      organizationId: watched.organizationId,
-      poolAddressId: watched.poolAddressId,
-      counted: false,
-      detectedAt: ctx.clock.now(),
-    });
+    plain.push(transferRow(ctx, item, null, false));
   }
   for (let i = 0; i < plain.length; i += 1000) {
     const inserted = await tx.insert(transfers).values(plain.slice(i, i + 1000)).onConflictDoNothing().returning({ id: transfers.id });
     created += inserted.length;
   }
   return created;
+}
+
+function transferRow(ctx: ServiceContext, item: ObservedItem, assignment: AssignmentSpan | null, counted: boolean): typeof transfers.$inferInsert {
+  const o = item.observed;
+  return {
+    id: newId('trf'),
+    chainId: o.chainId,
+    protocol: item.protocol,
+    currency: o.currency,
+    tokenAddress: o.tokenAddress,
+    amount: o.amount,
+    fromAddress: o.fromAddress,
+    toAddress: item.watched.address,
+    txHash: o.txHash,
+    indexInTx: o.indexInTx,
+    logIndex: o.blockLogIndex,
+    blockNumber: o.blockNumber,
+    blockHash: o.blockHash,
+    blockTimestamp: new Date(o.blockTimestamp * 1000),
+    confirmations: 0,
+    status: 'pending',
+    organizationId: item.watched.organizationId,
+    poolAddressId: item.watched.poolAddressId,
+    assignmentId: assignment?.assignmentId ?? null,
+    orderId: assignment?.kind === 'order' ? assignment.orderId : null,
+    depositBindingId: assignment?.kind === 'deposit' ? assignment.depositBindingId : null,
+    counted,
+    detectedAt: ctx.clock.now(),
+  };
+}
+
+/** Inserts one attributed transfer and lets its order or deposit react. False when it already existed. */
+async function recordAttributed(tx: Tx, ctx: ServiceContext, item: ObservedItem, assignment: AssignmentSpan): Promise<boolean> {
+  const o = item.observed;
+  let counted = false;
+  if (assignment.kind === 'order' && assignment.orderId) {
+    const [order] = await tx.select().from(orders).where(eq(orders.id, assignment.orderId));
+    counted = !!order && transferCountsTowardOrder(order, { chainId: o.chainId, currency: o.currency, blockTimestamp: new Date(o.blockTimestamp * 1000) });
+  }
+  const row = transferRow(ctx, item, assignment, counted);
+  const inserted = await tx.insert(transfers).values(row).onConflictDoNothing().returning({ id: transfers.id });
+  if (inserted.length === 0) return false;
+  if (row.depositBindingId) await recordDeposit(tx, ctx, row.id!);
+  if (row.orderId) await recomputeOrder(tx, ctx, row.orderId);
+  return true;
+}
+
+/**
+ * Splits off the items already recorded; those whose block changed move to it (and a `reorged`
+ * one is confirmed again). One query for the range's transactions.
+ */
+async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, items: ObservedItem[]): Promise<ObservedItem[]> {
+  const hashes = [...new Set(items.map((i) => i.observed.txHash))];
+  const known = await tx
+    .select({
+      id: transfers.id,
+      txHash: transfers.txHash,
+      indexInTx: transfers.indexInTx,
+      logIndex: transfers.logIndex,
+      blockHash: transfers.blockHash,
+      status: transfers.status,
+      orderId: transfers.orderId,
+    })
+    .from(transfers)
+    .where(and(eq(transfers.chainId, chainId), sql`${transfers.txHash} = ANY(${sql.param(hashes)}::text[])`, ne(transfers.status, 'dropped')));
+  if (known.length === 0) return items;
+  const byIdentity = new Map(known.map((k) => [`${k.txHash}|${k.indexInTx}`, k]));
+  const byPosition = new Map(known.map((k) => [`${k.blockHash}|${k.logIndex}`, k]));
+  const fresh: ObservedItem[] = [];
+  for (const item of items) {
+    const o = item.observed;
+    const existing = byIdentity.get(`${o.txHash}|${o.indexInTx}`) ?? byPosition.get(`${o.blockHash}|${o.blockLogIndex}`);
+    if (!existing) {
+      fresh.push(item);
+      continue;
+    }
+    if (existing.blockHash === o.blockHash && existing.status !== 'reorged') continue;
+    // Re-mined: the same transfer in another block. Never recorded anew; a deep-reorged credit is confirmed again.
+    await tx
+      .update(transfers)
+      .set({
+        blockNumber: o.blockNumber,
+        blockHash: o.blockHash,
+        blockTimestamp: new Date(o.blockTimestamp * 1000),
+        logIndex: o.blockLogIndex,
+        status: existing.status === 'reorged' ? 'confirmed' : existing.status,
+      })
+      .where(eq(transfers.id, existing.id));
+    ctx.logger.warn(
+      { chainId, transferId: existing.id, txHash: o.txHash, block: o.blockNumber, previousStatus: existing.status },
+      'a recorded transfer was re-mined in another block: moved to it',
+    );
+    if (existing.orderId) await recomputeOrder(tx, ctx, existing.orderId);
+  }
+  return fresh;
 }
 
 /**

@@ -2,7 +2,7 @@ import { and, asc, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { depositBindings, deposits, orders, transfers } from '../../db/schema';
 import { formatAmount } from '../amounts';
-import type { ChainRegistry, Currency } from '../chains/registry';
+import type { ChainRegistry } from '../chains/registry';
 import { notFound } from '../errors';
 
 /**
@@ -10,6 +10,14 @@ import { notFound } from '../errors';
  * addresses (design.md §4). An organization sees the transfers into its own pool addresses,
  * attributed (to its orders or deposit references) or not; another tenant's are 404 / absent.
  */
+
+/**
+ * dropped: its block was orphaned before it was confirmed (never credited); reorged: confirmed,
+ * then its block was orphaned deeper than the required confirmations (credit kept; back to
+ * confirmed if the same transfer is mined again).
+ */
+export const TRANSFER_STATUSES = ['pending', 'confirmed', 'dropped', 'reorged'] as const;
+export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
 
 export const TRANSFER_SORT_FIELDS = ['detectedAt', 'blockNumber', 'blockTimestamp', 'confirmedAt'] as const;
 export type TransferSortField = (typeof TRANSFER_SORT_FIELDS)[number];
@@ -19,7 +27,7 @@ export interface ListTransfersQuery {
   limit: number;
   sortBy: TransferSortField;
   sortOrder: 'asc' | 'desc';
-  status?: 'pending' | 'confirmed' | 'dropped';
+  status?: TransferStatus;
   currency?: string;
   chainId?: string;
   txHash?: string;
@@ -45,7 +53,7 @@ export interface TransferView {
   blockTimestamp: string;
   confirmations: number;
   requiredConfirmations: number | null;
-  status: 'pending' | 'confirmed' | 'dropped';
+  status: TransferStatus;
   /** What the transfer was attributed to: an order, a deposit reference, or nothing (unattributed). */
   attribution: 'order' | 'deposit' | null;
   orderId: string | null;
@@ -80,10 +88,6 @@ function selectTransfers(db: DbOrTx) {
 
 type Row = Awaited<ReturnType<ReturnType<typeof selectTransfers>['execute']>>[number];
 
-function decimalsOf(registry: ChainRegistry, chainId: string, currency: string): number {
-  return registry.get(chainId)?.tokens[currency as Currency]?.decimals ?? (currency === 'DAI' ? 18 : 6);
-}
-
 function present(registry: ChainRegistry, r: Row): TransferView {
   const t = r.t;
   return {
@@ -93,7 +97,7 @@ function present(registry: ChainRegistry, r: Row): TransferView {
     protocol: t.protocol,
     currency: t.currency,
     tokenAddress: t.tokenAddress,
-    amount: formatAmount(t.amount, decimalsOf(registry, t.chainId, t.currency)),
+    amount: formatAmount(t.amount, registry.tokenDecimals(t.chainId, t.currency)),
     from: t.fromAddress,
     to: t.toAddress,
     txHash: t.txHash,

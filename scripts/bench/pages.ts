@@ -99,7 +99,7 @@ async function main(): Promise<void> {
       await ctx.db.transaction(async (tx) => {
         await tx.insert(transfers).values({
           id: newId('trf'), chainId: order.chainId, protocol: 'evm', currency: order.currency, tokenAddress: randomAddress(),
-          amount: order.amount, fromAddress: randomAddress(), toAddress: order.address, txHash: hexlify(randomBytes(32)), logIndex: 0,
+          amount: order.amount, fromAddress: randomAddress(), toAddress: order.address, txHash: hexlify(randomBytes(32)), indexInTx: 0, logIndex: 0,
           blockNumber: 100 + i, blockHash: hexlify(randomBytes(32)), blockTimestamp: new Date(), confirmations: 3, status: 'confirmed',
           organizationId, poolAddressId: order.poolAddressId, orderId: order.id, counted: true, confirmedAt: new Date(),
         });

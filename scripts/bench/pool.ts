@@ -15,6 +15,7 @@ import { createApp } from '../../api/app';
 import { ChainRegistry } from '../../core/chains/registry';
 import { systemClock } from '../../core/clock';
 import { loadConfig } from '../../core/config';
+import { DetectionState } from '../../core/detection/state';
 import { createLogger } from '../../core/logger';
 import { createOrganization } from '../../core/organizations';
 import { allocatePoolAddress } from '../../core/pool/allocation';
@@ -59,7 +60,7 @@ async function main() {
   const redis = createProducerRedis(config.redisUrl);
   const queues = createQueues(redis, config.redisPrefix);
   const logger = createLogger('warn');
-  const ctx = { config, db: dbHandle.db, registry: ChainRegistry.forNetwork('local', {}), clock: systemClock, logger, jobs: bullJobQueue(queues) };
+  const ctx = { config, db: dbHandle.db, registry: ChainRegistry.forNetwork('local', {}), clock: systemClock, logger, jobs: bullJobQueue(queues), detection: new DetectionState() };
   const keyCache = createKeyCache(ctx);
   const deps = { ...ctx, redis, queues, keyCache };
   const server = createApp(config, deps).listen(0, '127.0.0.1');

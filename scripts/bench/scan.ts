@@ -16,7 +16,9 @@ import { Contract, getAddress, hexlify, JsonRpcProvider, Network } from 'ethers'
 import postgres from 'postgres';
 import { ChainRegistry } from '../../core/chains/registry';
 import { EvmRpc } from '../../core/chains/evm/evm-rpc';
-import { initCheckpoint, resetRangeSize, scanChain } from '../../core/chains/evm/evm-scanner';
+import { EvmAdapter } from '../../core/chains/evm/evm-adapter';
+import { resetCheckpoint, scanChain } from '../../core/detection/scan';
+import { DetectionState } from '../../core/detection/state';
 import { startAnvil } from '../../scripts/local-chain/anvil';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS } from '../../scripts/local-chain/test-tokens';
@@ -66,7 +68,7 @@ async function main(): Promise<void> {
     for (const t of TEST_TOKENS) registry.setTokenAddress(LOCAL_CHAIN_ID, t.currency, tokens[t.currency], t.decimals);
     registry.setRpcUrls(LOCAL_CHAIN_ID, [anvil.url]);
     // The scanner enqueues nothing; a lazy job queue never opens its connection.
-    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix) };
+    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix), detection: new DetectionState() };
     const chain = registry.get(LOCAL_CHAIN_ID)!;
     const { organizationId } = await createOrganization(dbHandle.db, 'Bench org');
 
@@ -93,12 +95,13 @@ async function main(): Promise<void> {
       await dbHandle.db.delete(transfers).where(eq(transfers.chainId, LOCAL_CHAIN_ID));
       await dbHandle.db.delete(scannedBlocks).where(eq(scannedBlocks.chainId, LOCAL_CHAIN_ID));
       await dbHandle.db.transaction((tx) =>
-        initCheckpoint(tx, LOCAL_CHAIN_ID, { number: Number(startHeader.number), hash: startHeader.hash, parentHash: startHeader.parentHash, timestamp: Number(startHeader.timestamp) }),
+        resetCheckpoint(tx, LOCAL_CHAIN_ID, { number: Number(startHeader.number), hash: startHeader.hash, parentHash: startHeader.parentHash, timestamp: Number(startHeader.timestamp) }),
       );
-      resetRangeSize(LOCAL_CHAIN_ID);
+      // A fresh detection state: every run starts from the initial range size.
+      ctx.detection = new DetectionState();
       const rpc = new EvmRpc(chain);
       const started = performance.now();
-      const run = await scanChain(ctx, chain, rpc, 600_000);
+      const run = await scanChain(ctx, new EvmAdapter(chain, rpc), 600_000);
       const elapsed = performance.now() - started;
       const [{ n }] = await dbHandle.db.select({ n: sql<number>`count(*)::int` }).from(transfers).where(eq(transfers.chainId, LOCAL_CHAIN_ID));
       const [{ pool }] = await dbHandle.db.select({ pool: sql<number>`count(*)::int` }).from(poolAddresses);
@@ -126,16 +129,16 @@ async function main(): Promise<void> {
     {
       const head = await provider.send('eth_getBlockByNumber', ['latest', false]);
       await dbHandle.db.transaction((tx) =>
-        initCheckpoint(tx, LOCAL_CHAIN_ID, { number: Number(head.number), hash: head.hash, parentHash: head.parentHash, timestamp: Number(head.timestamp) }),
+        resetCheckpoint(tx, LOCAL_CHAIN_ID, { number: Number(head.number), hash: head.hash, parentHash: head.parentHash, timestamp: Number(head.timestamp) }),
       );
       for (let b = 0; b < CATCH_UP_BLOCKS; b++) {
         if (b % 10 === 0) await usdt.mintMany([receivers[b % receivers.length], randomAddress()], 7n, { nonce: nonce++, gasLimit: 300_000 });
         await provider.send('anvil_mine', ['0x1', '0x0']);
       }
-      resetRangeSize(LOCAL_CHAIN_ID);
+      ctx.detection = new DetectionState();
       const rpc = new EvmRpc(chain);
       const started = performance.now();
-      const run = await scanChain(ctx, chain, rpc, 600_000);
+      const run = await scanChain(ctx, new EvmAdapter(chain, rpc), 600_000);
       const elapsed = performance.now() - started;
       rpc.destroy();
       process.stdout.write(`  caught up ${CATCH_UP_BLOCKS} blocks (${run.recorded} transfers) in ${ms(elapsed)} with ${rpc.calls} RPC calls in ${run.ranges} ranges  (target < 10 s)\n\n`);

@@ -4,7 +4,7 @@ import { JsonRpcProvider, Network } from 'ethers';
 import { scannedBlocks, transfers } from '../../db/schema';
 import type { ServiceContext } from '../../core/context';
 import { applyLocalChainState, LOCAL_CHAIN_ID, LOCAL_CHAIN_STATE_KEY, type LocalChainState } from '../../core/chains/evm/local-chain-state';
-import { initCheckpoint } from '../../core/chains/evm/evm-scanner';
+import { resetCheckpoint } from '../../core/detection/scan';
 import { getServiceState, setServiceState } from '../../core/service-state';
 import { dropTransfers } from '../../core/transfers/record-transfer';
 import { startAnvil, type RunningAnvil } from './anvil';
@@ -22,8 +22,11 @@ export function localProvider(rpcUrl: string): JsonRpcProvider {
 
 /**
  * Run by the process that starts anvil, once it listens: deploys the test tokens when the chain
- * is new (no state, or its genesis hash changed: the chain was reset), in which case the local
- * checkpoint restarts at the deployment block and pending transfers of the old chain are dropped.
+ * is new, in which case the local checkpoint restarts at the deployment block and pending
+ * transfers whose transaction is not on the new chain are dropped. The chain is recognised by the
+ * hash of the token deployment's block, not block 0: anvil gives block 0 a new hash when it
+ * reloads a short chain's state, while blocks ≥ 1 keep theirs. Blocks lost on a hard kill (mined
+ * after anvil's last state dump) come back as a reorg, which the scanner handles as one.
  */
 export async function prepareLocalChain(ctx: ServiceContext, rpcUrl: string): Promise<{ state: LocalChainState; deployed: boolean }> {
   const provider = localProvider(rpcUrl);
@@ -31,7 +34,7 @@ export async function prepareLocalChain(ctx: ServiceContext, rpcUrl: string): Pr
     const genesis = await provider.getBlock(0);
     if (!genesis?.hash) throw new Error(`the local chain at ${rpcUrl} has no genesis block`);
     const existing = await getServiceState<LocalChainState>(ctx.db, LOCAL_CHAIN_STATE_KEY);
-    if (existing && existing.genesisHash === genesis.hash && (await tokensExist(provider, existing))) {
+    if (existing && (await sameChain(provider, existing)) && (await tokensExist(provider, existing))) {
       const state = { ...existing, rpcUrl };
       await setServiceState(ctx.db, LOCAL_CHAIN_STATE_KEY, state);
       applyLocalChainState(ctx.registry, state, ctx.config.chainOverrides);
@@ -40,19 +43,23 @@ export async function prepareLocalChain(ctx: ServiceContext, rpcUrl: string): Pr
     const [deployer] = await provider.send('eth_accounts', []);
     const tokens = await deployTestTokens(await provider.getSigner(deployer));
     const head = await provider.send('eth_getBlockByNumber', ['latest', false]);
-    const state: LocalChainState = { rpcUrl, genesisHash: genesis.hash, tokens, deployBlock: Number(head.number), deployedAt: new Date().toISOString() };
+    const stale = existing ? await pendingNotOnChain(ctx, provider) : [];
+    const state: LocalChainState = {
+      rpcUrl,
+      genesisHash: genesis.hash,
+      tokens,
+      deployBlock: Number(head.number),
+      deployBlockHash: head.hash,
+      deployedAt: new Date().toISOString(),
+    };
     await ctx.db.transaction(async (tx) => {
       await setServiceState(tx, LOCAL_CHAIN_STATE_KEY, state);
       if (existing) {
-        // A new chain: what was pending on the old one can never confirm.
-        const stale = await tx
-          .select({ id: transfers.id })
-          .from(transfers)
-          .where(and(eq(transfers.chainId, LOCAL_CHAIN_ID), inArray(transfers.status, ['pending'])));
-        await dropTransfers(tx, ctx, stale.map((t) => t.id));
+        // A new chain: what was pending on the old one can never confirm, unless its transaction is here.
+        await dropTransfers(tx, ctx, stale);
       }
       await tx.delete(scannedBlocks).where(eq(scannedBlocks.chainId, LOCAL_CHAIN_ID));
-      await initCheckpoint(tx, LOCAL_CHAIN_ID, {
+      await resetCheckpoint(tx, LOCAL_CHAIN_ID, {
         number: Number(head.number),
         hash: head.hash,
         parentHash: head.parentHash,
@@ -65,6 +72,24 @@ export async function prepareLocalChain(ctx: ServiceContext, rpcUrl: string): Pr
   } finally {
     provider.destroy();
   }
+}
+
+/** The stored chain is this one: its deployment block (≥ 1) has the stored hash. */
+async function sameChain(provider: JsonRpcProvider, state: LocalChainState): Promise<boolean> {
+  if (!state.deployBlockHash) return true; // recorded before the hash was kept: the token check decides
+  const block = await provider.send('eth_getBlockByNumber', [`0x${state.deployBlock.toString(16)}`, false]);
+  return !!block && block.hash === state.deployBlockHash;
+}
+
+/** Pending local transfers whose transaction this chain does not have (read before any transaction). */
+async function pendingNotOnChain(ctx: ServiceContext, provider: JsonRpcProvider): Promise<string[]> {
+  const pending = await ctx.db
+    .select({ id: transfers.id, txHash: transfers.txHash })
+    .from(transfers)
+    .where(and(eq(transfers.chainId, LOCAL_CHAIN_ID), inArray(transfers.status, ['pending'])));
+  const gone: string[] = [];
+  for (const t of pending) if (!(await provider.send('eth_getTransactionReceipt', [t.txHash]))) gone.push(t.id);
+  return gone;
 }
 
 async function tokensExist(provider: JsonRpcProvider, state: LocalChainState): Promise<boolean> {

@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import { and, eq } from 'drizzle-orm';
-import { HDNodeWallet } from 'ethers';
+import { HDNodeWallet, JsonRpcProvider, Network } from 'ethers';
 import { startAnvil, type RunningAnvil } from '../../scripts/local-chain/anvil';
 import { seedLocalDevPool } from '../../scripts/local-chain/dev-pool';
 import { LOCAL_CHAIN_ID, LOCAL_CHAIN_STATE_KEY, loadLocalChainState, type LocalChainState } from '../../core/chains/evm/local-chain-state';
 import { prepareLocalChain } from '../../scripts/local-chain/local-chain';
 import { getCheckpoint } from '../../core/checkpoints';
-import { getServiceState } from '../../core/service-state';
+import { getServiceState, setServiceState } from '../../core/service-state';
 import { poolAddresses, transfers } from '../../db/schema';
 import { createTestOrg, testContext } from '../helpers/harness';
 import { insertTestTransfer } from '../helpers/transfers';
@@ -19,7 +19,7 @@ describe('local chain preparation (anvil)', function () {
     for (const n of nodes) await n.stop();
   });
 
-  it('deploys the test tokens once per chain; a new genesis redeploys, resets the checkpoint and drops what was pending', async () => {
+  it('deploys the test tokens once per chain, recognised by its deployment block (not block 0); a new chain redeploys, resets the checkpoint and drops what was pending and is not on it', async () => {
     const ctx = testContext();
     const first = await startAnvil({ port: 0 });
     nodes.push(first);
@@ -40,10 +40,26 @@ describe('local chain preparation (anvil)', function () {
     expect(loaded!.tokens).to.deep.equal(a.state.tokens);
     expect(other.registry.requireToken(other.registry.get(LOCAL_CHAIN_ID)!, 'USDC').address).to.equal(a.state.tokens.USDC);
 
+    // A restart where anvil gave block 0 a new hash (it does when it reloads a short chain's state):
+    // the deployment block still has its hash, so it is the same chain: nothing redeployed or dropped.
+    const pendingHere = await insertTestTransfer({ chainId: LOCAL_CHAIN_ID, currency: 'USDT', amount: 1n, toAddress: randomEvmAddress(), status: 'pending' });
+    await setServiceState(ctx.db, LOCAL_CHAIN_STATE_KEY, { ...a.state, genesisHash: `0x${'ab'.repeat(32)}` });
+    const restarted = await prepareLocalChain(ctx, first.url);
+    expect(restarted.deployed).to.equal(false);
+    expect(restarted.state.tokens).to.deep.equal(a.state.tokens);
+    expect((await ctx.db.select().from(transfers).where(eq(transfers.id, pendingHere.id)))[0].status).to.equal('pending');
+    await ctx.db.update(transfers).set({ status: 'dropped' }).where(eq(transfers.id, pendingHere.id));
+
     const stale = await insertTestTransfer({ chainId: LOCAL_CHAIN_ID, currency: 'USDT', amount: 1n, toAddress: randomEvmAddress(), status: 'pending' });
     // Another genesis timestamp, hence another genesis hash: a chain that was reset.
     const second = await startAnvil({ port: 0, genesisTimestamp: Math.floor(Date.now() / 1000) - 3600 });
     nodes.push(second);
+    // A pending transfer whose transaction is on the new chain is never dropped.
+    const secondProvider = new JsonRpcProvider(second.url, Network.from(31337), { staticNetwork: Network.from(31337), cacheTimeout: -1, batchMaxCount: 1 });
+    const [sender, receiver] = await secondProvider.send('eth_accounts', []);
+    const onChainTx: string = await secondProvider.send('eth_sendTransaction', [{ from: sender, to: receiver, value: '0x1' }]);
+    secondProvider.destroy();
+    const kept = await insertTestTransfer({ chainId: LOCAL_CHAIN_ID, currency: 'USDT', amount: 1n, toAddress: randomEvmAddress(), status: 'pending', txHash: onChainTx });
     const b = await prepareLocalChain(ctx, second.url);
     expect(b.deployed).to.equal(true);
     expect(b.state.genesisHash).to.not.equal(a.state.genesisHash);
@@ -52,6 +68,9 @@ describe('local chain preparation (anvil)', function () {
     expect(stored!.rpcUrl).to.equal(second.url);
     const [row] = await ctx.db.select().from(transfers).where(eq(transfers.id, stale.id));
     expect(row.status).to.equal('dropped');
+    const [keptRow] = await ctx.db.select().from(transfers).where(eq(transfers.id, kept.id));
+    expect(keptRow.status).to.equal('pending');
+    await ctx.db.update(transfers).set({ status: 'dropped' }).where(eq(transfers.id, kept.id));
     expect((await getCheckpoint(ctx.db, LOCAL_CHAIN_ID))!.blockHash).to.not.equal(cp!.blockHash);
   });
 

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import { expect } from 'chai';
 import { eq } from 'drizzle-orm';
-import { runChainScan } from '../../core/chains/evm/evm-monitor';
-import { currentRangeSize } from '../../core/chains/evm/evm-scanner';
+import { runChainScan } from '../../core/detection/monitor';
+import { currentRangeSize } from '../../core/detection/scan';
 import { eventuallySucceeds } from '../helpers/wait';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { getCheckpoint } from '../../core/checkpoints';
@@ -130,7 +130,7 @@ describe('evm scanning through failing providers (anvil)', function () {
       const run = await scanUntilOk(ctx);
       // 50 blocks in ranges of at most 8.
       expect(run).to.have.property('ranges').at.least(7);
-      expect(currentRangeSize(LOCAL_CHAIN_ID)).to.be.at.most(32);
+      expect(currentRangeSize(ctx, LOCAL_CHAIN_ID)).to.be.at.most(32);
       const rows = await ctx.db.select().from(transfers).where(eq(transfers.orderId, order.id));
       expect(rows.map((r) => r.txHash).sort()).to.deep.equal([first.txHash, second.txHash].sort());
       expect((await getCheckpoint(ctx.db, LOCAL_CHAIN_ID))!.blockNumber).to.equal(await chain.head());

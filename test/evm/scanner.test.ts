@@ -1,12 +1,10 @@
 import { expect } from 'chai';
 import { and, eq, inArray } from 'drizzle-orm';
-import { runChainScan } from '../../core/chains/evm/evm-monitor';
-import { evmRpcFor } from '../../core/chains/evm/evm-rpc';
-import { currentRangeSize, tryChainLock } from '../../core/chains/evm/evm-scanner';
-import { eventually } from '../helpers/wait';
+import { runChainScan } from '../../core/detection/monitor';
+import { currentRangeSize } from '../../core/detection/scan';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { getCheckpoint, setCheckpoint } from '../../core/checkpoints';
-import { scannedBlocks, transfers } from '../../db/schema';
+import { chainCheckpoints, scannedBlocks, transfers } from '../../db/schema';
 import { createTestOrg, testContext } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { randomEvmAddress, seedPoolAddresses } from '../helpers/pool';
@@ -74,7 +72,7 @@ describe('evm scanner on a local chain', function () {
     expect(rows.map((r) => r.txHash).sort()).to.deep.equal([mid.txHash, late.txHash].sort());
     expect((await getCheckpoint(ctx.db, LOCAL_CHAIN_ID))!.blockNumber).to.equal(await chain.head());
     expect(await chain.head()).to.be.greaterThan(start + 1600);
-    expect(currentRangeSize(LOCAL_CHAIN_ID)).to.be.greaterThan(500);
+    expect(currentRangeSize(ctx, LOCAL_CHAIN_ID)).to.be.greaterThan(500);
   });
 
   it('a reorg that removes a pending transfer drops it', async () => {
@@ -153,22 +151,31 @@ describe('evm scanner on a local chain', function () {
     expect(new Set(rows.map((r) => r.txHash)).size).to.equal(5);
   });
 
-  it('the per-chain scan lock admits one holder at a time', async () => {
+  it('a scan whose checkpoint moved while it read the chain writes nothing (compare-and-set, no scan lock)', async () => {
+    const paid = await chain.pay(pool[2], 'USDC', 3_000_000n);
+    const head = await chain.provider.send('eth_getBlockByNumber', ['latest', false]);
+    // Another worker's short write transaction: it holds the checkpoint row and moves it past the payment.
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
-    let holderGot = false;
-    const holder = ctx.db.transaction(async (tx) => {
-      holderGot = await tryChainLock(tx, 'chain-scan', LOCAL_CHAIN_ID);
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const other = ctx.db.transaction(async (tx) => {
+      await tx.select().from(chainCheckpoints).where(eq(chainCheckpoints.chainId, LOCAL_CHAIN_ID)).for('update');
+      await tx
+        .update(chainCheckpoints)
+        .set({ blockNumber: Number(head.number), blockHash: head.hash, blockTimestamp: new Date(Number(head.timestamp) * 1000) })
+        .where(eq(chainCheckpoints.chainId, LOCAL_CHAIN_ID));
+      locked();
       await held;
     });
-    await eventually(() => holderGot, 10_000, 'the first transaction to hold the lock');
-    expect(await ctx.db.transaction((tx) => tryChainLock(tx, 'chain-scan', LOCAL_CHAIN_ID))).to.equal(false);
-    expect(await ctx.db.transaction((tx) => tryChainLock(tx, 'chain-scan', 'ethereum-sepolia'))).to.equal(true);
-    // While it is held, a scan of the chain does nothing.
-    expect(await runChainScan(ctx, LOCAL_CHAIN_ID)).to.include({ lastStatus: 'locked', ranges: 0 });
+    await isLocked;
+    const scanning = runChainScan(ctx, LOCAL_CHAIN_ID);
+    await new Promise((r) => setTimeout(r, 300));
     release();
-    await holder;
-    expect(await ctx.db.transaction((tx) => tryChainLock(tx, 'chain-scan', LOCAL_CHAIN_ID))).to.equal(true);
+    await other;
+    expect(await scanning).to.include({ lastStatus: 'conflict', ranges: 0 });
+    expect(await ctx.db.select().from(transfers).where(eq(transfers.txHash, paid.txHash))).to.have.length(0);
+    expect((await getCheckpoint(ctx.db, LOCAL_CHAIN_ID))!.blockNumber).to.equal(Number(head.number));
   });
 
   it('refuses to scan a chain whose token decimals do not match the registry', async () => {
@@ -177,6 +184,5 @@ describe('evm scanner on a local chain', function () {
     wrong.registry.setTokenAddress(LOCAL_CHAIN_ID, 'DAI', chain.tokens.USDC, 18); // USDC has 6 decimals
     const result = await runChainScan(wrong, LOCAL_CHAIN_ID);
     expect(result).to.deep.equal({ skipped: 'token decimals mismatch' });
-    void evmRpcFor;
   });
 });

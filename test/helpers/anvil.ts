@@ -3,7 +3,7 @@ import { Contract, JsonRpcProvider, Network, type JsonRpcSigner } from 'ethers';
 import { startAnvil, type RunningAnvil } from '../../scripts/local-chain/anvil';
 import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS } from '../../scripts/local-chain/test-tokens';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
-import { initCheckpoint } from '../../core/chains/evm/evm-scanner';
+import { initCheckpoint } from '../../core/detection/scan';
 import type { ChainRegistry, Currency } from '../../core/chains/registry';
 import type { ServiceContext } from '../../core/context';
 import { deleteCheckpoint } from '../../core/checkpoints';

@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { runChainConfirmations, runChainScan } from '../../core/chains/evm/evm-monitor';
+import { runChainConfirmations, runChainScan } from '../../core/detection/monitor';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import type { ServiceContext } from '../../core/context';
 import { events, orders, transfers } from '../../db/schema';
@@ -21,7 +21,7 @@ export async function orderTransfers(ctx: ServiceContext, orderId: string) {
   return ctx.db.select().from(transfers).where(eq(transfers.orderId, orderId));
 }
 
-export async function eventsFor(ctx: ServiceContext, type: string, key: 'orderId' | 'depositId' | 'depositReference', value: string) {
+export async function eventsFor(ctx: ServiceContext, type: string, key: 'orderId' | 'depositId' | 'depositReference' | 'transferId', value: string) {
   return ctx.db
     .select()
     .from(events)

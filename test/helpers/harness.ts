@@ -8,6 +8,7 @@ import { ChainRegistry } from '../../core/chains/registry';
 import { ManualClock, type Clock } from '../../core/clock';
 import { loadConfig, type Config } from '../../core/config';
 import type { ServiceContext } from '../../core/context';
+import { DetectionState } from '../../core/detection/state';
 import { createLogger, type Logger } from '../../core/logger';
 import { createOrganization, createApiKey } from '../../core/organizations';
 import { createProducerRedis, deleteKeysWithPrefix } from '../../core/redis';
@@ -76,6 +77,8 @@ export function testConfig(env: Record<string, string> = {}, overrides: Partial<
       RATE_LIMIT_ENABLED: 'false',
       LOG_LEVEL: 'debug',
       PORT: '0',
+      // Tests pause mining and move the clock on purpose: a chain stall is tested where it is meant.
+      CHAIN_STALL_ALERT_SECONDS: '86400',
       ...env,
     },
     overrides,
@@ -240,7 +243,7 @@ export function testJobQueue(): JobQueue {
 
 /** A service context over the current file's database; each gets its own registry and (movable) clock. */
 export function testContext(config: Config = testConfig(), clock: Clock = new ManualClock()): ServiceContext {
-  return { config, db: testDb(), registry: ChainRegistry.forNetwork(config.network, config.chainOverrides), clock, logger: testLogger(), jobs: testJobQueue() };
+  return { config, db: testDb(), registry: ChainRegistry.forNetwork(config.network, config.chainOverrides), clock, logger: testLogger(), jobs: testJobQueue(), detection: new DetectionState() };
 }
 
 export interface TestApp {

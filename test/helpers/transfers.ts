@@ -19,6 +19,7 @@ export async function insertTestTransfer(values: Partial<TransferRow> & Pick<Tra
     tokenAddress: randomEvmAddress(),
     fromAddress: randomEvmAddress(),
     txHash: hexlify(randomBytes(32)),
+    indexInTx: 0,
     logIndex: 0,
     blockNumber: 1,
     blockHash: hexlify(randomBytes(32)),

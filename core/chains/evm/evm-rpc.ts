@@ -1,5 +1,8 @@
 import { FetchRequest, JsonRpcProvider, Network } from 'ethers';
+import { ProviderUnavailableError, RangeTooLargeError } from '../../detection/adapter';
 import type { Chain } from '../registry';
+
+export { RangeTooLargeError };
 
 /**
  * JSON-RPC access to one EVM chain over one or more providers (design.md §3, §10).
@@ -30,18 +33,10 @@ export interface RpcLog {
   blockTimestamp?: number;
 }
 
-/** The provider refused the size of a query (block range or result count): shrink and retry. */
-export class RangeTooLargeError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'RangeTooLargeError';
-  }
-}
-
-/** No provider of the chain answered. */
-export class RpcUnavailableError extends Error {
+/** No provider of the chain answered (the detection core's ProviderUnavailableError). */
+export class RpcUnavailableError extends ProviderUnavailableError {
   constructor(chainId: string, cause: unknown) {
-    super(`No RPC provider of ${chainId} answered: ${cause instanceof Error ? cause.message : String(cause)}`);
+    super(chainId, cause);
     this.name = 'RpcUnavailableError';
   }
 }
@@ -189,22 +184,4 @@ export class EvmRpc {
 
 export function toHex(n: number): string {
   return `0x${n.toString(16)}`;
-}
-
-/** One client per chain and URL list per process, so back-off state is shared by its jobs. */
-const clients = new Map<string, EvmRpc>();
-
-export function evmRpcFor(chain: Chain): EvmRpc {
-  const key = `${chain.chainId}|${chain.rpcUrls.join(',')}`;
-  let client = clients.get(key);
-  if (!client) {
-    client = new EvmRpc(chain);
-    clients.set(key, client);
-  }
-  return client;
-}
-
-export function destroyEvmRpcClients(): void {
-  for (const c of clients.values()) c.destroy();
-  clients.clear();
 }

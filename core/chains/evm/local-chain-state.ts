@@ -16,6 +16,8 @@ export interface LocalChainState {
   genesisHash: string;
   tokens: Record<Currency, string>;
   deployBlock: number;
+  /** Identifies the chain across anvil restarts (block 0's hash changes when anvil reloads a short chain). */
+  deployBlockHash?: string;
   deployedAt: string;
 }
 

@@ -24,8 +24,8 @@ with settings as materialized (
       where p.id = c.id
       returning p.id, p.address, p.created_at::text as pool_created_at, p.recycled_at::text as pool_recycled_at
     ), assignment as (
-      insert into address_assignments (pool_address_id, organization_id, kind, order_id, deposit_binding_id, started_at)
-      select id, $2, $17, $18::text, $19::text, $16::timestamptz from taken
+      insert into address_assignments (pool_address_id, organization_id, kind, order_id, deposit_binding_id, started_at, heads_seen)
+      select id, $2, $17, $18::text, $19::text, $16::timestamptz, (select coalesce(jsonb_object_agg(chain_id, head_number), '{}'::jsonb) from chain_checkpoints where head_number is not null) from taken
       returning id, pool_address_id
     ),
   created as (

@@ -20,8 +20,8 @@ with
       where p.id = c.id
       returning p.id, p.address, p.created_at::text as pool_created_at, p.recycled_at::text as pool_recycled_at
     ), assignment as (
-      insert into address_assignments (pool_address_id, organization_id, kind, order_id, deposit_binding_id, started_at)
-      select id, $1, $10, $11::text, $12::text, $9::timestamptz from taken
+      insert into address_assignments (pool_address_id, organization_id, kind, order_id, deposit_binding_id, started_at, heads_seen)
+      select id, $1, $10, $11::text, $12::text, $9::timestamptz, (select coalesce(jsonb_object_agg(chain_id, head_number), '{}'::jsonb) from chain_checkpoints where head_number is not null) from taken
       returning id, pool_address_id
     )
       select t.id as pool_address_id, t.address, a.id as assignment_id

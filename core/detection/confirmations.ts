@@ -1,17 +1,19 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import { deposits, orders, transfers } from '../../../db/schema';
-import type { ServiceContext } from '../../context';
-import { completeDeposit, confirmDeposit } from '../../deposits/lifecycle';
-import { recomputeOrder } from '../../orders/order-state';
-import type { Chain } from '../registry';
-import type { EvmRpc } from './evm-rpc';
+import { deposits, orders, transfers } from '../../db/schema';
+import type { Chain } from '../chains/registry';
+import type { ServiceContext } from '../context';
+import { completeDeposit, confirmDeposit } from '../deposits/lifecycle';
+import { recomputeOrder } from '../orders/order-state';
+import type { ChainAdapter } from './adapter';
 
 /**
  * Confirmation counting (design.md §4): confirmations = head − block + 1. At the required count
  * (the order's or the deposit's, else the chain's) the block hash is re-checked against the chain,
  * the transfer becomes confirmed, and the order is recomputed / the deposit confirmed — in one
  * transaction, under a row lock, so two runs never confirm twice. A confirmed credit is final.
- * Deposits whose block is final by the chain's rule are completed.
+ * Deposits whose block is final by the chain's rule are completed. Every adapter call happens
+ * before the transaction that uses its answer; the row lock and the status check are the
+ * compare-and-set that lets any number of workers run this job at once.
  */
 
 export interface ConfirmationRun {
@@ -28,8 +30,9 @@ export function requiredConfirmations(chain: Chain, t: { orderRequired: number |
   return t.orderRequired ?? t.depositRequired ?? chain.orderConfirmations;
 }
 
-export async function updateConfirmations(ctx: ServiceContext, chain: Chain, rpc: EvmRpc): Promise<ConfirmationRun> {
-  const head = await rpc.blockNumber();
+export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAdapter): Promise<ConfirmationRun> {
+  const chain = adapter.chain;
+  const head = (await adapter.head()).number;
   const run: ConfirmationRun = { head, updated: 0, confirmed: 0, completed: 0, mismatched: 0 };
   // Every pending transfer's count, in one statement.
   const counted = await ctx.db
@@ -74,7 +77,7 @@ export async function updateConfirmations(ctx: ServiceContext, chain: Chain, rpc
   const hashes = new Map<number, string | null>();
   const verified: typeof ready = [];
   for (const t of ready) {
-    if (!hashes.has(t.blockNumber)) hashes.set(t.blockNumber, (await rpc.header(t.blockNumber))?.hash ?? null);
+    if (!hashes.has(t.blockNumber)) hashes.set(t.blockNumber, (await adapter.blockAt(t.blockNumber))?.hash ?? null);
     if (hashes.get(t.blockNumber) !== t.blockHash) run.mismatched++;
     else verified.push(t);
   }
@@ -114,7 +117,7 @@ export async function updateConfirmations(ctx: ServiceContext, chain: Chain, rpc
   }
 
   // Confirmed deposits: keep counting, complete at finality.
-  const finalizedBlock = await finalizedBlockNumber(chain, rpc, head);
+  const finalizedBlock = await adapter.finalizedBlockNumber(head);
   const open = await ctx.db
     .select({ id: transfers.id, blockNumber: transfers.blockNumber, confirmations: transfers.confirmations })
     .from(transfers)
@@ -132,11 +135,4 @@ export async function updateConfirmations(ctx: ServiceContext, chain: Chain, rpc
     });
   }
   return run;
-}
-
-/** The newest final block by the chain's finality rule. */
-export async function finalizedBlockNumber(chain: Chain, rpc: EvmRpc, head: number): Promise<number | null> {
-  if (chain.finality.kind === 'depth') return head - chain.finality.blocks + 1;
-  if (chain.finality.kind === 'finalized-tag') return (await rpc.header('finalized'))?.number ?? null;
-  return null;
 }

@@ -1,0 +1,18 @@
+import type { ChainAdapter, ChainAdapterFactory } from '../detection/adapter';
+import { EvmAdapter } from './evm/evm-adapter';
+import type { Chain, Protocol } from './registry';
+
+/**
+ * The protocol families that have a ChainAdapter (core/detection/adapter.ts): the one list the
+ * workers and the API learn families from. A family is added here and nowhere else.
+ */
+export const ADAPTER_FACTORIES: Partial<Record<Protocol, ChainAdapterFactory>> = {
+  // One adapter (and RPC client, with its back-off state) per chain and process: the detection
+  // core keeps it on the service context (core/detection/monitor.ts).
+  evm: (chain) => new EvmAdapter(chain),
+};
+
+/** The adapter of a chain, or null when its family has none. */
+export function createChainAdapter(chain: Chain): ChainAdapter | null {
+  return ADAPTER_FACTORIES[chain.protocol]?.(chain) ?? null;
+}

@@ -1,0 +1,251 @@
+import { and, desc, eq, gt, lt, sql } from 'drizzle-orm';
+import type { Tx } from '../../db/client';
+import { chainCheckpoints, scannedBlocks } from '../../db/schema';
+import { getCheckpoint, type Checkpoint } from '../checkpoints';
+import type { ServiceContext } from '../context';
+import { findWatchedAddresses, recordTransfers } from '../transfers/record-transfer';
+import { RangeTooLargeError, UnstableChainError, type BlockRef, type ChainAdapter, type ChainTransfer } from './adapter';
+import { applyReorg, findForkPoint } from './reorg';
+
+/**
+ * The scan job of one chain, for every protocol family (design.md §4, §4b):
+ *   1. read the checkpoint (plain read, no transaction);
+ *   2. ask the adapter for the head, the checkpoint's block and the next range's transfers — all
+ *      RPC happens here, outside any transaction;
+ *   3. write the range's transfers and the new checkpoint in one short transaction that first
+ *      checks, under a row lock, that the checkpoint is still the one the range started from
+ *      (compare-and-set). A worker that lost the race rolls back and reports `conflict`.
+ * There is no scan lock: two workers scanning the same chain at once do the same RPC work and
+ * one of them writes (README "Detection").
+ */
+
+export const MIN_RANGE = 1;
+export const MAX_RANGE = 2000;
+const INITIAL_RANGE = 500;
+/** scanned_blocks rows kept below the checkpoint (the deepest reorg we can walk back). */
+export const SCANNED_BLOCKS_KEPT = 2048;
+
+export type ScanStatus = 'scanned' | 'idle' | 'conflict' | 'reorg' | 'unstable' | 'initialized' | 'behind';
+
+export interface ScanStep {
+  status: ScanStatus;
+  fromBlock?: number;
+  toBlock?: number;
+  /** Transfers newly recorded. */
+  recorded: number;
+  /** Transfers of the configured tokens in the range (matched or not). */
+  logs: number;
+  head?: number;
+}
+
+export function currentRangeSize(ctx: ServiceContext, chainId: string): number {
+  return ctx.detection.rangeSizes.get(chainId) ?? INITIAL_RANGE;
+}
+
+const toCheckpoint = (chainId: string, b: BlockRef): Checkpoint => ({
+  chainId,
+  blockNumber: b.number,
+  blockHash: b.hash,
+  blockTimestamp: new Date(b.timestamp * 1000),
+});
+
+/**
+ * Starts a chain's checkpoint at a block when it has none (first start of a chain: scanning
+ * begins at the head, history before the service existed is not scanned). Never moves an
+ * existing checkpoint.
+ */
+export async function initCheckpoint(tx: Tx, chainId: string, block: BlockRef): Promise<boolean> {
+  const inserted = await tx
+    .insert(chainCheckpoints)
+    .values({ ...toCheckpoint(chainId, block), headNumber: block.number, headSeenAt: sql`now()` as never })
+    .onConflictDoNothing()
+    .returning({ chainId: chainCheckpoints.chainId });
+  if (inserted.length > 0) await rememberBlocks(tx, chainId, [block]);
+  return inserted.length > 0;
+}
+
+/** Replaces a chain's checkpoint (benchmarks and tests that rescan from a known block). */
+export async function resetCheckpoint(tx: Tx, chainId: string, block: BlockRef): Promise<void> {
+  await tx.delete(chainCheckpoints).where(eq(chainCheckpoints.chainId, chainId));
+  await initCheckpoint(tx, chainId, block);
+}
+
+async function rememberBlocks(tx: Tx, chainId: string, blocks: BlockRef[]): Promise<void> {
+  if (blocks.length === 0) return;
+  await tx
+    .insert(scannedBlocks)
+    .values(blocks.map((h) => ({ chainId, blockNumber: h.number, blockHash: h.hash, parentHash: h.parentHash ?? '', blockTimestamp: new Date(h.timestamp * 1000) })))
+    .onConflictDoUpdate({
+      target: [scannedBlocks.chainId, scannedBlocks.blockNumber],
+      set: { blockHash: sql`excluded.block_hash`, parentHash: sql`excluded.parent_hash`, blockTimestamp: sql`excluded.block_timestamp` },
+    });
+}
+
+/**
+ * Locks the checkpoint row and checks it is still `expected` (compare-and-set). Also raises the
+ * highest head seen. False: another worker moved it; the caller's transaction must write nothing.
+ */
+export async function claimCheckpoint(tx: Tx, expected: Checkpoint, head?: number, at: Date = new Date()): Promise<boolean> {
+  const [row] = await tx
+    .select({ blockNumber: chainCheckpoints.blockNumber, blockHash: chainCheckpoints.blockHash })
+    .from(chainCheckpoints)
+    .where(eq(chainCheckpoints.chainId, expected.chainId))
+    .for('update');
+  if (!row || row.blockNumber !== expected.blockNumber || row.blockHash !== expected.blockHash) return false;
+  if (head !== undefined) await recordHeadSeen(tx, expected.chainId, head, at);
+  return true;
+}
+
+/** The highest head the scanner has seen (never lowered): read by assignments for the skew rule. */
+export async function recordHeadSeen(db: Tx | ServiceContext['db'], chainId: string, head: number, at: Date): Promise<void> {
+  await db
+    .update(chainCheckpoints)
+    .set({ headNumber: sql`greatest(coalesce(${chainCheckpoints.headNumber}, 0), ${head})`, headSeenAt: at })
+    .where(and(eq(chainCheckpoints.chainId, chainId), sql`coalesce(${chainCheckpoints.headNumber}, -1) < ${head}`));
+}
+
+/** Operators must see a provider stuck behind the checkpoint: nothing is scanned meanwhile. */
+function warnBehind(ctx: ServiceContext, chainId: string, head: number, checkpoint: number): void {
+  const now = Date.now();
+  if (now - (ctx.detection.behindWarnings.get(chainId) ?? 0) < 60_000) return;
+  ctx.detection.behindWarnings.set(chainId, now);
+  ctx.logger.warn({ chainId, head, checkpoint }, 'provider head is behind the scan checkpoint: waiting for it to catch up');
+}
+
+/** One range: check continuity, fetch transfers, then record them and move the checkpoint. */
+export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter): Promise<ScanStep> {
+  const chainId = adapter.chain.chainId;
+  const cp = await getCheckpoint(ctx.db, chainId);
+  if (!cp) {
+    const head = await adapter.head();
+    const created = await ctx.db.transaction((tx) => initCheckpoint(tx, chainId, head));
+    if (created) ctx.logger.info({ chainId, block: head.number }, 'chain checkpoint initialised at the head');
+    return { status: created ? 'initialized' : 'conflict', toBlock: head.number, recorded: 0, logs: 0, head: head.number };
+  }
+
+  const head = await adapter.head();
+  // A provider behind our checkpoint (a lagging node, a local chain restarted from an older state)
+  // proves nothing yet: wait until it reaches the checkpoint, then compare hashes.
+  if (head.number < cp.blockNumber) {
+    warnBehind(ctx, chainId, head.number, cp.blockNumber);
+    return { status: 'behind', recorded: 0, logs: 0, head: head.number };
+  }
+  const atCheckpoint = head.number === cp.blockNumber ? head : await adapter.blockAt(cp.blockNumber);
+  if (!atCheckpoint || atCheckpoint.hash !== cp.blockHash) return handleReorg(ctx, adapter, cp, head.number);
+  if (head.number <= cp.blockNumber) {
+    await recordHeadSeen(ctx.db, chainId, head.number, ctx.clock.now());
+    return { status: 'idle', recorded: 0, logs: 0, head: head.number };
+  }
+
+  const fromBlock = cp.blockNumber + 1;
+  let range = currentRangeSize(ctx, chainId);
+  let toBlock: number;
+  let toHeader: BlockRef | null;
+  let found: ChainTransfer[];
+  try {
+    for (;;) {
+      toBlock = Math.min(head.number, fromBlock + range - 1);
+      toHeader = toBlock === head.number ? head : await adapter.blockAt(toBlock);
+      if (!toHeader) return { status: 'unstable', recorded: 0, logs: 0, head: head.number };
+      try {
+        found = await adapter.transfersInRange(fromBlock, toBlock, { all: () => watchedOfFamily(ctx, adapter) });
+        break;
+      } catch (err) {
+        if (!(err instanceof RangeTooLargeError) || range <= MIN_RANGE) throw err;
+        range = Math.max(MIN_RANGE, Math.floor(range / 2));
+        ctx.detection.rangeSizes.set(chainId, range);
+        ctx.logger.info({ chainId, range }, 'provider refused the log range: shrinking');
+      }
+    }
+  } catch (err) {
+    if (err instanceof UnstableChainError) return { status: 'unstable', recorded: 0, logs: 0, head: head.number };
+    throw err;
+  }
+  // The range is consistent if its last block did not change while we read it, and the
+  // checkpoint is still its ancestor.
+  const toAgain = await adapter.blockAt(toBlock);
+  if (!toAgain || toAgain.hash !== toHeader.hash) return { status: 'unstable', recorded: 0, logs: 0, head: head.number };
+  const cpAgain = await adapter.blockAt(cp.blockNumber);
+  if (!cpAgain || cpAgain.hash !== cp.blockHash) return handleReorg(ctx, adapter, cp, head.number);
+  // A transfer must lie in the range and carry its block's hash where we know it.
+  const inRange = found.filter((t) => t.blockNumber >= fromBlock && t.blockNumber <= toBlock && t.amount > 0n);
+  if (inRange.some((t) => t.blockNumber === toBlock && t.blockHash !== toHeader!.hash)) return { status: 'unstable', recorded: 0, logs: 0, head: head.number };
+
+  const end = toHeader;
+  const outcome = await ctx.db.transaction(async (tx) => {
+    if (!(await claimCheckpoint(tx, cp, head.number, ctx.clock.now()))) return null;
+    // One query for the distinct recipients of the whole range, whatever the pool size.
+    const poolMatches = await findWatchedAddresses(tx, adapter.protocol, [...new Set(inRange.map((t) => t.toAddress))]);
+    // Matched in the family's one normalised form (the adapter's), whatever form the pool stored.
+    const watched = new Map([...poolMatches.values()].map((w) => [adapter.normalizeAddress(w.address) ?? w.address, w]));
+    const matched = inRange.filter((t) => watched.has(t.toAddress));
+    const recorded = await recordTransfers(
+      tx,
+      ctx,
+      matched.map((t) => ({ observed: t, protocol: adapter.protocol, watched: watched.get(t.toAddress)! })),
+    );
+    await rememberBlocks(tx, chainId, [end]);
+    await tx
+      .update(chainCheckpoints)
+      .set({ ...toCheckpoint(chainId, end), updatedAt: ctx.clock.now() })
+      .where(eq(chainCheckpoints.chainId, chainId));
+    await tx.delete(scannedBlocks).where(and(eq(scannedBlocks.chainId, chainId), lt(scannedBlocks.blockNumber, toBlock - SCANNED_BLOCKS_KEPT)));
+    return recorded;
+  });
+  if (outcome === null) return { status: 'conflict', recorded: 0, logs: 0, head: head.number };
+  if (range < MAX_RANGE) ctx.detection.rangeSizes.set(chainId, Math.min(MAX_RANGE, range * 2));
+  return { status: 'scanned', fromBlock, toBlock, recorded: outcome, logs: found.length, head: head.number };
+}
+
+async function watchedOfFamily(ctx: ServiceContext, adapter: ChainAdapter): Promise<string[]> {
+  const rows = (await ctx.db.execute(sql`select address from pool_addresses where protocol = ${adapter.protocol}`)) as unknown as { address: string }[];
+  return rows.map((r) => r.address);
+}
+
+/** Walk back (RPC, no transaction), then apply the fork point (one transaction, compare-and-set). */
+async function handleReorg(ctx: ServiceContext, adapter: ChainAdapter, cp: Checkpoint, head: number): Promise<ScanStep> {
+  const fork = await findForkPoint(ctx, adapter, cp);
+  const applied = await applyReorg(ctx, adapter, cp, fork, head);
+  return { status: applied ? 'reorg' : 'conflict', recorded: 0, logs: 0, head };
+}
+
+/** Scanned blocks at or below a height, newest first (the walk-back's candidates). */
+export async function rememberedBlocks(ctx: ServiceContext, chainId: string, atOrBelow: number) {
+  return ctx.db
+    .select()
+    .from(scannedBlocks)
+    .where(and(eq(scannedBlocks.chainId, chainId), lt(scannedBlocks.blockNumber, atOrBelow + 1)))
+    .orderBy(desc(scannedBlocks.blockNumber))
+    .limit(SCANNED_BLOCKS_KEPT);
+}
+
+export async function forgetBlocksAbove(tx: Tx, chainId: string, height: number): Promise<void> {
+  await tx.delete(scannedBlocks).where(and(eq(scannedBlocks.chainId, chainId), gt(scannedBlocks.blockNumber, height)));
+}
+
+export interface ScanRun {
+  ranges: number;
+  recorded: number;
+  lastStatus: ScanStatus;
+  head?: number;
+}
+
+/**
+ * Scans range after range until caught up with the head or the time budget is spent (a job run).
+ * `unstable` (the chain moved under us) retries at once a few times.
+ */
+export async function scanChain(ctx: ServiceContext, adapter: ChainAdapter, budgetMs = 5000): Promise<ScanRun> {
+  const started = Date.now();
+  const run: ScanRun = { ranges: 0, recorded: 0, lastStatus: 'idle' };
+  let unstable = 0;
+  while (Date.now() - started < budgetMs) {
+    const step = await scanChainOnce(ctx, adapter);
+    run.lastStatus = step.status;
+    run.recorded += step.recorded;
+    if (step.head !== undefined) run.head = step.head;
+    if (step.status === 'scanned') run.ranges++;
+    if (step.status === 'unstable' && ++unstable <= 3) continue;
+    if (step.status === 'idle' || step.status === 'conflict' || step.status === 'unstable' || step.status === 'behind') break;
+  }
+  return run;
+}

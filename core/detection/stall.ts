@@ -1,0 +1,85 @@
+import { and, eq, isNotNull, isNull, sql } from 'drizzle-orm';
+import { chainCheckpoints, webhookEndpoints } from '../../db/schema';
+import type { DbOrTx } from '../../db/client';
+import type { ServiceContext } from '../context';
+import { emitEvent } from '../events';
+
+/**
+ * A stalled chain is visible (design.md §4b). After each scan attempt the chain's stored state is
+ * checked against CHAIN_STALL_ALERT_SECONDS:
+ * - providers_failing: every provider has failed for that long;
+ * - head_stalled: the head has not advanced for that long (a stuck provider or a halted chain);
+ * - checkpoint_stalled: the head is ahead but the checkpoint has not moved for that long.
+ * An episode begins once (stalled_since set under the row lock): an error log line and one
+ * alert.chain_stalled per organization with an enabled endpoint subscribed to it. It ends with a
+ * recovery log line. /health shows the chain as degraded meanwhile, still answering 200.
+ */
+
+export type StallReason = 'providers_failing' | 'head_stalled' | 'checkpoint_stalled';
+
+export async function noteProviderFailure(ctx: ServiceContext, chainId: string): Promise<void> {
+  await ctx.db
+    .update(chainCheckpoints)
+    .set({ providersFailingSince: ctx.clock.now() })
+    .where(and(eq(chainCheckpoints.chainId, chainId), isNull(chainCheckpoints.providersFailingSince)));
+}
+
+export async function noteProviderSuccess(ctx: ServiceContext, chainId: string): Promise<void> {
+  await ctx.db
+    .update(chainCheckpoints)
+    .set({ providersFailingSince: null })
+    .where(and(eq(chainCheckpoints.chainId, chainId), isNotNull(chainCheckpoints.providersFailingSince)));
+}
+
+type Row = typeof chainCheckpoints.$inferSelect;
+
+/** Pure: why a chain is stalled at `now`, or null. */
+export function stallReason(row: Pick<Row, 'blockNumber' | 'headNumber' | 'headSeenAt' | 'providersFailingSince' | 'updatedAt'>, now: Date, thresholdMs: number): StallReason | null {
+  const over = (since: Date | null) => since !== null && now.getTime() - since.getTime() >= thresholdMs;
+  if (over(row.providersFailingSince)) return 'providers_failing';
+  if (over(row.headSeenAt)) return 'head_stalled';
+  if (row.headNumber !== null && row.headNumber > row.blockNumber && over(row.updatedAt)) return 'checkpoint_stalled';
+  return null;
+}
+
+/** Starts or ends a chain's stall episode from its stored state. Returns the reason, or null when healthy. */
+export async function checkChainStall(ctx: ServiceContext, chainId: string): Promise<StallReason | null> {
+  const [peek] = await ctx.db.select().from(chainCheckpoints).where(eq(chainCheckpoints.chainId, chainId));
+  if (!peek) return null;
+  const now = ctx.clock.now();
+  const reason = stallReason(peek, now, ctx.config.chainStallAlertMs);
+  if ((reason !== null) === (peek.stalledSince !== null)) return reason;
+  return ctx.db.transaction(async (tx) => {
+    const [row] = await tx.select().from(chainCheckpoints).where(eq(chainCheckpoints.chainId, chainId)).for('update');
+    const current = stallReason(row, now, ctx.config.chainStallAlertMs);
+    if (current && !row.stalledSince) {
+      // The episode dates from what stopped: the providers' first failure, the head's or the checkpoint's last move.
+      const since = (current === 'providers_failing' ? row.providersFailingSince : current === 'head_stalled' ? row.headSeenAt : row.updatedAt) ?? now;
+      await tx.update(chainCheckpoints).set({ stalledSince: since, stallReason: current }).where(eq(chainCheckpoints.chainId, chainId));
+      const data = { chainId, reason: current, since: since.toISOString(), head: row.headNumber, checkpoint: row.blockNumber };
+      ctx.logger.error(data, `chain ${chainId} is stalled (${current})`);
+      for (const organizationId of await subscribedOrganizations(tx, 'alert.chain_stalled')) {
+        await emitEvent(tx, { organizationId, type: 'alert.chain_stalled', createdAt: now, data });
+      }
+    } else if (!current && row.stalledSince) {
+      await tx.update(chainCheckpoints).set({ stalledSince: null, stallReason: null }).where(eq(chainCheckpoints.chainId, chainId));
+      ctx.logger.info({ chainId, since: row.stalledSince.toISOString(), reason: row.stallReason, checkpoint: row.blockNumber }, `chain ${chainId} recovered from its stall`);
+    }
+    return current;
+  });
+}
+
+/** Organizations with an enabled webhook endpoint subscribed to an event type. */
+async function subscribedOrganizations(db: DbOrTx, type: string): Promise<string[]> {
+  const rows = await db
+    .selectDistinct({ organizationId: webhookEndpoints.organizationId })
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.enabled, true), sql`${type} = any(${webhookEndpoints.events})`));
+  return rows.map((r) => r.organizationId);
+}
+
+/** Every chain in a stall episode (/health). */
+export async function stalledChains(db: DbOrTx): Promise<{ chainId: string; reason: string | null; since: Date; head: number | null; checkpoint: number }[]> {
+  const rows = await db.select().from(chainCheckpoints).where(isNotNull(chainCheckpoints.stalledSince));
+  return rows.map((r) => ({ chainId: r.chainId, reason: r.stallReason, since: r.stalledSince!, head: r.headNumber, checkpoint: r.blockNumber }));
+}

@@ -1,0 +1,14 @@
+import type { ChainAdapter, TokenVerdict } from './adapter';
+
+/**
+ * What the detection core remembers within one process, per chain: the adaptive range size, the
+ * token check verdict, the adapters (their RPC clients keep back-off state) and the stall
+ * tracking. Lives on the service context, so a test or a benchmark starts from a fresh one by
+ * building a new context instead of resetting module-level maps.
+ */
+export class DetectionState {
+  readonly rangeSizes = new Map<string, number>();
+  readonly tokenVerdicts = new Map<string, TokenVerdict>();
+  readonly adapters = new Map<string, ChainAdapter>();
+  readonly behindWarnings = new Map<string, number>();
+}
