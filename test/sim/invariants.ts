@@ -1,6 +1,6 @@
 import { id as keccakId, parseUnits, type JsonRpcProvider } from 'ethers';
 import type postgres from 'postgres';
-import { CANONICAL_FINAL_STATUS, statusAllowedWhenOrphaned, transferIdentity } from './rules';
+import { CANONICAL_FINAL_STATUS, CONFIRMED_STATUSES, indexesInTx, statusAllowedWhenOrphaned, transferIdentity } from './rules';
 import type { Currency } from './scenario';
 import type { ReceivedPost } from './webhook-receiver';
 
@@ -31,7 +31,7 @@ export interface InvariantResult {
 interface TransferRow {
   id: string;
   tx_hash: string;
-  log_index: number;
+  index_in_tx: number;
   status: string;
   amount: string;
   to_address: string;
@@ -58,18 +58,19 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
     { fromBlock: `0x${input.startBlock.toString(16)}`, toBlock: 'latest', address: Object.values(input.tokens), topics: [TRANSFER_TOPIC] },
   ])) as { transactionHash: string; logIndex: string; topics: string[]; data: string; address: string }[];
   const canonical = new Map<string, { to: string; amount: bigint; org: string }>();
+  const indexes = indexesInTx(logs);
   for (const l of logs) {
     const to = `0x${l.topics[2].slice(26)}`.toLowerCase();
     const org = pool.get(to);
     if (!org) continue;
-    canonical.set(transferIdentity({ txHash: l.transactionHash, logIndex: Number(l.logIndex) }), { to, amount: BigInt(l.data), org });
+    canonical.set(transferIdentity({ txHash: l.transactionHash, indexInTx: indexes.get(l)! }), { to, amount: BigInt(l.data), org });
   }
   const rows = await sql<TransferRow[]>`
-    select id, tx_hash, log_index, status, amount::text as amount, to_address, organization_id, order_id, deposit_binding_id, counted, credited from transfers`;
+    select id, tx_hash, index_in_tx, status, amount::text as amount, to_address, organization_id, order_id, deposit_binding_id, counted, credited from transfers`;
   const live = new Map<string, TransferRow[]>();
   for (const r of rows) {
     if (r.status === 'dropped') continue;
-    const k = transferIdentity({ txHash: r.tx_hash, logIndex: r.log_index });
+    const k = transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx });
     live.set(k, [...(live.get(k) ?? []), r]);
   }
   const missed: string[] = [];
@@ -125,7 +126,7 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
       continue;
     }
     if (t.deposit_binding_id !== d.binding_id) depositBad.push(`${d.id} is on binding ${d.binding_id}, its transfer on ${t.deposit_binding_id}`);
-    const expected = t.status === 'dropped' ? ['dropped'] : t.status === 'confirmed' ? ['confirmed', 'completed'] : ['pending'];
+    const expected = t.status === 'dropped' ? ['dropped'] : CONFIRMED_STATUSES.includes(t.status) ? ['confirmed', 'completed'] : ['pending'];
     if (!expected.includes(d.status)) depositBad.push(`${d.id} is ${d.status}, its transfer ${t.id} is ${t.status}`);
   }
   for (const r of rows) {
@@ -141,7 +142,7 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
     if (!r.order_id || !r.counted || r.status === 'dropped') continue;
     const s = sums.get(r.order_id) ?? { confirmed: 0n, all: 0n };
     s.all += BigInt(r.amount);
-    if (r.status === 'confirmed') s.confirmed += BigInt(r.amount);
+    if (CONFIRMED_STATUSES.includes(r.status)) s.confirmed += BigInt(r.amount);
     sums.set(r.order_id, s);
   }
   const orderBad: string[] = [];

@@ -1,7 +1,7 @@
 import { id as keccakId, type JsonRpcProvider } from 'ethers';
 import type postgres from 'postgres';
 import { predict, type ModelEndpoint, type ModelOrder, type ModelTransfer } from './model';
-import { transferIdentity, type Holding } from './rules';
+import { CONFIRMED_STATUSES, indexesInTx, transferIdentity, type Holding } from './rules';
 import type { ReceivedPost } from './webhook-receiver';
 
 /** The project's driver settings may hand timestamps back as strings. */
@@ -37,6 +37,7 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
   ])) as { transactionHash: string; logIndex: string; topics: string[]; data: string; address: string; blockNumber: string }[];
   const blockTimes = new Map<string, number>();
   const transfers: ModelTransfer[] = [];
+  const indexes = indexesInTx(logs);
   for (const l of logs) {
     const to = `0x${l.topics[2].slice(26)}`.toLowerCase();
     if (!poolAddresses.has(to)) continue;
@@ -45,7 +46,7 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
       blockTimes.set(l.blockNumber, Number(b.timestamp) * 1000);
     }
     transfers.push({
-      identity: transferIdentity({ txHash: l.transactionHash, logIndex: Number(l.logIndex) }),
+      identity: transferIdentity({ txHash: l.transactionHash, indexInTx: indexes.get(l)! }),
       to,
       currency: currencyOf.get(l.address.toLowerCase()) ?? '?',
       amount: BigInt(l.data),
@@ -54,11 +55,11 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
     });
   }
   const canonical = new Set(transfers.map((t) => t.identity));
-  const rows = await sql<{ tx_hash: string; log_index: number; status: string; order_id: string | null; deposit_binding_id: string | null; to_address: string; currency: string; amount: string; block_timestamp: Date | string }[]>`
-    select tx_hash, log_index, status, order_id, deposit_binding_id, to_address, currency, amount::text as amount, block_timestamp from transfers where status <> 'dropped'`;
+  const rows = await sql<{ tx_hash: string; index_in_tx: number; status: string; order_id: string | null; deposit_binding_id: string | null; to_address: string; currency: string; amount: string; block_timestamp: Date | string }[]>`
+    select tx_hash, index_in_tx, status, order_id, deposit_binding_id, to_address, currency, amount::text as amount, block_timestamp from transfers where status <> 'dropped'`;
   for (const r of rows) {
-    const identity = transferIdentity({ txHash: r.tx_hash, logIndex: r.log_index });
-    if (canonical.has(identity) || r.status !== 'confirmed') continue;
+    const identity = transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx });
+    if (canonical.has(identity) || !CONFIRMED_STATUSES.includes(r.status)) continue;
     // Confirmed, then orphaned by a reorg deeper than the confirmations: only the service saw it.
     transfers.push({ identity, to: r.to_address.toLowerCase(), currency: r.currency, amount: BigInt(r.amount), blockTimeMs: ms(r.block_timestamp), canonical: false });
   }
@@ -85,7 +86,7 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
   const prediction = predict({ transfers, holdings, orders, bindings: new Map(bindingRows.map((b) => [b.id, b.organization_id])), endpoints });
 
   // Attribution of every transfer.
-  const recorded = new Map(rows.map((r) => [transferIdentity({ txHash: r.tx_hash, logIndex: r.log_index }), r]));
+  const recorded = new Map(rows.map((r) => [transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx }), r]));
   for (const [identity, holder] of prediction.attribution) {
     const r = recorded.get(identity);
     if (!r) continue; // a missing record is an invariant violation already
@@ -102,10 +103,10 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
     }
   }
   // Deposits: one per transfer attributed to the reference.
-  const depositRows = await sql<{ binding_id: string; tx_hash: string; log_index: number }[]>`
-    select d.binding_id, t.tx_hash, t.log_index from deposits d join transfers t on t.id = d.transfer_id where d.status <> 'dropped'`;
+  const depositRows = await sql<{ binding_id: string; tx_hash: string; index_in_tx: number }[]>`
+    select d.binding_id, t.tx_hash, t.index_in_tx from deposits d join transfers t on t.id = d.transfer_id where d.status <> 'dropped'`;
   const gotDeposits = new Map<string, Set<string>>();
-  for (const d of depositRows) gotDeposits.set(d.binding_id, (gotDeposits.get(d.binding_id) ?? new Set()).add(transferIdentity({ txHash: d.tx_hash, logIndex: d.log_index })));
+  for (const d of depositRows) gotDeposits.set(d.binding_id, (gotDeposits.get(d.binding_id) ?? new Set()).add(transferIdentity({ txHash: d.tx_hash, indexInTx: d.index_in_tx })));
   for (const b of bindingRows) {
     const want = new Set(prediction.deposits.get(b.id) ?? []);
     const got = gotDeposits.get(b.id) ?? new Set();
@@ -117,7 +118,7 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
   const eventKeys = new Map(
     (
       await sql<{ id: string; key: string }[]>`
-        select e.id, e.type || ' ' || coalesce(e.data->>'orderId', t.tx_hash || ':' || t.log_index) as key
+        select e.id, e.type || ' ' || coalesce(e.data->>'orderId', t.tx_hash || ':' || t.index_in_tx) as key
         from events e left join deposits d on d.id = e.data->>'depositId' left join transfers t on t.id = d.transfer_id
         where e.type = any(${EXACT_EVENTS})`
     ).map((r) => [r.id, r.key.replace(/^(\S+) (0x[0-9a-fA-F]+)/, (_m, a: string, b: string) => `${a} ${b.toLowerCase()}`)]),

@@ -1,22 +1,32 @@
 /**
- * The attribution and finality rules the simulation checks, kept in one place because they are
- * changing (issue 14: transfer identity by index within the transaction, `reorged` for reorgs
- * beyond confirmations, the skew attribution rule). These encode the CURRENT rules of
- * design.md §4: identity = (chain, tx hash, log index); a confirmed transfer is final (a deeper
- * reorg leaves it confirmed and credited); a pending one orphaned by a reorg becomes `dropped`.
+ * The attribution and finality rules the simulation checks, kept in one place because they
+ * change with the detection core (design.md §4, §4b): identity = (chain, tx hash, index among the
+ * configured tokens' Transfer logs of the transaction); a pending transfer orphaned by a reorg
+ * becomes `dropped`; a confirmed one whose (tx, index) does not reappear becomes `reorged` and keeps
+ * its credit.
  */
 
-/** A transfer's identity from the chain's point of view. */
-export function transferIdentity(t: { txHash: string; logIndex: number }): string {
-  return `${t.txHash.toLowerCase()}:${t.logIndex}`;
+/** A transfer's identity: its transaction and its index within it. */
+export function transferIdentity(t: { txHash: string; indexInTx: number }): string {
+  return `${t.txHash.toLowerCase()}:${t.indexInTx}`;
 }
 
-/** Statuses a recorded transfer may have once its log is no longer on the canonical chain. */
-export function statusAllowedWhenOrphaned(status: string): boolean {
-  // dropped: orphaned while pending. confirmed: orphaned by a reorg deeper than the required
-  // confirmations, which under the current rules never takes back a credit.
-  return status === 'dropped' || status === 'confirmed';
+/** Index within its transaction of each token Transfer log (logs of the configured tokens only). */
+export function indexesInTx<L extends { transactionHash: string; logIndex: string }>(logs: readonly L[]): Map<L, number> {
+  const byTx = new Map<string, L[]>();
+  for (const l of logs) byTx.set(l.transactionHash, [...(byTx.get(l.transactionHash) ?? []), l]);
+  const out = new Map<L, number>();
+  for (const list of byTx.values()) list.sort((a, b) => Number(a.logIndex) - Number(b.logIndex)).forEach((l, i) => out.set(l, i));
+  return out;
 }
+
+/** Statuses a recorded transfer may have once it is no longer on the canonical chain. */
+export function statusAllowedWhenOrphaned(status: string): boolean {
+  return status === 'dropped' || status === 'reorged';
+}
+
+/** Statuses that count as confirmed (credited) money. */
+export const CONFIRMED_STATUSES = ['confirmed', 'reorged'];
 
 /** Statuses a transfer whose log is on the canonical chain must have at quiescence. */
 export const CANONICAL_FINAL_STATUS = 'confirmed';
@@ -48,8 +58,5 @@ export function countsTowardOrder(order: { currency: string; createdAtMs: number
   return t.currency === order.currency && t.blockTimeMs >= Math.floor(order.createdAtMs / 1000) * 1000 && t.blockTimeMs <= order.graceEndsAtMs;
 }
 
-/**
- * A transfer orphaned by a reorg deeper than the required confirmations after it was confirmed
- * still counts (current rule: a confirmed transfer is final). Issue 14 changes this to `reorged`.
- */
+/** A transfer orphaned after it was confirmed (`reorged`) still counts: a credit is never taken back. */
 export const ORPHANED_CONFIRMED_STILL_COUNTS = true;
