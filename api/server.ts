@@ -21,6 +21,19 @@ export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
   await waitForRedis(redis);
   await checkRedisFitForQueues(redis, ctx.config, ctx.logger);
   const queues = createQueues(redis, ctx.config.redisPrefix);
+  // Without listeners BullMQ prints every reconnect error of a Redis outage to stderr: one
+  // structured warning per outage instead (requests meanwhile get their 503s).
+  let redisDown = false;
+  const onRedisError = (err: Error) => {
+    if (!redisDown) ctx.logger.warn({ err: { message: err.message } }, 'Redis unreachable; job submissions fail until it returns');
+    redisDown = true;
+  };
+  redis.on('error', onRedisError);
+  for (const queue of Object.values(queues)) queue.on('error', onRedisError);
+  redis.on('ready', () => {
+    if (redisDown) ctx.logger.info('Redis connection restored');
+    redisDown = false;
+  });
   const keyCache = createKeyCache(ctx);
   // Jobs go out on the API's own fail-fast connection: a request gets an answer, not a hang.
   const app = createApp(ctx.config, { ...ctx, redis, queues, jobs: bullJobQueue(queues), keyCache });
