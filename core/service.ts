@@ -37,6 +37,9 @@ export async function createService(
   if (config.secretEncryptionKeyIsDefault) {
     logger.warn('SECRET_ENCRYPTION_KEY is not set: using the local development key (never do this outside NETWORK=local)');
   }
+  if (config.network !== 'local' && config.publicBaseUrl.startsWith('http://')) {
+    logger.warn({ publicBaseUrl: config.publicBaseUrl }, 'ALLOW_INSECURE_PUBLIC_URL is on: payment pages are served over plain http (use https in production)');
+  }
   if (config.webhooks.allowInsecure) {
     logger.warn('WEBHOOK_ALLOW_INSECURE is on: webhook URLs may use http and private or loopback addresses (local development only)');
   }

@@ -25,8 +25,14 @@ export interface PaymentResult {
   from: string;
 }
 
-export async function payOnLocalChain(ctx: ServiceContext, target: string, amountText: string, currencyArg?: string): Promise<PaymentResult> {
-  if (await isTronTarget(ctx, target)) return payOnTronLocal(ctx, target, amountText, currencyArg);
+export async function payOnLocalChain(
+  ctx: ServiceContext,
+  target: string,
+  amountText: string,
+  currencyArg?: string,
+  options: { force?: boolean } = {},
+): Promise<PaymentResult> {
+  if (await isTronTarget(ctx, target)) return payOnTronLocal(ctx, target, amountText, currencyArg, options);
   const chain = ctx.registry.get(LOCAL_CHAIN_ID);
   if (!chain) throw new PayError('the local chain is not configured (NETWORK must be local)');
   let to: string;
@@ -38,6 +44,7 @@ export async function payOnLocalChain(ctx: ServiceContext, target: string, amoun
       .where(eq(orders.id, target));
     if (!order) throw new PayError(`order ${target} not found`);
     if (order.chainId !== LOCAL_CHAIN_ID) throw new PayError(`order ${target} is on ${order.chainId}, not ${LOCAL_CHAIN_ID}`);
+    refuseFinishedOrder(target, order.status, options);
     if (currencyArg && currencyArg.toUpperCase() !== order.currency) {
       // Allowed on purpose (wrong-token payments are a case to try), but said out loud.
       process.stderr.write(`note: order ${target} is in ${order.currency}; paying ${currencyArg.toUpperCase()} as asked\n`);
@@ -80,6 +87,18 @@ export async function payOnLocalChain(ctx: ServiceContext, target: string, amoun
   }
 }
 
+/**
+ * A completed or expired order's address has gone back to the pool (cooldown): the money would not
+ * count toward the order but be recorded unattributed, or credited to whoever holds the address next.
+ */
+function refuseFinishedOrder(orderId: string, status: string, options: { force?: boolean }): void {
+  if ((status === 'completed' || status === 'expired') && !options.force) {
+    throw new PayError(
+      `order ${orderId} is ${status}: a payment now would not count toward it (it would land unattributed, or with the address's next holder). Pass --force to send it anyway.`,
+    );
+  }
+}
+
 /** A T… address, or an order on tron-local. */
 async function isTronTarget(ctx: ServiceContext, target: string): Promise<boolean> {
   if (/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(target)) return true;
@@ -89,12 +108,13 @@ async function isTronTarget(ctx: ServiceContext, target: string): Promise<boolea
 }
 
 /** A test payment on tron-local: its faucet sends the test USDT (a dev-only endpoint of the node). */
-async function payOnTronLocal(ctx: ServiceContext, target: string, amountText: string, currencyArg?: string): Promise<PaymentResult> {
+async function payOnTronLocal(ctx: ServiceContext, target: string, amountText: string, currencyArg: string | undefined, options: { force?: boolean }): Promise<PaymentResult> {
   const chain = ctx.registry.get(TRON_LOCAL_CHAIN_ID);
   if (!chain) throw new PayError('tron-local is not configured (NETWORK must be local)');
   let to = target;
   if (/^ord_/.test(target)) {
-    const [order] = await ctx.db.select({ address: orders.address }).from(orders).where(eq(orders.id, target));
+    const [order] = await ctx.db.select({ address: orders.address, status: orders.status }).from(orders).where(eq(orders.id, target));
+    refuseFinishedOrder(target, order.status, options);
     to = order.address;
   } else if (!normalizeTronAddress(target)) {
     throw new PayError(`${target} is not a valid Tron address (bad checksum)`);

@@ -281,7 +281,7 @@ for (const style of STYLES) {
 describe('deposit references across chains of one family (testnet registry)', () => {
   const { app } = buildTestApp({
     style: 'b',
-    env: { NETWORK: 'testnet', SECRET_ENCRYPTION_KEY: 'ab'.repeat(32) },
+    env: { NETWORK: 'testnet', SECRET_ENCRYPTION_KEY: 'ab'.repeat(32), PUBLIC_BASE_URL: 'https://pay.example.com' },
   });
   let org: TestOrg;
   let pool: string[];

@@ -44,6 +44,8 @@ describe('newcomer: npm start, create an order, npm run pay, completed (local ch
     service = spawnEntry('scripts/start.ts', env);
     const listening = await service.waitFor(/API listening/, 90_000);
     const base = `http://127.0.0.1:${JSON.parse(listening).port}`;
+    // The first-start banner comes once every port is bound (a busy port fails before any key).
+    await service.waitFor(/Another key: npm run admin/, 60_000);
     const out = service.stdout();
     expect(out).to.match(/Local chain ethereum-local on http:\/\/127\.0\.0\.1:\d+ \(tokens: /);
     expect(out).to.match(/Local chain tron-local on http:\/\/127\.0\.0\.1:\d+ \(USDT T\w{33}\)/);
