@@ -134,6 +134,7 @@ async function main(): Promise<void> {
           REDIS_PREFIX: redisPrefix,
           NETWORK: 'local',
           LOG_LEVEL: 'info',
+          METRICS_PORT: '0',
           WEBHOOK_ALLOW_INSECURE: 'true',
           WORKER_QUEUES: 'chain-scan,chain-confirmations,webhook-relay,webhook-delivery',
           CHAIN_SCAN_INTERVAL_MS: String(POLL_MS),
