@@ -4,7 +4,7 @@ import { deposits, orders, poolAddresses, transfers } from '../../db/schema';
 import type { ServiceContext } from '../context';
 import { dropDeposit, recordDeposit } from '../deposits/lifecycle';
 import { newId } from '../ids';
-import { recomputeOrder, transferCountsTowardOrder } from '../orders/order-state';
+import { followMovedTransfer, recomputeOrder, transferCountsTowardOrder } from '../orders/order-state';
 import type { Protocol } from '../chains/registry';
 import type { ChainTransfer } from '../detection/adapter';
 import { assignmentsAround, attributeTransfer, type AssignmentSpan } from '../detection/attribution';
@@ -184,7 +184,10 @@ async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, 
       { chainId, transferId: existing.id, txHash: o.txHash, block: o.blockNumber, previousStatus: existing.status },
       'a recorded transfer was re-mined in another block: moved to it',
     );
-    if (existing.orderId) await recomputeOrder(tx, ctx, existing.orderId);
+    if (existing.orderId) {
+      await followMovedTransfer(tx, ctx, existing.orderId, { txHash: o.txHash, blockNumber: o.blockNumber });
+      await recomputeOrder(tx, ctx, existing.orderId);
+    }
   }
   return fresh;
 }
