@@ -179,9 +179,8 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   const outcome = await ctx.db.transaction(async (tx) => {
     if (!(await claimCheckpoint(tx, cp))) return null; // the head was recorded before the range was read
     // One query for the distinct recipients of the whole range, whatever the pool size.
-    const poolMatches = await findWatchedAddresses(tx, adapter.protocol, [...new Set(inRange.map((t) => t.toAddress))]);
-    // Matched in the family's one normalised form (the adapter's), whatever form the pool stored.
-    const watched = new Map([...poolMatches.values()].map((w) => [adapter.normalizeAddress(w.address) ?? w.address, w]));
+    // Keyed by the family's one normalised form, the form the adapter reports recipients in.
+    const watched = await findWatchedAddresses(tx, adapter.protocol, [...new Set(inRange.map((t) => t.toAddress))]);
     const matched = inRange.filter((t) => watched.has(t.toAddress));
     const recorded = await recordTransfers(
       tx,

@@ -1,6 +1,7 @@
 import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import { deposits, orders, poolAddresses, transfers } from '../../db/schema';
+import { normalizeAddress } from '../pool/address-formats';
 import type { ServiceContext } from '../context';
 import { dropDeposit, recordDeposit } from '../deposits/lifecycle';
 import { newId } from '../ids';
@@ -22,20 +23,20 @@ export interface WatchedAddress {
 
 /**
  * Pool addresses of a protocol among a set of candidate addresses: one indexed query whatever the
- * pool size (unique index on (protocol, address)). EVM candidates are given checksummed; the
- * lower-case form is matched too, for addresses stored that way.
+ * pool size (unique index on (protocol, address)). Candidates and stored addresses are compared in
+ * the one normalised form (normalizeAddress), which the map is keyed by; invalid candidates match
+ * nothing.
  */
 export async function findWatchedAddresses(db: DbOrTx, protocol: Protocol, candidates: string[]): Promise<Map<string, WatchedAddress>> {
   const out = new Map<string, WatchedAddress>();
   if (candidates.length === 0) return out;
-  const forms = protocol === 'evm' ? [...new Set(candidates.flatMap((a) => [a, a.toLowerCase()]))] : [...new Set(candidates)];
+  const forms = [...new Set(candidates.map((a) => normalizeAddress(protocol, a)).filter((a): a is string => a !== null))];
+  if (forms.length === 0) return out;
   const rows = await db
     .select({ id: poolAddresses.id, organizationId: poolAddresses.organizationId, address: poolAddresses.address })
     .from(poolAddresses)
     .where(and(eq(poolAddresses.protocol, protocol), sql`${poolAddresses.address} = ANY(${sql.param(forms)}::text[])`));
-  for (const r of rows) {
-    out.set(protocol === 'evm' ? r.address.toLowerCase() : r.address, { poolAddressId: r.id, organizationId: r.organizationId, address: r.address });
-  }
+  for (const r of rows) out.set(r.address, { poolAddressId: r.id, organizationId: r.organizationId, address: r.address });
   return out;
 }
 
