@@ -14,4 +14,6 @@ COPY scripts ./scripts
 COPY tsconfig.json ./
 USER node
 EXPOSE 3000
-CMD ["npm", "run", "start:api"]
+# node itself is the container's process (not npm, not a shell): `docker stop`'s SIGTERM reaches the
+# service, which finishes in-flight work and exits. tsx is loaded as a hook, not as a parent process.
+CMD ["node", "--import", "tsx", "api/main.ts"]

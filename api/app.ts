@@ -8,8 +8,10 @@ import { WireFormat } from './format';
 import { healthHandler } from './health';
 import { buildOpenApi, renderDocsPage } from './openapi';
 import { ApiBuilder } from './route-kit';
-import { logRequestError, requestLogger } from './request-log';
+import { logRequestError, logRequestWarning, requestLogger } from './request-log';
 import { registerRoutes } from './routes';
+import { httpMetrics } from './http-metrics';
+import { docsPolicy, securityHeaders } from './security-headers';
 import { publicPages } from './pages';
 
 export interface App extends express.Express {
@@ -27,7 +29,9 @@ export function createApp(config: Config, deps: ApiDeps): App {
   app.set('trust proxy', config.trustProxy);
   const format = new WireFormat(config.apiStyle);
 
+  app.use(httpMetrics());
   app.use(requestLogger(deps.logger));
+  app.use(securityHeaders({ https: config.publicBaseUrl.startsWith('https://') }));
 
   app.get('/health', healthHandler(deps));
 
@@ -35,10 +39,12 @@ export function createApp(config: Config, deps: ApiDeps): App {
   registerRoutes(api, deps);
   const openapi = buildOpenApi(api.routes, { version: SERVICE_VERSION, style: config.apiStyle, publicBaseUrl: config.publicBaseUrl });
   const docsHtml = renderDocsPage(openapi);
+  const docsCsp = docsPolicy(docsHtml);
   app.get('/api/v1/openapi.json', (_req, res) => {
     res.json(openapi);
   });
   app.get(['/api/v1/docs', '/docs'], (_req, res) => {
+    res.setHeader('Content-Security-Policy', docsCsp);
     res.type('html').send(docsHtml);
   });
 
@@ -48,10 +54,14 @@ export function createApp(config: Config, deps: ApiDeps): App {
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const appError = toAppError(err);
-    if (appError.status >= 500) {
+    if (appError.code === 'NO_AVAILABLE_ADDRESSES') {
+      logRequestWarning(deps.logger, res, { code: appError.code, retryAfter: appError.extra?.retryAfter }, appError.message);
+    } else if (appError.status >= 500) {
       logRequestError(deps.logger, req, res, err);
     }
     if (res.headersSent) return;
+    // A temporary condition says when to come back (the body carries it as retryAfter too).
+    if (typeof appError.extra?.retryAfter === 'number') res.setHeader('Retry-After', String(appError.extra.retryAfter));
     if (!req.originalUrl.startsWith('/api/')) {
       res.status(appError.status).type('text/plain').send(appError.message);
       return;

@@ -5,6 +5,7 @@ import type { Request, Response, NextFunction, Router } from 'express';
 import express from 'express';
 import { constantTimeEqual } from '../core/secrets';
 import type { ApiDeps } from './deps';
+import { BULL_BOARD_POLICY } from './security-headers';
 
 export const BULL_BOARD_PATH = '/admin/queues';
 
@@ -14,6 +15,10 @@ export const BULL_BOARD_PATH = '/admin/queues';
  */
 export function bullBoardRouter(deps: ApiDeps): Router {
   const router = express.Router();
+  router.use((_req, res, next) => {
+    res.setHeader('Content-Security-Policy', BULL_BOARD_POLICY);
+    next();
+  });
   const operator = deps.config.operator;
   if (!operator) {
     router.use((_req, res) => {

@@ -3,6 +3,7 @@ import type { ApiDeps } from './deps';
 import { SERVICE_VERSION } from '../core/version';
 import { pingDatabase } from '../db/client';
 import { stalledChains } from '../core/detection/stall';
+import { evictionHealth, readEvictionPolicy } from '../core/redis-eviction';
 
 async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -15,23 +16,27 @@ async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 
 /**
  * GET /health at the root: never enveloped, needs no key. 503 only when Postgres or Redis is
- * unreachable; a stalled chain shows as a degraded `chains` check (and in `stalledChains`) with
- * 200, so one bad provider never takes every API instance out of a load balancer.
+ * unreachable; the other checks (a stalled chain, a Redis that may evict queued jobs) show as
+ * degraded in `checks` with 200, so one bad provider or setting never takes every API instance
+ * out of a load balancer. `checks` is {database, redis, redisEviction, chains}; add checks there.
  */
 export function healthHandler(deps: ApiDeps) {
   return async (_req: Request, res: Response) => {
-    const [database, redis] = await Promise.all([
+    const [database, redis, redisEviction] = await Promise.all([
       withTimeout(pingDatabase(deps.db), 2000).then(() => 'ok', () => 'down'),
       withTimeout(deps.redis.ping(), 2000).then(() => 'ok', () => 'down'),
+      // Redis that may evict keys can lose queued jobs (core/redis-eviction.ts).
+      withTimeout(readEvictionPolicy(deps.redis), 2000).then(evictionHealth, () => 'unknown'),
     ]);
     const stalled = database === 'ok' ? await withTimeout(stalledChains(deps.db), 2000).catch(() => null) : null;
     const chains = stalled === null ? 'unknown' : stalled.length > 0 ? 'degraded' : 'ok';
+    const checks = { database, redis, redisEviction, chains };
     const reachable = database === 'ok' && redis === 'ok';
     res.status(reachable ? 200 : 503).json({
-      status: reachable && chains === 'ok' ? 'ok' : 'degraded',
+      status: Object.values(checks).every((v) => v === 'ok') ? 'ok' : 'degraded',
       timestamp: new Date().toISOString(),
       version: SERVICE_VERSION,
-      checks: { database, redis, chains },
+      checks,
       ...(stalled && stalled.length > 0
         ? {
             stalledChains: stalled.map((c) => ({ chainId: c.chainId, reason: c.reason, since: c.since.toISOString(), head: c.head, checkpoint: c.checkpoint })),

@@ -1,15 +1,17 @@
 import { loadConfig } from '../core/config';
-import { handleShutdown, runMain } from '../core/process';
+import { runMain, shutdownInReverse } from '../core/process';
 import { createService } from '../core/service';
+import { startMetricsServer } from '../core/metrics/server';
 import { startApi } from './server';
 
 runMain(async () => {
   const config = loadConfig();
   const service = await createService(config, { kind: 'api' });
   const { ctx } = service;
+  const shutdown = shutdownInReverse(ctx.logger);
+  shutdown.add(() => service.close());
   const api = await startApi(ctx);
-  handleShutdown(async () => {
-    await api.close();
-    await service.close();
-  }, ctx.logger);
+  shutdown.add(() => api.close());
+  const metrics = await startMetricsServer(ctx, Object.values(api.queues));
+  shutdown.add(() => metrics.close());
 });

@@ -10,6 +10,8 @@ export interface RequestLogFields {
 }
 
 interface RequestLogState {
+  /** Level of the line when not the default (an expected, temporary failure is a warning). */
+  level?: 'warn';
   id: string;
   method: string;
   url: string;
@@ -39,7 +41,7 @@ export function requestLogger(logger: Logger): RequestHandler {
     // A response emits 'close' once, after it finished or when the client went away first.
     res.once('close', () => {
       const aborted = !res.writableFinished;
-      const level = aborted ? 'warn' : res.statusCode >= 500 ? 'error' : 'info';
+      const level = aborted ? 'warn' : (state.level ?? (res.statusCode >= 500 ? 'error' : 'info'));
       if (!logger.isLevelEnabled(level)) return;
       logger[level](
         {
@@ -63,6 +65,16 @@ function stateOf(res: Response): RequestLogState | undefined {
 export function addRequestLogFields(res: Response, fields: RequestLogFields): void {
   const state = stateOf(res);
   if (state) Object.assign(state.fields, fields);
+}
+
+/**
+ * Logs a failure that is the deployment's state, not a fault (an empty address pool: the operator
+ * or merchant must act, the service is fine) as a warning, and the request's line with it.
+ */
+export function logRequestWarning(logger: Logger, res: Response, fields: Record<string, unknown>, message: string): void {
+  const state = stateOf(res);
+  if (state) state.level = 'warn';
+  logger.warn({ ...state?.fields, ...fields, req: state ? { id: state.id, method: state.method, url: state.url } : undefined }, message);
 }
 
 /** Logs a failure of this request, with its id and caller. */

@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { ServiceContext } from '../core/context';
 import { createProducerRedis, waitForRedis } from '../core/redis';
-import { closeQueues, createQueues } from '../core/jobs/catalog';
+import { checkRedisFitForQueues } from '../core/redis-eviction';
+import { closeQueues, createQueues, type Queues } from '../core/jobs/catalog';
 import { bullJobQueue } from '../core/jobs/bullmq-job-queue';
 import { createApp } from './app';
 import { createKeyCache } from './deps';
@@ -9,6 +10,8 @@ import { createKeyCache } from './deps';
 export interface RunningApi {
   server: http.Server;
   port: number;
+  /** The job queues this process enqueues to (the metrics server reads their depths). */
+  queues: Queues;
   close(): Promise<void>;
 }
 
@@ -16,7 +19,21 @@ export interface RunningApi {
 export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
   const redis = createProducerRedis(ctx.config.redisUrl);
   await waitForRedis(redis);
+  await checkRedisFitForQueues(redis, ctx.config, ctx.logger);
   const queues = createQueues(redis, ctx.config.redisPrefix);
+  // Without listeners BullMQ prints every reconnect error of a Redis outage to stderr: one
+  // structured warning per outage instead (requests meanwhile get their 503s).
+  let redisDown = false;
+  const onRedisError = (err: Error) => {
+    if (!redisDown) ctx.logger.warn({ err: { message: err.message } }, 'Redis unreachable; job submissions fail until it returns');
+    redisDown = true;
+  };
+  redis.on('error', onRedisError);
+  for (const queue of Object.values(queues)) queue.on('error', onRedisError);
+  redis.on('ready', () => {
+    if (redisDown) ctx.logger.info('Redis connection restored');
+    redisDown = false;
+  });
   const keyCache = createKeyCache(ctx);
   // Jobs go out on the API's own fail-fast connection: a request gets an answer, not a hang.
   const app = createApp(ctx.config, { ...ctx, redis, queues, jobs: bullJobQueue(queues), keyCache });
@@ -31,6 +48,7 @@ export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
   return {
     server,
     port,
+    queues,
     async close() {
       // Stop accepting connections and let in-flight requests finish.
       await new Promise<void>((resolve) => {

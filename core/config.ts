@@ -72,6 +72,7 @@ export interface Config {
     webhookRelayMs: number;
     idempotencyCleanupMs: number;
     tableMaintenanceMs: number;
+    alertEmailMs: number;
   };
   maintenance: {
     /** A queue-like table is vacuumed once it has this many dead rows (core/maintenance). */
@@ -93,6 +94,30 @@ export interface Config {
   startLocalChain: boolean;
   /** LOCAL_CHAIN_PORT: anvil's port (unset: a free port with `npm start`, 8545 with `npm run chain`). */
   localChainPort: number | null;
+  /** tron-local (NETWORK=local): port (unset: free with `npm start`, 8090 with `npm run chain`), block time, solidification lag. */
+  tronLocal: { port: number | null; blockTimeMs: number; solidificationLag: number };
+  /** ALLOW_INSECURE_PUBLIC_URL: an http:// PUBLIC_BASE_URL outside NETWORK=local was accepted on purpose. */
+  allowInsecurePublicUrl: boolean;
+  metrics: MetricsConfig;
+  /** Alert e-mails; null when SMTP_URL is not set (alerts then go by webhook only). */
+  smtp: SmtpConfig | null;
+  alertEmailsPerHour: number;
+  /** ALLOW_REDIS_EVICTION: start outside NETWORK=local although Redis may evict keys (queues would lose jobs). */
+  allowRedisEviction: boolean;
+}
+
+export interface MetricsConfig {
+  /** Port of the Prometheus endpoint (GET /metrics), never the API's port; 0 = a free port. */
+  port: number;
+  /** Bearer token; when set the endpoint listens on every interface, else on 127.0.0.1 only. */
+  token: string | null;
+  /** Pool availability per organization as well as per protocol (one series per organization). */
+  perOrganization: boolean;
+}
+
+export interface SmtpConfig {
+  url: string;
+  from: string;
 }
 
 export class ConfigError extends Error {
@@ -168,7 +193,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const chainOverrides: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value && /^(RPC_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS)_[A-Z0-9_]+$/.test(name)) {
+    if (value && /^(RPC_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|TRON_PRO_API_KEY)_[A-Z0-9_]+$/.test(name)) {
       chainOverrides[name] = value;
       if (name.startsWith('EXPLORER_TX_URL_') && !/^https?:\/\/[^/\s]+\S*\{txHash\}/.test(value)) {
         problems.push(`${name} must be an http(s) URL containing {txHash}, e.g. https://etherscan.io/tx/{txHash}`);
@@ -181,6 +206,20 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const publicBaseUrl = (env.PUBLIC_BASE_URL || `http://localhost:${port || 3000}`).replace(/\/+$/, '');
   if (!/^https?:\/\/[^/\s]+/.test(publicBaseUrl)) problems.push('PUBLIC_BASE_URL must be an absolute http(s) URL');
+  // Payers open these URLs: over plain http anyone on the path can swap the address they pay to.
+  const allowInsecurePublicUrl = read.boolean('ALLOW_INSECURE_PUBLIC_URL', false);
+  if (network !== 'local' && publicBaseUrl.startsWith('http://') && !allowInsecurePublicUrl) {
+    problems.push(`PUBLIC_BASE_URL must be https:// when NETWORK=${network} (payers open it); set ALLOW_INSECURE_PUBLIC_URL=true only behind a proxy you trust or for a trial`);
+  }
+
+  const metricsToken = env.METRICS_TOKEN?.trim() || null;
+  if (metricsToken && metricsToken.length < 16) problems.push('METRICS_TOKEN must be at least 16 characters');
+
+  const smtpUrl = read.url('SMTP_URL', '', ['smtp:', 'smtps:']);
+  const smtpFrom = env.SMTP_FROM?.trim() || '';
+  if (smtpUrl && !isEmailAddress(smtpFrom.replace(/^.*<([^>]+)>\s*$/, '$1'))) {
+    problems.push('SMTP_FROM must be an e-mail address (or "Name <address>") when SMTP_URL is set');
+  }
 
   const config: Config = {
     databaseUrl: read.url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/stablegate', ['postgres:', 'postgresql:']),
@@ -223,6 +262,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       webhookRelayMs: read.integer('WEBHOOK_RELAY_INTERVAL_MS', 2000, 50, 3600_000),
       idempotencyCleanupMs: read.integer('IDEMPOTENCY_CLEANUP_INTERVAL_MS', 3600_000, 50, 86_400_000),
       tableMaintenanceMs: read.integer('TABLE_MAINTENANCE_INTERVAL_MS', 60_000, 50, 86_400_000),
+      alertEmailMs: read.integer('ALERT_EMAIL_INTERVAL_MS', 10_000, 50, 3600_000),
     },
     maintenance: {
       vacuumMinDeadRows: read.integer('VACUUM_MIN_DEAD_ROWS', 5000, 1, 100_000_000),
@@ -235,10 +275,32 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     },
     startLocalChain: read.boolean('START_LOCAL_CHAIN', network === 'local'),
     localChainPort: read.integer('LOCAL_CHAIN_PORT', null, 0, 65535),
+    tronLocal: {
+      port: read.integer('TRON_LOCAL_PORT', null, 0, 65535),
+      blockTimeMs: read.integer('TRON_LOCAL_BLOCK_TIME_MS', 3000, 0, 600_000),
+      solidificationLag: read.integer('TRON_LOCAL_SOLIDIFICATION_LAG', 2, 0, 1000),
+    },
+    allowInsecurePublicUrl,
+    metrics: {
+      port: read.integer('METRICS_PORT', DEFAULT_METRICS_PORT, 0, 65535),
+      token: metricsToken,
+      perOrganization: read.boolean('METRICS_PER_ORG', false),
+    },
+    smtp: smtpUrl ? { url: smtpUrl, from: smtpFrom } : null,
+    alertEmailsPerHour: read.integer('ALERT_EMAILS_PER_HOUR', 10, 1, 10_000),
+    allowRedisEviction: read.boolean('ALLOW_REDIS_EVICTION', false),
   };
 
   if (problems.length > 0) throw new ConfigError(problems);
   return { ...config, ...overrides };
+}
+
+/** The Prometheus endpoint's port when METRICS_PORT is not set (the OpenTelemetry exporter's). */
+export const DEFAULT_METRICS_PORT = 9464;
+
+/** A plain e-mail address (local@domain.tld), the form alerts.email and SMTP_FROM take. */
+export function isEmailAddress(text: string): boolean {
+  return text.length <= 254 && /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/.test(text);
 }
 
 const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);

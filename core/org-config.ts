@@ -1,6 +1,7 @@
 import { and, eq, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../db/client';
 import { organizationConfig } from '../db/schema';
+import { isEmailAddress } from './config';
 import { AppError, notFound, validationError } from './errors';
 
 /**
@@ -28,7 +29,15 @@ interface ThresholdKey extends KeyBase {
   type: 'threshold';
   default: number | string;
 }
-export type ConfigKeyDefinition = IntegerKey | UrlKey | ThresholdKey;
+/** A comma-separated list of e-mail addresses (stored normalised: trimmed, lower-case, no duplicates). */
+interface EmailListKey extends KeyBase {
+  type: 'emails';
+  default: null;
+}
+export type ConfigKeyDefinition = IntegerKey | UrlKey | ThresholdKey | EmailListKey;
+
+/** At most this many addresses in an e-mail list key. */
+export const MAX_ALERT_EMAILS = 10;
 
 /** Low-pool alert threshold per protocol: an address count or a percentage of the pool ("10%"). */
 const lowThresholdKey = (protocol: string): ThresholdKey => ({
@@ -97,6 +106,12 @@ export const CONFIG_KEYS: ConfigKeyDefinition[] = [
   lowThresholdKey('evm'),
   lowThresholdKey('tron'),
   lowThresholdKey('solana'),
+  {
+    key: 'alerts.email',
+    type: 'emails',
+    default: null,
+    description: `Comma-separated e-mail addresses (at most ${MAX_ALERT_EMAILS}) that receive alert.* events by e-mail as well as by webhook, when the deployment has SMTP_URL set; null or "" turns it off.`,
+  },
 ];
 
 const BY_KEY = new Map(CONFIG_KEYS.map((k) => [k.key, k]));
@@ -125,11 +140,24 @@ export function validateConfigValue(def: ConfigKeyDefinition, value: unknown): C
       { field: 'value', message: 'must be an integer count or a percentage string like "10%"' },
     ]);
   }
+  if (def.type === 'emails') return validateEmailList(def.key, value);
   if (value === null || value === '') return null;
   if (typeof value !== 'string' || !isHttpUrl(value)) {
     throw validationError(`${def.key} must be an absolute http(s) URL`, [{ field: 'value', message: 'must be an absolute http(s) URL' }]);
   }
   return value;
+}
+
+function validateEmailList(key: string, value: unknown): string | null {
+  if (value === null || (typeof value === 'string' && value.trim() === '')) return null;
+  const problem = (message: string) => validationError(`${key} ${message}`, [{ field: 'value', message }]);
+  if (typeof value !== 'string') throw problem('must be a comma-separated string of e-mail addresses');
+  const addresses = [...new Set(value.split(',').map((a) => a.trim().toLowerCase()))];
+  if (addresses.some((a) => a === '')) throw problem('has an empty entry (a stray comma?)');
+  const bad = addresses.findIndex((a) => !isEmailAddress(a));
+  if (bad >= 0) throw problem(`entry ${bad + 1} is not an e-mail address`);
+  if (addresses.length > MAX_ALERT_EMAILS) throw problem(`may hold at most ${MAX_ALERT_EMAILS} addresses`);
+  return addresses.join(',');
 }
 
 export function isHttpUrl(value: string): boolean {

@@ -30,6 +30,19 @@ export function handleShutdown(close: () => Promise<void>, logger: Logger): void
   process.on('SIGINT', onSignal);
 }
 
+/**
+ * handleShutdown for a process that starts several parts: the signal handler is installed before
+ * the first part starts (a SIGTERM during start-up still shuts down cleanly), and the parts
+ * started so far are closed in reverse order.
+ */
+export function shutdownInReverse(logger: Logger): { add(close: () => Promise<void>): void } {
+  const closers: (() => Promise<void>)[] = [];
+  handleShutdown(async () => {
+    for (const close of closers.slice().reverse()) await close();
+  }, logger);
+  return { add: (close) => void closers.push(close) };
+}
+
 /** Entry-point wrapper: a failure at start-up is one clear line, not a stack trace. */
 export function runMain(main: () => Promise<void>): void {
   main().catch((err) => {

@@ -8,6 +8,7 @@ import { createDb, type DbHandle } from '../db/client';
 import { runMigrations } from '../db/migrate';
 import { lazyJobQueue } from './jobs/bullmq-job-queue';
 import { loadLocalChainState } from './chains/evm/local-chain-state';
+import { loadTronLocalState } from './chains/tron/tron-local-state';
 import { assertLocalChainTooling } from './chains/local-tooling';
 
 export interface ServiceHandle {
@@ -36,6 +37,9 @@ export async function createService(
   if (config.secretEncryptionKeyIsDefault) {
     logger.warn('SECRET_ENCRYPTION_KEY is not set: using the local development key (never do this outside NETWORK=local)');
   }
+  if (config.network !== 'local' && config.publicBaseUrl.startsWith('http://')) {
+    logger.warn({ publicBaseUrl: config.publicBaseUrl }, 'ALLOW_INSECURE_PUBLIC_URL is on: payment pages are served over plain http (use https in production)');
+  }
   if (config.webhooks.allowInsecure) {
     logger.warn('WEBHOOK_ALLOW_INSECURE is on: webhook URLs may use http and private or loopback addresses (local development only)');
   }
@@ -44,7 +48,10 @@ export async function createService(
   const jobs = lazyJobQueue(config.redisUrl, config.redisPrefix);
   const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger, jobs, detection: new DetectionState() };
   // The local chain's deployed tokens (and RPC URL) are learnt at run time: every process loads them.
-  if (config.network === 'local') await loadLocalChainState(ctx);
+  if (config.network === 'local') {
+    await loadLocalChainState(ctx);
+    await loadTronLocalState(ctx);
+  }
   return {
     ctx,
     dbHandle,

@@ -15,6 +15,9 @@ export function describeStartupError(err: unknown): string {
     if (isRedis) return `Cannot reach Redis (${e.code}${e.address ? ` at ${e.address}:${e.port}` : ''}). Start it with: ${REDIS_START} — or set REDIS_URL.`;
     return `Cannot reach PostgreSQL (${e.code}${e.address ? ` at ${e.address}:${e.port}` : ''}). Start it with: ${PG_START} — or set DATABASE_URL.`;
   }
+  if (e?.code === 'EADDRINUSE') {
+    return /METRICS_PORT/.test(text) ? text : `Port ${e.port ?? ''} is already in use (another Stablegate or other server?): stop it or set PORT. No organization or key was created.`;
+  }
   if (e?.code === '28P01' || e?.code === '28000') return `PostgreSQL refused the credentials in DATABASE_URL: ${text}`;
   if (err instanceof AggregateError && err.errors.length > 0) return describeStartupError(err.errors[0]);
   return `Start-up failed: ${text}`;

@@ -103,6 +103,8 @@ export const events = pgTable(
   (t) => [
     index('events_org_created_idx').on(t.organizationId, t.createdAt),
     index('events_undispatched_idx').on(t.createdAt).where(sql`${t.dispatchedAt} is null`),
+    // The alert e-mail job finds new alert events through this (core/alerts/alert-emails.ts).
+    index('events_alerts_idx').on(t.createdAt).where(sql`${t.type} like 'alert.%'`),
   ],
 );
 
@@ -430,4 +432,28 @@ export const webhookAttempts = pgTable(
     outcome: text('outcome').notNull().$type<'succeeded' | 'failed' | 'interrupted'>(),
   },
   (t) => [index('webhook_attempts_delivery_idx').on(t.deliveryId)],
+);
+
+// ---------------------------------------------------------------------------
+// Alert e-mails: one row per alert event (from the outbox), sent by the alert-email job.
+// ---------------------------------------------------------------------------
+
+export const alertEmails = pgTable(
+  'alert_emails',
+  {
+    eventId: text('event_id').primaryKey(),
+    organizationId: text('organization_id').notNull(),
+    status: text('status').notNull().$type<'pending' | 'sent' | 'failed' | 'rate_limited' | 'no_recipients'>().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: ts('next_attempt_at'),
+    /** The addresses it went to (the organization's alerts.email when it was sent). */
+    recipients: text('recipients'),
+    lastError: text('last_error'),
+    sentAt: ts('sent_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index('alert_emails_due_idx').on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+    index('alert_emails_org_sent_idx').on(t.organizationId, t.sentAt),
+  ],
 );

@@ -1,25 +1,161 @@
+import { parseArgs } from 'node:util';
 import { loadConfig } from '../core/config';
-import { createOrganization } from '../core/organizations';
+import { AppError } from '../core/errors';
+import { listAllOrganizations, operatorCallerFor, organizationOfApiKey } from '../core/operator';
+import { createApiKey, createOrganization, listApiKeys, revokeApiKey } from '../core/organizations';
+import { XpubDeriver } from '../core/pool/hd';
+import { assertNoSecrets, derivePoolAddresses, MAX_DERIVE_COUNT } from '../core/pool/import';
 import { runMain } from '../core/process';
-import { createDb } from '../db/client';
+import { createProducerRedis, waitForRedis } from '../core/redis';
+import { ROLES, type Role } from '../core/roles';
+import { createDb, type DbHandle } from '../db/client';
 import { runMigrations } from '../db/migrate';
 
-const USAGE = 'Usage: npm run admin -- create-org "<name>"';
+const USAGE = `Usage: npm run admin -- create-org "<name>" [--derive-from <xpub>] [--count <n>]
+         create an organization and print its Owner key once; --derive-from fills its EVM and Tron
+         pools from an extended public key (100 addresses each, or --count)
+       npm run admin -- list-orgs
+       npm run admin -- create-key <organization id> --role <owner|admin|member|viewer> [--name "<name>"]
+         print a new key once
+       npm run admin -- list-keys <organization id>      (never shows a key's secret)
+       npm run admin -- revoke-key <key id>              (at once; the last Owner key cannot be revoked)`;
 
-/** Operator commands. `create-org` prints the organization id and its Owner key, once. */
-runMain(async () => {
-  const [command, ...args] = process.argv.slice(2);
-  if (command !== 'create-org' || !args[0]?.trim()) {
-    console.error(USAGE);
-    process.exit(2);
+/** A clear one-line refusal, exit code 2 (usage) or 1 (the operation failed). */
+class CliError extends Error {
+  constructor(message: string, readonly exitCode = 1) {
+    super(message);
   }
+}
+
+const table = (rows: string[][]) => {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n') + '\n';
+};
+
+/** Operator commands, run with the database's own credentials (never an organization's key). */
+async function run(argv: string[], db: () => Promise<DbHandle>): Promise<void> {
+  const { values, positionals } = (() => {
+    try {
+      return parseArgs({
+        args: argv,
+        allowPositionals: true,
+        options: { 'derive-from': { type: 'string' }, count: { type: 'string' }, role: { type: 'string' }, name: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      });
+    } catch (err) {
+      throw new CliError(`${(err as Error).message}\n${USAGE}`, 2);
+    }
+  })();
+  const [command, ...args] = positionals;
+  const out = (text: string) => process.stdout.write(text);
+  if (values.help || !command) throw new CliError(USAGE, command ? 0 : 2);
+
+  switch (command) {
+    case 'create-org': {
+      const name = args.join(' ').trim().slice(0, 200);
+      if (!name) throw new CliError(`create-org needs a name\n${USAGE}`, 2);
+      const xpub = values['derive-from'];
+      const count = values.count === undefined ? 100 : Number(values.count);
+      if (!Number.isInteger(count) || count < 1 || count > MAX_DERIVE_COUNT) throw new CliError(`--count must be an integer from 1 to ${MAX_DERIVE_COUNT}`, 2);
+      if (xpub !== undefined) {
+        // Checked before anything is created; a private key is refused without being echoed.
+        assertNoSecrets({ masterPublicKey: xpub });
+        try {
+          new XpubDeriver(xpub);
+        } catch {
+          throw new CliError('--derive-from must be an extended public key (xpub…); nothing was created', 2);
+        }
+      }
+      const handle = await db();
+      const { organizationId, ownerKey } = await createOrganization(handle.db, name);
+      out(`organization: ${organizationId}\nowner key (shown once): ${ownerKey.key}\n`);
+      if (xpub !== undefined) {
+        for (const protocol of ['evm', 'tron'] as const) {
+          const result = await derivePoolAddresses(handle.db, { organizationId, protocol, masterPublicKey: xpub, start: 0, count, now: new Date() });
+          out(`${protocol} pool: ${result.imported} addresses derived (0/0 … 0/${count - 1})${result.errors.length ? `, ${result.errors.length} skipped (held by another organization)` : ''}\n`);
+        }
+      }
+      return;
+    }
+    case 'list-orgs': {
+      const orgs = await listAllOrganizations((await db()).db);
+      out(orgs.length === 0 ? 'no organizations\n' : table([['ID', 'NAME', 'CREATED'], ...orgs.map((o) => [o.id, o.name, o.createdAt.toISOString()])]));
+      return;
+    }
+    case 'create-key': {
+      const [organizationId] = args;
+      const role = values.role as Role | undefined;
+      if (!organizationId || !role) throw new CliError(`create-key needs an organization id and --role\n${USAGE}`, 2);
+      if (!ROLES.includes(role)) throw new CliError(`--role must be one of ${ROLES.join(', ')}`, 2);
+      const handle = await db();
+      const caller = await operatorCallerFor(handle.db, organizationId);
+      const key = await createApiKey(handle.db, caller, organizationId, { name: values.name?.trim().slice(0, 100) || `${role} key`, role });
+      out(`key id: ${key.id}\nrole: ${key.role}\nkey (shown once): ${key.key}\n`);
+      return;
+    }
+    case 'list-keys': {
+      const [organizationId] = args;
+      if (!organizationId) throw new CliError(`list-keys needs an organization id\n${USAGE}`, 2);
+      const handle = await db();
+      const keys = await listApiKeys(handle.db, await operatorCallerFor(handle.db, organizationId), organizationId);
+      out(
+        table([
+          ['ID', 'ROLE', 'NAME', 'PREFIX', 'CREATED', 'REVOKED'],
+          ...keys.map((k) => [k.id, k.role, k.name, `${k.keyPrefix}…`, k.createdAt.toISOString(), k.revokedAt ? k.revokedAt.toISOString() : '-']),
+        ]),
+      );
+      return;
+    }
+    case 'revoke-key': {
+      const [keyId] = args;
+      if (!keyId) throw new CliError(`revoke-key needs a key id\n${USAGE}`, 2);
+      const handle = await db();
+      const organizationId = await organizationOfApiKey(handle.db, keyId);
+      const view = await revokeApiKey(handle.db, await operatorCallerFor(handle.db, organizationId), keyId);
+      await announceRevocation(keyId);
+      out(`revoked: ${view.id} (${view.role}, ${view.name}) of ${view.organizationId} at ${view.revokedAt?.toISOString()}\n`);
+      return;
+    }
+    default:
+      throw new CliError(`unknown command "${command}"\n${USAGE}`, 2);
+  }
+}
+
+/** API instances remember keys they have seen: tell them (api/key-cache.ts) as the API itself does. */
+async function announceRevocation(keyId: string): Promise<void> {
   const config = loadConfig();
-  await runMigrations(config.databaseUrl);
-  const handle = createDb(config.databaseUrl, { max: 1 });
+  const redis = createProducerRedis(config.redisUrl);
+  redis.on('error', () => {});
   try {
-    const { organizationId, ownerKey } = await createOrganization(handle.db, args.join(' ').trim().slice(0, 200));
-    process.stdout.write(`organization: ${organizationId}\nowner key (shown once): ${ownerKey.key}\n`);
+    await waitForRedis(redis, 3000);
+    await redis.publish(`${config.redisPrefix}:api-keys:revoked`, keyId);
+  } catch {
+    process.stderr.write('warning: Redis unreachable, running API instances forget the key within 10 seconds\n');
   } finally {
-    await handle.close();
+    redis.disconnect();
+  }
+}
+
+runMain(async () => {
+  let handle: DbHandle | null = null;
+  const db = async () => {
+    if (!handle) {
+      const config = loadConfig();
+      await runMigrations(config.databaseUrl);
+      handle = createDb(config.databaseUrl, { max: 1 });
+    }
+    return handle;
+  };
+  try {
+    await run(process.argv.slice(2), db);
+  } catch (err) {
+    if (err instanceof CliError) {
+      (err.exitCode === 0 ? process.stdout : process.stderr).write(`${err.message}\n`);
+      process.exitCode = err.exitCode;
+    } else if (err instanceof AppError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exitCode = 1;
+    } else throw err;
+  } finally {
+    await (handle as DbHandle | null)?.close();
   }
 });

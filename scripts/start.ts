@@ -1,20 +1,23 @@
 import { loadConfig } from '../core/config';
 import { countOrganizations, createOrganization } from '../core/organizations';
-import { handleShutdown, runMain } from '../core/process';
+import { runMain, shutdownInReverse } from '../core/process';
 import { createService } from '../core/service';
+import { startMetricsServer } from '../core/metrics/server';
 import { startApi } from '../api/server';
 import { startWorkerProcess } from '../workers/runtime';
 
 /** Required on use, so that this file also runs where scripts/local-chain/ is left out (the image). */
-function localChainTooling(): typeof import('./local-chain/local-chain') & typeof import('./local-chain/dev-pool') {
+function localChainTooling(): typeof import('./local-chain/local-chain') & typeof import('./local-chain/dev-pool') & typeof import('./local-chain/tron/tron-local') {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return { ...require('./local-chain/local-chain'), ...require('./local-chain/dev-pool') };
+  return { ...require('./local-chain/local-chain'), ...require('./local-chain/dev-pool'), ...require('./local-chain/tron/tron-local') };
 }
 
 /** `npm start`: API and workers in one process, on local defaults. */
 runMain(async () => {
   const config = loadConfig();
   const { ctx, dbHandle } = await createService(config);
+  const shutdown = shutdownInReverse(ctx.logger);
+  shutdown.add(() => dbHandle.close());
 
   // NETWORK=local: the local chain runs inside this process (`npm run chain` runs it alone). Its
   // tooling is development-only (scripts/local-chain/, not in the image): loaded only when used.
@@ -22,28 +25,44 @@ runMain(async () => {
     config.network === 'local' && config.startLocalChain
       ? await localChainTooling().startLocalChain(ctx, config.localChainPort ?? 0)
       : null;
+  if (localChain) shutdown.add(() => localChain.anvil.stop());
+  const tronLocal = config.network === 'local' && config.startLocalChain ? await localChainTooling().startTronLocal(ctx, config.tronLocal.port ?? 0) : null;
+  if (tronLocal) shutdown.add(() => tronLocal.node.stop());
+  if (tronLocal) process.stdout.write(`\n  Local chain tron-local on ${tronLocal.node.url} (USDT ${tronLocal.state.token})\n`);
   if (localChain) process.stdout.write(`\n  Local chain ethereum-local on ${localChain.anvil.url} (tokens: ${(['USDT', 'USDC', 'DAI'] as const).map((c) => `${c} ${localChain.state.tokens[c]}`).join(', ')})\n`);
+
+  if (config.network === 'local' && (await countOrganizations(ctx.db)) > 0) {
+    const upgraded = await localChainTooling().upgradeLocalDevPools(ctx.db);
+    if (upgraded > 0) process.stdout.write(`  Added ${upgraded} watch-only development addresses (new chain families) to the local organization's pool\n`);
+  }
+
+  // The ports are taken before anything is created: a busy port fails the start before an
+  // organization exists or a key is printed (a key printed by a process that then died is lost).
+  const api = await startApi(ctx);
+  shutdown.add(() => api.close());
+  const workers = await startWorkerProcess(ctx);
+  shutdown.add(() => workers.close());
+  const metrics = await startMetricsServer(ctx, Object.values(workers.queues));
+  shutdown.add(() => metrics.close());
 
   // First start on an empty database: a local organization, so a newcomer can call the API at once.
   if ((await countOrganizations(ctx.db)) === 0) {
     const { organizationId, ownerKey } = await createOrganization(ctx.db, 'Local organization');
+    const base = `http://localhost:${api.port}`;
     // The one exception to "no secret in output": printed once, on the terminal, never logged.
     process.stdout.write(
       `\n  Created organization ${organizationId}\n  Owner API key (shown once, store it now): ${ownerKey.key}\n` +
-        `  Try: curl -H "X-API-Key: ${ownerKey.key}" http://localhost:${config.port}/api/v1/organizations\n\n`,
+        `  Try: curl -H "X-API-Key: ${ownerKey.key}" ${base}/api/v1/organizations\n`,
     );
     if (config.network === 'local') {
       const { added } = await localChainTooling().seedLocalDevPool(ctx.db, organizationId);
-      process.stdout.write(`  Added ${added} watch-only development EVM addresses to its pool: pay orders with npm run pay -- <orderId> <amount>\n\n`);
+      process.stdout.write(`  Added ${added} watch-only development EVM and Tron addresses to its pool: pay orders with npm run pay -- <orderId> <amount>\n`);
     }
+    process.stdout.write(
+      `  Fill a pool: POST ${base}/api/v1/address-pool/derive {"protocol":"evm","masterPublicKey":"xpub…","count":1000}\n` +
+        `               (or POST /api/v1/address-pool/import with a CSV of addresses; npm run admin -- create-org "<name>" --derive-from <xpub> does both at once)\n` +
+        `  Another key: npm run admin -- create-key ${organizationId} --role admin   (roles: owner, admin, member, viewer)\n` +
+        `  API reference: ${base}/api/v1/docs\n\n`,
+    );
   }
-
-  const workers = await startWorkerProcess(ctx);
-  const api = await startApi(ctx);
-  handleShutdown(async () => {
-    await api.close();
-    await workers.close();
-    await localChain?.anvil.stop();
-    await dbHandle.close();
-  }, ctx.logger);
 });

@@ -1,15 +1,17 @@
 import { loadConfig } from '../core/config';
-import { handleShutdown, runMain } from '../core/process';
+import { runMain, shutdownInReverse } from '../core/process';
 import { createService } from '../core/service';
+import { startMetricsServer } from '../core/metrics/server';
 import { startWorkerProcess } from './runtime';
 
 runMain(async () => {
   const config = loadConfig();
   const service = await createService(config, { kind: 'worker' });
   const { ctx } = service;
+  const shutdown = shutdownInReverse(ctx.logger);
+  shutdown.add(() => service.close());
   const workers = await startWorkerProcess(ctx);
-  handleShutdown(async () => {
-    await workers.close();
-    await service.close();
-  }, ctx.logger);
+  shutdown.add(() => workers.close());
+  const metrics = await startMetricsServer(ctx, Object.values(workers.queues));
+  shutdown.add(() => metrics.close());
 });

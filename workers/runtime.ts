@@ -1,13 +1,15 @@
 import type { Worker } from 'bullmq';
 import type { ServiceContext } from '../core/context';
 import { createWorkerRedis, waitForRedis } from '../core/redis';
-import { closeQueues, createQueues } from '../core/jobs/catalog';
+import { checkRedisFitForQueues } from '../core/redis-eviction';
+import { closeQueues, createQueues, type Queues } from '../core/jobs/catalog';
 import { bullJobQueue } from '../core/jobs/bullmq-job-queue';
 import { registerSchedulers } from './schedulers';
 import { selectedQueues, startWorkers } from './worker-pool';
 
 export interface RunningWorkers {
   workers: Worker[];
+  queues: Queues;
   close(): Promise<void>;
 }
 
@@ -16,6 +18,7 @@ export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWo
   const names = selectedQueues(ctx.config.workerQueues);
   const connection = createWorkerRedis(ctx.config.redisUrl);
   await waitForRedis(connection);
+  await checkRedisFitForQueues(connection, ctx.config, ctx.logger);
   const queues = createQueues(connection, ctx.config.redisPrefix);
   await registerSchedulers(queues, ctx.config, ctx.registry, ctx.logger);
   // A Redis that comes back empty (restarted without persistence) has lost the schedulers:
@@ -42,6 +45,7 @@ export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWo
   ctx.logger.info({ queues: names }, 'workers started');
   return {
     workers,
+    queues,
     async close() {
       // Stop taking jobs; active ones finish (or go back to the queue if the process is killed).
       await Promise.all(workers.map((w) => w.close()));

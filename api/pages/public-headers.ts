@@ -26,7 +26,9 @@ export function publicPageHeaders(options: { frameAncestors: string }): RequestH
     res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
     res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
     res.setHeader('Permissions-Policy', 'camera=(), microphone=(), geolocation=(), payment=()');
+    // The app-wide security headers (api/security-headers.ts) deny framing; a page a shop may embed takes that back.
     if (noFraming) res.setHeader('X-Frame-Options', 'DENY');
+    else res.removeHeader('X-Frame-Options');
     next();
   };
 }

@@ -1,5 +1,6 @@
 import type { ChainAdapter, ChainAdapterFactory } from '../detection/adapter';
 import { EvmAdapter } from './evm/evm-adapter';
+import { TronAdapter } from './tron/tron-adapter';
 import type { Chain, Protocol } from './registry';
 
 /**
@@ -10,6 +11,7 @@ export const ADAPTER_FACTORIES: Partial<Record<Protocol, ChainAdapterFactory>> =
   // One adapter (and RPC client, with its back-off state) per chain and process: the detection
   // core keeps it on the service context (core/detection/monitor.ts).
   evm: (chain) => new EvmAdapter(chain),
+  tron: (chain) => new TronAdapter(chain),
 };
 
 /** The adapter of a chain, or null when its family has none. */

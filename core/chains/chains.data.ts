@@ -38,6 +38,22 @@ export const CHAIN_DEFINITIONS: ChainDefinition[] = [
     tokens: { USDT: token('USDT', null, 6), USDC: token('USDC', null, 6), DAI: token('DAI', null, 18) },
   },
 
+  // --- local: tron-local (scripts/local-chain/tron/) started by `npm start`; its test USDT is set at run time.
+  // Confirmed at solidification: the local node solidifies 2 blocks behind its head by default
+  // (TRON_LOCAL_SOLIDIFICATION_LAG), so a block is solidified at 3 confirmations.
+  {
+    chainId: 'tron-local',
+    protocol: 'tron',
+    network: 'local',
+    name: 'Local Tron (tron-local)',
+    rpcUrls: ['http://127.0.0.1:8090'],
+    blockTimeMs: 3_000,
+    orderConfirmations: 3,
+    depositConfirmations: 3,
+    finality: { kind: 'solidified' },
+    tokens: { USDT: token('USDT', null, 6) },
+  },
+
   // --- testnet
   {
     chainId: 'ethereum-sepolia',
@@ -73,10 +89,12 @@ export const CHAIN_DEFINITIONS: ChainDefinition[] = [
     name: 'Tron Nile',
     rpcUrls: ['https://nile.trongrid.io'],
     blockTimeMs: 3_000,
-    orderConfirmations: 3,
-    depositConfirmations: 10,
+    // A Tron block is final once solidified, about 19 blocks (2/3 of the 27 super representatives) behind the head.
+    orderConfirmations: 19,
+    depositConfirmations: 19,
     finality: { kind: 'solidified' },
-    tokens: { USDT: token('USDT', 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', 6) },
+    // USDC on Tron is retired by its issuer: listed without an address (offered only with TOKEN_TRON_NILE_USDC).
+    tokens: { USDT: token('USDT', 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', 6), USDC: token('USDC', null, 6) },
   },
   {
     chainId: 'solana-devnet',
@@ -133,10 +151,10 @@ export const CHAIN_DEFINITIONS: ChainDefinition[] = [
     name: 'Tron',
     rpcUrls: ['https://api.trongrid.io'],
     blockTimeMs: 3_000,
-    orderConfirmations: 3,
-    depositConfirmations: 10,
+    orderConfirmations: 19,
+    depositConfirmations: 19,
     finality: { kind: 'solidified' },
-    tokens: { USDT: token('USDT', 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', 6) },
+    tokens: { USDT: token('USDT', 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', 6), USDC: token('USDC', null, 6) },
   },
   {
     chainId: 'solana-mainnet',

@@ -56,6 +56,11 @@ export interface Chain {
   enabled: boolean;
   /** Explorer page of a transaction, `{txHash}` replaced (explorers.data.ts, EXPLORER_TX_URL_<CHAIN>); null: none. */
   explorerTxUrl: string | null;
+  /**
+   * The provider API key (TRON_PRO_API_KEY_<CHAIN> for Tron). A secret: set as a non-enumerable
+   * property, so serialising or logging a chain never writes it.
+   */
+  readonly providerApiKey?: string;
 }
 
 export class ChainRegistry {
@@ -75,7 +80,7 @@ export class ChainRegistry {
       const depositConf = Math.max(def.depositConfirmations, Number(overrides[`DEPOSIT_CONFIRMATIONS_${env}`]) || 0);
       const skewOverride = overrides[`ATTRIBUTION_SKEW_SECONDS_${env}`];
       const skew = skewOverride !== undefined && /^\d+$/.test(skewOverride.trim()) ? Number(skewOverride) : Math.ceil((def.blockTimeMs * 2) / 1000) + 60;
-      this.chains.set(def.chainId, {
+      const chain: Chain = {
         ...def,
         attributionSkewSeconds: skew,
         rpcUrls: rpcOverride ? rpcOverride.split(',').map((u) => u.trim()).filter(Boolean) : [...def.rpcUrls],
@@ -84,7 +89,10 @@ export class ChainRegistry {
         tokens,
         enabled: PROTOCOLS_WITH_SCANNER.has(def.protocol),
         explorerTxUrl: overrides[`EXPLORER_TX_URL_${env}`] ?? EXPLORER_TX_URLS[def.chainId] ?? null,
-      });
+      };
+      const apiKey = overrides[`TRON_PRO_API_KEY_${env}`];
+      if (apiKey) Object.defineProperty(chain, 'providerApiKey', { value: apiKey, enumerable: false });
+      this.chains.set(def.chainId, chain);
     }
   }
 

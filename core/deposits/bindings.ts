@@ -7,6 +7,7 @@ import { AppError, isUniqueViolation } from '../errors';
 import { newId } from '../ids';
 import { allocatePoolAddress, releasePoolAddress } from '../pool/allocation';
 import { cooldownMinutesFor } from '../pool/cooldown';
+import { assertNoSeedPhrase } from '../pool/secret-scan';
 
 /**
  * Deposit references (spec "Deposit reference (binding)"). A reference is bound to one pool
@@ -175,6 +176,7 @@ export async function bindDepositReference(
   input: { depositReference: string; protocol: Protocol; metadata?: Record<string, unknown> },
 ): Promise<{ binding: BindingView; created: boolean }> {
   requireEnabledProtocol(ctx.registry, input.protocol);
+  assertNoSeedPhrase({ depositReference: input.depositReference, metadata: input.metadata });
   return withBindingRace(ctx, async (tx) => {
     await lockReference(tx, organizationId, input.depositReference, input.protocol);
     const [existing] = await findOpenBindings(tx, organizationId, input.depositReference, input.protocol);
@@ -200,6 +202,7 @@ export async function registerDepositReference(
 ): Promise<{ binding: BindingView; registration: Registration }> {
   const chain = ctx.registry.requireOfferedChain(input.chainId);
   ctx.registry.requireToken(chain, input.currency);
+  assertNoSeedPhrase({ depositReference: input.depositReference, metadata: input.metadata });
   const duplicate = () =>
     new AppError('DUPLICATE_DEPOSIT_REFERENCE', `Deposit reference "${input.depositReference}" already exists on ${chain.chainId}`, undefined, {
       depositReference: input.depositReference,

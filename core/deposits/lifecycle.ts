@@ -7,6 +7,8 @@ import { newId } from '../ids';
 import { normalizeAddress } from '../pool/address-formats';
 import { requiredConfirmationsFor } from '../chains/confirmation-policy';
 import type { Protocol } from '../chains/registry';
+import { countDepositTransition } from '../metrics/metrics';
+import { logMoney } from '../money-log';
 import { depositEventData, depositFrom, selectDeposits, type DepositRecord } from './records';
 
 /**
@@ -82,6 +84,8 @@ export async function recordDeposit(tx: Tx, ctx: ServiceContext, transferId: str
   }
   const deposit = await loadDeposit(tx, ctx, inserted[0].id);
   await emitEvent(tx, { organizationId: deposit.organizationId, type: 'deposit.pending', data: depositEventData(deposit), createdAt: now });
+  countDepositTransition('pending');
+  logDeposit(ctx, 'deposit pending', deposit);
   return { depositId: deposit.depositId };
 }
 
@@ -107,6 +111,8 @@ export async function confirmDeposit(tx: Tx, ctx: ServiceContext, transferId: st
   if (updated.length === 0) return false;
   const deposit = await loadDeposit(tx, ctx, updated[0].id);
   await emitEvent(tx, { organizationId: deposit.organizationId, type: 'deposit.confirmed', data: depositEventData(deposit), createdAt: now });
+  countDepositTransition('confirmed');
+  logDeposit(ctx, 'deposit confirmed', deposit);
   return true;
 }
 
@@ -117,6 +123,7 @@ export async function completeDeposit(tx: Tx, ctx: ServiceContext, transferId: s
     .set({ status: 'completed', completedAt: ctx.clock.now() })
     .where(and(eq(deposits.transferId, transferId), eq(deposits.status, 'confirmed')))
     .returning({ id: deposits.id });
+  if (updated.length > 0) countDepositTransition('completed');
   return updated.length > 0;
 }
 
@@ -130,10 +137,27 @@ export async function dropDeposit(tx: Tx, ctx: ServiceContext, transferId: strin
     .set({ status: 'dropped', droppedAt: ctx.clock.now() })
     .where(and(eq(deposits.transferId, transferId), eq(deposits.status, 'pending')))
     .returning({ id: deposits.id });
+  if (updated.length > 0) countDepositTransition('dropped');
   return updated.length > 0;
 }
 
 async function loadDeposit(tx: Tx, ctx: ServiceContext, depositId: string): Promise<DepositRecord> {
   const [row] = await selectDeposits(tx).where(eq(deposits.id, depositId));
   return depositFrom(ctx.registry, row);
+}
+
+function logDeposit(ctx: ServiceContext, line: 'deposit pending' | 'deposit confirmed', d: DepositRecord): void {
+  logMoney(ctx.logger, line, {
+    depositId: d.depositId,
+    organizationId: d.organizationId,
+    depositReference: d.depositReference,
+    transferId: d.transferId,
+    chainId: d.chainId,
+    currency: d.currency,
+    amount: d.amount,
+    address: d.address,
+    txHash: d.txHash,
+    confirmations: d.confirmations,
+    requiredConfirmations: d.requiredConfirmations,
+  });
 }

@@ -5,6 +5,7 @@ import type { ServiceContext } from '../context';
 import { completeDeposit, confirmDeposit } from '../deposits/lifecycle';
 import { recomputeOrder } from '../orders/order-state';
 import type { ChainAdapter } from './adapter';
+import { logMoney, tokenAmount } from '../money-log';
 
 /**
  * Confirmation counting (design.md §4): confirmations = head − block + 1. At the required count
@@ -28,6 +29,27 @@ export interface ConfirmationRun {
 /** Required confirmations of one transfer: its order's, else its deposit's, else the chain's. */
 export function requiredConfirmations(chain: Chain, t: { orderRequired: number | null; depositRequired: number | null }): number {
   return t.orderRequired ?? t.depositRequired ?? chain.orderConfirmations;
+}
+
+/** The "payment confirmed" line, written once the confirming transaction committed. */
+function logPaymentConfirmed(
+  ctx: ServiceContext,
+  chain: Chain,
+  t: { id: string; organizationId: string | null; orderId: string | null; depositId: string | null; txHash: string; blockNumber: number; currency: string; amount: bigint | string },
+  head: number,
+): void {
+  logMoney(ctx.logger, 'payment confirmed', {
+    transferId: t.id,
+    organizationId: t.organizationId,
+    orderId: t.orderId,
+    depositId: t.depositId,
+    chainId: chain.chainId,
+    currency: t.currency,
+    amount: tokenAmount(ctx.registry, chain.chainId, t.currency, t.amount),
+    txHash: t.txHash,
+    blockNumber: t.blockNumber,
+    confirmations: head - t.blockNumber + 1,
+  });
 }
 
 export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAdapter): Promise<ConfirmationRun> {
@@ -55,6 +77,10 @@ export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAda
         blockNumber: transfers.blockNumber,
         blockHash: transfers.blockHash,
         orderId: transfers.orderId,
+        organizationId: transfers.organizationId,
+        txHash: transfers.txHash,
+        currency: transfers.currency,
+        amount: transfers.amount,
         orderRequired: orders.requiredConfirmations,
         depositId: deposits.id,
         depositRequired: deposits.requiredConfirmations,
@@ -73,15 +99,53 @@ export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAda
       .orderBy(transfers.blockNumber)
   ).filter((t) => head - t.blockNumber + 1 >= requiredConfirmations(chain, t));
 
-  // The block hash of each transfer is re-checked before it is confirmed (one call per block).
-  const hashes = new Map<number, string | null>();
-  const verified: typeof ready = [];
-  for (const t of ready) {
-    if (!hashes.has(t.blockNumber)) hashes.set(t.blockNumber, (await adapter.blockAt(t.blockNumber))?.hash ?? null);
-    if (hashes.get(t.blockNumber) !== t.blockHash) run.mismatched++;
-    else verified.push(t);
+  // Block by block, in order: each block's hash is re-checked (one call per block) and its transfers
+  // are confirmed at once, so a provider failing midway (the job then fails and is retried) keeps
+  // the blocks already done. Checking every hash first and confirming after would let a backlog of
+  // N blocks succeed only with (1 − error rate)^N: under a flaky provider it would never drain.
+  const blocks = new Map<number, typeof ready>();
+  for (const t of ready) blocks.set(t.blockNumber, [...(blocks.get(t.blockNumber) ?? []), t]);
+  for (const [blockNumber, inBlock] of blocks) {
+    const hash = (await adapter.blockAt(blockNumber))?.hash ?? null;
+    const verified = inBlock.filter((t) => t.blockHash === hash);
+    run.mismatched += inBlock.length - verified.length;
+    await confirmVerified(ctx, chain, head, verified, run);
   }
 
+  // Confirmed deposits: keep counting, complete at finality.
+  const finalizedBlock = await adapter.finalizedBlockNumber(head);
+  const open = await ctx.db
+    .select({ id: transfers.id, blockNumber: transfers.blockNumber, confirmations: transfers.confirmations })
+    .from(transfers)
+    .innerJoin(deposits, eq(deposits.transferId, transfers.id))
+    .where(and(eq(transfers.chainId, chain.chainId), eq(transfers.status, 'confirmed'), eq(deposits.status, 'confirmed')));
+  for (const t of open) {
+    const confirmations = Math.max(0, head - t.blockNumber + 1);
+    const final = finalizedBlock !== null && t.blockNumber <= finalizedBlock;
+    await ctx.db.transaction(async (tx) => {
+      if (confirmations !== t.confirmations) {
+        await tx.update(transfers).set({ confirmations }).where(eq(transfers.id, t.id));
+        run.updated++;
+      }
+      if (final && (await completeDeposit(tx, ctx, t.id))) run.completed++;
+    });
+  }
+  return run;
+}
+
+type ReadyTransfer = {
+  id: string;
+  blockNumber: number;
+  orderId: string | null;
+  organizationId: string | null;
+  txHash: string;
+  currency: string;
+  amount: bigint | string;
+  depositId: string | null;
+};
+
+/** Confirms transfers whose block hash was just verified: unattributed ones in bulk, the others one transaction each. */
+async function confirmVerified(ctx: ServiceContext, chain: Chain, head: number, verified: ReadyTransfer[], run: ConfirmationRun): Promise<void> {
   // Unattributed transfers: nothing to recompute, confirmed in bulk.
   const plain = verified.filter((t) => !t.orderId && !t.depositId).map((t) => t.id);
   for (let i = 0; i < plain.length; i += 1000) {
@@ -91,6 +155,8 @@ export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAda
       .where(and(inArray(transfers.id, plain.slice(i, i + 1000)), eq(transfers.status, 'pending')))
       .returning({ id: transfers.id });
     run.confirmed += done.length;
+    const confirmedIds = new Set(done.map((d) => d.id));
+    for (const t of verified) if (confirmedIds.has(t.id)) logPaymentConfirmed(ctx, chain, t, head);
   }
 
   // Attributed ones: one transaction each, under a row lock, with the domain's recompute.
@@ -113,26 +179,9 @@ export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAda
       if (row.orderId) await recomputeOrder(tx, ctx, row.orderId);
       return true;
     });
-    if (confirmed) run.confirmed++;
+    if (confirmed) {
+      run.confirmed++;
+      logPaymentConfirmed(ctx, chain, t, head);
+    }
   }
-
-  // Confirmed deposits: keep counting, complete at finality.
-  const finalizedBlock = await adapter.finalizedBlockNumber(head);
-  const open = await ctx.db
-    .select({ id: transfers.id, blockNumber: transfers.blockNumber, confirmations: transfers.confirmations })
-    .from(transfers)
-    .innerJoin(deposits, eq(deposits.transferId, transfers.id))
-    .where(and(eq(transfers.chainId, chain.chainId), eq(transfers.status, 'confirmed'), eq(deposits.status, 'confirmed')));
-  for (const t of open) {
-    const confirmations = Math.max(0, head - t.blockNumber + 1);
-    const final = finalizedBlock !== null && t.blockNumber <= finalizedBlock;
-    await ctx.db.transaction(async (tx) => {
-      if (confirmations !== t.confirmations) {
-        await tx.update(transfers).set({ confirmations }).where(eq(transfers.id, t.id));
-        run.updated++;
-      }
-      if (final && (await completeDeposit(tx, ctx, t.id))) run.completed++;
-    });
-  }
-  return run;
 }

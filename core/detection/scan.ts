@@ -6,6 +6,7 @@ import type { ServiceContext } from '../context';
 import { findWatchedAddresses, recordTransfers } from '../transfers/record-transfer';
 import { RangeTooLargeError, UnstableChainError, type BlockRef, type ChainAdapter, type ChainTransfer } from './adapter';
 import { applyReorg, findForkPoint } from './reorg';
+import { countTransfersRecorded, observeChainHead } from '../metrics/metrics';
 
 /**
  * The scan job of one chain, for every protocol family (design.md §4, §4b):
@@ -243,6 +244,9 @@ export async function scanChain(ctx: ServiceContext, adapter: ChainAdapter, budg
   let unstable = 0;
   while (Date.now() - started < budgetMs) {
     const step = await scanChainOnce(ctx, adapter);
+    // Metrics after the range's transaction: what was committed (core/metrics).
+    countTransfersRecorded(adapter.chain.chainId, step.recorded);
+    if (step.head !== undefined) observeChainHead(adapter.chain.chainId, step.head);
     run.lastStatus = step.status;
     run.recorded += step.recorded;
     if (step.head !== undefined) run.head = step.head;

@@ -25,6 +25,8 @@ export interface JobPayloads {
   'webhook-delivery': { deliveryId: string; attempt: number };
   /** Vacuums the queue-like tables whose dead rows have piled up. */
   'table-maintenance': Record<string, never>;
+  /** Mails new alert events to the organizations' alerts.email addresses, and retries failed sends. */
+  'alert-email': Record<string, never>;
 }
 
 export type QueueName = keyof JobPayloads;
@@ -51,6 +53,7 @@ export const QUEUES: Record<QueueName, QueueDefinition> = {
   // retries are driven by the delivery row (core/webhooks/delivery.ts), not by BullMQ attempts.
   'webhook-delivery': { concurrency: 20, defaultJobOptions: { attempts: 1, removeOnComplete: true, removeOnFail: true } },
   'table-maintenance': { concurrency: 1, defaultJobOptions: REPEATABLE },
+  'alert-email': { concurrency: 1, defaultJobOptions: REPEATABLE },
 };
 
 export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
@@ -73,6 +76,8 @@ export function repeatableSchedules(config: Config, registry: ChainRegistry): Sc
     { queue: 'webhook-relay', schedulerId: 'webhook-relay', everyMs: config.intervals.webhookRelayMs, data: {} },
     { queue: 'table-maintenance', schedulerId: 'table-maintenance', everyMs: config.intervals.tableMaintenanceMs, data: {} },
   ];
+  // Only where alerts can be mailed at all.
+  if (config.smtp) schedules.push({ queue: 'alert-email', schedulerId: 'alert-email', everyMs: config.intervals.alertEmailMs, data: {} });
   // Per enabled chain (its family has a ChainAdapter): a block scan and a confirmation count.
   for (const chain of registry.list().filter((c) => c.enabled)) {
     schedules.push(

@@ -8,6 +8,8 @@ import { AppError, isUniqueViolation, notFound, validationError } from '../error
 import { newId } from '../ids';
 import { integerConfigSql, isHttpUrl } from '../org-config';
 import { AFTER_PLACEHOLDERS, AllocationHints, takeAddressCtes, takeWithCooledDownRetry, type AllocationPoint } from '../pool/allocation';
+import { assertNoSeedPhrase } from '../pool/secret-scan';
+import { countOrderTransition } from '../metrics/metrics';
 import type { Protocol } from '../chains/registry';
 import type { OrderRow } from './order-view';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
@@ -52,6 +54,7 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
   const chain = ctx.registry.requireOfferedChain(input.chainId);
   const token = ctx.registry.requireToken(chain, input.currency);
   const amount = parseAmount(input.amount, token.decimals);
+  assertNoSeedPhrase({ orderReference: input.orderReference, metadata: input.metadata });
   for (const field of ['successUrl', 'cancelUrl'] as const) {
     const url = input[field];
     if (url !== undefined && !isHttpUrl(url)) {
@@ -83,7 +86,9 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
   try {
     // No reference pre-check on the way in: the unique index orders_org_reference_uq decides
     // (sequential and concurrent duplicates alike) and saves a round trip on every creation.
-    return await takeWithCooledDownRetry(ctx.db, { organizationId, protocol: chain.protocol, now }, () => insertOrderWithAddress(ctx.db, values));
+    const order = await takeWithCooledDownRetry(ctx.db, { organizationId, protocol: chain.protocol, now }, () => insertOrderWithAddress(ctx.db, values));
+    countOrderTransition('pending');
+    return order;
   } catch (err) {
     // Nothing was stored or allocated. A duplicate reference is 409 even when the pool is also
     // empty (the allocation found nothing before the insert could say so).

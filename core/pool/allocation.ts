@@ -3,7 +3,7 @@ import { prepareStatement, type DbOrTx, type PreparedStatement, type Tx } from '
 import { addressAssignments, poolAddresses } from '../../db/schema';
 import { AppError } from '../errors';
 import type { Protocol } from '../chains/registry';
-import { cooldownMinutesFor, releaseCooledDownAddresses, type ReleaseReason } from './cooldown';
+import { cooldownMinutesFor, releaseCooledDownAddresses, secondsUntilNextCooldownEnds, type ReleaseReason } from './cooldown';
 
 /**
  * Taking and giving back pool addresses (design.md §4). Both run inside the caller's transaction,
@@ -46,7 +46,8 @@ export async function takeWithCooledDownRetry<T>(
     taken = await take();
   }
   if (!taken) {
-    throw new AppError('NO_AVAILABLE_ADDRESSES', `No available ${scope.protocol} address in the pool; import more addresses`);
+    const retryAfter = await secondsUntilNextCooldownEnds(db, scope, scope.now);
+    throw new AppError('NO_AVAILABLE_ADDRESSES', `No available ${scope.protocol} address in the pool; import more addresses or retry after ${retryAfter} seconds`, undefined, { retryAfter });
   }
   return taken;
 }

@@ -22,6 +22,24 @@ export async function cooldownMinutesFor(db: DbOrTx, organizationId: string, rea
   return typeof value === 'number' && value >= 0 ? value : 30;
 }
 
+/** Retry-After of NO_AVAILABLE_ADDRESSES: seconds until the next cooldown ends, at most this. */
+export const MAX_RETRY_AFTER_SECONDS = 300;
+/** Retry-After when no address of the protocol is cooling down (only an import helps). */
+export const UNKNOWN_RETRY_AFTER_SECONDS = 60;
+
+/**
+ * Seconds until the organization's next address of the protocol leaves cooldown (at least 1,
+ * capped at MAX_RETRY_AFTER_SECONDS), or UNKNOWN_RETRY_AFTER_SECONDS when none is cooling down.
+ */
+export async function secondsUntilNextCooldownEnds(db: DbOrTx, scope: { organizationId: string; protocol: Protocol }, now: Date): Promise<number> {
+  const [row] = await db.execute<{ next: string | Date | null }>(sql`
+    select min(cooldown_until) as next from pool_addresses
+     where organization_id = ${scope.organizationId} and protocol = ${scope.protocol} and status = 'cooldown'`);
+  if (!row?.next) return UNKNOWN_RETRY_AFTER_SECONDS;
+  const seconds = Math.ceil((new Date(row.next).getTime() - now.getTime()) / 1000);
+  return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, seconds));
+}
+
 const RELEASE_BATCH = 5000;
 
 /**

@@ -4,7 +4,7 @@ import type { Protocol } from '../chains/registry';
 import { AppError } from '../errors';
 import { checkAddress } from './address-formats';
 import { DeriverCache, ExtendedKeyError, MAX_DERIVATION_INDEX, XpubDeriver, type DerivableProtocol } from './hd';
-import { findSecretInValues, findSecretLikeInput } from './secret-scan';
+import { findSecretInValues } from './secret-scan';
 
 /**
  * Importing addresses into an organization's pool (issue 3): every line is validated first; one
@@ -63,8 +63,9 @@ export function assertNoSecrets(values: Record<string, string | undefined>): voi
   const where = found.field === 'addresses' ? `line ${found.line} of the CSV` : `field ${found.field}`;
   throw new AppError(
     'IMPORT_REJECTED',
-    `Rejected: ${where} looks like ${found.kind}. Private keys and seed phrases are never accepted; import addresses (and, for hd_wallet, the extended public key) only. Nothing was imported.`,
-    [{ ...(found.field === 'addresses' ? { line: found.line } : { field: found.field }), error: `looks like ${found.kind}` }],
+    `Rejected: ${where} is a ${found.kind}. Private keys and seed phrases are never accepted; import addresses (and, for hd_wallet, the extended public key) only. Nothing was imported.`,
+    // Only where and what: none of the line's characters (four letters identify a BIP-39 word).
+    [{ ...(found.field === 'addresses' ? { line: found.line } : { field: found.field }), kind: found.kind, error: found.kind }],
   );
 }
 

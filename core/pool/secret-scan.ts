@@ -1,17 +1,22 @@
-import { LangEn } from 'ethers';
+import { LangEn, Mnemonic } from 'ethers';
 import { base58Bytes, base58CheckPayload } from './address-formats';
+import { validationError } from '../errors';
 
 /**
  * Finds input that looks like private key material (design.md §7: private keys are never accepted,
- * stored or logged). The finding names the kind and the line, never the text itself.
+ * stored or logged). A finding names only the line and a kind — never any of the text: four letters
+ * are enough to identify a BIP-39 word.
  */
+export type SecretKind = 'possible private key' | 'possible seed phrase';
+
 export interface SecretFinding {
-  kind: string;
+  kind: SecretKind;
   /** 1-based line of the text it was found in. */
   line: number;
 }
 
-const HEX_KEY_RE = /^(0x)?[0-9a-fA-F]{64}$/;
+/** 63–66 hex characters, with or without a 0x/0X prefix: a private key (or one missing or gaining a digit). */
+const HEX_KEY_RE = /^(0x)?[0-9a-f]{63,66}$/i;
 /** BIP32 extended private keys: xprv, tprv and the SLIP-132 variants (yprv, zprv, Yprv, …). */
 const EXTENDED_PRIVATE_RE = /^[a-zA-Z]prv[1-9A-HJ-NP-Za-km-z]{100,}$/;
 const WIF_RE = /^[5KL9c][1-9A-HJ-NP-Za-km-z]{50,51}$/;
@@ -20,6 +25,11 @@ const SOLANA_SECRET_RE = /^[1-9A-HJ-NP-Za-km-z]{80,90}$/;
 const BYTE_ARRAY_RE = /\[\s*(?:\d{1,3}\s*,\s*){31,}\d{1,3}\s*\]/;
 /** Token separators: whitespace, CSV and JSON punctuation. */
 const SEPARATORS = /[\s,;"'|[\]{}()=:]+/;
+/**
+ * Word separators for seed phrases: everything that is not a letter or a digit (hyphens, dots,
+ * underscores, slashes …). Numbering ("1.", "2)", "#3", "1.word") is dropped by skipping pure numbers.
+ */
+const WORD_SEPARATORS = /[^A-Za-z0-9]+/;
 
 let bip39: Set<string> | null = null;
 function bip39Words(): Set<string> {
@@ -32,22 +42,21 @@ function bip39Words(): Set<string> {
 
 const MNEMONIC_MIN_WORDS = 12;
 
-function tokenKind(token: string): string | null {
-  if (HEX_KEY_RE.test(token)) return 'a 64-hex-character private key';
-  if (EXTENDED_PRIVATE_RE.test(token)) return 'an extended private key (xprv/tprv)';
+function isPrivateKeyToken(token: string): boolean {
+  if (HEX_KEY_RE.test(token)) return true;
+  if (EXTENDED_PRIVATE_RE.test(token)) return true;
   if (WIF_RE.test(token)) {
     const payload = base58CheckPayload(token);
-    if (payload && (payload[0] === 0x80 || payload[0] === 0xef) && (payload.length === 33 || payload.length === 34)) {
-      return 'a WIF private key';
-    }
+    if (payload && (payload[0] === 0x80 || payload[0] === 0xef) && (payload.length === 33 || payload.length === 34)) return true;
   }
-  if (SOLANA_SECRET_RE.test(token) && base58Bytes(token)?.length === 64) return 'a Solana secret key (64 bytes)';
-  return null;
+  return SOLANA_SECRET_RE.test(token) && base58Bytes(token)?.length === 64;
 }
 
 /**
- * Scans a text (CSV or a single value) for private keys and mnemonics. Returns the first finding
- * (its kind and 1-based line) or null.
+ * Scans a text (CSV or a single value) for private keys and seed phrases. Returns the first
+ * finding (its kind and 1-based line) or null. Seed phrases are caught however they are written:
+ * any case, one word per line or several, numbered ("1. word", "1.word 2.word"), or joined by
+ * hyphens or other punctuation: 12 or more BIP-39 words in a row, numbers between them ignored.
  */
 export function findSecretLikeInput(text: string): SecretFinding | null {
   const words = bip39Words();
@@ -57,16 +66,16 @@ export function findSecretLikeInput(text: string): SecretFinding | null {
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
     const lineNo = i + 1;
-    if (line.includes('[') && BYTE_ARRAY_RE.test(line)) return { kind: 'a secret key as a byte array', line: lineNo };
+    if (line.includes('[') && BYTE_ARRAY_RE.test(line)) return { kind: 'possible private key', line: lineNo };
     for (const token of line.split(SEPARATORS)) {
-      if (token === '') continue;
-      const kind = tokenKind(token);
-      if (kind) return { kind, line: lineNo };
-      // Mnemonics: 12 or more consecutive BIP39 words, on one line or across lines.
-      if (words.has(token.toLowerCase())) {
+      if (token !== '' && isPrivateKeyToken(token)) return { kind: 'possible private key', line: lineNo };
+    }
+    for (const word of line.split(WORD_SEPARATORS)) {
+      if (word === '' || /^\d+$/.test(word)) continue;
+      if (words.has(word.toLowerCase())) {
         if (run === 0) runStartLine = lineNo;
         run++;
-        if (run >= MNEMONIC_MIN_WORDS) return { kind: 'a mnemonic (BIP39 seed phrase)', line: runStartLine };
+        if (run >= MNEMONIC_MIN_WORDS) return { kind: 'possible seed phrase', line: runStartLine };
       } else {
         run = 0;
       }
@@ -81,6 +90,48 @@ export function findSecretInValues(values: Record<string, string | undefined>): 
     if (!value) continue;
     const found = findSecretLikeInput(value);
     if (found) return { ...found, field };
+  }
+  return null;
+}
+
+const MNEMONIC_LENGTHS = new Set([12, 15, 18, 21, 24]);
+
+/**
+ * True when the text is a BIP-39 seed phrase with a valid checksum, however it is cased, numbered
+ * or separated. Used on free-text fields (references, metadata) where a long run of ordinary words
+ * may be legitimate but a checksummed phrase (1 in 16 or fewer by chance) is a wallet's secret.
+ * A 64-hex value is not refused there: it may be a transaction hash.
+ */
+export function isChecksummedSeedPhrase(text: string): boolean {
+  if (text.length < 12 * 3 + 11 || text.length > 24 * 9 + 24 * 4) return false;
+  const words = text.split(WORD_SEPARATORS).filter((w) => w !== '' && !/^\d+$/.test(w)).map((w) => w.toLowerCase());
+  if (!MNEMONIC_LENGTHS.has(words.length)) return false;
+  const list = bip39Words();
+  if (!words.every((w) => list.has(w))) return false;
+  return Mnemonic.isValidMnemonic(words.join(' '));
+}
+
+/**
+ * Refuses a merchant's free-text values that hold a checksummed seed phrase (orderReference,
+ * depositReference, metadata values at any depth). The error names the field and the kind only.
+ */
+export function assertNoSeedPhrase(fields: Record<string, unknown>): void {
+  for (const [field, value] of Object.entries(fields)) {
+    const path = seedPhrasePath(value, field, 0);
+    if (path) {
+      throw validationError(`${path} looks like a seed phrase: wallet secrets are never accepted. Nothing was stored.`, [
+        { field: path, kind: 'possible seed phrase', message: 'possible seed phrase' },
+      ]);
+    }
+  }
+}
+
+function seedPhrasePath(value: unknown, path: string, depth: number): string | null {
+  if (typeof value === 'string') return isChecksummedSeedPhrase(value) ? path : null;
+  if (depth > 8 || value === null || typeof value !== 'object') return null;
+  for (const [key, inner] of Object.entries(value as Record<string, unknown>)) {
+    const found = seedPhrasePath(inner, Array.isArray(value) ? `${path}[${key}]` : `${path}.${key}`, depth + 1);
+    if (found) return found;
   }
   return null;
 }

@@ -8,6 +8,7 @@ import { newId } from '../ids';
 import { followMovedTransfer, recomputeOrder, transferCountsTowardOrder } from '../orders/order-state';
 import type { Protocol } from '../chains/registry';
 import type { ChainTransfer } from '../detection/adapter';
+import { logMoney, tokenAmount } from '../money-log';
 import { assignmentsAround, attributeTransfer, type AssignmentSpan } from '../detection/attribution';
 
 /**
@@ -89,8 +90,11 @@ export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: Observ
     plain.push(transferRow(ctx, item, null, false));
   }
   for (let i = 0; i < plain.length; i += 1000) {
-    const inserted = await tx.insert(transfers).values(plain.slice(i, i + 1000)).onConflictDoNothing().returning({ id: transfers.id });
+    const batch = plain.slice(i, i + 1000);
+    const inserted = await tx.insert(transfers).values(batch).onConflictDoNothing().returning({ id: transfers.id });
     created += inserted.length;
+    const isNew = new Set(inserted.map((r) => r.id));
+    for (const row of batch) if (isNew.has(row.id!)) logPaymentSeen(ctx, row);
   }
   return created;
 }
@@ -135,6 +139,7 @@ async function recordAttributed(tx: Tx, ctx: ServiceContext, item: ObservedItem,
   const row = transferRow(ctx, item, assignment, counted);
   const inserted = await tx.insert(transfers).values(row).onConflictDoNothing().returning({ id: transfers.id });
   if (inserted.length === 0) return false;
+  logPaymentSeen(ctx, row);
   if (row.depositBindingId) await recordDeposit(tx, ctx, row.id!);
   if (row.orderId) await recomputeOrder(tx, ctx, row.orderId);
   return true;
@@ -193,6 +198,27 @@ async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, 
   return fresh;
 }
 
+/** The "payment seen" line: every new transfer into a pool address, attributed or not. */
+function logPaymentSeen(ctx: ServiceContext, t: typeof transfers.$inferInsert): void {
+  logMoney(ctx.logger, 'payment seen', {
+    transferId: t.id,
+    organizationId: t.organizationId,
+    orderId: t.orderId,
+    depositBindingId: t.depositBindingId,
+    attributed: !!(t.orderId || t.depositBindingId),
+    counted: t.counted,
+    chainId: t.chainId,
+    currency: t.currency,
+    amount: tokenAmount(ctx.registry, t.chainId, t.currency, t.amount as bigint),
+    amountUnits: t.amount,
+    to: t.toAddress,
+    from: t.fromAddress,
+    txHash: t.txHash,
+    logIndex: t.logIndex,
+    blockNumber: t.blockNumber,
+  });
+}
+
 /**
  * Marks pending transfers of orphaned blocks `dropped` (never credited) and lets the order and
  * deposit domains recompute. A confirmed transfer is final and is never dropped.
@@ -203,7 +229,31 @@ export async function dropTransfers(tx: Tx, ctx: ServiceContext, transferIds: st
     .update(transfers)
     .set({ status: 'dropped', droppedAt: ctx.clock.now(), credited: false })
     .where(and(inArray(transfers.id, transferIds), eq(transfers.status, 'pending')))
-    .returning({ id: transfers.id, orderId: transfers.orderId, depositBindingId: transfers.depositBindingId });
+    .returning({
+      id: transfers.id,
+      orderId: transfers.orderId,
+      depositBindingId: transfers.depositBindingId,
+      organizationId: transfers.organizationId,
+      chainId: transfers.chainId,
+      txHash: transfers.txHash,
+      blockNumber: transfers.blockNumber,
+      currency: transfers.currency,
+      amount: transfers.amount,
+    });
+  for (const t of dropped) {
+    logMoney(ctx.logger, 'payment dropped', {
+      transferId: t.id,
+      organizationId: t.organizationId,
+      orderId: t.orderId,
+      depositBindingId: t.depositBindingId,
+      chainId: t.chainId,
+      currency: t.currency,
+      amount: tokenAmount(ctx.registry, t.chainId, t.currency, t.amount),
+      txHash: t.txHash,
+      blockNumber: t.blockNumber,
+      reason: 'its block left the chain (reorg)',
+    });
+  }
   for (const t of dropped) {
     if (t.depositBindingId) {
       const [deposit] = await tx.select({ id: deposits.id }).from(deposits).where(eq(deposits.transferId, t.id));

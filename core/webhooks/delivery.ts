@@ -6,6 +6,8 @@ import type { WebhookDeps } from './endpoints';
 import { endpointSecret } from './endpoints';
 import { sendWebhook, type SendOutcome } from './sender';
 import { signWebhookBody, webhookBody } from './signing';
+import { observeWebhookDelivery } from '../metrics/metrics';
+import { logMoney } from '../money-log';
 
 /** A delivery job to enqueue: payload ids and numbers only, never secrets. */
 export interface DeliveryJob {
@@ -32,7 +34,27 @@ export async function deliverWebhook(deps: WebhookDeps & { logger?: Logger }, de
   const startedAt = deps.clock.now();
   const sent = await sendClaimed(deps, claimed, startedAt);
   const verdict = classifyAttempt(sent, { attempt, retryBase: claimed.retryBase, failingSince: claimed.endpoint.failingSince, startedAt, now: deps.clock.now() }, deps.config.webhooks);
-  return applyAttempt(deps, claimed, sent, verdict, startedAt);
+  const result = await applyAttempt(deps, claimed, sent, verdict, startedAt);
+  if (result.outcome !== 'skipped') {
+    observeWebhookDelivery(result.outcome, sent.durationMs);
+    const ids = {
+      organizationId: claimed.organizationId,
+      eventId: claimed.event.id,
+      eventType: claimed.event.type,
+      deliveryId,
+      endpointId: claimed.endpoint.id,
+      attempt,
+      statusCode: sent.statusCode,
+      durationMs: sent.durationMs,
+    };
+    if (result.outcome === 'succeeded') logMoney(deps.logger, 'webhook delivered', ids);
+    else if (result.outcome === 'retry') {
+      logMoney(deps.logger, 'webhook failed, will retry', { ...ids, error: verdict.error, nextAttemptAt: new Date(deps.clock.now().getTime() + result.next.delayMs).toISOString() });
+    } else if (verdict.next.state === 'endpoint-disabled') {
+      logMoney(deps.logger, 'webhook failed, endpoint disabled', { ...ids, error: verdict.error, reason: verdict.next.reason });
+    } else logMoney(deps.logger, 'webhook failed, no more attempts', { ...ids, error: verdict.error });
+  }
+  return result;
 }
 
 /** Signs the event's body with the endpoint's secret and POSTs it. Never throws. */

@@ -13,7 +13,6 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { eq, sql } from 'drizzle-orm';
 import { Contract, getAddress, hexlify, JsonRpcProvider, Network } from 'ethers';
-import postgres from 'postgres';
 import { ChainRegistry } from '../../core/chains/registry';
 import { EvmRpc } from '../../core/chains/evm/evm-rpc';
 import { EvmAdapter } from '../../core/chains/evm/evm-adapter';
@@ -28,28 +27,21 @@ import type { ServiceContext } from '../../core/context';
 import { createLogger } from '../../core/logger';
 import { createOrder } from '../../core/orders/orders';
 import { createOrganization } from '../../core/organizations';
-import { createWorkerRedis, deleteKeysWithPrefix } from '../../core/redis';
 import { createDb } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
-import { events, poolAddresses, scannedBlocks, transfers } from '../../db/schema';
+import { poolAddresses, scannedBlocks, transfers } from '../../db/schema';
 import { startWorkerProcess } from '../../workers/runtime';
 import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
+import { benchStore, completionLatency, insertPool, ms, reportLatencies, sleep } from './scan-support';
 
 const BLOCKS = 1000;
 const RECEIVERS_PER_BLOCK = 5;
 const CATCH_UP_BLOCKS = 1200;
 const LATENCY_ORDERS = 10;
 
-const base = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-const dbName = `sg_bench_scan_${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
-const dbUrl = (() => {
-  const u = new URL(base);
-  u.pathname = `/${dbName}`;
-  return u.toString();
-})();
-const redisPrefix = `sgbench${randomBytes(3).toString('hex')}`;
+const store = benchStore('scan');
+const { dbUrl, redisPrefix } = store;
 
-const ms = (n: number) => `${n.toFixed(0)} ms`;
 const randomAddress = () => getAddress(hexlify(randomBytes(20)));
 
 async function main(): Promise<void> {
@@ -74,7 +66,7 @@ async function main(): Promise<void> {
 
     // The 100 receiving pool addresses (the pool of the first run).
     const receivers = Array.from({ length: 100 }, randomAddress);
-    await insertPool(ctx, organizationId, receivers);
+    await insertPool(ctx, organizationId, 'evm', receivers);
 
     // 1,000 blocks, each with one transaction emitting 5 transfers to pool addresses and 1 elsewhere.
     const usdt = new Contract(tokens.USDT, TEST_TOKEN_ABI, signer);
@@ -116,7 +108,7 @@ async function main(): Promise<void> {
     const small = await scanOnce('100 pool addresses');
     const extra = 100_000 - receivers.length;
     const tFill = performance.now();
-    await insertPool(ctx, organizationId, Array.from({ length: extra }, randomAddress));
+    await insertPool(ctx, organizationId, 'evm', Array.from({ length: extra }, randomAddress));
     await dbHandle.sql`analyze pool_addresses`;
     process.stdout.write(`  (added ${extra} more pool addresses in ${ms(performance.now() - tFill)})\n`);
     const large = await scanOnce('100,000 pool addresses');
@@ -159,59 +151,19 @@ async function main(): Promise<void> {
       await sleep(300 + Math.random() * 700);
       await provider.send('anvil_mine', ['0x1', '0x0']);
       await sleep(300 + Math.random() * 700);
-      // The confirming block (3rd confirmation).
+      // The confirming block (3rd confirmation): latency from here.
       await provider.send('anvil_mine', ['0x1', '0x0']);
-      const minedAt = Date.now();
-      const until = minedAt + 30_000;
-      let eventAt: Date | null = null;
-      while (!eventAt && Date.now() < until) {
-        const [row] = await dbHandle.db
-          .select({ createdAt: events.createdAt })
-          .from(events)
-          .where(sql`${events.type} = 'order.completed' and ${events.data}->>'orderId' = ${order.id}`);
-        if (row) eventAt = row.createdAt;
-        else await sleep(20);
-      }
-      if (!eventAt) throw new Error(`order ${order.id} did not complete within 30 s`);
-      latencies.push(eventAt.getTime() - minedAt);
+      latencies.push(await completionLatency(ctx, order.id, Date.now()));
     }
-    latencies.sort((a, b) => a - b);
-    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))];
-    const p50 = pct(50);
-    process.stdout.write(
-      `  ${LATENCY_ORDERS} orders: p50 ${ms(p50)}, p90 ${ms(pct(90))}, max ${ms(latencies[latencies.length - 1])}; p50 beyond the ${config.intervals.confirmationsMs} ms poll interval: ${ms(Math.max(0, p50 - config.intervals.confirmationsMs))}  (target < 1 s)\n`,
-    );
+    process.stdout.write(reportLatencies(latencies, config.intervals.confirmationsMs));
   } finally {
     await workers?.close().catch(() => {});
     provider.destroy();
     await anvil.stop();
     await dbHandle.close();
-    const redis = createWorkerRedis(config.redisUrl);
-    await deleteKeysWithPrefix(redis, redisPrefix).catch(() => {});
-    redis.disconnect();
-    const admin = postgres(base.toString(), { max: 1, onnotice: () => {} });
-    await admin.unsafe(`drop database if exists "${dbName}" with (force)`);
-    await admin.end();
+    await store.drop(config.redisUrl, redisPrefix);
   }
 }
-
-async function insertPool(ctx: ServiceContext, organizationId: string, addresses: string[]): Promise<void> {
-  const now = Date.now();
-  for (let i = 0; i < addresses.length; i += 5000) {
-    await ctx.db.insert(poolAddresses).values(
-      addresses.slice(i, i + 5000).map((address, j) => ({
-        organizationId,
-        protocol: 'evm' as const,
-        address,
-        mode: 'self_managed' as const,
-        status: 'available' as const,
-        createdAt: new Date(now + i + j),
-      })),
-    );
-  }
-}
-
-const sleep = (msec: number) => new Promise((r) => setTimeout(r, msec));
 
 main().then(
   () => process.exit(0),

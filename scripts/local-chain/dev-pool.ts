@@ -7,8 +7,8 @@ import { derivePoolAddresses } from '../../core/pool/import';
 import { getServiceState, setServiceState } from '../../core/service-state';
 
 /**
- * The local organization's development pool: watch-only EVM addresses derived (non-hardened
- * 0/i) from a development extended public key generated here. The private key is discarded at
+ * The local organization's development pool: watch-only EVM and Tron addresses derived
+ * (non-hardened 0/i) from one development extended public key generated here. The private key is discarded at
  * once and never printed or stored: tokens sent to these addresses on the local chain are test
  * tokens nobody needs back.
  */
@@ -20,12 +20,34 @@ export async function seedLocalDevPool(db: Database, organizationId: string, cou
     xpub = HDNodeWallet.fromSeed(randomBytes(32)).neuter().extendedKey;
     await setServiceState(db, DEV_XPUB_STATE_KEY, xpub);
   }
-  const [{ n }] = await db
-    .select({ n: sql<number>`count(*)::int` })
+  let added = 0;
+  // Each family is seeded when it has no address yet, so a database made before Tron existed gets
+  // its Tron addresses on the next start (from the same xpub).
+  for (const protocol of ['evm', 'tron'] as const) {
+    const [{ n }] = await db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(poolAddresses)
+      .where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, protocol)));
+    if (n > 0) continue;
+    // The pool's own derivation (watch-only, non-hardened 0/i).
+    const result = await derivePoolAddresses(db, { organizationId, protocol, masterPublicKey: xpub, start: 0, count, now: new Date() });
+    added += result.imported;
+  }
+  return { added, xpub };
+}
+
+/**
+ * On every local start: organizations whose pool was seeded from the development xpub get the
+ * families added since (a local database from before Tron gets its 100 Tron addresses).
+ */
+export async function upgradeLocalDevPools(db: Database): Promise<number> {
+  const xpub = await getServiceState<string>(db, DEV_XPUB_STATE_KEY);
+  if (!xpub) return 0;
+  const orgs = await db
+    .selectDistinct({ organizationId: poolAddresses.organizationId })
     .from(poolAddresses)
-    .where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, 'evm')));
-  if (n > 0) return { added: 0, xpub };
-  // The pool's own derivation (watch-only, non-hardened 0/i).
-  const result = await derivePoolAddresses(db, { organizationId, protocol: 'evm', masterPublicKey: xpub, start: 0, count, now: new Date() });
-  return { added: result.imported, xpub };
+    .where(and(eq(poolAddresses.protocol, 'evm'), eq(poolAddresses.masterPublicKey, xpub)));
+  let added = 0;
+  for (const { organizationId } of orgs) added += (await seedLocalDevPool(db, organizationId)).added;
+  return added;
 }

@@ -2,17 +2,19 @@ import { loadConfig } from '../../core/config';
 import { createService } from '../../core/service';
 import { payOnLocalChain, PayError } from './payment';
 
-/** `npm run pay -- <orderId|address> <amount> [currency]`: a test payment on the local chain. */
+/** `npm run pay -- <orderId|address> <amount> [currency] [--force]`: a test payment on the local chain. */
 async function main(): Promise<number> {
-  const [target, amount, currency] = process.argv.slice(2);
+  const argv = process.argv.slice(2);
+  const force = argv.includes('--force');
+  const [target, amount, currency] = argv.filter((a) => a !== '--force');
   if (!target || !amount) {
-    process.stderr.write('usage: npm run pay -- <orderId|address> <amount> [USDT|USDC|DAI]\n');
+    process.stderr.write('usage: npm run pay -- <orderId|0x…|T…> <amount> [USDT|USDC|DAI] [--force]\n');
     return 2;
   }
   const config = loadConfig({ ...process.env, NETWORK: 'local', LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' });
   const { ctx, dbHandle } = await createService(config, { migrate: false });
   try {
-    const paid = await payOnLocalChain(ctx, target, amount, currency);
+    const paid = await payOnLocalChain(ctx, target, amount, currency, { force });
     process.stdout.write(`Sent ${paid.amount} ${paid.currency} to ${paid.to}\n  tx ${paid.txHash} in block ${paid.blockNumber} (from ${paid.from})\n`);
     return 0;
   } catch (err) {

@@ -5,6 +5,8 @@ import { parseAmount } from '../../core/amounts';
 import type { ServiceContext } from '../../core/context';
 import { CURRENCIES, type Currency } from '../../core/chains/registry';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
+import { TRON_LOCAL_CHAIN_ID } from '../../core/chains/tron/tron-local-state';
+import { normalizeTronAddress } from '../../core/chains/tron/tron-address';
 import { localProvider } from './local-chain';
 import { TEST_TOKEN_ABI } from './test-tokens';
 
@@ -23,7 +25,14 @@ export interface PaymentResult {
   from: string;
 }
 
-export async function payOnLocalChain(ctx: ServiceContext, target: string, amountText: string, currencyArg?: string): Promise<PaymentResult> {
+export async function payOnLocalChain(
+  ctx: ServiceContext,
+  target: string,
+  amountText: string,
+  currencyArg?: string,
+  options: { force?: boolean } = {},
+): Promise<PaymentResult> {
+  if (await isTronTarget(ctx, target)) return payOnTronLocal(ctx, target, amountText, currencyArg, options);
   const chain = ctx.registry.get(LOCAL_CHAIN_ID);
   if (!chain) throw new PayError('the local chain is not configured (NETWORK must be local)');
   let to: string;
@@ -35,6 +44,7 @@ export async function payOnLocalChain(ctx: ServiceContext, target: string, amoun
       .where(eq(orders.id, target));
     if (!order) throw new PayError(`order ${target} not found`);
     if (order.chainId !== LOCAL_CHAIN_ID) throw new PayError(`order ${target} is on ${order.chainId}, not ${LOCAL_CHAIN_ID}`);
+    refuseFinishedOrder(target, order.status, options);
     if (currencyArg && currencyArg.toUpperCase() !== order.currency) {
       // Allowed on purpose (wrong-token payments are a case to try), but said out loud.
       process.stderr.write(`note: order ${target} is in ${order.currency}; paying ${currencyArg.toUpperCase()} as asked\n`);
@@ -49,17 +59,12 @@ export async function payOnLocalChain(ctx: ServiceContext, target: string, amoun
     }
     currency = (currencyArg?.toUpperCase() ?? 'USDT') as Currency;
   } else {
-    throw new PayError(`"${target}" is neither an order id (ord_…) nor an EVM address (0x…)`);
+    throw new PayError(`"${target}" is neither an order id (ord_…), an EVM address (0x…) nor a Tron address (T…)`);
   }
   if (!CURRENCIES.includes(currency)) throw new PayError(`unknown currency ${currency} (use ${CURRENCIES.join(', ')})`);
   const token = chain.tokens[currency];
   if (!token?.address) throw new PayError(`${currency} is not deployed on the local chain: is it running (npm start / npm run chain)?`);
-  let units: bigint;
-  try {
-    units = parseAmount(amountText, token.decimals);
-  } catch (err) {
-    throw new PayError(`invalid amount "${amountText}": ${(err as Error).message}`);
-  }
+  const units = baseUnits(amountText, token.decimals);
   const rpcUrl = chain.rpcUrls[0];
   const provider = localProvider(rpcUrl);
   try {
@@ -79,5 +84,63 @@ export async function payOnLocalChain(ctx: ServiceContext, target: string, amoun
     return { to, currency, amount: amountText, txHash: transfer.hash, blockNumber: receipt.blockNumber, from: await payer.getAddress() };
   } finally {
     provider.destroy();
+  }
+}
+
+/**
+ * A completed or expired order's address has gone back to the pool (cooldown): the money would not
+ * count toward the order but be recorded unattributed, or credited to whoever holds the address next.
+ */
+function refuseFinishedOrder(orderId: string, status: string, options: { force?: boolean }): void {
+  if ((status === 'completed' || status === 'expired') && !options.force) {
+    throw new PayError(
+      `order ${orderId} is ${status}: a payment now would not count toward it (it would land unattributed, or with the address's next holder). Pass --force to send it anyway.`,
+    );
+  }
+}
+
+/** A T… address, or an order on tron-local. */
+async function isTronTarget(ctx: ServiceContext, target: string): Promise<boolean> {
+  if (/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(target)) return true;
+  if (!/^ord_/.test(target)) return false;
+  const [order] = await ctx.db.select({ chainId: orders.chainId }).from(orders).where(eq(orders.id, target));
+  return order?.chainId === TRON_LOCAL_CHAIN_ID;
+}
+
+/** A test payment on tron-local: its faucet sends the test USDT (a dev-only endpoint of the node). */
+async function payOnTronLocal(ctx: ServiceContext, target: string, amountText: string, currencyArg: string | undefined, options: { force?: boolean }): Promise<PaymentResult> {
+  const chain = ctx.registry.get(TRON_LOCAL_CHAIN_ID);
+  if (!chain) throw new PayError('tron-local is not configured (NETWORK must be local)');
+  let to = target;
+  if (/^ord_/.test(target)) {
+    const [order] = await ctx.db.select({ address: orders.address, status: orders.status }).from(orders).where(eq(orders.id, target));
+    refuseFinishedOrder(target, order.status, options);
+    to = order.address;
+  } else if (!normalizeTronAddress(target)) {
+    throw new PayError(`${target} is not a valid Tron address (bad checksum)`);
+  }
+  const currency = (currencyArg?.toUpperCase() ?? 'USDT') as Currency;
+  const token = chain.tokens[currency];
+  if (!token?.address) throw new PayError(`${currency} is not available on tron-local (it holds a test USDT only)`);
+  const units = baseUnits(amountText, token.decimals);
+  const rpcUrl = chain.rpcUrls[0];
+  let answer: { txID?: string; blockNumber?: number; success?: boolean; Error?: string };
+  try {
+    const res = await fetch(`${rpcUrl}/dev/transfer`, { method: 'POST', body: JSON.stringify({ to, amount: units.toString() }) });
+    answer = (await res.json()) as typeof answer;
+  } catch {
+    throw new PayError(`tron-local does not answer at ${rpcUrl}: start it with npm start or npm run chain`);
+  }
+  if (!answer.txID || answer.Error) throw new PayError(`tron-local refused the transfer: ${answer.Error ?? 'no transaction id'}`);
+  if (!answer.success) throw new PayError(`the transfer ${answer.txID} failed on chain`);
+  const info = (await (await fetch(`${rpcUrl}/dev/info`, { method: 'POST' })).json()) as { faucet: string };
+  return { to, currency, amount: amountText, txHash: answer.txID, blockNumber: answer.blockNumber ?? 0, from: info.faucet };
+}
+
+function baseUnits(amountText: string, decimals: number): bigint {
+  try {
+    return parseAmount(amountText, decimals);
+  } catch (err) {
+    throw new PayError(`invalid amount "${amountText}": ${(err as Error).message}`);
   }
 }

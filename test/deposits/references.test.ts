@@ -76,14 +76,14 @@ for (const style of STYLES) {
       expect(assignments).to.have.length(1);
     });
 
-    it('refuses a family with no enabled chain (tron, solana) with INVALID_CHAIN, storing nothing', async () => {
-      await seedPoolAddresses(org.organizationId, 'tron', 1);
-      for (const protocol of ['tron', 'solana']) {
+    it('refuses a family with no enabled chain (solana) with INVALID_CHAIN, storing nothing', async () => {
+      await seedPoolAddresses(org.organizationId, 'solana', 1);
+      for (const protocol of ['solana']) {
         const res = await post('/deposits/bind', { depositReference: 'user-1', protocol });
         expectError(style, res, 400, 'INVALID_CHAIN', 'ValidationError');
         expect(res.body.message).to.include('not enabled');
       }
-      expectError(style, await post('/deposits/references', { depositReference: 'user-1', currency: 'USDT', chainId: 'tron-nile' }), 400, 'INVALID_CHAIN', 'ValidationError');
+      expectError(style, await post('/deposits/references', { depositReference: 'user-1', currency: 'USDT', chainId: 'solana-devnet' }), 400, 'INVALID_CHAIN', 'ValidationError');
       expect(await bindingRows(org.organizationId)).to.have.length(0);
     });
 
@@ -281,7 +281,7 @@ for (const style of STYLES) {
 describe('deposit references across chains of one family (testnet registry)', () => {
   const { app } = buildTestApp({
     style: 'b',
-    env: { NETWORK: 'testnet', SECRET_ENCRYPTION_KEY: 'ab'.repeat(32) },
+    env: { NETWORK: 'testnet', SECRET_ENCRYPTION_KEY: 'ab'.repeat(32), PUBLIC_BASE_URL: 'https://pay.example.com' },
   });
   let org: TestOrg;
   let pool: string[];

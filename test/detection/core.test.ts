@@ -100,6 +100,28 @@ describe('detection core with an in-memory chain', function () {
     expect((await getCheckpoint(ctx.db, chain.chain.chainId))!.blockNumber).to.equal(1);
   });
 
+  it('confirmations keep the blocks already verified when the provider fails midway, and the next run goes on', async () => {
+    const { ctx, chain } = setUp();
+    const org = await createTestOrg('memory org confirmations');
+    const to = await seedPoolAddresses(org.organizationId, 'evm', 3);
+    chain.mineEmpty(2);
+    expect((await scanChainOnce(ctx, chain)).status).to.equal('initialized');
+    const paid = to.map((address, i) => chain.mine([{ txHash: newTxHash(), to: address, amount: BigInt(i + 1) }]));
+    chain.mineEmpty(5);
+    await scanChain(ctx, chain);
+    const statusByBlock = async () =>
+      Object.fromEntries((await rowsOf(ctx, chain.chain.chainId)).map((r) => [r.blockNumber, r.status])) as Record<number, string>;
+    expect(Object.values(await statusByBlock())).to.deep.equal(['pending', 'pending', 'pending']);
+    chain.failing.add(paid[1].number);
+    let failed: unknown = null;
+    await updateConfirmations(ctx, chain).catch((err) => (failed = err));
+    expect(String(failed)).to.include(`provider error at block ${paid[1].number}`);
+    expect(await statusByBlock()).to.deep.equal({ [paid[0].number]: 'confirmed', [paid[1].number]: 'pending', [paid[2].number]: 'pending' });
+    chain.failing.clear();
+    await updateConfirmations(ctx, chain);
+    expect(Object.values(await statusByBlock())).to.deep.equal(['confirmed', 'confirmed', 'confirmed']);
+  });
+
   it('a reorg drops the pending transfers of orphaned blocks and records the re-mined transaction', async () => {
     const { ctx, chain } = setUp();
     const org = await createTestOrg('memory org 4');

@@ -31,6 +31,8 @@ export class MemoryChain implements ChainAdapter {
   duplicateAnswers = false;
   /** Heights the provider pretends not to have (a node lagging behind its own head). */
   missing = new Set<number>();
+  /** Heights whose blockAt fails (a provider erroring on that call). */
+  failing = new Set<number>();
   /** Largest range transfersInRange accepts. */
   maxRange = Infinity;
   /** Run after the transfers of a range were read (another worker, a reorg under us...). */
@@ -76,6 +78,7 @@ export class MemoryChain implements ChainAdapter {
 
   async blockAt(height: number): Promise<BlockRef | null> {
     this.calls++;
+    if (this.failing.has(height)) throw new Error(`provider error at block ${height}`);
     if (this.missing.has(height)) return null;
     const b = this.blocks[height];
     return b ? strip(b) : null;

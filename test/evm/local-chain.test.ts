@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { and, eq } from 'drizzle-orm';
 import { HDNodeWallet, JsonRpcProvider, Network } from 'ethers';
 import { startAnvil, type RunningAnvil } from '../../scripts/local-chain/anvil';
-import { seedLocalDevPool } from '../../scripts/local-chain/dev-pool';
+import { seedLocalDevPool, upgradeLocalDevPools } from '../../scripts/local-chain/dev-pool';
+import { tronAddressFromEvm } from '../../core/pool/address-formats';
 import { LOCAL_CHAIN_ID, LOCAL_CHAIN_STATE_KEY, loadLocalChainState, type LocalChainState } from '../../core/chains/evm/local-chain-state';
 import { prepareLocalChain } from '../../scripts/local-chain/local-chain';
 import { getCheckpoint } from '../../core/checkpoints';
@@ -74,11 +75,11 @@ describe('local chain preparation (anvil)', function () {
     expect((await getCheckpoint(ctx.db, LOCAL_CHAIN_ID))!.blockHash).to.not.equal(cp!.blockHash);
   });
 
-  it('gives the local organization 100 watch-only addresses derived from a development xpub, once', async () => {
+  it('gives the local organization 100 watch-only EVM and 100 Tron addresses derived from a development xpub, once', async () => {
     const ctx = testContext();
     const { organizationId } = await createTestOrg('local dev org');
     const first = await seedLocalDevPool(ctx.db, organizationId);
-    expect(first.added).to.equal(100);
+    expect(first.added).to.equal(200);
     expect(first.xpub).to.match(/^xpub/);
     const node = HDNodeWallet.fromExtendedKey(first.xpub);
     expect(node).to.not.have.property('privateKey');
@@ -87,6 +88,16 @@ describe('local chain preparation (anvil)', function () {
     const byIndex = new Map(rows.map((r) => [r.derivationIndex, r.address]));
     expect(byIndex.get(0)).to.equal(node.deriveChild(0).deriveChild(0).address);
     expect(byIndex.get(99)).to.equal(node.deriveChild(0).deriveChild(99).address);
+    const tron = await ctx.db.select().from(poolAddresses).where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, 'tron')));
+    expect(tron).to.have.length(100);
+    expect(tron.find((r) => r.derivationIndex === 0)!.address).to.equal(tronAddressFromEvm(node.deriveChild(0).deriveChild(0).address));
     expect((await seedLocalDevPool(ctx.db, organizationId)).added).to.equal(0);
+
+    // A local database seeded before Tron existed gets its Tron addresses on the next start, from the same xpub.
+    await ctx.db.delete(poolAddresses).where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, 'tron')));
+    expect(await upgradeLocalDevPools(ctx.db)).to.equal(100);
+    const tronAgain = await ctx.db.select().from(poolAddresses).where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, 'tron')));
+    expect(tronAgain.find((r) => r.derivationIndex === 7)!.address).to.equal(tronAddressFromEvm(node.deriveChild(0).deriveChild(7).address));
   });
+
 });

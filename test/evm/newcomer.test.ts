@@ -39,13 +39,17 @@ describe('newcomer: npm start, create an order, npm run pay, completed (local ch
       DATA_DIR: dataDir,
       CHAIN_SCAN_INTERVAL_MS: '250',
       CONFIRMATIONS_INTERVAL_MS: '250',
+      TRON_LOCAL_BLOCK_TIME_MS: '1000',
     };
     service = spawnEntry('scripts/start.ts', env);
     const listening = await service.waitFor(/API listening/, 90_000);
     const base = `http://127.0.0.1:${JSON.parse(listening).port}`;
+    // The first-start banner comes once every port is bound (a busy port fails before any key).
+    await service.waitFor(/Another key: npm run admin/, 60_000);
     const out = service.stdout();
     expect(out).to.match(/Local chain ethereum-local on http:\/\/127\.0\.0\.1:\d+ \(tokens: /);
-    expect(out).to.match(/Added 100 watch-only development EVM addresses/);
+    expect(out).to.match(/Local chain tron-local on http:\/\/127\.0\.0\.1:\d+ \(USDT T\w{33}\)/);
+    expect(out).to.match(/Added 200 watch-only development EVM and Tron addresses/);
     expect(out).to.match(/test tokens deployed on the local chain/);
     const key = /Owner API key \(shown once, store it now\): (pk_[A-Za-z0-9_-]+)/.exec(out)?.[1];
     expect(key, out).to.be.a('string');
@@ -78,6 +82,25 @@ describe('newcomer: npm start, create an order, npm run pay, completed (local ch
     const listed = await request(base).get(`/api/v1/transfers?orderId=${orderId}`).set('X-API-Key', key!);
     expect(listed.body.data).to.have.length(1);
     expect(listed.body.data[0]).to.include({ orderId, amount: '12.5', currency: 'USDT', status: 'confirmed', credited: true });
+
+    // The same on tron-local: a USDT order paid with npm run pay completes once its block is solidified.
+    const tronOrder = await request(base)
+      .post('/api/v1/orders')
+      .set('X-API-Key', key!)
+      .send({ orderReference: 'newcomer-tron', amount: '3', currency: 'USDT', chainId: 'tron-local' });
+    expect(tronOrder.status, JSON.stringify(tronOrder.body)).to.equal(201);
+    expect(tronOrder.body.address).to.match(/^T/);
+    const tronPay = spawnEntry('scripts/local-chain/pay.ts', { DATABASE_URL: dbUrl }, [tronOrder.body.orderId, '3']);
+    expect(await tronPay.exited, tronPay.stderr()).to.equal(0);
+    expect(tronPay.stdout()).to.match(new RegExp(`Sent 3 USDT to ${tronOrder.body.address}`));
+    const tronDeadline = Date.now() + 45_000;
+    let tron = tronOrder.body;
+    while (tron.status !== 'completed' && Date.now() < tronDeadline) {
+      await new Promise((r) => setTimeout(r, 300));
+      tron = (await request(base).get(`/api/v1/orders/${tronOrder.body.orderId}`).set('X-API-Key', key!)).body;
+    }
+    expect(tron, service.stdout().slice(-3000)).to.include({ status: 'completed', amountReceived: '3' });
+    expect(tron.txHash).to.match(/^[0-9a-f]{64}$/);
 
     // Restart: the chain and its tokens are kept (no redeploy), the order stays completed.
     service.child.kill('SIGTERM');

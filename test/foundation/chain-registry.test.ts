@@ -14,7 +14,7 @@ function errorOf(fn: () => unknown): AppError {
 describe('chain registry', () => {
   it('NETWORK=local has ethereum-local with USDT, USDC and DAI (addresses learnt at run time)', () => {
     const r = ChainRegistry.forNetwork('local');
-    expect(r.list().map((c) => c.chainId)).to.deep.equal(['ethereum-local']);
+    expect(r.list().map((c) => c.chainId)).to.deep.equal(['ethereum-local', 'tron-local']);
     const chain = r.requireOfferedChain('ethereum-local');
     expect(Object.keys(chain.tokens).sort()).to.deep.equal(['DAI', 'USDC', 'USDT']);
     expect(chain.tokens.DAI!.decimals).to.equal(18);
@@ -23,10 +23,26 @@ describe('chain registry', () => {
     expect(r.requireToken(chain, 'USDT').decimals).to.equal(6);
   });
 
-  it('NETWORK=testnet lists Tron and Solana chains but does not offer them until they have a scanner', () => {
+  it('Tron chains: USDT only by default (DAI is INVALID_CURRENCY, USDC retired), Nile USDT overridable, solidification depth as confirmations, the API key kept out of serialisation', () => {
+    const r = ChainRegistry.forNetwork('testnet', { TRON_PRO_API_KEY_TRON_NILE: 'trongrid-secret' });
+    const nile = r.get('tron-nile')!;
+    expect(r.offeredTokens(nile).map((t) => [t.currency, t.address, t.decimals])).to.deep.equal([['USDT', 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', 6]]);
+    expect(errorOf(() => r.requireToken(nile, 'DAI')).code).to.equal('INVALID_CURRENCY');
+    expect(errorOf(() => r.requireToken(nile, 'USDC')).code).to.equal('INVALID_CURRENCY');
+    expect(nile.orderConfirmations).to.equal(19);
+    expect(nile.providerApiKey).to.equal('trongrid-secret');
+    expect(JSON.stringify(nile)).not.to.contain('trongrid-secret');
+    const overridden = ChainRegistry.forNetwork('testnet', { TOKEN_TRON_NILE_USDT: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' });
+    expect(overridden.get('tron-nile')!.tokens.USDT!.address).to.equal('TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t');
+    const mainnet = ChainRegistry.forNetwork('mainnet').get('tron-mainnet')!;
+    expect(mainnet.tokens.USDT!.address).to.equal('TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t');
+  });
+
+  it('NETWORK=testnet offers tron-nile (Tron has an adapter) and lists Solana without offering it until it has one', () => {
     const r = ChainRegistry.forNetwork('testnet');
     expect(r.list().map((c) => c.chainId).sort()).to.deep.equal(['ethereum-sepolia', 'polygon-amoy', 'solana-devnet', 'tron-nile']);
-    for (const id of ['tron-nile', 'solana-devnet']) {
+    expect(r.requireOfferedChain('tron-nile').protocol).to.equal('tron');
+    for (const id of ['solana-devnet']) {
       const err = errorOf(() => r.requireOfferedChain(id));
       expect(err.code).to.equal('INVALID_CHAIN');
       expect(err.message).to.include('not enabled');
@@ -37,7 +53,7 @@ describe('chain registry', () => {
     // No official test USDT on Sepolia: not offered unless an address is supplied.
     expect(errorOf(() => r.requireToken(sepolia, 'USDT')).code).to.equal('INVALID_CURRENCY');
     expect(r.enabledChainsOf('evm').map((c) => c.chainId).sort()).to.deep.equal(['ethereum-sepolia', 'polygon-amoy']);
-    expect(r.enabledChainsOf('tron')).to.deep.equal([]);
+    expect(r.enabledChainsOf('tron').map((c) => c.chainId)).to.deep.equal(['tron-nile']);
   });
 
   it('takes RPC URLs and token addresses from the environment, and confirmations may only be raised', () => {

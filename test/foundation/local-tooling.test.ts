@@ -42,6 +42,7 @@ describe('an installation without the local-chain tooling (the image)', function
     const start = spawnEntry(path.join(tree, 'scripts/start.ts'), {
       NETWORK: 'testnet',
       SECRET_ENCRYPTION_KEY: 'ab'.repeat(32),
+      PUBLIC_BASE_URL: 'https://pay.example.com',
       DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/none`,
     });
     expect(await start.exited).to.equal(1);

@@ -22,7 +22,7 @@ describe('health when a dependency is down', () => {
       const down = await request(app).get('/health');
       expect(down.status).to.equal(503);
       expect(down.body).to.include({ status: 'degraded' });
-      expect(down.body.checks).to.deep.equal({ database: 'ok', redis: 'down', chains: 'ok' });
+      expect(down.body.checks).to.deep.equal({ database: 'ok', redis: 'down', redisEviction: 'unknown', chains: 'ok' });
       expect(down.body.version).to.be.a('string');
     } finally {
       redis.disconnect();
@@ -40,7 +40,7 @@ describe('health when PostgreSQL is unreachable', () => {
       const res = await request(app).get('/health');
       expect(res.status).to.equal(503);
       expect(res.body).to.include({ status: 'degraded' });
-      expect(res.body.checks).to.deep.equal({ database: 'down', redis: 'ok', chains: 'unknown' });
+      expect(res.body.checks).to.deep.equal({ database: 'down', redis: 'ok', redisEviction: 'ok', chains: 'unknown' });
     } finally {
       await deadDb.close();
     }

@@ -77,6 +77,7 @@ export function testConfig(env: Record<string, string> = {}, overrides: Partial<
       RATE_LIMIT_ENABLED: 'false',
       LOG_LEVEL: 'debug',
       PORT: '0',
+      METRICS_PORT: '0',
       // Tests pause mining and move the clock on purpose: a chain stall is tested where it is meant.
       CHAIN_STALL_ALERT_SECONDS: '86400',
       ...env,

@@ -3,11 +3,10 @@ import net from 'node:net';
 import path from 'node:path';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
-const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 
 export interface Spawned {
   child: ChildProcess;
-  /** Signals the whole process group: tsx runs the entry in a child node process, and both must go. */
+  /** Signals the whole process group (the entry and anything it started, e.g. anvil). */
   killGroup(signal?: NodeJS.Signals): void;
   stdout: () => string;
   stderr: () => string;
@@ -16,11 +15,15 @@ export interface Spawned {
   exited: Promise<number | null>;
 }
 
-/** Runs one of the project's TypeScript entry points (relative to the root, or absolute) as a real child process. */
+/**
+ * Runs one of the project's TypeScript entry points (relative to the root, or absolute) as a real
+ * child process, the way the npm scripts and the image do: node itself with tsx as a loader hook,
+ * so a signal reaches the entry (the tsx binary would sit in between as a parent relaying signals).
+ */
 export function spawnEntry(entry: string, env: Record<string, string>, args: string[] = []): Spawned {
-  const child = spawn(TSX, [path.resolve(ROOT, entry), ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve(ROOT, entry), ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -71,10 +74,10 @@ export async function closedPort(): Promise<number> {
   return port;
 }
 
-/** A private redis-server the test may stop (never the machine's shared one). */
-export async function startPrivateRedis(): Promise<{ url: string; port: number; stop(): Promise<void> }> {
+/** A private redis-server the test may stop (never the machine's shared one); `args` adds settings. */
+export async function startPrivateRedis(args: string[] = []): Promise<{ url: string; port: number; stop(): Promise<void> }> {
   const port = await closedPort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args], { stdio: 'ignore' });
   for (let i = 0; i < 50; i++) {
     const ok = await new Promise<boolean>((resolve) => {
       const s = net.connect(port, '127.0.0.1', () => (s.end(), resolve(true)));

@@ -268,12 +268,24 @@ describe('address pool import: private key material', () => {
   const solanaSecret = encodeBase58(concat(['0x01', randomBytes(63)]));
   const byteArray = `"[${Array.from(randomBytes(64)).join(',')}]"`;
 
-  const cases: { name: string; secret: string; line: (secret: string) => string; expectLine: number }[] = [
+  const key = 'possible private key';
+  const seed = 'possible seed phrase';
+  const cases: { name: string; secret: string; line: (secret: string) => string; expectLine: number; kind?: string }[] = [
     { name: 'a 0x-prefixed 64-hex private key in the address column', secret: wallet.privateKey, line: (s) => `${s},evm,,`, expectLine: 3 },
+    { name: 'a 0X-prefixed (upper-case) private key', secret: wallet.privateKey, line: (s) => `${s.replace('0x', '0X')},evm,,`, expectLine: 3 },
+    { name: 'an upper-case private key', secret: wallet.privateKey, line: (s) => `${s.toUpperCase()},evm,,`, expectLine: 3 },
+    { name: 'a private key missing its first digit (63 hex)', secret: wallet.privateKey.slice(3), line: (s) => `${s},evm,,`, expectLine: 3 },
+    { name: 'a 0x-prefixed private key with one digit too many (65 hex)', secret: wallet.privateKey, line: (s) => `${s}0,evm,,`, expectLine: 3 },
+    { name: 'a 66-hex value without prefix', secret: `ab${wallet.privateKey.slice(2)}`, line: (s) => `${s},evm,,`, expectLine: 3 },
+    { name: 'a seed phrase as a numbered list, one "1. word" per line', secret: mnemonic, line: (s) => s.split(' ').map((w, i) => `${i + 1}. ${w}`).join('\n'), expectLine: 3, kind: seed },
+    { name: 'a seed phrase numbered on one line ("1.word 2.word")', secret: mnemonic, line: (s) => s.split(' ').map((w, i) => `${i + 1}.${w}`).join(' '), expectLine: 3, kind: seed },
+    { name: 'a seed phrase numbered "1) word" in one CSV cell', secret: mnemonic24, line: (s) => `"${s.split(' ').map((w, i) => `${i + 1}) ${w}`).join(' ')}"`, expectLine: 3, kind: seed },
+    { name: 'a hyphen-joined seed phrase', secret: mnemonic, line: (s) => s.split(' ').join('-'), expectLine: 3, kind: seed },
+    { name: 'an upper-case seed phrase in the address column', secret: mnemonic, line: (s) => `${s.toUpperCase()},evm,,`, expectLine: 3, kind: seed },
     { name: 'a bare 64-hex private key in the xpub column', secret: wallet.privateKey.slice(2), line: (s) => `${randomEvmAddress()},evm,1,${s}`, expectLine: 3 },
     { name: 'an xprv as master_public_key', secret: xprv, line: (s) => `${randomEvmAddress()},evm,0,${s}`, expectLine: 3 },
-    { name: 'a 12-word mnemonic on its own line', secret: mnemonic, line: (s) => s, expectLine: 3 },
-    { name: 'a 24-word mnemonic split over columns', secret: mnemonic24, line: (s) => s.split(' ').join(','), expectLine: 3 },
+    { name: 'a 12-word mnemonic on its own line', secret: mnemonic, line: (s) => s, expectLine: 3, kind: seed },
+    { name: 'a 24-word mnemonic split over columns', secret: mnemonic24, line: (s) => s.split(' ').join(','), expectLine: 3, kind: seed },
     { name: 'a WIF key', secret: wif, line: (s) => `${s},evm,,`, expectLine: 3 },
     { name: 'a Solana 64-byte secret', secret: solanaSecret, line: (s) => `${s},evm,,`, expectLine: 3 },
     { name: 'a Solana keypair byte array', secret: byteArray, line: (s) => `${randomEvmAddress()},evm,,${s}`, expectLine: 3 },
@@ -292,6 +304,8 @@ describe('address pool import: private key material', () => {
       expectImportError('b', res, 400, 'IMPORT_REJECTED', 'ValidationError');
       expect(res.body.message).to.match(new RegExp(`line ${c.expectLine} of the CSV`));
       expect(res.body.message).to.match(/Nothing was imported/);
+      // Only the line and the kind: none of the line's characters.
+      expect(res.body.details).to.deep.equal([{ line: c.expectLine, kind: c.kind ?? key, error: c.kind ?? key }]);
       const raw = JSON.stringify(res.body);
       const probe = c.secret.replace(/^0x/, '').replace(/^"\[/, '').slice(0, 24);
       expect(raw).to.not.include(probe);

@@ -86,6 +86,12 @@ describe('alert.webhook_endpoint_disabled and targeted events (relay + delivery 
     const watcher = await endpoint(org, '/watch-d', ['alert.webhook_endpoint_disabled']);
     const event = await testDb().transaction((tx) => emitEvent(tx, { organizationId: org.organizationId, type: 'order.expired', data: { orderId: 'ord_d' } }));
     await receiver.waitFor(1, { path: '/down-d' });
+    // The receiver sees the POST before the worker records its outcome: move the clock only once the
+    // first attempt is recorded, or that attempt itself would find the window passed.
+    await eventually(async () => {
+      const [listed] = (await eventsOf(org, 'order.expired')).filter((e) => e.id === event.id);
+      return listed?.deliveries.some((d: { endpointId: string; attempts: unknown[] }) => d.endpointId === down.id && d.attempts.length >= 1);
+    }, 10_000, 'the first attempt to be recorded');
     // The workers' clock moves past the disable window while the endpoint keeps failing.
     const window = testConfig().webhooks.disableAfterMs;
     workerClock.advance(window);

@@ -8,6 +8,7 @@ import { orderExpiryProcessor } from './order-expiry.processor';
 import { webhookDeliveryProcessor } from './webhook-delivery.processor';
 import { webhookRelayProcessor } from './webhook-relay.processor';
 import { tableMaintenanceProcessor } from './table-maintenance.processor';
+import { alertEmailProcessor } from './alert-email.processor';
 
 /** One processor per queue. The type makes a missing or extra processor a compile error. */
 export const PROCESSORS: { [Q in QueueName]: Processor<Q> } = {
@@ -20,4 +21,5 @@ export const PROCESSORS: { [Q in QueueName]: Processor<Q> } = {
   'webhook-relay': webhookRelayProcessor,
   'webhook-delivery': webhookDeliveryProcessor,
   'table-maintenance': tableMaintenanceProcessor,
+  'alert-email': alertEmailProcessor,
 };

@@ -1,4 +1,5 @@
 import { FetchRequest, JsonRpcProvider, Network } from 'ethers';
+import { countRpcCall, observeChainHead } from '../../metrics/metrics';
 import { ProviderUnavailableError, RangeTooLargeError } from '../../detection/adapter';
 import type { Chain } from '../registry';
 
@@ -132,10 +133,13 @@ export class EvmRpc {
       try {
         this.calls++;
         const result = (await ep.provider.send(method, params)) as T;
+        countRpcCall(this.chainId, ep.url, true);
         ep.failures = 0;
         this.current = index;
         return result;
       } catch (err) {
+        // A refused range is the query's fault, not the provider's: a call, not an error.
+        countRpcCall(this.chainId, ep.url, isRangeError(err));
         if (isRangeError(err)) throw new RangeTooLargeError(errorText(err));
         lastError = err;
         ep.failures++;
@@ -147,7 +151,9 @@ export class EvmRpc {
   }
 
   async blockNumber(): Promise<number> {
-    return Number(await this.send<string>('eth_blockNumber', []));
+    const head = Number(await this.send<string>('eth_blockNumber', []));
+    observeChainHead(this.chainId, head);
+    return head;
   }
 
   async header(tag: number | 'latest' | 'finalized'): Promise<RpcBlockHeader | null> {

@@ -1,0 +1,151 @@
+import { ProviderUnavailableError, UnstableChainError, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../../detection/adapter';
+import type { LogLevel } from '../../config';
+import { createLogger, type Logger } from '../../logger';
+import type { Chain } from '../registry';
+import { hex20FromTron, hex41FromTron, normalizeTronAddress } from './tron-address';
+import { TronHttp, TronUnavailableError, type TronBlock, type TronView } from './tron-http';
+import { parseTronTransfers, type TronToken } from './tron-transfers';
+
+/**
+ * The Tron family's ChainAdapter (core/detection/adapter.ts, issue 17).
+ * - Final = solidified: `finalizedBlockNumber` is the solidified head; blocks at or below it are read
+ *   from the solidified view (`/walletsolidity/*`).
+ * - Early sight: `head` is the full node's head, so the core scans unsolidified blocks (read from
+ *   `/wallet/*`) and records their transfers `pending` within seconds; a block the network drops
+ *   before solidifying it shows as a parent-hash mismatch and the core drops its transfers.
+ * - Confirmed = solidified: the chain's required confirmations are its solidification depth D
+ *   (registry), and the head given to the core is never more than D − 1 blocks above the solidified
+ *   head, so a count of D is reached only by a solidified block even when solidification stalls.
+ *   An organization's higher `confirmations.*` adds blocks beyond that.
+ * - Transfers: one `gettransactioninfobyblocknum` per block (several blocks in parallel, bounded by
+ *   the client's per-provider limiter), plus the block itself for the blocks that hold transfers
+ *   of a configured token (its hash and time). A block that cannot be read fails the range:
+ *   nothing is skipped.
+ */
+export class TronAdapter implements ChainAdapter {
+  readonly protocol = 'tron' as const;
+  /** Newest solidified height seen (decides which view serves a height). */
+  private solidified = -1;
+
+  constructor(
+    readonly chain: Chain,
+    readonly http: TronHttp = new TronHttp(chain.chainId, chain.rpcUrls, { apiKey: chain.providerApiKey, logger: tronProviderLogger() }),
+  ) {}
+
+  get calls(): number {
+    return this.http.calls;
+  }
+
+  /** Solidification depth: the confirmations at which a block is solidified. */
+  private get depth(): number {
+    return Math.max(1, this.chain.orderConfirmations);
+  }
+
+  private async call<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof TronUnavailableError) throw new ProviderUnavailableError(this.chain.chainId, err);
+      throw err;
+    }
+  }
+
+  private toRef(b: TronBlock): BlockRef {
+    const raw = b.block_header.raw_data;
+    return { number: raw.number ?? 0, hash: b.blockID, parentHash: raw.parentHash, timestamp: Math.floor((raw.timestamp ?? 0) / 1000) };
+  }
+
+  private view(height: number): TronView {
+    return height <= this.solidified ? 'walletsolidity' : 'wallet';
+  }
+
+  private async solidifiedHead(): Promise<BlockRef> {
+    const b = await this.call(() => this.http.nowBlock('walletsolidity'));
+    if (!b) throw new UnstableChainError(`${this.chain.chainId}: the provider has no solidified block`);
+    const ref = this.toRef(b);
+    this.solidified = Math.max(this.solidified, ref.number);
+    return ref;
+  }
+
+  async head(): Promise<BlockRef> {
+    const [full, solid] = await Promise.all([this.call(() => this.http.nowBlock('wallet')), this.solidifiedHead()]);
+    if (!full) throw new UnstableChainError(`${this.chain.chainId}: the provider has no latest block`);
+    const head = this.toRef(full);
+    const cap = solid.number + this.depth - 1;
+    if (head.number <= cap) return head;
+    // Solidification is behind its usual depth: count confirmations from the capped height.
+    const capped = await this.blockAt(cap);
+    if (!capped) throw new UnstableChainError(`${this.chain.chainId}: block ${cap} vanished while reading the head`);
+    return capped;
+  }
+
+  async finalizedBlockNumber(): Promise<number | null> {
+    return (await this.solidifiedHead()).number;
+  }
+
+  async blockAt(height: number): Promise<BlockRef | null> {
+    const b = await this.call(() => this.http.blockByNum(this.view(height), height));
+    return b ? this.toRef(b) : null;
+  }
+
+  /** Configured tokens by the bare hex of `log[].address`. */
+  private tokens(): Map<string, TronToken> {
+    const out = new Map<string, TronToken>();
+    for (const t of Object.values(this.chain.tokens)) {
+      const hex = t?.address ? hex20FromTron(t.address) : null;
+      if (t && hex) out.set(hex, { currency: t.currency, address: t.address! });
+    }
+    return out;
+  }
+
+  async transfersInRange(fromBlock: number, toBlock: number): Promise<ChainTransfer[]> {
+    const tokens = this.tokens();
+    if (tokens.size === 0 || toBlock < fromBlock) return [];
+    const heights = Array.from({ length: toBlock - fromBlock + 1 }, (_, i) => fromBlock + i);
+    const infos = await this.call(() => Promise.all(heights.map((h) => this.http.transactionInfoByBlockNum(this.view(h), h))));
+    const out: ChainTransfer[] = [];
+    const withTransfers = heights.filter((_, i) => parseTronTransfers(infos[i], tokens, { number: heights[i], hash: '', timestamp: 0 }).length > 0);
+    const blocks = await Promise.all(withTransfers.map((h) => this.blockAt(h)));
+    withTransfers.forEach((h, i) => {
+      const block = blocks[i];
+      if (!block) throw new UnstableChainError(`${this.chain.chainId}: block ${h} vanished while its transactions were read`);
+      for (const t of parseTronTransfers(infos[h - fromBlock], tokens, block)) out.push({ chainId: this.chain.chainId, ...t });
+    });
+    return out;
+  }
+
+  /** decimals() of every configured token, read with triggerconstantcontract, against the registry. */
+  async verifyTokens(): Promise<TokenVerdict> {
+    const problems: string[] = [];
+    for (const token of Object.values(this.chain.tokens)) {
+      if (!token?.address) continue;
+      const hex41 = hex41FromTron(token.address);
+      if (!hex41) {
+        problems.push(`TokenDecimalsMismatch: ${token.currency} address ${token.address} is not a Tron address`);
+        continue;
+      }
+      const word = await this.call(() => this.http.constantCall(hex41, 'decimals()'));
+      const onChain = word && /^[0-9a-fA-F]{1,64}$/.test(word) ? Number(BigInt(`0x${word}`)) : null;
+      if (onChain !== token.decimals) {
+        problems.push(`TokenDecimalsMismatch: ${token.currency} at ${token.address} reports decimals ${onChain ?? 'none'}, the registry expects ${token.decimals}`);
+      }
+    }
+    return { ok: problems.length === 0, problems };
+  }
+
+  normalizeAddress(address: string): string | null {
+    return normalizeTronAddress(address);
+  }
+}
+
+let providerLogger: Logger | null = null;
+
+/**
+ * Where provider back-off lines go: adapters are built from a chain alone (core/chains/adapters.ts),
+ * so the client logs through a process-wide logger at LOG_LEVEL (validated at start-up).
+ */
+export function tronProviderLogger(): Logger {
+  const level = (process.env.LOG_LEVEL ?? 'info') as LogLevel;
+  providerLogger ??= createLogger(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level) ? level : 'info').child({ component: 'tron-http' });
+  return providerLogger;
+}

@@ -1,0 +1,103 @@
+import { sql } from 'drizzle-orm';
+import { Gauge, Registry } from 'prom-client';
+import type { ServiceContext } from '../context';
+import { METRIC_PREFIX, seenChainHead } from './metrics';
+
+/** What a queue tells about its jobs (BullMQ's Queue#getJobCounts). */
+export interface CountableQueue {
+  name: string;
+  getJobCounts(...types: string[]): Promise<Record<string, number>>;
+}
+
+const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
+
+/**
+ * Gauges read at scrape time from where the truth lives, so every process reports the same
+ * current values whatever it ran: queue depths from Redis, chain checkpoints and pool
+ * availability from Postgres. A registry of their own, served beside the process's counters.
+ */
+export function scrapeTimeRegistry(ctx: ServiceContext, queues: CountableQueue[]): Registry {
+  const registry = new Registry();
+  const registers = [registry];
+
+  new Gauge({
+    name: `${METRIC_PREFIX}queue_jobs`,
+    help: 'BullMQ jobs per queue and state (waiting, active, delayed, failed)',
+    labelNames: ['queue', 'state'],
+    registers,
+    async collect() {
+      this.reset();
+      await Promise.all(
+        queues.map(async (q) => {
+          const counts = await q.getJobCounts(...QUEUE_STATES);
+          for (const state of QUEUE_STATES) this.set({ queue: q.name, state }, counts[state] ?? 0);
+        }),
+      );
+    },
+  });
+
+  const checkpoints = async () =>
+    (await ctx.db.execute(sql`select chain_id, block_number, block_timestamp from chain_checkpoints`)) as unknown as { chain_id: string; block_number: number | string; block_timestamp: Date | string }[];
+  new Gauge({
+    name: `${METRIC_PREFIX}chain_checkpoint_block`,
+    help: 'Last block scanned per chain (the stored checkpoint)',
+    labelNames: ['chain'],
+    registers,
+    async collect() {
+      this.reset();
+      for (const row of await checkpoints()) this.set({ chain: row.chain_id }, Number(row.block_number));
+    },
+  });
+  new Gauge({
+    name: `${METRIC_PREFIX}chain_lag_seconds`,
+    help: "Seconds between now and the checkpoint block's timestamp (how far detection is behind the chain)",
+    labelNames: ['chain'],
+    registers,
+    async collect() {
+      this.reset();
+      const now = ctx.clock.now().getTime();
+      for (const row of await checkpoints()) this.set({ chain: row.chain_id }, Math.max(0, (now - new Date(row.block_timestamp).getTime()) / 1000));
+    },
+  });
+  new Gauge({
+    name: `${METRIC_PREFIX}chain_lag_blocks`,
+    help: 'Blocks between the head this process saw and the checkpoint (only in processes that scan)',
+    labelNames: ['chain'],
+    registers,
+    async collect() {
+      this.reset();
+      for (const row of await checkpoints()) {
+        const head = await seenChainHead(row.chain_id);
+        if (head !== null) this.set({ chain: row.chain_id }, Math.max(0, head - Number(row.block_number)));
+      }
+    },
+  });
+
+  new Gauge({
+    name: `${METRIC_PREFIX}pool_addresses`,
+    help: 'Pool addresses per protocol and status (available, allocated, bound, cooldown)',
+    labelNames: ['protocol', 'status'],
+    registers,
+    async collect() {
+      this.reset();
+      const rows = (await ctx.db.execute(sql`select protocol, status, count(*)::int as n from pool_addresses group by protocol, status`)) as unknown as { protocol: string; status: string; n: number }[];
+      for (const row of rows) this.set({ protocol: row.protocol, status: row.status }, Number(row.n));
+    },
+  });
+  if (ctx.config.metrics.perOrganization) {
+    new Gauge({
+      name: `${METRIC_PREFIX}pool_addresses_by_organization`,
+      help: 'Pool addresses per organization, protocol and status (METRICS_PER_ORG=true: one series set per organization)',
+      labelNames: ['organization', 'protocol', 'status'],
+      registers,
+      async collect() {
+        this.reset();
+        const rows = (await ctx.db.execute(
+          sql`select organization_id, protocol, status, count(*)::int as n from pool_addresses group by organization_id, protocol, status`,
+        )) as unknown as { organization_id: string; protocol: string; status: string; n: number }[];
+        for (const row of rows) this.set({ organization: row.organization_id, protocol: row.protocol, status: row.status }, Number(row.n));
+      },
+    });
+  }
+  return registry;
+}

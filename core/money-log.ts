@@ -1,0 +1,36 @@
+import { formatAmount } from './amounts';
+import type { ChainRegistry, Currency } from './chains/registry';
+import type { Logger } from './logger';
+
+/**
+ * The money path in plain lines: one `info` line per payment seen, confirmed or dropped, order
+ * completed or expired, deposit pending or confirmed, and webhook delivered or failed, each with
+ * the ids a person searches by (organizationId, orderId / depositId / depositReference,
+ * transferId, txHash, eventId, endpointId). Messages are fixed strings, so `grep "payment seen"`
+ * finds them all; amounts are decimal strings in base units (`amountUnits`) with the currency.
+ */
+export type MoneyLine =
+  | 'payment seen'
+  | 'payment confirmed'
+  | 'payment dropped'
+  | 'order completed'
+  | 'order expired'
+  | 'deposit pending'
+  | 'deposit confirmed'
+  | 'webhook delivered'
+  | 'webhook failed, will retry'
+  | 'webhook failed, no more attempts'
+  | 'webhook failed, endpoint disabled';
+
+export function logMoney(logger: Logger | undefined, line: MoneyLine, fields: Record<string, unknown>): void {
+  if (!logger?.isLevelEnabled('info')) return;
+  const clean: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined && v !== null) clean[k] = typeof v === 'bigint' ? v.toString() : v;
+  logger.info({ money: true, ...clean }, line);
+}
+
+/** A transfer's amount in token units ("12.5") when the chain knows the token's decimals, else null. */
+export function tokenAmount(registry: ChainRegistry, chainId: string, currency: string, units: bigint | string): string | null {
+  const decimals = registry.get(chainId)?.tokens[currency as Currency]?.decimals;
+  return decimals === undefined ? null : formatAmount(BigInt(units), decimals);
+}

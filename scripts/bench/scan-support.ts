@@ -1,0 +1,68 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import postgres from 'postgres';
+import type { ServiceContext } from '../../core/context';
+import type { Protocol } from '../../core/chains/registry';
+import { createWorkerRedis, deleteKeysWithPrefix } from '../../core/redis';
+import { events, poolAddresses } from '../../db/schema';
+
+/** What the scan benchmarks of every chain family share: their own store, pool filling, latency figures. */
+
+export const ms = (n: number) => `${n.toFixed(0)} ms`;
+export const sleep = (msec: number) => new Promise((r) => setTimeout(r, msec));
+
+/** A database and Redis prefix of the benchmark's own, and how to remove both. */
+export function benchStore(label: string) {
+  const base = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  const dbName = `sg_bench_${label}_${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+  const url = new URL(base);
+  url.pathname = `/${dbName}`;
+  return {
+    dbUrl: url.toString(),
+    redisPrefix: `sgbench${randomBytes(3).toString('hex')}`,
+    async drop(redisUrl: string, redisPrefix: string): Promise<void> {
+      const redis = createWorkerRedis(redisUrl);
+      await deleteKeysWithPrefix(redis, redisPrefix).catch(() => {});
+      redis.disconnect();
+      const admin = postgres(base.toString(), { max: 1, onnotice: () => {} });
+      await admin.unsafe(`drop database if exists "${dbName}" with (force)`);
+      await admin.end();
+    },
+  };
+}
+
+export async function insertPool(ctx: ServiceContext, organizationId: string, protocol: Protocol, addresses: string[]): Promise<void> {
+  const now = Date.now();
+  for (let i = 0; i < addresses.length; i += 5000) {
+    await ctx.db.insert(poolAddresses).values(
+      addresses.slice(i, i + 5000).map((address, j) => ({
+        organizationId,
+        protocol,
+        address,
+        mode: 'self_managed' as const,
+        status: 'available' as const,
+        createdAt: new Date(now + i + j),
+      })),
+    );
+  }
+}
+
+/** Milliseconds from `since` to the order's order.completed row (polled; 30 s at most). */
+export async function completionLatency(ctx: ServiceContext, orderId: string, since: number): Promise<number> {
+  while (Date.now() < since + 30_000) {
+    const [row] = await ctx.db
+      .select({ createdAt: events.createdAt })
+      .from(events)
+      .where(sql`${events.type} = 'order.completed' and ${events.data}->>'orderId' = ${orderId}`);
+    if (row) return row.createdAt.getTime() - since;
+    await sleep(20);
+  }
+  throw new Error(`order ${orderId} did not complete within 30 s`);
+}
+
+export function reportLatencies(latencies: number[], pollMs: number): string {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  const p50 = pct(50);
+  return `  ${sorted.length} orders: p50 ${ms(p50)}, p90 ${ms(pct(90))}, max ${ms(sorted[sorted.length - 1])}; p50 beyond the ${pollMs} ms poll interval: ${ms(Math.max(0, p50 - pollMs))}  (target < 1 s)\n`;
+}

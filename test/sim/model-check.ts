@@ -1,0 +1,136 @@
+import { id as keccakId, type JsonRpcProvider } from 'ethers';
+import type postgres from 'postgres';
+import { predict, type ModelEndpoint, type ModelOrder, type ModelTransfer } from './model';
+import { CONFIRMED_STATUSES, indexesInTx, transferIdentity, type Holding } from './rules';
+import type { ReceivedPost } from './webhook-receiver';
+
+/** The project's driver settings may hand timestamps back as strings. */
+const ms = (v: Date | string): number => new Date(v).getTime();
+const TRANSFER_TOPIC = keccakId('Transfer(address,address,uint256)');
+/** Events whose number is exact (one per transition); deposit.pending may be skipped by a catch-up. */
+const EXACT_EVENTS = ['order.completed', 'order.expired', 'deposit.confirmed'];
+
+export interface ModelCheckInput {
+  sql: postgres.Sql;
+  chain: JsonRpcProvider;
+  tokens: Record<string, string>;
+  startBlock: number;
+  endpoints: { id: string; organizationId: string; path: string; events: string[] }[];
+  posts: ReceivedPost[];
+  /** What GET /orders/:id answered at quiescence: status and amountReceived in base units. */
+  apiOrders: Map<string, { status: string; amountReceived: bigint | null }>;
+}
+
+/**
+ * Feeds the reference model the chain's final canonical history and the terms the service
+ * recorded (orders' creation and grace, when each order and deposit reference held its address),
+ * and lists every difference between its predictions and the service's answers and deliveries.
+ */
+export async function compareWithModel(input: ModelCheckInput): Promise<string[]> {
+  const { sql } = input;
+  const mismatches: string[] = [];
+  const currencyOf = new Map(Object.entries(input.tokens).map(([c, a]) => [a.toLowerCase(), c]));
+  const poolAddresses = new Set((await sql<{ address: string }[]>`select address from pool_addresses`).map((r) => r.address.toLowerCase()));
+
+  const logs = (await input.chain.send('eth_getLogs', [
+    { fromBlock: `0x${input.startBlock.toString(16)}`, toBlock: 'latest', address: Object.values(input.tokens), topics: [TRANSFER_TOPIC] },
+  ])) as { transactionHash: string; logIndex: string; topics: string[]; data: string; address: string; blockNumber: string }[];
+  const blockTimes = new Map<string, number>();
+  const transfers: ModelTransfer[] = [];
+  const indexes = indexesInTx(logs);
+  for (const l of logs) {
+    const to = `0x${l.topics[2].slice(26)}`.toLowerCase();
+    if (!poolAddresses.has(to)) continue;
+    if (!blockTimes.has(l.blockNumber)) {
+      const b = (await input.chain.send('eth_getBlockByNumber', [l.blockNumber, false])) as { timestamp: string };
+      blockTimes.set(l.blockNumber, Number(b.timestamp) * 1000);
+    }
+    transfers.push({
+      identity: transferIdentity({ txHash: l.transactionHash, indexInTx: indexes.get(l)! }),
+      to,
+      currency: currencyOf.get(l.address.toLowerCase()) ?? '?',
+      amount: BigInt(l.data),
+      blockTimeMs: blockTimes.get(l.blockNumber)!,
+      canonical: true,
+    });
+  }
+  const canonical = new Set(transfers.map((t) => t.identity));
+  const rows = await sql<{ tx_hash: string; index_in_tx: number; status: string; order_id: string | null; deposit_binding_id: string | null; to_address: string; currency: string; amount: string; block_timestamp: Date | string }[]>`
+    select tx_hash, index_in_tx, status, order_id, deposit_binding_id, to_address, currency, amount::text as amount, block_timestamp from transfers where status <> 'dropped'`;
+  for (const r of rows) {
+    const identity = transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx });
+    if (canonical.has(identity) || !CONFIRMED_STATUSES.includes(r.status)) continue;
+    // Confirmed, then orphaned by a reorg deeper than the confirmations: only the service saw it.
+    transfers.push({ identity, to: r.to_address.toLowerCase(), currency: r.currency, amount: BigInt(r.amount), blockTimeMs: ms(r.block_timestamp), canonical: false });
+  }
+
+  const orderRows = await sql<{ id: string; organization_id: string; address: string; currency: string; amount: string; created_at: Date | string; grace_ends_at: Date | string; completed_at: Date | string | null; expired_at: Date | string | null }[]>`
+    select id, organization_id, address, currency, amount::text as amount, created_at, grace_ends_at, completed_at, expired_at from orders`;
+  const bindingRows = await sql<{ id: string; organization_id: string; address: string; created_at: Date | string; unbound_at: Date | string | null }[]>`
+    select id, organization_id, address, created_at, unbound_at from deposit_bindings`;
+  const orders: ModelOrder[] = orderRows.map((o) => ({
+    id: o.id,
+    organizationId: o.organization_id,
+    address: o.address.toLowerCase(),
+    currency: o.currency,
+    amount: BigInt(o.amount),
+    createdAtMs: ms(o.created_at),
+    graceEndsAtMs: ms(o.grace_ends_at),
+  }));
+  const holdings: Holding[] = [
+    ...orderRows.map((o) => ({ holder: { kind: 'order' as const, id: o.id }, address: o.address.toLowerCase(), startMs: ms(o.created_at), endMs: o.completed_at ?? o.expired_at ? ms((o.completed_at ?? o.expired_at)!) : null })),
+    ...bindingRows.map((b) => ({ holder: { kind: 'deposit' as const, id: b.id }, address: b.address.toLowerCase(), startMs: ms(b.created_at), endMs: b.unbound_at ? ms(b.unbound_at) : null })),
+  ];
+  const endpointRows = new Map((await sql<{ id: string; enabled: boolean }[]>`select id, enabled from webhook_endpoints`).map((e) => [e.id, e.enabled]));
+  const endpoints: ModelEndpoint[] = input.endpoints.map((e) => ({ ...e, events: e.events.filter((t) => EXACT_EVENTS.includes(t)), enabled: endpointRows.get(e.id) ?? false }));
+  const prediction = predict({ transfers, holdings, orders, bindings: new Map(bindingRows.map((b) => [b.id, b.organization_id])), endpoints });
+
+  // Attribution of every transfer.
+  const recorded = new Map(rows.map((r) => [transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx }), r]));
+  for (const [identity, holder] of prediction.attribution) {
+    const r = recorded.get(identity);
+    if (!r) continue; // a missing record is an invariant violation already
+    const got = r.order_id ? `order ${r.order_id}` : r.deposit_binding_id ? `deposit ${r.deposit_binding_id}` : 'nobody';
+    const want = holder ? `${holder.kind} ${holder.id}` : 'nobody';
+    if (got !== want) mismatches.push(`transfer ${identity} attributed to ${got}, model says ${want}`);
+  }
+  // Orders: status and amountReceived as the API answers them.
+  for (const [id, want] of prediction.orders) {
+    const got = input.apiOrders.get(id);
+    if (!got) mismatches.push(`order ${id}: no API answer`);
+    else if (got.status !== want.status || got.amountReceived !== want.amountReceived) {
+      mismatches.push(`order ${id}: API ${got.status} ${got.amountReceived}, model ${want.status} ${want.amountReceived}`);
+    }
+  }
+  // Deposits: one per transfer attributed to the reference.
+  const depositRows = await sql<{ binding_id: string; tx_hash: string; index_in_tx: number }[]>`
+    select d.binding_id, t.tx_hash, t.index_in_tx from deposits d join transfers t on t.id = d.transfer_id where d.status <> 'dropped'`;
+  const gotDeposits = new Map<string, Set<string>>();
+  for (const d of depositRows) gotDeposits.set(d.binding_id, (gotDeposits.get(d.binding_id) ?? new Set()).add(transferIdentity({ txHash: d.tx_hash, indexInTx: d.index_in_tx })));
+  for (const b of bindingRows) {
+    const want = new Set(prediction.deposits.get(b.id) ?? []);
+    const got = gotDeposits.get(b.id) ?? new Set();
+    const missing = [...want].filter((x) => !got.has(x));
+    const extra = [...got].filter((x) => !want.has(x));
+    if (missing.length || extra.length) mismatches.push(`deposit reference ${b.id}: missing deposits ${missing.join(',') || '-'}, unexpected ${extra.join(',') || '-'}`);
+  }
+  // Webhooks: what each endpoint received, as "type subject" keys, against the model.
+  const eventKeys = new Map(
+    (
+      await sql<{ id: string; key: string }[]>`
+        select e.id, e.type || ' ' || coalesce(e.data->>'orderId', t.tx_hash || ':' || t.index_in_tx) as key
+        from events e left join deposits d on d.id = e.data->>'depositId' left join transfers t on t.id = d.transfer_id
+        where e.type = any(${EXACT_EVENTS})`
+    ).map((r) => [r.id, r.key.replace(/^(\S+) (0x[0-9a-fA-F]+)/, (_m, a: string, b: string) => `${a} ${b.toLowerCase()}`)]),
+  );
+  for (const ep of input.endpoints) {
+    const want = prediction.events.get(ep.id) ?? new Set<string>();
+    const got = new Set(input.posts.filter((p) => p.endpoint === ep.path && eventKeys.has(p.eventId)).map((p) => eventKeys.get(p.eventId)!));
+    const enabled = endpointRows.get(ep.id) ?? false;
+    const extra = [...got].filter((k) => !want.has(k));
+    const missing = enabled ? [...want].filter((k) => !got.has(k)) : [];
+    if (extra.length) mismatches.push(`endpoint ${ep.id} received events the model does not expect: ${extra.slice(0, 10).join(', ')}`);
+    if (missing.length) mismatches.push(`endpoint ${ep.id} never received: ${missing.slice(0, 10).join(', ')}`);
+  }
+  return mismatches;
+}

@@ -1,0 +1,151 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Rng } from './rng';
+
+/** Faults the proxy injects between the service and the chain. */
+export type RpcFaultKind = 'delay' | 'error' | 'http-error' | 'timeout' | 'duplicate' | 'reorder' | 'stale';
+
+export interface RpcFaultRates {
+  delay: number;
+  error: number;
+  httpError: number;
+  timeout: number;
+  duplicate: number;
+  reorder: number;
+  stale: number;
+}
+
+export const DEFAULT_RPC_FAULTS: RpcFaultRates = { delay: 0.15, error: 0.02, httpError: 0.02, timeout: 0.003, duplicate: 0.02, reorder: 0.3, stale: 0.01 };
+
+export interface FaultyRpcProxy {
+  url: string;
+  counts: Record<RpcFaultKind, number>;
+  requests: number;
+  /** Faults off (quiescence): the service must then converge. */
+  setEnabled(on: boolean): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A JSON-RPC proxy in front of anvil that delays, duplicates, reorders (batch answers), times out,
+ * errors and answers stale heads, at seeded rates. Only read calls pass through here (the service
+ * never sends transactions), so forwarding a call twice is harmless to the chain.
+ */
+export async function startFaultyRpcProxy(target: string, rng: Rng, rates: RpcFaultRates = DEFAULT_RPC_FAULTS): Promise<FaultyRpcProxy> {
+  const counts: Record<RpcFaultKind, number> = { delay: 0, error: 0, 'http-error': 0, timeout: 0, duplicate: 0, reorder: 0, stale: 0 };
+  let enabled = true;
+  let requests = 0;
+  const lastHeads: string[] = [];
+  // Answers overtaken by the answer of a later call (delays make them arrive out of order).
+  let received = 0;
+  let latestAnswered = 0;
+  const held = new Set<http.ServerResponse>();
+
+  const forward = async (body: string): Promise<string> => {
+    const res = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    return res.text();
+  };
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void (async () => {
+        requests++;
+        const seq = ++received;
+        const body = Buffer.concat(chunks).toString('utf8');
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(body);
+        } catch {
+          parsed = null;
+        }
+        const single = parsed && !Array.isArray(parsed) ? (parsed as { id?: unknown; method?: string }) : null;
+        const answer = (status: number, text: string) => {
+          if (res.writableEnded || res.destroyed) return;
+          if (seq < latestAnswered) counts.reorder++;
+          latestAnswered = Math.max(latestAnswered, seq);
+          res.writeHead(status, { 'content-type': 'application/json' });
+          res.end(text);
+        };
+        if (enabled) {
+          if (rng.chance(rates.timeout)) {
+            counts.timeout++;
+            held.add(res);
+            // Hold the call, then cut the connection: the client sees a timeout or reset.
+            setTimeout(() => (held.delete(res), res.destroy()), 6_000);
+            return;
+          }
+          if (rng.chance(rates.httpError)) {
+            counts['http-error']++;
+            return answer(rng.chance(0.5) ? 503 : 502, JSON.stringify({ error: 'upstream unavailable' }));
+          }
+          if (single && rng.chance(rates.error)) {
+            counts.error++;
+            return answer(200, JSON.stringify({ jsonrpc: '2.0', id: single.id ?? null, error: { code: -32603, message: 'internal error (injected)' } }));
+          }
+          if (rng.chance(rates.delay)) {
+            counts.delay++;
+            await new Promise((r) => setTimeout(r, rng.int(20, 800)));
+          }
+          if (single?.method === 'eth_blockNumber' && lastHeads.length > 3 && rng.chance(rates.stale)) {
+            // A lagging node behind a load balancer: an older head, with this call's id.
+            counts.stale++;
+            const old = lastHeads[rng.int(0, lastHeads.length - 3)];
+            return answer(200, JSON.stringify({ jsonrpc: '2.0', id: single.id ?? null, result: old }));
+          }
+        }
+        let text: string;
+        try {
+          text = await forward(body);
+          if (enabled && rng.chance(rates.duplicate)) {
+            counts.duplicate++;
+            text = await forward(body);
+          }
+        } catch {
+          return answer(502, JSON.stringify({ error: 'chain unreachable' }));
+        }
+        if (single?.method === 'eth_blockNumber') {
+          try {
+            const r = (JSON.parse(text) as { result?: string }).result;
+            if (r) {
+              lastHeads.push(r);
+              if (lastHeads.length > 20) lastHeads.shift();
+            }
+          } catch {
+            // not JSON: pass through
+          }
+        }
+        if (enabled && Array.isArray(parsed) && parsed.length > 1 && rng.chance(rates.reorder)) {
+          try {
+            const items = JSON.parse(text) as unknown[];
+            if (Array.isArray(items)) {
+              counts.reorder++;
+              text = JSON.stringify(items.reverse());
+            }
+          } catch {
+            // pass through
+          }
+        }
+        answer(200, text);
+      })();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    counts,
+    get requests() {
+      return requests;
+    },
+    setEnabled(on) {
+      enabled = on;
+    },
+    async close() {
+      for (const r of held) r.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

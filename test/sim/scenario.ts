@@ -1,0 +1,246 @@
+import type { Rng } from './rng';
+
+/**
+ * The seeded scenario: what the merchants and payers do, decided before anything runs. Times are
+ * milliseconds from the scenario's start (order creation) or from the order's own creation
+ * (payments), so the same seed gives the same operations whatever the machine's timing.
+ */
+export type Currency = 'USDT' | 'USDC' | 'DAI';
+export const CURRENCIES: readonly Currency[] = ['USDT', 'USDC', 'DAI'];
+export const DECIMALS: Record<Currency, number> = { USDT: 6, USDC: 6, DAI: 18 };
+
+export type OrderKind =
+  | 'exact'
+  | 'partial-topup'
+  | 'partial-only'
+  | 'over'
+  | 'late-in-grace'
+  | 'after-grace'
+  | 'duplicated'
+  | 'wrong-token'
+  | 'unpaid'
+  | 'batched'
+  | 'paid-after-completion';
+
+export const ORDER_KIND_WEIGHTS: Record<OrderKind, number> = {
+  exact: 24,
+  'partial-topup': 12,
+  'partial-only': 5,
+  over: 8,
+  'late-in-grace': 8,
+  'after-grace': 6,
+  duplicated: 8,
+  'wrong-token': 6,
+  unpaid: 4,
+  batched: 12,
+  'paid-after-completion': 7,
+};
+
+/** When a payment is sent, relative to its order: a phase of the order's life and an offset in it. */
+export type PaymentTiming =
+  | { phase: 'window'; fraction: number }
+  | { phase: 'grace'; fraction: number }
+  | { phase: 'after-grace'; offsetMs: number }
+  | { phase: 'after-completion'; offsetMs: number };
+
+export interface PlannedPayment {
+  /** Fraction of the order amount in millionths (1_000_000 = exact). */
+  partsPerMillion: number;
+  currency: Currency;
+  timing: PaymentTiming;
+  /** Sent inside a batch transaction with other payments. */
+  batched: boolean;
+}
+
+export interface PlannedOrder {
+  n: number;
+  kind: OrderKind;
+  org: number;
+  createAtMs: number;
+  currency: Currency;
+  /** Amount in whole token hundredths (e.g. 1250 = 12.50). */
+  hundredths: number;
+  windowMinutes: number;
+  graceMinutes: number;
+  payments: PlannedPayment[];
+}
+
+export interface PlannedDepositPayment {
+  atMs: number;
+  currency: Currency;
+  hundredths: number;
+  batched: boolean;
+}
+
+export interface PlannedDeposit {
+  n: number;
+  org: number;
+  bindAtMs: number;
+  payments: PlannedDepositPayment[];
+  /** Unbound at this time (after its payments), then paid once more while cooled down or recycled. */
+  unbindAtMs: number | null;
+  paidAfterUnbind: PlannedDepositPayment | null;
+}
+
+export interface PlannedOrg {
+  n: number;
+  cooldownMinutes: number;
+  unbindCooldownMinutes: number;
+  poolSize: number;
+  /** Per endpoint: subscribed types and whether it may answer 410. */
+  endpoints: { events: string[]; mayGo: boolean }[];
+}
+
+export interface FaultPlan {
+  atMs: number;
+  kind: 'reorg' | 'kill' | 'redis-restart';
+  /** reorg: depth; kill: worker index; redis: down time in ms. */
+  value: number;
+}
+
+export interface Scenario {
+  seed: number;
+  payments: number;
+  spreadMs: number;
+  chainLagSeconds: number;
+  orgs: PlannedOrg[];
+  orders: PlannedOrder[];
+  deposits: PlannedDeposit[];
+  faults: FaultPlan[];
+}
+
+export interface ScenarioShape {
+  payments: number;
+  workers: number;
+  /** Required order confirmations of the chain (reorg depths are drawn around it). */
+  confirmations: number;
+  /** Scale of the scenario: orders are created over this many ms. */
+  spreadMs?: number;
+}
+
+const SUBSCRIPTIONS: string[][] = [
+  ['order.completed', 'order.expired', 'deposit.pending', 'deposit.confirmed'],
+  ['order.completed', 'deposit.confirmed'],
+  ['order.expired', 'deposit.pending'],
+];
+
+function paymentsFor(kind: OrderKind, currency: Currency, rng: Rng): PlannedPayment[] {
+  const other = (c: Currency) => rng.pick(CURRENCIES.filter((x) => x !== c));
+  const inWindow = (): PaymentTiming => ({ phase: 'window', fraction: rng.next() });
+  const p = (partsPerMillion: number, timing: PaymentTiming, cur: Currency = currency, batched = false): PlannedPayment => ({ partsPerMillion, currency: cur, timing, batched });
+  switch (kind) {
+    case 'exact':
+      return [p(1_000_000, inWindow())];
+    case 'partial-topup': {
+      const first = rng.int(100_000, 900_000);
+      const a = rng.next() * 0.5;
+      return [p(first, { phase: 'window', fraction: a }), p(1_000_000 - first, { phase: 'window', fraction: a + 0.1 + rng.next() * 0.4 })];
+    }
+    case 'partial-only':
+      return [p(rng.int(100_000, 900_000), inWindow())];
+    case 'over':
+      return [p(1_000_000 + rng.int(1, 500_000), inWindow())];
+    case 'late-in-grace':
+      return [p(1_000_000, { phase: 'grace', fraction: rng.next() })];
+    case 'after-grace':
+      return [p(1_000_000, { phase: 'after-grace', offsetMs: rng.int(4_000, 15_000) })];
+    case 'duplicated': {
+      const t = rng.next() * 0.6;
+      return [p(1_000_000, { phase: 'window', fraction: t }), p(1_000_000, { phase: 'window', fraction: t + rng.next() * 0.3 })];
+    }
+    case 'wrong-token':
+      return [p(1_000_000, inWindow(), other(currency))];
+    case 'unpaid':
+      return [];
+    case 'batched':
+      return [p(rng.chance(0.8) ? 1_000_000 : rng.int(100_000, 900_000), inWindow(), currency, true)];
+    case 'paid-after-completion':
+      return [p(1_000_000, { phase: 'window', fraction: rng.next() * 0.3 }), p(rng.int(100_000, 1_000_000), { phase: 'after-completion', offsetMs: rng.int(2_000, 20_000) })];
+  }
+}
+
+/** Builds the whole scenario from a seed. */
+export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Scenario {
+  const spreadMs = shape.spreadMs ?? Math.max(20_000, shape.payments * 60);
+  const orgCount = Math.max(2, Math.min(20, Math.round(shape.payments / 60)));
+  const orgs: PlannedOrg[] = Array.from({ length: orgCount }, (_, n) => ({
+    n,
+    // Half the organizations recycle addresses at once: payments to a released address then reach
+    // the next holder. The others keep them cooling down for a minute: such payments stay unattributed.
+    cooldownMinutes: n % 2 === 0 ? 0 : 1,
+    unbindCooldownMinutes: n % 2 === 0 ? 0 : 1,
+    poolSize: 0,
+    endpoints: Array.from({ length: rng.int(1, 2) }, (_, e) => ({ events: e === 0 ? SUBSCRIPTIONS[0] : rng.pick(SUBSCRIPTIONS), mayGo: n === 1 && e === 1 })),
+  }));
+  // Organization 1 always has a second endpoint that may answer 410 Gone.
+  if (orgs[1].endpoints.length < 2) orgs[1].endpoints.push({ events: SUBSCRIPTIONS[0], mayGo: true });
+
+  const orders: PlannedOrder[] = [];
+  const deposits: PlannedDeposit[] = [];
+  let planned = 0;
+  const depositShare = 0.15;
+  while (planned < shape.payments) {
+    if (rng.chance(depositShare)) {
+      const bindAtMs = rng.int(0, Math.floor(spreadMs * 0.8));
+      const count = rng.int(1, 3);
+      const pays: PlannedDepositPayment[] = Array.from({ length: count }, () => ({
+        atMs: bindAtMs + rng.int(2_000, Math.max(3_000, Math.floor(spreadMs * 0.2) + 20_000)),
+        currency: rng.pick(CURRENCIES),
+        hundredths: rng.int(1, 100_000),
+        batched: rng.chance(0.2),
+      }));
+      pays.sort((a, b) => a.atMs - b.atMs);
+      const unbind = rng.chance(0.3);
+      const last = pays[pays.length - 1].atMs;
+      const unbindAtMs = unbind ? last + rng.int(8_000, 15_000) : null;
+      deposits.push({
+        n: deposits.length,
+        org: rng.int(0, orgCount - 1),
+        bindAtMs,
+        payments: pays,
+        unbindAtMs,
+        paidAfterUnbind: unbindAtMs === null ? null : { atMs: unbindAtMs + rng.int(3_000, 20_000), currency: rng.pick(CURRENCIES), hundredths: rng.int(1, 10_000), batched: false },
+      });
+      planned += count + (unbind ? 1 : 0);
+      continue;
+    }
+    const kind = rng.weighted(ORDER_KIND_WEIGHTS);
+    const currency = rng.pick(CURRENCIES);
+    const graceMinutes = kind === 'late-in-grace' ? 1 : kind === 'after-grace' ? 0 : rng.chance(0.3) ? 1 : 0;
+    const order: PlannedOrder = {
+      n: orders.length,
+      kind,
+      org: rng.int(0, orgCount - 1),
+      createAtMs: rng.int(0, spreadMs),
+      currency,
+      hundredths: rng.int(1, 500_000),
+      windowMinutes: rng.chance(0.85) ? 1 : 2,
+      graceMinutes,
+      payments: paymentsFor(kind, currency, rng),
+    };
+    orders.push(order);
+    planned += order.payments.length;
+  }
+  orders.sort((a, b) => a.createAtMs - b.createAtMs).forEach((o, i) => (o.n = i));
+  // Pools: cooled-down organizations need an address per live order; recycling ones get fewer, so
+  // addresses are reused (a payment to a recycled address then goes to its next holder).
+  for (const org of orgs) {
+    const demand = orders.filter((o) => o.org === org.n).length + deposits.filter((d) => d.org === org.n).length;
+    org.poolSize = org.cooldownMinutes === 0 ? Math.max(8, Math.ceil(demand * 0.8)) : demand + 5;
+  }
+
+  const endMs = spreadMs + 150_000;
+  const faults: FaultPlan[] = [];
+  const reorgs = Math.max(4, Math.min(Math.round(shape.payments / 40), Math.floor(endMs / 6_000)));
+  for (let i = 0; i < reorgs; i++) {
+    const deep = rng.chance(0.35);
+    faults.push({ atMs: rng.int(5_000, spreadMs + 90_000), kind: 'reorg', value: deep ? rng.int(shape.confirmations + 1, shape.confirmations + 6) : rng.int(1, shape.confirmations - 1) });
+  }
+  const kills = Math.max(2, Math.floor(endMs / 40_000));
+  for (let i = 0; i < kills; i++) faults.push({ atMs: rng.int(3_000, spreadMs + 90_000), kind: 'kill', value: rng.int(0, shape.workers - 1) });
+  const redisRestarts = Math.max(1, Math.floor(endMs / 240_000));
+  for (let i = 0; i < redisRestarts; i++) faults.push({ atMs: rng.int(10_000, spreadMs + 60_000), kind: 'redis-restart', value: rng.int(200, 3_000) });
+  faults.sort((a, b) => a.atMs - b.atMs);
+
+  return { seed, payments: planned, spreadMs, chainLagSeconds: rng.int(1, 4), orgs, orders, deposits, faults };
+}

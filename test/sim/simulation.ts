@@ -1,0 +1,556 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { getAddress, hexlify, JsonRpcProvider, Network } from 'ethers';
+import postgres from 'postgres';
+import { startAnvil, type RunningAnvil } from '../../scripts/local-chain/anvil';
+import { deployTestTokens, TEST_TOKEN_ABI } from '../../scripts/local-chain/test-tokens';
+import { createOrganization } from '../../core/organizations';
+import { createDb, type DbHandle } from '../../db/client';
+import { runMigrations } from '../../db/migrate';
+import { poolAddresses } from '../../db/schema';
+import { BATCH_PAYER_ABI, deployBatchPayer } from './batch-payer';
+import { checkInvariants, type InvariantInput } from './invariants';
+import { compareWithModel } from './model-check';
+import { Rng } from './rng';
+import { startFaultyRpcProxy, type FaultyRpcProxy } from './rpc-proxy';
+import { buildScenario, DECIMALS, type Currency, type PlannedOrder, type Scenario } from './scenario';
+import { startRestartableRedis, startServiceProcesses, type RestartableRedis, type ServiceProcesses } from './services';
+import { Trace } from './trace';
+import { startChaosReceiver, type ChaosReceiver } from './webhook-receiver';
+
+export interface SimOptions {
+  payments: number;
+  seed: number;
+  workers: number;
+  /** Orders are created over this many ms (default: scales with payments). */
+  spreadMs?: number;
+  /** Where the trace and the processes' logs go. */
+  outDir?: string;
+  /** Extra environment for the service processes (e.g. a test-only fault). */
+  serviceEnv?: Record<string, string>;
+  log?: (line: string) => void;
+  /** Shrinking: keep only this fraction of the scenario's orders and deposit references (faults kept). */
+  keepFraction?: number;
+  /** Give up waiting for quiescence after this long. */
+  quiescenceTimeoutMs?: number;
+}
+
+export interface SimReport {
+  seed: number;
+  payments: number;
+  paymentsSent: number;
+  orders: number;
+  ordersCreated: number;
+  deposits: number;
+  reorgs: number;
+  kills: number;
+  redisRestarts: number;
+  rpcFaults: Record<string, number>;
+  rpcRequests: number;
+  mismatches: string[];
+  violations: string[];
+  webhooks: { expected: number; delivered: number; duplicated: number; posts: number };
+  wallMs: number;
+  tracePath: string | null;
+  logDir: string;
+}
+
+const CHAIN_ID = 'ethereum-local';
+const ORDER_CONFIRMATIONS = 3;
+const WEBHOOK_TIMEOUT_MS = 1500;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+
+function amountString(hundredths: number): string {
+  return `${Math.floor(hundredths / 100)}.${String(hundredths % 100).padStart(2, '0')}`;
+}
+function units(hundredths: number, currency: Currency, partsPerMillion = 1_000_000): bigint {
+  const u = (BigInt(hundredths) * 10n ** BigInt(DECIMALS[currency] - 2) * BigInt(partsPerMillion)) / 1_000_000n;
+  return u > 0n ? u : 1n;
+}
+
+interface ApiAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** Runs one simulation end to end and returns its report (never throws for a finding). */
+export async function runSimulation(opts: SimOptions): Promise<SimReport> {
+  const started = Date.now();
+  const log = opts.log ?? (() => {});
+  const rng = new Rng(opts.seed);
+  const scenario = buildScenario(opts.seed, { payments: opts.payments, workers: opts.workers, confirmations: ORDER_CONFIRMATIONS, spreadMs: opts.spreadMs }, rng.fork('scenario'));
+  if (opts.keepFraction !== undefined && opts.keepFraction < 1) {
+    // Every other operation of the same scenario goes: a smaller reproduction of the same run.
+    const keep = <T extends { n: number }>(items: T[]) => items.filter((_, i) => i % Math.round(1 / opts.keepFraction!) === 0);
+    scenario.orders = keep(scenario.orders);
+    scenario.deposits = keep(scenario.deposits);
+    scenario.payments = scenario.orders.reduce((s, o) => s + o.payments.length, 0) + scenario.deposits.reduce((s, d) => s + d.payments.length + (d.paidAfterUnbind ? 1 : 0), 0);
+  }
+  const runId = `${opts.seed}_${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+  const outDir = path.resolve(opts.outDir ?? path.join('.data', 'sim', runId));
+  const trace = new Trace(started);
+  trace.add('scenario', { seed: opts.seed, payments: scenario.payments, orders: scenario.orders.length, deposits: scenario.deposits.length, faults: scenario.faults.length, lag: scenario.chainLagSeconds });
+  log(`sim seed ${opts.seed}: ${scenario.orders.length} orders, ${scenario.deposits.length} deposit references, ${scenario.payments} payments, ${scenario.faults.length} faults, ${opts.workers} workers`);
+
+  const baseDb = process.env.SIM_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const dbUrl = (() => {
+    const u = new URL(baseDb);
+    u.pathname = `/sg_sim_${runId}`;
+    return u.toString();
+  })();
+
+  let anvil: RunningAnvil | null = null;
+  let provider: JsonRpcProvider | null = null;
+  let redis: RestartableRedis | null = null;
+  let proxy: FaultyRpcProxy | null = null;
+  let receiver: ChaosReceiver | null = null;
+  let procs: ServiceProcesses | null = null;
+  let db: DbHandle | null = null;
+  const violations: string[] = [];
+  const mismatches: string[] = [];
+  let report: SimReport | null = null;
+
+  try {
+    // --- the chain ------------------------------------------------------------------------------
+    anvil = await startAnvil({ port: 0 });
+    const network = Network.from(31337);
+    provider = new JsonRpcProvider(anvil.url, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1 });
+    const chain = provider;
+    const accounts: string[] = await chain.send('eth_accounts', []);
+    const deployer = await chain.getSigner(accounts[0]);
+    const tokens = await deployTestTokens(deployer);
+    const batchPayer = await deployBatchPayer(deployer);
+    const payers = accounts.slice(1, 10);
+    const huge = 10n ** 40n;
+    for (const c of Object.keys(tokens) as Currency[]) {
+      for (const to of [...payers, batchPayer]) {
+        await chain.send('eth_sendTransaction', [{ from: accounts[0], to: tokens[c], data: TEST_TOKEN_ABI.encodeFunctionData('mint', [to, huge]) }]);
+      }
+    }
+    // From here blocks come every second; the chain's clock runs behind the service's.
+    await chain.send('evm_setAutomine', [false]);
+    await chain.send('evm_setIntervalMining', [1]);
+    const setChainClock = async () => chain.send('evm_setTime', [Math.floor(Date.now() / 1000) - scenario.chainLagSeconds]);
+    await setChainClock();
+    const startBlock = Number(await chain.send('eth_blockNumber', []));
+    trace.add('chain', { url: anvil.url, tokens, batchPayer, startBlock });
+
+    // --- database, Redis, proxy, receiver ------------------------------------------------------
+    await runMigrations(dbUrl);
+    db = createDb(dbUrl, { max: 4 });
+    redis = await startRestartableRedis();
+    proxy = await startFaultyRpcProxy(anvil.url, rng.fork('rpc'));
+    receiver = await startChaosReceiver(rng.fork('receiver'), { timeoutMs: WEBHOOK_TIMEOUT_MS });
+
+    const orgs: { id: string; key: string; pool: string[] }[] = [];
+    for (const o of scenario.orgs) {
+      const { organizationId, ownerKey } = await createOrganization(db.db, `sim org ${o.n}`);
+      const pool = Array.from({ length: o.poolSize }, () => getAddress(hexlify(randomBytes(20))));
+      const now = Date.now();
+      await db.db.insert(poolAddresses).values(pool.map((address, i) => ({ organizationId, protocol: 'evm' as const, address, mode: 'self_managed' as const, status: 'available' as const, createdAt: new Date(now + i) })));
+      orgs.push({ id: organizationId, key: ownerKey.key, pool });
+    }
+
+    const env: Record<string, string> = {
+      DATABASE_URL: dbUrl,
+      DATABASE_POOL_SIZE: '4',
+      REDIS_URL: redis.url,
+      REDIS_PREFIX: 'sgsim',
+      NETWORK: 'local',
+      LOG_LEVEL: process.env.SIM_LOG_LEVEL ?? 'warn',
+      RATE_LIMIT_ENABLED: 'false',
+      START_LOCAL_CHAIN: 'false',
+      RPC_URLS_ETHEREUM_LOCAL: proxy.url,
+      TOKEN_ETHEREUM_LOCAL_USDT: tokens.USDT,
+      TOKEN_ETHEREUM_LOCAL_USDC: tokens.USDC,
+      TOKEN_ETHEREUM_LOCAL_DAI: tokens.DAI,
+      CHAIN_SCAN_INTERVAL_MS: '300',
+      CONFIRMATIONS_INTERVAL_MS: '300',
+      ORDER_EXPIRY_INTERVAL_MS: '1000',
+      POOL_COOLDOWN_INTERVAL_MS: '1000',
+      WEBHOOK_ALLOW_INSECURE: 'true',
+      WEBHOOK_TIMEOUT_MS: String(WEBHOOK_TIMEOUT_MS),
+      WEBHOOK_RETRY_SCHEDULE: '0,1,2,3,5,8,13,20',
+      WEBHOOK_RETRY_JITTER: '0.1',
+      WEBHOOK_DISABLE_AFTER_HOURS: '1',
+      WEBHOOK_RELAY_INTERVAL_MS: '500',
+      WEBHOOK_REQUEUE_AFTER_MS: '5000',
+      ...(opts.serviceEnv ?? {}),
+    };
+    log('starting the API and workers');
+    procs = await startServiceProcesses(env, opts.workers, path.join(outDir, 'logs'));
+    const services = procs;
+    trace.add('services', { api: services.apiUrl, workers: opts.workers });
+
+    const api = async (key: string, method: string, p: string, body?: unknown): Promise<ApiAnswer> => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const res = await fetch(`${services.apiUrl}/api/v1${p}`, {
+            method,
+            headers: { 'X-API-Key': key, ...(body ? { 'content-type': 'application/json' } : {}) },
+            body: body ? JSON.stringify(body) : undefined,
+            signal: AbortSignal.timeout(30_000),
+          });
+          const text = await res.text();
+          let parsed: Record<string, unknown> = {};
+          try {
+            parsed = JSON.parse(text) as Record<string, unknown>;
+          } catch {
+            parsed = { raw: text.slice(0, 200) };
+          }
+          trace.add('api', { method, path: p, status: res.status });
+          if (res.status >= 500 && parsed.code !== 'NO_AVAILABLE_ADDRESSES') {
+            violations.push(`API ${method} ${p} answered ${res.status}: ${text.slice(0, 300)}`);
+          }
+          return { status: res.status, body: parsed };
+        } catch (err) {
+          trace.add('api-error', { method, path: p, error: (err as Error).message });
+          if (attempt >= 2) throw err;
+          await sleep(500);
+        }
+      }
+    };
+
+    // --- merchants' settings and endpoints ------------------------------------------------------
+    const endpoints: InvariantInput['endpoints'] = [];
+    for (const o of scenario.orgs) {
+      const org = orgs[o.n];
+      await api(org.key, 'PUT', '/config/address_pool.cooldown_minutes', { value: o.cooldownMinutes });
+      await api(org.key, 'PUT', '/config/address_pool.unbind_cooldown_minutes', { value: o.unbindCooldownMinutes });
+      for (const [e, ep] of o.endpoints.entries()) {
+        const pathName = `/o${o.n}/e${e}`;
+        const res = await api(org.key, 'POST', '/webhooks/endpoints', { url: `${receiver.url}${pathName}`, events: ep.events });
+        if (res.status !== 201) throw new Error(`could not register endpoint: ${JSON.stringify(res.body)}`);
+        if (ep.mayGo) receiver.allowGone(pathName);
+        endpoints.push({ id: String(res.body.id), organizationId: org.id, path: pathName, events: ep.events });
+      }
+    }
+
+    // --- payments -------------------------------------------------------------------------------
+    let payerTurn = 0;
+    let paymentsSent = 0;
+    const nextPayer = () => payers[payerTurn++ % payers.length];
+    const sendTx = async (to: string, data: string, what: Record<string, unknown>) => {
+      try {
+        const hash = (await chain.send('eth_sendTransaction', [{ from: nextPayer(), to, data, gas: '0x7a120' }])) as string;
+        trace.add('tx', { ...what, hash });
+        return hash;
+      } catch (err) {
+        trace.add('tx-error', { ...what, error: (err as Error).message.slice(0, 200) });
+        return null;
+      }
+    };
+    const pay = async (to: string, currency: Currency, amount: bigint, ref: string) => {
+      paymentsSent++;
+      await sendTx(tokens[currency], TEST_TOKEN_ABI.encodeFunctionData('transfer', [to, amount]), { ref, to, currency, amount: amount.toString() });
+    };
+    // Batched payments wait here and go out together, several transfers in one transaction.
+    let batch: { to: string; currency: Currency; amount: bigint; ref: string }[] = [];
+    const flushBatch = async () => {
+      const items = batch;
+      batch = [];
+      if (items.length === 0) return;
+      paymentsSent += items.length;
+      await sendTx(
+        batchPayer,
+        BATCH_PAYER_ABI.encodeFunctionData('pay', [items.map((i) => tokens[i.currency]), items.map((i) => i.to), items.map((i) => i.amount)]),
+        { batch: items.map((i) => ({ ref: i.ref, to: i.to, currency: i.currency, amount: i.amount.toString() })) },
+      );
+    };
+    const batchTimer = setInterval(() => void flushBatch(), 1_500);
+
+    const pending = new Set<Promise<unknown>>();
+    const track = (p: Promise<unknown>) => {
+      const wrapped = p.catch((err) => trace.add('task-error', { error: (err as Error).message.slice(0, 300) })).finally(() => pending.delete(wrapped));
+      pending.add(wrapped);
+    };
+    const t0 = Date.now() + 1_000;
+    const at = (ms: number, fn: () => Promise<unknown>) => track(sleep(t0 + ms - Date.now()).then(fn));
+    const lagMs = scenario.chainLagSeconds * 1000;
+    const created: { planned: PlannedOrder; id: string; org: number }[] = [];
+    let ordersCreated = 0;
+    let depositsBound = 0;
+
+    const runOrder = async (o: PlannedOrder) => {
+      const org = orgs[o.org];
+      const ref = `sim-${opts.seed}-o${o.n}`;
+      let res: ApiAnswer | null = null;
+      for (let attempt = 0; attempt < 10; attempt++) {
+        res = await api(org.key, 'POST', '/orders', {
+          orderReference: ref,
+          amount: amountString(o.hundredths),
+          currency: o.currency,
+          chainId: CHAIN_ID,
+          paymentWindowMinutes: o.windowMinutes,
+          graceMinutes: o.graceMinutes,
+          metadata: { sim: String(o.n), kind: o.kind },
+        });
+        if (res.status !== 503) break;
+        await sleep(3_000);
+      }
+      if (!res || res.status !== 201) {
+        trace.add('order-skipped', { ref, status: res?.status, body: res?.body });
+        return;
+      }
+      ordersCreated++;
+      const id = String(res.body.orderId ?? res.body.id);
+      const address = String(res.body.address);
+      const c = Date.parse(String(res.body.createdAt));
+      const e = Date.parse(String(res.body.expiresAt));
+      const g = e + o.graceMinutes * 60_000;
+      created.push({ planned: o, id, org: o.org });
+      trace.add('order', { ref, id, address, currency: o.currency, orderKind: o.kind, createdAt: c, expiresAt: e, graceEndsAt: g });
+      const amount = (ppm: number, cur: Currency) => units(o.hundredths, cur, ppm);
+      const jobs: Promise<unknown>[] = [];
+      for (const p of o.payments) {
+        const send = async () => {
+          const value = amount(p.partsPerMillion, p.currency);
+          if (p.batched) batch.push({ to: address, currency: p.currency, amount: value, ref });
+          else await pay(address, p.currency, value, ref);
+        };
+        const t = p.timing;
+        if (t.phase === 'window') jobs.push(sleep(c + lagMs + 1_500 + t.fraction * (e - c - 5_000) - Date.now()).then(send));
+        else if (t.phase === 'grace') jobs.push(sleep(e + lagMs + 2_500 + t.fraction * (g - e - 7_000) - Date.now()).then(send));
+        else if (t.phase === 'after-grace') jobs.push(sleep(g + lagMs + t.offsetMs - Date.now()).then(send));
+        else {
+          const offset = t.offsetMs;
+          jobs.push(
+            (async () => {
+              // Paid again once the order is completed: the address is then cooling down or recycled.
+              while (Date.now() < g + lagMs + 30_000) {
+                const now = await api(org.key, 'GET', `/orders/${id}`);
+                if (now.body.status !== 'pending') break;
+                await sleep(2_000);
+              }
+              await sleep(offset);
+              await send();
+            })(),
+          );
+        }
+      }
+      await Promise.all(jobs);
+    };
+    for (const o of scenario.orders) at(o.createAtMs, () => runOrder(o));
+
+    for (const d of scenario.deposits) {
+      at(d.bindAtMs, async () => {
+        const org = orgs[d.org];
+        const ref = `sim-${opts.seed}-d${d.n}`;
+        let res = await api(org.key, 'POST', '/deposits/bind', { depositReference: ref, protocol: 'evm' });
+        for (let attempt = 0; attempt < 10 && res.status === 503; attempt++) {
+          await sleep(3_000);
+          res = await api(org.key, 'POST', '/deposits/bind', { depositReference: ref, protocol: 'evm' });
+        }
+        if (res.status !== 201 && res.status !== 200) {
+          trace.add('deposit-skipped', { ref, status: res.status, body: res.body });
+          return;
+        }
+        depositsBound++;
+        const address = String(res.body.address ?? res.body.depositAddress);
+        trace.add('deposit', { ref, address });
+        const jobs = d.payments.map((p) =>
+          sleep(t0 + p.atMs - Date.now()).then(async () => {
+            const value = units(p.hundredths, p.currency);
+            if (p.batched) batch.push({ to: address, currency: p.currency, amount: value, ref });
+            else await pay(address, p.currency, value, ref);
+          }),
+        );
+        if (d.unbindAtMs !== null) {
+          jobs.push(
+            sleep(t0 + d.unbindAtMs - Date.now()).then(async () => {
+              await api(org.key, 'POST', '/deposits/unbind', { depositReference: ref, protocol: 'evm' });
+              trace.add('unbind', { ref, address });
+              const after = d.paidAfterUnbind!;
+              await sleep(t0 + after.atMs - Date.now());
+              await pay(address, after.currency, units(after.hundredths, after.currency), `${ref}-after-unbind`);
+            }),
+          );
+        }
+        await Promise.all(jobs);
+      });
+    }
+
+    // --- faults ---------------------------------------------------------------------------------
+    let reorgs = 0;
+    let reorgBusy = false;
+    for (const f of scenario.faults) {
+      at(f.atMs, async () => {
+        if (f.kind === 'reorg') {
+          if (reorgBusy) return;
+          reorgBusy = true;
+          try {
+            const head = Number(await chain.send('eth_blockNumber', []));
+            let depth = Math.min(f.value, head - startBlock);
+            if (f.value < ORDER_CONFIRMATIONS) {
+              // A shallow reorg aims at the newest mined payment to an order, so it takes back a
+              // transfer the service has seen pending (and counted) — not just empty blocks.
+              let last = [...trace.entries].reverse().find((e) => e.kind === 'tx' && typeof e.ref === 'string' && /-o\d+$/.test(e.ref));
+              let receipt = last ? await chain.getTransactionReceipt(String(last.hash)) : null;
+              if (!receipt || head - receipt.blockNumber + 1 >= ORDER_CONFIRMATIONS) {
+                // No fresh payment to take back: pay the newest order a little (the payer's
+                // transfer the reorg then removes), and wait for it to be mined.
+                // The newest order still pending (a completed one no longer holds its address), in its token.
+                let order: (typeof trace.entries)[number] | undefined;
+                for (const e of [...trace.entries].reverse().filter((x) => x.kind === 'order').slice(0, 10)) {
+                  const key = orgs.find((o) => o.pool.includes(String(e.address)))?.key;
+                  if (key && (await api(key, 'GET', `/orders/${String(e.id)}`)).body.status === 'pending') {
+                    order = e;
+                    break;
+                  }
+                }
+                if (order) {
+                  await pay(String(order.address), order.currency as Currency, units(100, order.currency as Currency), `${String(order.ref)}-reorg-bait`);
+                  last = [...trace.entries].reverse().find((e) => e.kind === 'tx');
+                  for (let i = 0; i < 30 && !(receipt = last ? await chain.getTransactionReceipt(String(last.hash)) : null); i++) await sleep(100);
+                }
+              }
+              if (receipt && head - receipt.blockNumber + 1 < ORDER_CONFIRMATIONS) {
+                await sleep(600);
+                depth = Number(await chain.send('eth_blockNumber', [])) - receipt.blockNumber + 1;
+                if (depth >= ORDER_CONFIRMATIONS) depth = f.value;
+              }
+            }
+            if (depth < 1) return;
+            await chain.send('anvil_reorg', [depth, []]);
+            // anvil rewinds its clock to the fork point: put it back (still behind the service's).
+            await setChainClock();
+            reorgs++;
+            trace.add('reorg', { depth, head, deep: depth >= ORDER_CONFIRMATIONS });
+          } catch (err) {
+            trace.add('reorg-error', { error: (err as Error).message.slice(0, 200) });
+          } finally {
+            reorgBusy = false;
+          }
+        } else if (f.kind === 'kill') {
+          trace.add('kill', { worker: f.value });
+          await services.killWorker(f.value % services.workerCount);
+        } else {
+          trace.add('redis-down', { ms: f.value });
+          await redis!.restart(f.value);
+          trace.add('redis-up', {});
+        }
+      });
+    }
+
+    // Wait for every scenario operation (including the late payments) to have run.
+    while (pending.size > 0) await Promise.race([...pending]);
+    await sleep(2_000);
+    await flushBatch();
+    clearInterval(batchTimer);
+    log(`scenario done after ${Math.round((Date.now() - started) / 1000)} s; waiting for quiescence`);
+
+    // --- quiescence ---------------------------------------------------------------------------
+    proxy.setEnabled(false);
+    receiver.setCalm(true);
+    // A few blocks so the last payments are mined and confirmed.
+    await sleep(5_000);
+    const finalHead = Number(await chain.send('eth_blockNumber', []));
+    const quiet = await waitForQuiescence(db.sql, finalHead, opts.quiescenceTimeoutMs ?? 180_000);
+    if (!quiet.ok) violations.push(`no quiescence within the time limit: ${quiet.detail}`);
+    trace.add('quiescence', { ok: quiet.ok, detail: quiet.detail, finalHead });
+    log(`quiescence: ${quiet.ok ? 'reached' : 'NOT reached'} (${quiet.detail})`);
+
+    // --- invariants -----------------------------------------------------------------------------
+    const result = await checkInvariants({
+      sql: db.sql,
+      chain,
+      tokens,
+      startBlock,
+      endpoints,
+      posts: receiver.posts,
+      faultTimes: trace.entries.filter((e) => e.kind === 'kill' || e.kind === 'redis-down').map((e) => e.at + started),
+      orgKeys: Object.fromEntries(orgs.map((o) => [o.id, o.key])),
+      api,
+    });
+    violations.push(...result.violations);
+    mismatches.push(...result.mismatches);
+    // The reference model's predictions against the service's answers and deliveries.
+    const modelMismatches = await compareWithModel({ sql: db.sql, chain, tokens, startBlock, endpoints, posts: receiver.posts, apiOrders: result.apiOrders });
+    for (const m of modelMismatches.slice(0, 40)) mismatches.push(`model: ${m}`);
+    if (modelMismatches.length > 40) mismatches.push(`model: … and ${modelMismatches.length - 40} more`);
+    for (const l of services.errorLines()) trace.add('service-error-log', { line: l });
+
+    report = {
+      seed: opts.seed,
+      payments: scenario.payments,
+      paymentsSent,
+      orders: scenario.orders.length,
+      ordersCreated,
+      deposits: depositsBound,
+      reorgs,
+      kills: services.kills,
+      redisRestarts: redis.restarts,
+      rpcFaults: { ...proxy.counts },
+      rpcRequests: proxy.requests,
+      mismatches,
+      violations,
+      webhooks: result.webhooks,
+      wallMs: Date.now() - started,
+      tracePath: null,
+      logDir: path.join(outDir, 'logs'),
+    };
+  } catch (err) {
+    violations.push(`simulation aborted: ${(err as Error).stack ?? String(err)}`);
+  } finally {
+    await procs?.stop().catch(() => {});
+    await receiver?.close().catch(() => {});
+    await proxy?.close().catch(() => {});
+    provider?.destroy();
+    await anvil?.stop().catch(() => {});
+    await redis?.stop().catch(() => {});
+    await db?.close().catch(() => {});
+    if (!process.env.SIM_KEEP_DB) {
+      const admin = postgres(baseDb, { max: 1, onnotice: () => {} });
+      await admin.unsafe(`drop database if exists "sg_sim_${runId}" with (force)`).catch(() => {});
+      await admin.end();
+    }
+  }
+  report ??= {
+    seed: opts.seed,
+    payments: scenario.payments,
+    paymentsSent: 0,
+    orders: scenario.orders.length,
+    ordersCreated: 0,
+    deposits: 0,
+    reorgs: 0,
+    kills: 0,
+    redisRestarts: 0,
+    rpcFaults: {},
+    rpcRequests: 0,
+    mismatches,
+    violations,
+    webhooks: { expected: 0, delivered: 0, duplicated: 0, posts: 0 },
+    wallMs: Date.now() - started,
+    tracePath: null,
+    logDir: path.join(outDir, 'logs'),
+  };
+  // Always kept (cheap, and a passing run's trace is the baseline to compare a failing replay with).
+  fs.mkdirSync(outDir, { recursive: true });
+  report.tracePath = path.join(outDir, 'trace.json');
+  fs.writeFileSync(report.tracePath, JSON.stringify({ options: { ...opts, log: undefined }, scenario, report, trace: trace.entries }));
+  return report;
+}
+
+/** Quiescence: nothing pending anywhere, and the scanner past the chain's last block of the run. */
+async function waitForQuiescence(sql: postgres.Sql, finalHead: number, timeoutMs: number): Promise<{ ok: boolean; detail: string }> {
+  const deadline = Date.now() + timeoutMs;
+  let detail = '';
+  while (Date.now() < deadline) {
+    const [row] = await sql<{ orders: number; transfers: number; deposits: number; events: number; deliveries: number; checkpoint: number | null }[]>`
+      select
+        (select count(*)::int from orders where status = 'pending') as orders,
+        (select count(*)::int from transfers where status = 'pending') as transfers,
+        (select count(*)::int from deposits where status = 'pending') as deposits,
+        (select count(*)::int from events where dispatched_at is null) as events,
+        (select count(*)::int from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+          where d.status = 'pending' and e.enabled) as deliveries,
+        (select block_number::int from chain_checkpoints where chain_id = 'ethereum-local') as checkpoint`;
+    detail = `pending orders ${row.orders}, pending transfers ${row.transfers}, pending deposits ${row.deposits}, undispatched events ${row.events}, pending deliveries ${row.deliveries}, checkpoint ${row.checkpoint} / final head ${finalHead}`;
+    if (row.orders === 0 && row.transfers === 0 && row.deposits === 0 && row.events === 0 && row.deliveries === 0 && (row.checkpoint ?? -1) >= finalHead) {
+      return { ok: true, detail };
+    }
+    await sleep(2_000);
+  }
+  return { ok: false, detail };
+}

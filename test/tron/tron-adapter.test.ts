@@ -1,0 +1,62 @@
+import { expect } from 'chai';
+import { ChainRegistry } from '../../core/chains/registry';
+import { TronAdapter } from '../../core/chains/tron/tron-adapter';
+import { TronHttp } from '../../core/chains/tron/tron-http';
+import { applyTronLocalState, TRON_LOCAL_CHAIN_ID } from '../../core/chains/tron/tron-local-state';
+import { TronLocalNode } from '../../scripts/local-chain/tron/tron-local-node';
+
+describe('Tron adapter on tron-local', () => {
+  let node: TronLocalNode;
+  const adapterWith = (overrides: Record<string, string> = {}, decimals?: number) => {
+    const registry = ChainRegistry.forNetwork('local', overrides);
+    applyTronLocalState(registry, { rpcUrl: node.url, genesisHash: node.genesisHash, token: node.token, startedAt: '' });
+    if (decimals !== undefined) registry.setTokenAddress(TRON_LOCAL_CHAIN_ID, 'USDT', node.token, decimals);
+    const chain = registry.get(TRON_LOCAL_CHAIN_ID)!;
+    return new TronAdapter(chain, new TronHttp(chain.chainId, chain.rpcUrls));
+  };
+  afterEach(async () => node?.stop());
+
+  it('verifies decimals with triggerconstantcontract; a mismatch is a named error', async () => {
+    node = new TronLocalNode({ blockTimeMs: 0 });
+    await node.start();
+    expect(await adapterWith().verifyTokens()).to.deep.equal({ ok: true, problems: [] });
+    const bad = await adapterWith({}, 18).verifyTokens();
+    expect(bad.ok).to.equal(false);
+    expect(bad.problems[0]).to.match(/^TokenDecimalsMismatch: USDT at T\w+ reports decimals 6, the registry expects 18$/);
+  });
+
+  it('head is the full node head; when solidification falls behind, the head used for counting stays within depth − 1 of the solidified block', async () => {
+    node = new TronLocalNode({ blockTimeMs: 0, solidificationLag: 2 });
+    await node.start();
+    node.mine(10);
+    const adapter = adapterWith(); // depth 3 on tron-local
+    expect((await adapter.head()).number).to.equal(10);
+    expect(await adapter.finalizedBlockNumber()).to.equal(8);
+    await node.stop();
+    node = new TronLocalNode({ blockTimeMs: 0, solidificationLag: 6 });
+    await node.start();
+    node.mine(10);
+    const lagging = adapterWith();
+    const head = await lagging.head();
+    expect(head.number).to.equal(4 + 3 - 1); // solidified 4, depth 3
+    expect(head.hash).to.equal((await lagging.blockAt(6))!.hash);
+  });
+
+  it('reads transfers of a range, one record per Transfer log, T-addresses, block hash and time', async () => {
+    node = new TronLocalNode({ blockTimeMs: 0, solidificationLag: 2 });
+    await node.start();
+    const payee = 'TWgezbnYkrQrWJY4tv2vbftyvUwaM9r7s1';
+    const tx = node.submit([{ to: payee, amount: 5n }, { to: payee, amount: 6n }]);
+    const [block] = node.mine(1);
+    node.mine(4);
+    const adapter = adapterWith();
+    await adapter.finalizedBlockNumber(); // blocks up to the solidified head are read from /walletsolidity
+    const found = await adapter.transfersInRange(1, 5);
+    expect(found.map((t) => [t.txHash, t.indexInTx, t.toAddress, t.fromAddress, t.amount, t.blockNumber, t.blockHash, t.blockTimestamp])).to.deep.equal([
+      [tx.id, 0, payee, node.faucet, 5n, 1, block.hash, Math.floor(block.timestamp / 1000)],
+      [tx.id, 1, payee, node.faucet, 6n, 1, block.hash, Math.floor(block.timestamp / 1000)],
+    ]);
+    expect(adapter.normalizeAddress(payee)).to.equal(payee);
+    expect(adapter.normalizeAddress('0x' + '11'.repeat(20))).to.equal(null);
+  });
+});
