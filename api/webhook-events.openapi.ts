@@ -61,7 +61,7 @@ const DATA: Record<EventType, { summary: string; data: Record<string, unknown> }
         blockNumber: { type: 'integer', description: 'The orphaned block' },
         blockHash: { type: 'string', description: 'The orphaned block' },
         depth: { type: 'integer', description: 'Blocks from the orphaned block to the scan checkpoint that saw the reorganisation' },
-        amount: { type: 'string', description: 'Base units' },
+        amount: { type: 'string', description: 'Decimal string in token units, like every amount on the wire', example: '10.5' },
         currency: { type: 'string' },
         orderId: { type: ['string', 'null'] },
         depositId: { type: ['string', 'null'] },

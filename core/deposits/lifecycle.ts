@@ -4,7 +4,9 @@ import { depositBindings, deposits, transfers } from '../../db/schema';
 import type { ServiceContext } from '../context';
 import { emitEvent } from '../events';
 import { newId } from '../ids';
+import { normalizeAddress } from '../pool/address-formats';
 import { requiredConfirmationsFor } from '../chains/confirmation-policy';
+import type { Protocol } from '../chains/registry';
 import { countDepositTransition } from '../metrics/metrics';
 import { logMoney } from '../money-log';
 import { depositEventData, depositFrom, selectDeposits, type DepositRecord } from './records';
@@ -51,8 +53,9 @@ export async function recordDeposit(tx: Tx, ctx: ServiceContext, transferId: str
   if (transfer.organizationId !== binding.organizationId) {
     throw new Error(`recordDeposit: transfer ${transferId} belongs to ${transfer.organizationId}, its binding to ${binding.organizationId}`);
   }
-  const sameAddress =
-    binding.protocol === 'evm' ? transfer.toAddress.toLowerCase() === binding.address.toLowerCase() : transfer.toAddress === binding.address;
+  const protocol = binding.protocol as Protocol;
+  const bound = normalizeAddress(protocol, binding.address);
+  const sameAddress = bound !== null && normalizeAddress(protocol, transfer.toAddress) === bound;
   if (transfer.protocol !== binding.protocol || !sameAddress) {
     throw new Error(`recordDeposit: transfer ${transferId} (${transfer.protocol} ${transfer.toAddress}) does not match binding ${binding.id}`);
   }

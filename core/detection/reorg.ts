@@ -1,5 +1,6 @@
 import { and, eq, gt, inArray } from 'drizzle-orm';
 import { chainCheckpoints, deposits, transfers } from '../../db/schema';
+import { formatAmount } from '../amounts';
 import type { Checkpoint } from '../checkpoints';
 import type { ServiceContext } from '../context';
 import { emitEvent } from '../events';
@@ -91,7 +92,8 @@ export async function applyReorg(ctx: ServiceContext, adapter: ChainAdapter, cp:
             blockNumber: t.blockNumber,
             blockHash: t.blockHash,
             depth,
-            amount: t.amount.toString(),
+            // A decimal string in token units, like every amount on the wire.
+            amount: formatAmount(t.amount, ctx.registry.tokenDecimals(chainId, t.currency)),
             currency: t.currency,
             orderId: t.orderId,
             depositId: deposit?.id ?? null,

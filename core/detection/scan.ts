@@ -97,11 +97,15 @@ export async function claimCheckpoint(tx: Tx, expected: Checkpoint, head?: numbe
   return true;
 }
 
-/** The highest head the scanner has seen (never lowered): read by assignments for the skew rule. */
+/**
+ * The highest head the scanner has seen (never lowered): read by assignments for the skew rule.
+ * A provider that answers a new head is not failing: the stall check then tells a checkpoint that
+ * cannot move apart from providers that do not answer at all.
+ */
 export async function recordHeadSeen(db: Tx | ServiceContext['db'], chainId: string, head: number, at: Date): Promise<void> {
   await db
     .update(chainCheckpoints)
-    .set({ headNumber: sql`greatest(coalesce(${chainCheckpoints.headNumber}, 0), ${head})`, headSeenAt: at })
+    .set({ headNumber: sql`greatest(coalesce(${chainCheckpoints.headNumber}, 0), ${head})`, headSeenAt: at, providersFailingSince: null })
     .where(and(eq(chainCheckpoints.chainId, chainId), sql`coalesce(${chainCheckpoints.headNumber}, -1) < ${head}`));
 }
 
@@ -131,12 +135,12 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
     warnBehind(ctx, chainId, head.number, cp.blockNumber);
     return { status: 'behind', recorded: 0, logs: 0, head: head.number };
   }
+  // Recorded before the range is read: a head that moves while the range cannot be scanned (a
+  // provider failing getLogs) is a checkpoint stall, not a head stall.
+  await recordHeadSeen(ctx.db, chainId, head.number, ctx.clock.now());
   const atCheckpoint = head.number === cp.blockNumber ? head : await adapter.blockAt(cp.blockNumber);
   if (!atCheckpoint || atCheckpoint.hash !== cp.blockHash) return handleReorg(ctx, adapter, cp, head.number);
-  if (head.number <= cp.blockNumber) {
-    await recordHeadSeen(ctx.db, chainId, head.number, ctx.clock.now());
-    return { status: 'idle', recorded: 0, logs: 0, head: head.number };
-  }
+  if (head.number <= cp.blockNumber) return { status: 'idle', recorded: 0, logs: 0, head: head.number };
 
   const fromBlock = cp.blockNumber + 1;
   let range = currentRangeSize(ctx, chainId);
@@ -174,11 +178,10 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
 
   const end = toHeader;
   const outcome = await ctx.db.transaction(async (tx) => {
-    if (!(await claimCheckpoint(tx, cp, head.number, ctx.clock.now()))) return null;
+    if (!(await claimCheckpoint(tx, cp))) return null; // the head was recorded before the range was read
     // One query for the distinct recipients of the whole range, whatever the pool size.
-    const poolMatches = await findWatchedAddresses(tx, adapter.protocol, [...new Set(inRange.map((t) => t.toAddress))]);
-    // Matched in the family's one normalised form (the adapter's), whatever form the pool stored.
-    const watched = new Map([...poolMatches.values()].map((w) => [adapter.normalizeAddress(w.address) ?? w.address, w]));
+    // Keyed by the family's one normalised form, the form the adapter reports recipients in.
+    const watched = await findWatchedAddresses(tx, adapter.protocol, [...new Set(inRange.map((t) => t.toAddress))]);
     const matched = inRange.filter((t) => watched.has(t.toAddress));
     const recorded = await recordTransfers(
       tx,

@@ -178,6 +178,18 @@ export function orderEventData(view: OrderView, fields: readonly (keyof OrderVie
 }
 
 /**
+ * A recorded transfer was re-mined in another block (a reorg, deeper than its confirmations or
+ * not): a completed order whose completing transaction it is shows the block it is in now, as the
+ * transfer does. The status and the confirmations counted at completion stay as they were.
+ */
+export async function followMovedTransfer(tx: Tx, ctx: ServiceContext, orderId: string, moved: { txHash: string; blockNumber: number }): Promise<void> {
+  await tx
+    .update(orders)
+    .set({ blockNumber: moved.blockNumber, updatedAt: ctx.clock.now() })
+    .where(and(eq(orders.id, orderId), eq(orders.status, 'completed'), eq(orders.txHash, moved.txHash), ne(orders.blockNumber, moved.blockNumber)));
+}
+
+/**
  * Recomputes one order inside the caller's transaction and applies the decision idempotently:
  * locks the order row (FOR UPDATE), reads its counted non-dropped transfers and its chain's
  * checkpoint, decides, and on a transition writes the order, credits the confirmed counted

@@ -46,7 +46,7 @@ export const orderSchema = Type.Object({
   }),
   createdAt: DateTime(),
   txHash: Type.Optional(Type.String({ description: 'Completed orders: the transaction whose confirmation completed the order' })),
-  blockNumber: Type.Optional(Type.Integer({ description: 'Completed orders' })),
+  blockNumber: Type.Optional(Type.Integer({ description: 'Completed orders: the block that transaction is in now (follows it when a reorg re-mines it)' })),
   confirmations: Type.Optional(Type.Integer({ description: 'Completed orders: confirmations of that transaction at completion' })),
   completedAt: Type.Optional(DateTime({ description: 'Completed orders' })),
   expiredAt: Type.Optional(DateTime({ description: 'Expired orders' })),

@@ -70,6 +70,17 @@ export function checkAddress(protocol: Protocol, text: string): AddressCheck {
   return checkSolanaAddress(text);
 }
 
+/**
+ * The one authority on an address's normalised form (EVM: EIP-55 checksum; Tron: base58 T…;
+ * Solana: base58), or null when it is not a valid address of the family. Pool addresses are stored
+ * in this form (import and derivation go through checkAddress), chain adapters report recipients in
+ * it, and the core compares addresses only in it.
+ */
+export function normalizeAddress(protocol: Protocol, text: string): string | null {
+  const checked = checkAddress(protocol, text);
+  return checked.ok ? checked.address : null;
+}
+
 /** Tron form of a 20-byte EVM address: base58check(0x41 ‖ address). */
 export function tronAddressFromEvm(evmAddress: string): string {
   const payload = getBytes(concat(['0x41', evmAddress]));

@@ -1,10 +1,11 @@
 import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import { deposits, orders, poolAddresses, transfers } from '../../db/schema';
+import { normalizeAddress } from '../pool/address-formats';
 import type { ServiceContext } from '../context';
 import { dropDeposit, recordDeposit } from '../deposits/lifecycle';
 import { newId } from '../ids';
-import { recomputeOrder, transferCountsTowardOrder } from '../orders/order-state';
+import { followMovedTransfer, recomputeOrder, transferCountsTowardOrder } from '../orders/order-state';
 import type { Protocol } from '../chains/registry';
 import type { ChainTransfer } from '../detection/adapter';
 import { logMoney, tokenAmount } from '../money-log';
@@ -23,20 +24,20 @@ export interface WatchedAddress {
 
 /**
  * Pool addresses of a protocol among a set of candidate addresses: one indexed query whatever the
- * pool size (unique index on (protocol, address)). EVM candidates are given checksummed; the
- * lower-case form is matched too, for addresses stored that way.
+ * pool size (unique index on (protocol, address)). Candidates and stored addresses are compared in
+ * the one normalised form (normalizeAddress), which the map is keyed by; invalid candidates match
+ * nothing.
  */
 export async function findWatchedAddresses(db: DbOrTx, protocol: Protocol, candidates: string[]): Promise<Map<string, WatchedAddress>> {
   const out = new Map<string, WatchedAddress>();
   if (candidates.length === 0) return out;
-  const forms = protocol === 'evm' ? [...new Set(candidates.flatMap((a) => [a, a.toLowerCase()]))] : [...new Set(candidates)];
+  const forms = [...new Set(candidates.map((a) => normalizeAddress(protocol, a)).filter((a): a is string => a !== null))];
+  if (forms.length === 0) return out;
   const rows = await db
     .select({ id: poolAddresses.id, organizationId: poolAddresses.organizationId, address: poolAddresses.address })
     .from(poolAddresses)
     .where(and(eq(poolAddresses.protocol, protocol), sql`${poolAddresses.address} = ANY(${sql.param(forms)}::text[])`));
-  for (const r of rows) {
-    out.set(protocol === 'evm' ? r.address.toLowerCase() : r.address, { poolAddressId: r.id, organizationId: r.organizationId, address: r.address });
-  }
+  for (const r of rows) out.set(r.address, { poolAddressId: r.id, organizationId: r.organizationId, address: r.address });
   return out;
 }
 
@@ -189,7 +190,10 @@ async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, 
       { chainId, transferId: existing.id, txHash: o.txHash, block: o.blockNumber, previousStatus: existing.status },
       'a recorded transfer was re-mined in another block: moved to it',
     );
-    if (existing.orderId) await recomputeOrder(tx, ctx, existing.orderId);
+    if (existing.orderId) {
+      await followMovedTransfer(tx, ctx, existing.orderId, { txHash: o.txHash, blockNumber: o.blockNumber });
+      await recomputeOrder(tx, ctx, existing.orderId);
+    }
   }
   return fresh;
 }

@@ -163,7 +163,8 @@ describe('detection core with an in-memory chain', function () {
       .from(events)
       .where(and(eq(events.type, 'alert.reorg_beyond_confirmations'), sql`${events.data}->>'transferId' = ${row.id}`));
     expect(alerts).to.have.length(1);
-    expect(alerts[0].data).to.include({ chainId: chain.chain.chainId, transferId: row.id, depth: 4 });
+    // Amounts on the wire are decimal strings in token units: 13 base units of a 6-decimal token.
+    expect(alerts[0].data).to.include({ chainId: chain.chain.chainId, transferId: row.id, depth: 4, amount: '0.000013', currency: 'USDT' });
     // The same transaction, mined again later behind another transfer in its block.
     chain.mineEmpty(2);
     const moved = chain.mine([

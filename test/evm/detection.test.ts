@@ -77,7 +77,7 @@ describe('detection on a local EVM chain: deep reorgs and clock skew (anvil)', f
     expect(await eventsFor(ctx, 'deposit.confirmed', 'depositId', dep.id)).to.have.length(1);
     const alerts = await eventsFor(ctx, 'alert.reorg_beyond_confirmations', 'transferId', t.id);
     expect(alerts).to.have.length(1);
-    expect(alerts[0].data).to.include({ depositId: dep.id, depositReference: reference });
+    expect(alerts[0].data).to.include({ depositId: dep.id, depositReference: reference, amount: '4', currency: 'USDT' });
   });
 
   /**

@@ -1,5 +1,5 @@
 import { getBytes, hexlify } from 'ethers';
-import { base58CheckPayload, checkTronAddress, tronAddressFromEvm } from '../../pool/address-formats';
+import { base58CheckPayload, checkTronAddress, normalizeAddress, tronAddressFromEvm } from '../../pool/address-formats';
 
 /**
  * Tron address forms (design.md §10): T… base58check everywhere outside the adapter; inside it,
@@ -35,6 +35,5 @@ export function tronFromHex41(hex41: string): string {
 }
 
 export function normalizeTronAddress(address: string): string | null {
-  const check = checkTronAddress(address);
-  return check.ok ? check.address : null;
+  return normalizeAddress('tron', address);
 }
