@@ -40,12 +40,19 @@ describe('API key cache across API instances', () => {
     expectError('b', await listOrders(first, key), 401, 'INVALID_API_KEY', 'Unauthorized');
   });
 
-  it('stops a key revoked through another instance at once', async () => {
+  it('stops a key revoked through another instance within milliseconds', async () => {
     const { id, key } = await newKey('revoked elsewhere');
     expect((await listOrders(second, key)).status).to.equal(200);
     expect((await listOrders(second, key)).status).to.equal(200);
     const revoked = await request(first.app).delete(`/api/v1/api-keys/${id}`).set('X-API-Key', org.keys.admin);
     expect(revoked.status).to.equal(200);
+    // The revoking instance answers once Redis has taken the announcement; the other forgets the key
+    // when its subscriber reads it (the cache promises milliseconds, not "before the revoke answers"),
+    // and here both share one event loop, so the next request can overtake the message. Far below
+    // the entries' 10 s lifetime, so this still fails if the announcement is not acted on.
+    const startedAt = Date.now();
+    await eventually(async () => (await listOrders(second, key)).status === 401, 1_000, 'the second instance to forget the revoked key');
+    expect(Date.now() - startedAt).to.be.below(1_000);
     expectError('b', await listOrders(second, key), 401, 'INVALID_API_KEY', 'Unauthorized');
     expectError('b', await listOrders(first, key), 401, 'INVALID_API_KEY', 'Unauthorized');
   });
