@@ -29,6 +29,11 @@ export interface WebhookConfig {
   disableAfterMs: number;
   /** A delivery due for this long without being attempted is re-enqueued by the relay (its job was lost). */
   requeueAfterMs: number;
+  /**
+   * WEBHOOK_FAST_PATH: worker processes running the relay LISTEN for committed events and fan them
+   * out at once (one dedicated connection, counted in DATABASE_POOL_SIZE); off, events wait for the relay.
+   */
+  fastPath: boolean;
 }
 
 export interface Config {
@@ -146,6 +151,19 @@ export function databasePoolSizeFor(config: Pick<Config, 'databasePoolSize'>, ki
   return config.databasePoolSize ?? DEFAULT_DATABASE_POOL_SIZE[kind];
 }
 
+/**
+ * Connections of a process held outside its query pool: a worker's LISTEN connection for the
+ * webhook fast path (workers/event-listener.ts). The query pool is the rest of DATABASE_POOL_SIZE.
+ */
+export function dedicatedConnectionsFor(config: Pick<Config, 'webhooks'>, kind: ProcessKind): number {
+  return kind === 'worker' && config.webhooks.fastPath ? 1 : 0;
+}
+
+/** The query pool's size: DATABASE_POOL_SIZE (or the kind's default) less the dedicated connections. */
+export function queryPoolSizeFor(config: Pick<Config, 'databasePoolSize' | 'webhooks'>, kind: ProcessKind): number {
+  return Math.max(1, databasePoolSizeFor(config, kind) - dedicatedConnectionsFor(config, kind));
+}
+
 const DEV_ENCRYPTION_KEY: Buffer = Buffer.from('stablegate-local-development-key').subarray(0, 32);
 
 export const DEFAULT_WEBHOOK_SCHEDULE_SECONDS = [
@@ -193,7 +211,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const chainOverrides: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value && /^(RPC_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|TRON_PRO_API_KEY)_[A-Z0-9_]+$/.test(name)) {
+    if (value && /^(RPC_URLS|RPC_WS_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|TRON_PRO_API_KEY)_[A-Z0-9_]+$/.test(name)) {
       chainOverrides[name] = value;
       if (name.startsWith('EXPLORER_TX_URL_') && !/^https?:\/\/[^/\s]+\S*\{txHash\}/.test(value)) {
         problems.push(`${name} must be an http(s) URL containing {txHash}, e.g. https://etherscan.io/tx/{txHash}`);
@@ -252,6 +270,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       retryJitter: read.number('WEBHOOK_RETRY_JITTER', 0.1, 0, 1),
       disableAfterMs: read.integer('WEBHOOK_DISABLE_AFTER_HOURS', 72, 1, 24 * 365) * 3600_000,
       requeueAfterMs: read.integer('WEBHOOK_REQUEUE_AFTER_MS', 30_000, 100, 3600_000),
+      fastPath: read.boolean('WEBHOOK_FAST_PATH', true),
     },
     intervals: {
       chainScanMs: read.integer('CHAIN_SCAN_INTERVAL_MS', 1000, 50, 3600_000),

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { events } from '../db/schema';
 import type { DbOrTx } from '../db/client';
 import { newId } from './ids';
@@ -26,9 +27,17 @@ export interface EmittedEvent {
 }
 
 /**
+ * The Postgres channel told of committed events (the webhook fast path, workers/event-listener.ts).
+ * Notifications carry no payload: identical ones in one transaction collapse into one, and the
+ * listener fans out whatever is undispatched.
+ */
+export const EVENTS_CHANNEL = 'stablegate_events';
+
+/**
  * Writes an event to the outbox, inside the caller's transaction (design.md §6). It only inserts
- * the row: it never touches Redis, so a Redis outage cannot fail a payment. The webhook relay fans
- * it out later.
+ * the row and NOTIFYs EVENTS_CHANNEL, which Postgres delivers only if the transaction commits: it
+ * never touches Redis, so a Redis outage cannot fail a payment. A listening worker fans it out at
+ * once; the webhook relay is the recovery path for anything the fast path misses.
  */
 export async function emitEvent(
   tx: DbOrTx,
@@ -43,5 +52,6 @@ export async function emitEvent(
     targetEndpointId: event.targetEndpointId ?? null,
   };
   await tx.insert(events).values(row);
+  await tx.execute(sql`select pg_notify(${EVENTS_CHANNEL}, '')`);
   return row;
 }

@@ -1,6 +1,6 @@
 import { ChainRegistry } from './chains/registry';
 import { systemClock, type Clock } from './clock';
-import { databasePoolSizeFor, type Config, type ProcessKind } from './config';
+import { queryPoolSizeFor, type Config, type ProcessKind } from './config';
 import { DetectionState } from './detection/state';
 import type { ServiceContext } from './context';
 import { createLogger, type Logger } from './logger';
@@ -31,7 +31,7 @@ export async function createService(
   if (config.network === 'local') assertLocalChainTooling();
   const logger = opts.logger ?? createLogger(config.logLevel);
   if (opts.migrate !== false) await runMigrations(config.databaseUrl);
-  const dbHandle = createDb(config.databaseUrl, { max: databasePoolSizeFor(config, opts.kind ?? 'worker') });
+  const dbHandle = createDb(config.databaseUrl, { max: queryPoolSizeFor(config, opts.kind ?? 'worker') });
   await dbHandle.sql`select 1`;
   const registry = ChainRegistry.forNetwork(config.network, config.chainOverrides);
   if (config.secretEncryptionKeyIsDefault) {

@@ -5,6 +5,8 @@ import { checkRedisFitForQueues } from '../core/redis-eviction';
 import { closeQueues, createQueues, type Queues } from '../core/jobs/catalog';
 import { bullJobQueue } from '../core/jobs/bullmq-job-queue';
 import { registerSchedulers } from './schedulers';
+import { startEventListener, type EventListener } from './event-listener';
+import { startHeadWakeups } from './head-wakeups';
 import { selectedQueues, startWorkers } from './worker-pool';
 
 export interface RunningWorkers {
@@ -41,13 +43,19 @@ export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWo
     });
   }
   // Follow-up jobs go out on the workers' own connection (it waits out a Redis outage).
-  const workers = startWorkers({ ...ctx, jobs: bullJobQueue(queues) }, connection, names);
-  ctx.logger.info({ queues: names }, 'workers started');
+  const workerCtx = { ...ctx, jobs: bullJobQueue(queues) };
+  const workers = startWorkers(workerCtx, connection, names);
+  // The webhook fast path belongs with the relay: a process that runs the relay also listens.
+  const listener: EventListener | null = ctx.config.webhooks.fastPath && names.includes('webhook-relay') ? await startEventListener(workerCtx) : null;
+  const heads = startHeadWakeups(workerCtx, names);
+  ctx.logger.info({ queues: names, webhookFastPath: listener !== null }, 'workers started');
   return {
     workers,
     queues,
     async close() {
       // Stop taking jobs; active ones finish (or go back to the queue if the process is killed).
+      await heads.close();
+      await listener?.close();
       await Promise.all(workers.map((w) => w.close()));
       await closeQueues(queues);
       connection.disconnect();

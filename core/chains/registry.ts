@@ -41,6 +41,8 @@ export interface Chain {
   /** EVM numeric chain id, where there is one. */
   evmChainId?: number;
   rpcUrls: string[];
+  /** Push endpoints for new heads (RPC_WS_URLS_<CHAIN>; the local chain's ws:// form); empty: polling only. */
+  wsUrls: string[];
   blockTimeMs: number;
   orderConfirmations: number;
   depositConfirmations: number;
@@ -84,6 +86,7 @@ export class ChainRegistry {
         ...def,
         attributionSkewSeconds: skew,
         rpcUrls: rpcOverride ? rpcOverride.split(',').map((u) => u.trim()).filter(Boolean) : [...def.rpcUrls],
+        wsUrls: (overrides[`RPC_WS_URLS_${env}`] ?? '').split(',').map((u) => u.trim()).filter((u) => u && u !== 'off'),
         orderConfirmations: orderConf,
         depositConfirmations: depositConf,
         tokens,
@@ -182,6 +185,13 @@ export class ChainRegistry {
     const chain = this.chains.get(chainId);
     if (!chain) throw new Error(`Unknown chain ${chainId}`);
     chain.rpcUrls = [...urls];
+  }
+
+  /** Replaces a chain's new-head push endpoints (the local chain's ws:// form, tests). */
+  setWsUrls(chainId: string, urls: string[]): void {
+    const chain = this.chains.get(chainId);
+    if (!chain) throw new Error(`Unknown chain ${chainId}`);
+    chain.wsUrls = [...urls];
   }
 }
 

@@ -112,6 +112,24 @@ export interface ChainAdapter {
 
   /** JSON-RPC / HTTP requests sent so far (benchmarks and tests). */
   readonly calls: number;
+
+  /**
+   * Optional: new heads pushed by the provider (EVM `eth_subscribe newHeads` over WebSocket), so
+   * a chain's work starts as soon as a block exists. Null when the chain has no push endpoint
+   * configured. The subscription reconnects by itself with back-off and reports its state;
+   * polling stays the safety net while it is down.
+   */
+  subscribeHeads?(onHead: (height: number) => void, state: HeadSubscriptionState): HeadSubscription | null;
+}
+
+/** What a head subscription reports of its connection (the caller logs it). */
+export interface HeadSubscriptionState {
+  connected(url: string): void;
+  dropped(url: string, reason: string, retryInMs: number): void;
+}
+
+export interface HeadSubscription {
+  close(): Promise<void>;
 }
 
 /** Builds the adapter of a chain of one family. */

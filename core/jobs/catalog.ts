@@ -11,8 +11,11 @@ import type { ChainRegistry } from '../chains/registry';
  */
 export interface JobPayloads {
   'idempotency-cleanup': Record<string, never>;
-  /** One repeatable job per chain: scan new blocks for token transfers into pool addresses. */
-  'chain-scan': { chainId: string };
+  /**
+   * One repeatable job per chain: scan new blocks for token transfers into pool addresses. With
+   * `head`: woken by a pushed new head (workers/head-wakeups.ts, job id `chain-scan-<chain>-head-<n>`).
+   */
+  'chain-scan': { chainId: string; head?: number };
   /** One repeatable job per chain: count confirmations, confirm transfers, complete deposits. */
   'chain-confirmations': { chainId: string };
   /** Returns cooled-down pool addresses to available (all organizations). */
@@ -100,6 +103,11 @@ export function createQueues(connection: ConnectionOptions, prefix: string): Que
 
 export async function closeQueues(queues: Queues): Promise<void> {
   await Promise.all(Object.values(queues).map((q) => q.close()));
+}
+
+/** The id of a head wake-up job of a chain: the same in every process that sees the head, so they collapse. */
+export function headWakeupJobId(queue: 'chain-scan' | 'chain-confirmations', chainId: string, head: number): string {
+  return jobId(queue, `${chainId}-head-${head}`);
 }
 
 /** Job ids are `<queue>-<key>`, never with ':' (BullMQ reserves it). */

@@ -77,18 +77,14 @@ const FAN_OUT_COLUMNS = {
 };
 
 /**
- * The relay (outbox → deliveries). Each undispatched event is fanned out (fanOutEvents) and
- * marked dispatched in the same transaction. Endpoint state is read at relay time (a few seconds
- * after emission at most, WEBHOOK_RELAY_INTERVAL_MS): an endpoint disabled, unsubscribed or
- * deleted within that window does not get the event.
- * It then returns every due pending delivery whose job may be missing (Redis was down, a worker
- * died mid-attempt): Postgres is the source of truth, job ids make re-enqueueing harmless.
+ * Fans out every undispatched event (in batches, each in its own transaction; rows another
+ * process holds are skipped, it fans them out). Run by the relay and by the fast path
+ * (workers/event-listener.ts) as soon as an event commits: whichever locks an event first fans it
+ * out, exactly once. Returns the first attempt's job of each delivery created.
  */
-export async function relayWebhookEvents(deps: WebhookDeps): Promise<{ eventsDispatched: number; deliveriesCreated: number; jobs: DeliveryJob[] }> {
+export async function fanOutPendingEvents(deps: WebhookDeps): Promise<{ eventsDispatched: number; jobs: DeliveryJob[] }> {
   const jobs: DeliveryJob[] = [];
   let eventsDispatched = 0;
-  let deliveriesCreated = 0;
-
   for (let i = 0; i < FAN_OUT_BATCHES_PER_RUN; i++) {
     const batch = await deps.db.transaction(async (tx) => {
       const pending = await tx
@@ -101,10 +97,23 @@ export async function relayWebhookEvents(deps: WebhookDeps): Promise<{ eventsDis
       return { count: pending.length, created: await fanOutEvents(tx, deps, pending) };
     });
     eventsDispatched += batch.count;
-    deliveriesCreated += batch.created.length;
     jobs.push(...batch.created);
     if (batch.count < FAN_OUT_BATCH) break;
   }
+  return { eventsDispatched, jobs };
+}
+
+/**
+ * The relay (outbox → deliveries). Each undispatched event is fanned out (fanOutEvents) and
+ * marked dispatched in the same transaction. Endpoint state is read at relay time (a few seconds
+ * after emission at most, WEBHOOK_RELAY_INTERVAL_MS): an endpoint disabled, unsubscribed or
+ * deleted within that window does not get the event.
+ * It then returns every due pending delivery whose job may be missing (Redis was down, a worker
+ * died mid-attempt): Postgres is the source of truth, job ids make re-enqueueing harmless.
+ */
+export async function relayWebhookEvents(deps: WebhookDeps): Promise<{ eventsDispatched: number; deliveriesCreated: number; jobs: DeliveryJob[] }> {
+  const { eventsDispatched, jobs } = await fanOutPendingEvents(deps);
+  const deliveriesCreated = jobs.length;
 
   const late = new Date(deps.clock.now().getTime() - deps.config.webhooks.requeueAfterMs);
   const due = await deps.db

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { databasePoolSizeFor, loadConfig, ConfigError } from '../../core/config';
+import { databasePoolSizeFor, queryPoolSizeFor, loadConfig, ConfigError } from '../../core/config';
 import { buildTestApp, createTestOrg, STYLES, type TestOrg } from '../helpers/harness';
 import { dataOf, expectError, listOf } from '../helpers/wire';
 
@@ -24,6 +24,10 @@ describe('configuration at start-up', () => {
     const set = loadConfig({ DATABASE_POOL_SIZE: '8' });
     expect(databasePoolSizeFor(set, 'api')).to.equal(8);
     expect(databasePoolSizeFor(set, 'worker')).to.equal(8);
+    // A worker's LISTEN connection (webhook fast path) is one of them, outside the query pool.
+    expect(queryPoolSizeFor(set, 'worker')).to.equal(7);
+    expect(queryPoolSizeFor(set, 'api')).to.equal(8);
+    expect(queryPoolSizeFor(loadConfig({ DATABASE_POOL_SIZE: '8', WEBHOOK_FAST_PATH: 'false' }), 'worker')).to.equal(8);
     for (const bad of ['1', 'many', '2.5', '201']) {
       expect(() => loadConfig({ DATABASE_POOL_SIZE: bad }), bad).to.throw(ConfigError, 'DATABASE_POOL_SIZE must be an integer from 2 to 200');
     }

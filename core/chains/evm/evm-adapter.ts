@@ -1,7 +1,8 @@
 import { getAddress, id as keccakId } from 'ethers';
-import { UnstableChainError, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../../detection/adapter';
+import { UnstableChainError, type HeadSubscription, type HeadSubscriptionState, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../../detection/adapter';
 import { normalizeAddress } from '../../pool/address-formats';
 import type { Chain, Currency } from '../registry';
+import { subscribeEvmHeads } from './evm-heads';
 import { EvmRpc, RpcUnavailableError, type RpcBlockHeader, type RpcLog } from './evm-rpc';
 
 /**
@@ -36,6 +37,10 @@ export class EvmAdapter implements ChainAdapter {
     if (f.kind === 'depth') return head - f.blocks + 1;
     if (f.kind === 'finalized-tag') return (await this.rpc.header('finalized'))?.number ?? null;
     return null;
+  }
+
+  subscribeHeads(onHead: (height: number) => void, state: HeadSubscriptionState): HeadSubscription | null {
+    return this.chain.wsUrls.length > 0 ? subscribeEvmHeads(this.chain, onHead, state) : null;
   }
 
   blockAt(height: number): Promise<BlockRef | null> {

@@ -33,6 +33,10 @@ export function applyLocalChainState(registry: ChainRegistry, state: LocalChainS
     }
   }
   if (!overrides[`RPC_URLS_${envKey(LOCAL_CHAIN_ID)}`]) registry.setRpcUrls(LOCAL_CHAIN_ID, [state.rpcUrl]);
+  // anvil serves WebSocket on its HTTP port: new heads are pushed unless RPC_WS_URLS_… says otherwise.
+  if (overrides[`RPC_WS_URLS_${envKey(LOCAL_CHAIN_ID)}`] === undefined) {
+    registry.setWsUrls(LOCAL_CHAIN_ID, registry.get(LOCAL_CHAIN_ID)!.rpcUrls.filter((u) => /^https?:/.test(u)).map((u) => u.replace(/^http/, 'ws')));
+  }
 }
 
 /** Every process at start (NETWORK=local): what the local chain process stored. */

@@ -1,0 +1,54 @@
+import { WebSocketProvider } from 'ethers';
+import type { HeadSubscription, HeadSubscriptionState } from '../../detection/adapter';
+import type { Chain } from '../registry';
+
+const FIRST_RETRY_MS = 500;
+const MAX_RETRY_MS = 30_000;
+
+/**
+ * New heads over WebSocket (`eth_subscribe newHeads`, through ethers' WebSocketProvider), one
+ * socket per chain and process. When the socket closes or cannot connect, it reconnects after
+ * 0.5 s, doubling up to 30 s, and back to 0.5 s once connected; several URLs are tried in turn.
+ */
+export function subscribeEvmHeads(chain: Pick<Chain, 'chainId' | 'wsUrls' | 'evmChainId'>, onHead: (height: number) => void, state: HeadSubscriptionState): HeadSubscription {
+  let closed = false;
+  let provider: WebSocketProvider | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  let retryMs = FIRST_RETRY_MS;
+  let urlIndex = 0;
+
+  const connect = () => {
+    if (closed) return;
+    const url = chain.wsUrls[urlIndex % chain.wsUrls.length];
+    let down = false;
+    const p = new WebSocketProvider(url, chain.evmChainId, { staticNetwork: true });
+    provider = p;
+    const socket = p.websocket as unknown as { addEventListener(type: string, fn: (e: { message?: string }) => void): void };
+    const drop = (reason: string) => {
+      if (down || closed) return;
+      down = true;
+      provider = null;
+      p.destroy();
+      urlIndex++;
+      state.dropped(url, reason, retryMs);
+      timer = setTimeout(connect, retryMs);
+      retryMs = Math.min(retryMs * 2, MAX_RETRY_MS);
+    };
+    socket.addEventListener('error', (e) => drop(e.message ?? 'socket error'));
+    socket.addEventListener('close', () => drop('socket closed'));
+    socket.addEventListener('open', () => {
+      retryMs = FIRST_RETRY_MS;
+      state.connected(url);
+    });
+    p.on('block', (height: number) => onHead(height)).catch((err: Error) => drop(err.message));
+  };
+  connect();
+
+  return {
+    async close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      await provider?.destroy();
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import postgres from 'postgres';
+import type { ServiceContext } from '../core/context';
+import { EVENTS_CHANNEL } from '../core/events';
+import { fanOutPendingEvents } from '../core/webhooks/relay';
+
+export interface EventListener {
+  close(): Promise<void>;
+}
+
+/**
+ * The webhook fast path: LISTEN on EVENTS_CHANNEL over one dedicated connection (counted in
+ * DATABASE_POOL_SIZE, core/config.ts dedicatedConnectionsFor) and, on every notification (sent
+ * by emitEvent, delivered by Postgres only after the event's transaction commits), fan the
+ * undispatched events out and enqueue their first attempts at once. The relay stays the recovery
+ * path: a notification lost with this process or its connection only waits for the next relay
+ * run. Runs overlapping in one process collapse into one more run; across processes the fan-out's
+ * row locks (skip locked) and the deliveries' deterministic job ids keep every delivery single.
+ */
+export async function startEventListener(ctx: ServiceContext): Promise<EventListener> {
+  const sql = postgres(ctx.config.databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  let running: Promise<void> | null = null;
+  let again = false;
+  let closed = false;
+
+  const runOnce = async () => {
+    const { jobs } = await fanOutPendingEvents(ctx);
+    await ctx.jobs.enqueueWebhookDeliveries(jobs);
+  };
+  const wake = () => {
+    if (closed) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        try {
+          await runOnce();
+        } catch (err) {
+          // The rows are in Postgres: the relay fans them out or re-enqueues them.
+          ctx.logger.warn({ err: { message: (err as Error).message } }, 'webhook fast path failed; the relay will deliver');
+        }
+      } while (again && !closed);
+      running = null;
+    })();
+  };
+
+  // onlisten runs at the first LISTEN and again after every reconnect: catch up on whatever
+  // committed while this connection was not listening.
+  const subscription = await sql.listen(EVENTS_CHANNEL, wake, () => {
+    ctx.logger.debug({ channel: EVENTS_CHANNEL }, 'listening for committed events');
+    wake();
+  });
+  return {
+    async close() {
+      closed = true;
+      await subscription.unlisten().catch(() => {});
+      await running;
+      await sql.end({ timeout: 5 });
+    },
+  };
+}
