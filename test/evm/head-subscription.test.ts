@@ -20,12 +20,15 @@ describe('new heads over WebSocket wake the chain work; a dropped socket falls b
   let workers: RunningWorkers | null = null;
   let scanQueue: Queue;
   let confirmationsQueue: Queue;
+  // A prefix of its own: the worker process registers every job scheduler (order expiry, relay…),
+  // whose queued runs must not land in the queues other suites share.
+  const prefix = `${TEST_REDIS_PREFIX}heads`;
 
   before(async () => {
     chain = await startTestChain();
     proxy = await startRpcProxy(Number(new URL(chain.url).port));
-    scanQueue = new Queue('chain-scan', { connection: testRedis(), prefix: TEST_REDIS_PREFIX });
-    confirmationsQueue = new Queue('chain-confirmations', { connection: testRedis(), prefix: TEST_REDIS_PREFIX });
+    scanQueue = new Queue('chain-scan', { connection: testRedis(), prefix });
+    confirmationsQueue = new Queue('chain-confirmations', { connection: testRedis(), prefix });
   });
   after(async () => {
     await workers?.close();
@@ -40,7 +43,7 @@ describe('new heads over WebSocket wake the chain work; a dropped socket falls b
 
   it('enqueues one scan per pushed head, polls while the socket is down, and resubscribes when it returns', async () => {
     // Polling slow enough (3 s) that only a pushed head makes a scan run at once.
-    const ctx = testContext(testConfig({ WORKER_QUEUES: 'chain-scan,chain-confirmations', CHAIN_SCAN_INTERVAL_MS: '3000', CONFIRMATIONS_INTERVAL_MS: '3000' }));
+    const ctx = testContext(testConfig({ REDIS_PREFIX: prefix, WORKER_QUEUES: 'chain-scan,chain-confirmations', CHAIN_SCAN_INTERVAL_MS: '3000', CONFIRMATIONS_INTERVAL_MS: '3000' }));
     useTestChain(ctx.registry, chain);
     ctx.registry.setWsUrls(LOCAL_CHAIN_ID, [proxy.url.replace(/^http/, 'ws')]);
     await resetCheckpointToHead(ctx, chain);

@@ -76,16 +76,18 @@ for (const style of STYLES) {
         expect((await stateOf(ids)).rows.map((r) => r.status)).to.deep.equal(Array(6).fill('pending'));
 
         await checkpointAt(new Date(graceEnd + 1000));
+        const queue = queues['order-expiry'];
+        // Only this test's jobs may run here: a scheduler left in the shared prefix by an earlier
+        // suite's worker process would start a run of its own, holding the rows (skip locked) while
+        // the jobs below complete with nothing examined. Removing the scheduler drops only its next
+        // *delayed* run, so a run it already made waiting is drained too, before any worker starts.
+        await queue.removeJobScheduler('order-expiry');
+        await queue.drain(true);
         // Two workers (as two worker processes would), several overlapping runs queued at once.
         workers = [
           ...startWorkers(ctx, connection, ['order-expiry']),
           ...startWorkers(ctx, createWorkerRedis(TEST_REDIS_URL), ['order-expiry']),
         ];
-        const queue = queues['order-expiry'];
-        // Only this test's jobs may run here: a scheduler left in the shared prefix by an earlier
-        // suite's worker process would start a run of its own, holding the rows (skip locked) while
-        // the jobs below complete with nothing examined.
-        await queue.removeJobScheduler('order-expiry');
         const jobs = await Promise.all(Array.from({ length: 6 }, (_, i) => queue.add('order-expiry', {}, { jobId: `order-expiry-test-${style}-${i}` })));
         // Wait for these jobs only: other tests' jobs may share the queue.
         await waitFor(async () => (await Promise.all(jobs.map((j) => j.getState()))).every((st) => st === 'completed' || st === 'failed'));
