@@ -6,7 +6,7 @@ import { webhookDeliveries } from '../../db/schema';
 import type { RunningWorkers } from '../../workers/runtime';
 import { buildTestApp, createTestOrg, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL, testDb, testJobQueue } from '../helpers/harness';
 import { spawnEntry, type Spawned } from '../helpers/processes';
-import { sleep, startReceiver, startTestWorkers, type Receiver } from '../helpers/webhooks';
+import { eventually, sleep, startReceiver, startTestWorkers, type Receiver } from '../helpers/webhooks';
 
 /**
  * The webhook fast path (workers/event-listener.ts): an event's deliveries are enqueued as soon as
@@ -115,7 +115,11 @@ describe('webhook fast path: events reach endpoints without waiting for the rela
     await receiver.waitFor(20, { path: '/both', timeoutMs: 30_000 });
 
     // And every first attempt once more by hand, after it succeeded: the claim refuses a finished delivery.
-    const deliveries = await testDb().select().from(webhookDeliveries).where(eq(webhookDeliveries.organizationId, org.organizationId));
+    // The receiver counts a POST before it answers, and the worker records the attempt only once the
+    // answer is in: wait for the records, not just the POSTs.
+    const recorded = () => testDb().select().from(webhookDeliveries).where(eq(webhookDeliveries.organizationId, org.organizationId));
+    await eventually(async () => (await recorded()).every((d) => d.status !== 'pending'), 15_000, 'every attempt recorded').catch(() => {});
+    const deliveries = await recorded();
     expect(deliveries.map((d) => d.status)).to.deep.equal(Array(20).fill('succeeded'));
     await testJobQueue().enqueueWebhookDeliveries(deliveries.map((d) => ({ deliveryId: d.id, attempt: 1, delayMs: 0 })));
 
