@@ -74,5 +74,12 @@ describe('new heads over WebSocket wake the chain work; a dropped socket falls b
     await chain.mine(1);
     const pushedAgain = await chain.head();
     await eventually(() => headJob(scanQueue, pushedAgain), 10_000, `a scan job for head ${pushedAgain}`);
+
+    // Closing the worker process (what SIGTERM does, workers/main.ts) closes its socket.
+    expect(proxy.connections()).to.equal(1);
+    const running = workers;
+    workers = null;
+    await running.close();
+    await eventually(() => proxy.connections() === 0, 5000, 'the WebSocket closed on shutdown');
   });
 });

@@ -109,6 +109,8 @@ export async function resetCheckpointToHead(ctx: ServiceContext, chain: TestChai
  */
 export interface RpcProxy {
   url: string;
+  /** Client connections open through the proxy now (a WebSocket is one). */
+  connections(): number;
   stop(): Promise<void>;
   start(): Promise<void>;
   close(): Promise<void>;
@@ -116,6 +118,7 @@ export interface RpcProxy {
 
 export async function startRpcProxy(targetPort: number): Promise<RpcProxy> {
   const sockets = new Set<net.Socket>();
+  const clients = new Set<net.Socket>();
   let server: net.Server | null = null;
   let port = 0;
   const listen = async () => {
@@ -123,12 +126,14 @@ export async function startRpcProxy(targetPort: number): Promise<RpcProxy> {
       const upstream = net.connect(targetPort, '127.0.0.1');
       sockets.add(client);
       sockets.add(upstream);
+      clients.add(client);
       client.pipe(upstream).pipe(client);
       const cleanup = () => {
         client.destroy();
         upstream.destroy();
         sockets.delete(client);
         sockets.delete(upstream);
+        clients.delete(client);
       };
       client.on('error', cleanup).on('close', cleanup);
       upstream.on('error', cleanup).on('close', cleanup);
@@ -145,8 +150,9 @@ export async function startRpcProxy(targetPort: number): Promise<RpcProxy> {
     server = null;
     for (const sock of sockets) sock.destroy();
     sockets.clear();
+    clients.clear();
     await new Promise<void>((resolve) => s.close(() => resolve()));
   };
   await listen();
-  return { url: `http://127.0.0.1:${port}`, stop, start: listen, close: stop };
+  return { url: `http://127.0.0.1:${port}`, connections: () => clients.size, stop, start: listen, close: stop };
 }

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { emitEvent } from '../../core/events';
+import { emitEvent, EVENTS_CHANNEL } from '../../core/events';
 import { eq } from 'drizzle-orm';
 import { webhookDeliveries } from '../../db/schema';
 import type { RunningWorkers } from '../../workers/runtime';
-import { buildTestApp, createTestOrg, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL, testDb, testJobQueue } from '../helpers/harness';
+import { buildTestApp, createTestOrg, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL, testDb, testJobQueue, testSql } from '../helpers/harness';
 import { spawnEntry, type Spawned } from '../helpers/processes';
 import { eventually, sleep, startReceiver, startTestWorkers, type Receiver } from '../helpers/webhooks';
 
@@ -102,6 +102,17 @@ describe('webhook fast path: events reach endpoints without waiting for the rela
     const [req] = await receiver.waitFor(1, { path: '/killed', timeoutMs: 15_000 });
     expect(req.headers['x-service-event-id']).to.equal(event.id);
     expect(req.receivedAt - committedAt).to.be.at.most(relayIntervalMs + 1000);
+  });
+
+  it('closing the worker process, as SIGTERM does (workers/main.ts), ends its LISTEN connection', async () => {
+    const listeners = async () =>
+      (await testSql()`select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike ${`%listen "${EVENTS_CHANNEL}"%`}`)[0].n as number;
+    // A process killed by an earlier test leaves none for long.
+    await eventually(async () => (await listeners()) === 0, 10_000, 'no LISTEN connection before');
+    const { workers } = await startTestWorkers();
+    expect(await listeners()).to.equal(1);
+    await workers.close();
+    await eventually(async () => (await listeners()) === 0, 5000, 'the LISTEN connection closed on shutdown');
   });
 
   it('when both the fast path and the relay enqueue one event, the receiver gets exactly one POST per (event, endpoint)', async () => {
