@@ -44,9 +44,17 @@ export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWo
   }
   // Follow-up jobs go out on the workers' own connection (it waits out a Redis outage).
   const workerCtx = { ...ctx, jobs: bullJobQueue(queues) };
-  const workers = startWorkers(workerCtx, connection, names);
   // The webhook fast path belongs with the relay: a process that runs the relay also listens.
-  const listener: EventListener | null = ctx.config.webhooks.fastPath && names.includes('webhook-relay') ? await startEventListener(workerCtx) : null;
+  // Started before the workers: if its connection fails, nothing is left running behind the error.
+  let listener: EventListener | null = null;
+  try {
+    if (ctx.config.webhooks.fastPath && names.includes('webhook-relay')) listener = await startEventListener(workerCtx);
+  } catch (err) {
+    await closeQueues(queues).catch(() => {});
+    connection.disconnect();
+    throw err;
+  }
+  const workers = startWorkers(workerCtx, connection, names);
   const heads = startHeadWakeups(workerCtx, names);
   ctx.logger.info({ queues: names, webhookFastPath: listener !== null }, 'workers started');
   return {
