@@ -145,7 +145,22 @@ describe('payment page in a real browser (Chromium, anvil, worker process)', fun
 
     // A marker that a reload would lose: the page must update in place.
     await page.evaluate(() => ((window as unknown as { stayed: boolean }).stayed = true));
-    const { txHash } = await chain.pay(order.address, 'USDT', 12_500_000n);
+    // Paid the way a developer pays a local order: `npm run pay -- <ord_…> <amount>`. It waits for
+    // its transaction to be mined, so the chain mines on its own for that moment (one block per tx).
+    await chain.rpc('evm_setAutomine', [true]);
+    const payer = spawnEntry('scripts/local-chain/pay.ts', {
+      DATABASE_URL: TEST_DATABASE_URL,
+      REDIS_URL: TEST_REDIS_URL,
+      RPC_URLS_ETHEREUM_LOCAL: chain.url,
+      TOKEN_ETHEREUM_LOCAL_USDT: chain.tokens.USDT,
+      TOKEN_ETHEREUM_LOCAL_USDC: chain.tokens.USDC,
+      TOKEN_ETHEREUM_LOCAL_DAI: chain.tokens.DAI,
+    }, [order.orderId, '12.5']);
+    const payerExit = await payer.exited;
+    await chain.rpc('evm_setAutomine', [false]);
+    expect(payerExit, payer.stderr()).to.equal(0);
+    const txHash = /tx (0x[0-9a-f]{64})/.exec(payer.stdout())?.[1];
+    expect(txHash, payer.stdout()).to.be.a('string');
     await page.waitForSelector('#pay[data-state="confirming"]', { timeout: 30_000 });
     expect(await page.textContent('#status-text')).to.match(/Confirmations: [1-3] of 3/);
     await page.screenshot({ path: artifactPath('2-confirming'), fullPage: true });

@@ -13,6 +13,10 @@ const EXACT_EVENTS = ['order.completed', 'order.expired', 'deposit.confirmed'];
 export interface ModelCheckInput {
   sql: postgres.Sql;
   chain: JsonRpcProvider;
+  /** The registry's id of the simulated chain. */
+  chainId: string;
+  /** S of the clock-skew attribution rule for that chain, in seconds (see simulation.ts). */
+  skewSeconds: number;
   tokens: Record<string, string>;
   startBlock: number;
   endpoints: { id: string; organizationId: string; path: string; events: string[] }[];
@@ -22,9 +26,9 @@ export interface ModelCheckInput {
 }
 
 /**
- * Feeds the reference model the chain's final canonical history and the terms the service
- * recorded (orders' creation and grace, when each order and deposit reference held its address),
- * and lists every difference between its predictions and the service's answers and deliveries.
+ * Feeds the reference model the chain's final canonical history and the facts the service
+ * recorded (orders' terms; every assignment of an address to an order or a deposit reference, with
+ * its start, end and the heads the service had seen when it began), and lists every difference between its predictions and the service's answers and deliveries.
  */
 export async function compareWithModel(input: ModelCheckInput): Promise<string[]> {
   const { sql } = input;
@@ -32,6 +36,7 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
   const currencyOf = new Map(Object.entries(input.tokens).map(([c, a]) => [a.toLowerCase(), c]));
   const poolAddresses = new Set((await sql<{ address: string }[]>`select address from pool_addresses`).map((r) => r.address.toLowerCase()));
 
+  const { chainId } = input;
   const logs = (await input.chain.send('eth_getLogs', [
     { fromBlock: `0x${input.startBlock.toString(16)}`, toBlock: 'latest', address: Object.values(input.tokens), topics: [TRANSFER_TOPIC] },
   ])) as { transactionHash: string; logIndex: string; topics: string[]; data: string; address: string; blockNumber: string }[];
@@ -47,43 +52,65 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
     }
     transfers.push({
       identity: transferIdentity({ txHash: l.transactionHash, indexInTx: indexes.get(l)! }),
+      chainId,
       to,
       currency: currencyOf.get(l.address.toLowerCase()) ?? '?',
       amount: BigInt(l.data),
+      blockNumber: Number(l.blockNumber),
       blockTimeMs: blockTimes.get(l.blockNumber)!,
       canonical: true,
     });
   }
   const canonical = new Set(transfers.map((t) => t.identity));
-  const rows = await sql<{ tx_hash: string; index_in_tx: number; status: string; order_id: string | null; deposit_binding_id: string | null; to_address: string; currency: string; amount: string; block_timestamp: Date | string }[]>`
-    select tx_hash, index_in_tx, status, order_id, deposit_binding_id, to_address, currency, amount::text as amount, block_timestamp from transfers where status <> 'dropped'`;
+  const rows = await sql<{ chain_id: string; tx_hash: string; index_in_tx: number; status: string; order_id: string | null; deposit_binding_id: string | null; to_address: string; currency: string; amount: string; block_number: string | number; block_timestamp: Date | string }[]>`
+    select chain_id, tx_hash, index_in_tx, status, order_id, deposit_binding_id, to_address, currency, amount::text as amount, block_number, block_timestamp
+    from transfers where status <> 'dropped'`;
   for (const r of rows) {
     const identity = transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx });
     if (canonical.has(identity) || !CONFIRMED_STATUSES.includes(r.status)) continue;
     // Confirmed, then orphaned by a reorg deeper than the confirmations: only the service saw it.
-    transfers.push({ identity, to: r.to_address.toLowerCase(), currency: r.currency, amount: BigInt(r.amount), blockTimeMs: ms(r.block_timestamp), canonical: false });
+    transfers.push({
+      identity,
+      chainId: r.chain_id,
+      to: r.to_address.toLowerCase(),
+      currency: r.currency,
+      amount: BigInt(r.amount),
+      blockNumber: Number(r.block_number),
+      blockTimeMs: ms(r.block_timestamp),
+      canonical: false,
+    });
   }
 
-  const orderRows = await sql<{ id: string; organization_id: string; address: string; currency: string; amount: string; created_at: Date | string; grace_ends_at: Date | string; completed_at: Date | string | null; expired_at: Date | string | null }[]>`
-    select id, organization_id, address, currency, amount::text as amount, created_at, grace_ends_at, completed_at, expired_at from orders`;
-  const bindingRows = await sql<{ id: string; organization_id: string; address: string; created_at: Date | string; unbound_at: Date | string | null }[]>`
-    select id, organization_id, address, created_at, unbound_at from deposit_bindings`;
+  const orderRows = await sql<{ id: string; organization_id: string; address: string; chain_id: string; currency: string; amount: string; grace_ends_at: Date | string }[]>`
+    select id, organization_id, address, chain_id, currency, amount::text as amount, grace_ends_at from orders`;
+  const bindingRows = await sql<{ id: string; organization_id: string }[]>`select id, organization_id from deposit_bindings`;
   const orders: ModelOrder[] = orderRows.map((o) => ({
     id: o.id,
     organizationId: o.organization_id,
     address: o.address.toLowerCase(),
+    chainId: o.chain_id,
     currency: o.currency,
     amount: BigInt(o.amount),
-    createdAtMs: ms(o.created_at),
     graceEndsAtMs: ms(o.grace_ends_at),
   }));
-  const holdings: Holding[] = [
-    ...orderRows.map((o) => ({ holder: { kind: 'order' as const, id: o.id }, address: o.address.toLowerCase(), startMs: ms(o.created_at), endMs: o.completed_at ?? o.expired_at ? ms((o.completed_at ?? o.expired_at)!) : null })),
-    ...bindingRows.map((b) => ({ holder: { kind: 'deposit' as const, id: b.id }, address: b.address.toLowerCase(), startMs: ms(b.created_at), endMs: b.unbound_at ? ms(b.unbound_at) : null })),
-  ];
+  // Attribution is defined on the recorded assignments (design.md §4b "decided from stored facts
+  // only"), not on the orders' completion or the bindings' unbind times.
+  const assignmentRows = await sql<{ address: string; kind: 'order' | 'deposit'; order_id: string | null; deposit_binding_id: string | null; started_at: Date | string; ended_at: Date | string | null; heads_seen: Record<string, number | string> | string | null }[]>`
+    select p.address, a.kind, a.order_id, a.deposit_binding_id, a.started_at, a.ended_at, a.heads_seen
+    from address_assignments a join pool_addresses p on p.id = a.pool_address_id`;
+  const holdings: Holding[] = assignmentRows.map((a) => {
+    const heads = typeof a.heads_seen === 'string' ? (JSON.parse(a.heads_seen) as Record<string, number | string>) : (a.heads_seen ?? {});
+    return {
+      holder: a.kind === 'order' ? { kind: 'order' as const, id: a.order_id! } : { kind: 'deposit' as const, id: a.deposit_binding_id! },
+      address: a.address.toLowerCase(),
+      startMs: ms(a.started_at),
+      endMs: a.ended_at === null ? null : ms(a.ended_at),
+      headsSeen: Object.fromEntries(Object.entries(heads).map(([c, n]) => [c, Number(n)])),
+    };
+  });
   const endpointRows = new Map((await sql<{ id: string; enabled: boolean }[]>`select id, enabled from webhook_endpoints`).map((e) => [e.id, e.enabled]));
   const endpoints: ModelEndpoint[] = input.endpoints.map((e) => ({ ...e, events: e.events.filter((t) => EXACT_EVENTS.includes(t)), enabled: endpointRows.get(e.id) ?? false }));
-  const prediction = predict({ transfers, holdings, orders, bindings: new Map(bindingRows.map((b) => [b.id, b.organization_id])), endpoints });
+  const prediction = predict({ transfers, holdings, skewSeconds: new Map([[chainId, input.skewSeconds]]), orders, bindings: new Map(bindingRows.map((b) => [b.id, b.organization_id])), endpoints });
 
   // Attribution of every transfer.
   const recorded = new Map(rows.map((r) => [transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx }), r]));

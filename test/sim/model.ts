@@ -3,16 +3,20 @@ import { countsTowardOrder, holderAt, ORPHANED_CONFIRMED_STILL_COUNTS, type Hold
 /**
  * The reference model (issue 16, step 2): plain TypeScript from the spec and design.md §4/§4b,
  * importing nothing from core/. Fed the chain's final canonical transfers, the holdings of every
- * address (who held it from when to when, as the service recorded it) and the orders' terms, it
+ * address (who held it from when to when and which blocks the service had seen when it began, as
+ * the service recorded them), each chain's clock-skew allowance S and the orders' terms, it
  * predicts each order's final status and amountReceived, each transfer's attribution, each deposit
  * reference's deposits, and the events every endpoint must receive. The rule-specific parts live
  * in rules.ts.
  */
 export interface ModelTransfer {
   identity: string;
+  chainId: string;
   to: string;
   currency: string;
   amount: bigint;
+  blockNumber: number;
+  /** The block's timestamp (whole seconds, in ms). */
   blockTimeMs: number;
   /** false: the log left the chain after the service confirmed it (a reorg deeper than the confirmations). */
   canonical: boolean;
@@ -22,9 +26,9 @@ export interface ModelOrder {
   id: string;
   organizationId: string;
   address: string;
+  chainId: string;
   currency: string;
   amount: bigint;
-  createdAtMs: number;
   graceEndsAtMs: number;
 }
 
@@ -39,6 +43,8 @@ export interface ModelEndpoint {
 export interface ModelInput {
   transfers: ModelTransfer[];
   holdings: Holding[];
+  /** Per chain id: S of the clock-skew attribution rule, in seconds. */
+  skewSeconds: Map<string, number>;
   orders: ModelOrder[];
   /** Deposit reference bindings: id → organization. */
   bindings: Map<string, string>;
@@ -60,7 +66,9 @@ export function predict(input: ModelInput): Prediction {
   const deposits = new Map<string, string[]>();
   for (const t of input.transfers) {
     if (!t.canonical && !ORPHANED_CONFIRMED_STILL_COUNTS) continue;
-    const holder = holderAt(input.holdings, t.to, t.blockTimeMs);
+    const skew = input.skewSeconds.get(t.chainId);
+    if (skew === undefined) throw new Error(`the model has no skew allowance for chain ${t.chainId}`);
+    const holder = holderAt(input.holdings, t, skew);
     attribution.set(t.identity, holder);
     if (holder?.kind === 'order') byOrder.set(holder.id, [...(byOrder.get(holder.id) ?? []), t]);
     if (holder?.kind === 'deposit') deposits.set(holder.id, [...(deposits.get(holder.id) ?? []), t.identity]);

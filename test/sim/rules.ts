@@ -1,6 +1,8 @@
 /**
  * The attribution and finality rules the simulation checks, kept in one place because they
- * change with the detection core (design.md §4, §4b): identity = (chain, tx hash, index among the
+ * change with the detection core (design.md §4, §4b), written from the design (nothing here comes
+ * from core/): attribution by the holder at the block time or the clock-skew rule (holderAt),
+ * counting toward an order (countsTowardOrder); identity = (chain, tx hash, index among the
  * configured tokens' Transfer logs of the transaction); a pending transfer orphaned by a reorg
  * becomes `dropped`; a confirmed one whose (tx, index) does not reappear becomes `reorged` and keeps
  * its credit.
@@ -34,28 +36,86 @@ export const CANONICAL_FINAL_STATUS = 'confirmed';
 /** Events the simulation's endpoints subscribe to (alerts are left out: they depend on pool levels). */
 export const PAYMENT_EVENT_TYPES = ['order.completed', 'order.expired', 'deposit.pending', 'deposit.confirmed'] as const;
 
-/** A time range during which an order or a deposit reference held an address. */
+/**
+ * An assignment of an address to an order or a deposit reference, as the service recorded it
+ * (address_assignments): from when to when it held the address, and the highest block of each
+ * chain the service had seen when it began.
+ */
 export interface Holding {
   holder: { kind: 'order' | 'deposit'; id: string };
   address: string;
   startMs: number;
   /** null: still held. */
   endMs: number | null;
+  /** chain id → highest block number seen when the holding began; a chain absent: nothing seen. */
+  headsSeen: Readonly<Record<string, number>>;
+}
+
+/** What attribution needs of a transfer. */
+export interface AttributionFacts {
+  to: string;
+  chainId: string;
+  blockNumber: number;
+  /** The block's timestamp (whole seconds, in ms). */
+  blockTimeMs: number;
 }
 
 /**
- * Who a transfer is attributed to (design.md §4, current rule): the holding that held the address
- * at the block's time. Block times have whole seconds while holdings start at a millisecond, so
- * the block's second is taken as a whole: the holder at the end of that second, else at its start.
+ * Who a transfer is attributed to (design.md §4, §4b), with S the chain's skew in seconds:
+ * - the holding that held the address at the block time exactly (start ≤ t < end);
+ * - else the address's next holding B (the first one beginning after t), only when
+ *   1. B began at most S after the block time,
+ *   2. the block is above the highest block of the chain the service had seen when B began
+ *      (the block did not exist yet), and
+ *   3. the holding before B (any kind) had ended at least S before B began (one still open blocks);
+ * - else nobody.
  */
-export function holderAt(holdings: readonly Holding[], address: string, blockTimeMs: number): Holding['holder'] | null {
-  const at = (t: number) => holdings.find((h) => h.address === address && h.startMs <= t && (h.endMs === null || h.endMs > t));
-  return (at(blockTimeMs + 999) ?? at(blockTimeMs))?.holder ?? null;
+export function holderAt(holdings: readonly Holding[], t: AttributionFacts, skewSeconds: number): Holding['holder'] | null {
+  const mine = holdings.filter((h) => h.address === t.to);
+  const held = mine.find((h) => h.startMs <= t.blockTimeMs && (h.endMs === null || t.blockTimeMs < h.endMs));
+  if (held) return held.holder;
+  let next: Holding | null = null;
+  for (const h of mine) if (h.startMs > t.blockTimeMs && (next === null || h.startMs < next.startMs)) next = h;
+  if (next === null) return null;
+  let previous: Holding | null = null;
+  for (const h of mine) if (h.startMs < next.startMs && (previous === null || h.startMs > previous.startMs)) previous = h;
+  return skewLetsNextTake(previous, next, t, skewSeconds) ? next.holder : null;
 }
 
-/** Whether a transfer attributed to an order counts toward it: same token, block time from the creation second to the grace end. */
-export function countsTowardOrder(order: { currency: string; createdAtMs: number; graceEndsAtMs: number }, t: { currency: string; blockTimeMs: number }): boolean {
-  return t.currency === order.currency && t.blockTimeMs >= Math.floor(order.createdAtMs / 1000) * 1000 && t.blockTimeMs <= order.graceEndsAtMs;
+/**
+ * The three conditions under which the next holding B takes a transfer nobody held the address
+ * for at its block time; `previous` is the holding of the address before B, if any.
+ */
+export function skewLetsNextTake(previous: Holding | null, next: Holding, t: AttributionFacts, skewSeconds: number): boolean {
+  const skewMs = skewSeconds * 1000;
+  // 1. B began at most S after the block time.
+  if (next.startMs - t.blockTimeMs > skewMs) return false;
+  // 2. The block did not exist yet when B began.
+  const seen = next.headsSeen[t.chainId];
+  if (seen !== undefined && t.blockNumber <= seen) return false;
+  // 3. The previous holding ended at least S before B began; one still open blocks.
+  if (previous !== null && (previous.endMs === null || next.startMs - previous.endMs < skewMs)) return false;
+  return true;
+}
+
+/**
+ * Whether a transfer attributed to an order counts toward it: the order's chain and token, block
+ * time at or before the grace end. No lower bound: what is attributed to the order before its
+ * creation came through the skew rule above, on purpose.
+ */
+export function countsTowardOrder(
+  order: { chainId: string; currency: string; graceEndsAtMs: number },
+  t: { chainId: string; currency: string; blockTimeMs: number },
+): boolean {
+  return t.chainId === order.chainId && t.currency === order.currency && t.blockTimeMs <= order.graceEndsAtMs;
+}
+
+/**
+ * S of the clock-skew rule for a chain, in whole seconds (design.md §4b): the chain's block time × 2
+ * + 60 s, unless ATTRIBUTION_SKEW_SECONDS_<CHAIN> sets it.
+ */
+export function skewSecondsFor(blockTimeMs: number, override: string | undefined): number {
+  return override !== undefined ? Number(override.trim()) : Math.ceil((blockTimeMs * 2) / 1000) + 60;
 }
 
 /** A transfer orphaned after it was confirmed (`reorged`) still counts: a credit is never taken back. */

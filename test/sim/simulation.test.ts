@@ -15,11 +15,8 @@ describe('money simulation (fixed seed, real processes, anvil)', function () {
     const summary = formatReport(report);
     if (process.env.SIM_VERBOSE) console.log(summary);
     expect(report.violations, summary).to.deep.equal([]);
-    // The reference model does not encode the clock-skew attribution rule yet (a payment mined after
-    // an order or binding but stamped before it, which the service credits on purpose): until it
-    // does, only mismatches outside that rule fail the run. Issue 16 stays open for this.
-    const skewRule = /attributed to (order|deposit) \S+, model says nobody|API completed \d+, model expired|received events the model does not expect|never received: order\.expired|missing deposits -, unexpected/;
-    expect(report.mismatches.filter((m) => !skewRule.test(m)), summary).to.deep.equal([]);
+    // Every difference from the reference model (which encodes the clock-skew attribution rule) fails the run.
+    expect(report.mismatches, summary).to.deep.equal([]);
     // The run exercised what it claims to: payments went out, faults happened, webhooks flowed.
     expect(report.paymentsSent, summary).to.be.greaterThan(150);
     expect(report.reorgs, summary).to.be.greaterThan(0);

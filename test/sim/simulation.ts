@@ -5,6 +5,7 @@ import { getAddress, hexlify, JsonRpcProvider, Network } from 'ethers';
 import postgres from 'postgres';
 import { startAnvil, type RunningAnvil } from '../../scripts/local-chain/anvil';
 import { deployTestTokens, TEST_TOKEN_ABI } from '../../scripts/local-chain/test-tokens';
+import { CHAIN_DEFINITIONS } from '../../core/chains/chains.data';
 import { createOrganization } from '../../core/organizations';
 import { createDb, type DbHandle } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
@@ -12,6 +13,7 @@ import { poolAddresses } from '../../db/schema';
 import { BATCH_PAYER_ABI, deployBatchPayer } from './batch-payer';
 import { checkInvariants, type InvariantInput } from './invariants';
 import { compareWithModel } from './model-check';
+import { skewSecondsFor } from './rules';
 import { Rng } from './rng';
 import { startFaultyRpcProxy, type FaultyRpcProxy } from './rpc-proxy';
 import { buildScenario, DECIMALS, type Currency, type PlannedOrder, type Scenario } from './scenario';
@@ -466,7 +468,24 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     violations.push(...result.violations);
     mismatches.push(...result.mismatches);
     // The reference model's predictions against the service's answers and deliveries.
-    const modelMismatches = await compareWithModel({ sql: db.sql, chain, tokens, startBlock, endpoints, posts: receiver.posts, apiOrders: result.apiOrders });
+    // S of the clock-skew rule, given to the model as an input. The model computes it from the
+    // design's formula (rules.ts) over the chain's configured block time (the static chain facts the
+    // service is configured with; anvil mines every second here, as configured) and the override the
+    // service was started with, rather than reading the registry's attributionSkewSeconds: a wrong
+    // formula or override in the registry then shows as a mismatch instead of being copied.
+    const blockTimeMs = CHAIN_DEFINITIONS.find((c) => c.chainId === CHAIN_ID)!.blockTimeMs;
+    const skewSeconds = skewSecondsFor(blockTimeMs, env.ATTRIBUTION_SKEW_SECONDS_ETHEREUM_LOCAL);
+    const modelMismatches = await compareWithModel({
+      sql: db.sql,
+      chain,
+      chainId: CHAIN_ID,
+      skewSeconds,
+      tokens,
+      startBlock,
+      endpoints,
+      posts: receiver.posts,
+      apiOrders: result.apiOrders,
+    });
     for (const m of modelMismatches.slice(0, 40)) mismatches.push(`model: ${m}`);
     if (modelMismatches.length > 40) mismatches.push(`model: … and ${modelMismatches.length - 40} more`);
     for (const l of services.errorLines()) trace.add('service-error-log', { line: l });
