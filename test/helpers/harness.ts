@@ -9,6 +9,7 @@ import { ManualClock, type Clock } from '../../core/clock';
 import { loadConfig, type Config } from '../../core/config';
 import type { ServiceContext } from '../../core/context';
 import { DetectionState } from '../../core/detection/state';
+import { ProcessMemory } from '../../core/process-memory';
 import { createLogger, type Logger } from '../../core/logger';
 import { createOrganization, createApiKey } from '../../core/organizations';
 import { createProducerRedis, deleteKeysWithPrefix } from '../../core/redis';
@@ -244,7 +245,7 @@ export function testJobQueue(): JobQueue {
 
 /** A service context over the current file's database; each gets its own registry and (movable) clock. */
 export function testContext(config: Config = testConfig(), clock: Clock = new ManualClock()): ServiceContext {
-  return { config, db: testDb(), registry: ChainRegistry.forNetwork(config.network, config.chainOverrides), clock, logger: testLogger(), jobs: testJobQueue(), detection: new DetectionState() };
+  return { config, db: testDb(), registry: ChainRegistry.forNetwork(config.network, config.chainOverrides), clock, logger: testLogger(), jobs: testJobQueue(), detection: new DetectionState(), memory: new ProcessMemory() };
 }
 
 export interface TestApp {
