@@ -256,12 +256,14 @@ export interface TestApp {
 }
 
 /** Builds an app (not listening) in a given style with given settings; several can coexist. */
-export function buildTestApp(options: { style?: 'a' | 'b'; env?: Record<string, string>; overrides?: Partial<Config>; clock?: ManualClock; redis?: Redis; db?: ServiceContext['db'] } = {}): TestApp {
+export function buildTestApp(
+  options: { style?: 'a' | 'b'; env?: Record<string, string>; overrides?: Partial<Config>; clock?: ManualClock; redis?: Redis; db?: ServiceContext['db']; keyCacheTtlMs?: number } = {},
+): TestApp {
   const config = testConfig({ API_STYLE: options.style ?? 'b', ...(options.env ?? {}) }, options.overrides);
   const clock = options.clock ?? new ManualClock();
   const { redis, queues } = requireShared();
   const ctx = { ...testContext(config, clock), ...(options.db ? { db: options.db } : {}) };
-  const keyCache = createKeyCache(ctx);
+  const keyCache = createKeyCache(ctx, { ttlMs: options.keyCacheTtlMs });
   onTearDown(() => keyCache.close());
   const deps: ApiDeps = { ...ctx, redis: options.redis ?? redis, queues, jobs: bullJobQueue(queues), keyCache };
   return { app: createApp(config, deps), deps, config, clock };

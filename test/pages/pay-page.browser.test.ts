@@ -88,7 +88,7 @@ describe('payment page in a real browser (Chromium, anvil, worker process)', fun
       .send({ currency: 'USDT', chainId: 'ethereum-local', ...body });
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
     expect(res.body.paymentUrl).to.match(new RegExp(`^${base}/pay/[A-Za-z0-9_-]{22}$`));
-    knownSecrets.add(res.body.paymentUrl.split('/').at(-1)); // test/zz-logs: never in a log line
+    knownSecrets.add(res.body.paymentUrl.split('/').at(-1)); // never in a log line: checkLogLines (helpers/harness.ts) checks each file's lines
     return res.body as { orderId: string; address: string; paymentUrl: string; amount: string };
   }
 
