@@ -14,6 +14,6 @@ export interface ApiDeps extends ServiceContext {
 }
 
 /** The key cache of an API instance of this deployment (its Redis subscription opens on first use). */
-export function createKeyCache(ctx: ServiceContext): ApiKeyCache {
-  return new ApiKeyCache({ redisUrl: ctx.config.redisUrl, channel: `${ctx.config.redisPrefix}:api-keys:revoked`, logger: ctx.logger });
+export function createKeyCache(ctx: ServiceContext, opts: { ttlMs?: number } = {}): ApiKeyCache {
+  return new ApiKeyCache({ redisUrl: ctx.config.redisUrl, channel: `${ctx.config.redisPrefix}:api-keys:revoked`, logger: ctx.logger, ttlMs: opts.ttlMs });
 }

@@ -64,12 +64,19 @@ export type ValidatedQuery<Q extends TObject | undefined> = Q extends TObject ? 
 /** The wire object a route answers with: its response schema's type (unknown when undocumented). */
 export type Answer<R extends TSchema | undefined> = R extends TSchema ? R['static'] : unknown;
 
+/** What a route handler sees of the Express request: everything but the unvalidated inputs. */
+export type EdgeRequest = Omit<Request, 'body' | 'query' | 'params'>;
+
 export interface RouteInput<P extends string, B, Q, D> {
   caller: Caller;
   body: B;
   query: Q;
   params: PathParams<P>;
-  req: Request;
+  /**
+   * The request for what the schemas do not cover (headers, ip). Without its raw body, query and
+   * params (Express types them `any`): a handler reaches those only validated and typed, above.
+   */
+  req: EdgeRequest;
   /** Reply builders in the deployment's wire format. */
   reply: ReplyBuilder<D>;
 }

@@ -19,7 +19,7 @@ export interface RunningApi {
 export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
   const redis = createProducerRedis(ctx.config.redisUrl);
   await waitForRedis(redis);
-  await checkRedisFitForQueues(redis, ctx.config, ctx.logger);
+  await checkRedisFitForQueues(redis, ctx);
   const queues = createQueues(redis, ctx.config.redisPrefix);
   // Without listeners BullMQ prints every reconnect error of a Redis outage to stderr: one
   // structured warning per outage instead (requests meanwhile get their 503s).

@@ -5,6 +5,7 @@ import type { Clock } from './clock';
 import type { DetectionState } from './detection/state';
 import type { Logger } from './logger';
 import type { JobQueue } from './jobs/job-queue';
+import type { ProcessMemory } from './process-memory';
 
 /** What domain operations need, shared by the API and the workers (built once per process). */
 export interface ServiceContext {
@@ -17,4 +18,6 @@ export interface ServiceContext {
   detection: DetectionState;
   /** Where work is put on the job tier (the port of core/jobs; BullMQ behind it). */
   jobs: JobQueue;
+  /** The rest of this process's memory (allocation points, SMTP transporters, once-only reports). */
+  memory: ProcessMemory;
 }

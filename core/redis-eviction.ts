@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { ConfigError, type Config } from './config';
 import type { Logger } from './logger';
+import type { ProcessMemory } from './process-memory';
 
 /**
  * Queues live in Redis: a Redis that evicts keys under memory pressure silently loses jobs (and
@@ -30,14 +31,17 @@ export function evictionHealth(check: EvictionCheck): 'ok' | 'degraded' | 'unkno
   return check.fit === 'ok' ? 'ok' : check.fit === 'evicts' ? 'degraded' : 'unknown';
 }
 
-let reported: string | undefined;
-
 /**
  * At start: `noeviction` passes; another policy is an error line, and outside NETWORK=local the
  * process refuses to start unless ALLOW_REDIS_EVICTION=true; an unreadable policy is a warning.
- * Logged once per process (npm start checks from its API and its workers).
+ * Logged once per process (npm start checks from its API and its workers, which share one context:
+ * what was logged is kept on it, `memory.reportedEvictionPolicy`).
  */
-export async function checkRedisFitForQueues(redis: Redis, config: Pick<Config, 'network' | 'allowRedisEviction'>, logger: Logger): Promise<EvictionCheck> {
+export async function checkRedisFitForQueues(
+  redis: Redis,
+  ctx: { config: Pick<Config, 'network' | 'allowRedisEviction'>; logger: Logger; memory: Pick<ProcessMemory, 'reportedEvictionPolicy'> },
+): Promise<EvictionCheck> {
+  const { config, logger, memory } = ctx;
   const check = await readEvictionPolicy(redis);
   const refuse = check.fit === 'evicts' && config.network !== 'local' && !config.allowRedisEviction;
   if (refuse) {
@@ -45,8 +49,8 @@ export async function checkRedisFitForQueues(redis: Redis, config: Pick<Config, 
       `Redis maxmemory-policy is ${check.policy}: under memory pressure Redis would evict queued jobs. Set it to noeviction (redis-server --maxmemory-policy noeviction, or your provider's setting), or set ALLOW_REDIS_EVICTION=true to start anyway`,
     ]);
   }
-  if (reported === check.policy && check.fit !== 'unknown') return check;
-  reported = check.policy ?? undefined;
+  if (memory.reportedEvictionPolicy === check.policy && check.fit !== 'unknown') return check;
+  memory.reportedEvictionPolicy = check.policy ?? undefined;
   if (check.fit === 'evicts') {
     logger.error({ maxmemoryPolicy: check.policy }, 'Redis may evict keys (maxmemory-policy is not noeviction): queued jobs can be lost; set maxmemory-policy noeviction');
   } else if (check.fit === 'unknown') {

@@ -2,6 +2,7 @@ import { ChainRegistry } from './chains/registry';
 import { systemClock, type Clock } from './clock';
 import { queryPoolSizeFor, type Config, type ProcessKind } from './config';
 import { DetectionState } from './detection/state';
+import { ProcessMemory } from './process-memory';
 import type { ServiceContext } from './context';
 import { createLogger, type Logger } from './logger';
 import { createDb, type DbHandle } from '../db/client';
@@ -46,7 +47,7 @@ export async function createService(
   // The API and worker tiers replace `jobs` with one on their own Redis connection; this one
   // connects only if something else enqueues.
   const jobs = lazyJobQueue(config.redisUrl, config.redisPrefix);
-  const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger, jobs, detection: new DetectionState() };
+  const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger, jobs, detection: new DetectionState(), memory: new ProcessMemory() };
   // The local chain's deployed tokens (and RPC URL) are learnt at run time: every process loads them.
   if (config.network === 'local') {
     await loadLocalChainState(ctx);

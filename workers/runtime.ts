@@ -20,7 +20,7 @@ export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWo
   const names = selectedQueues(ctx.config.workerQueues);
   const connection = createWorkerRedis(ctx.config.redisUrl);
   await waitForRedis(connection);
-  await checkRedisFitForQueues(connection, ctx.config, ctx.logger);
+  await checkRedisFitForQueues(connection, ctx);
   const queues = createQueues(connection, ctx.config.redisPrefix);
   await registerSchedulers(queues, ctx.config, ctx.registry, ctx.logger);
   // A Redis that comes back empty (restarted without persistence) has lost the schedulers:

@@ -30,8 +30,9 @@ export interface AlertEmailRun {
   noRecipients: number;
 }
 
-const transporters = new Map<string, Transporter>();
-function transporter(url: string): Transporter {
+/** This context's transporter for `url` (kept on the context: contexts share none). */
+function transporter(ctx: Pick<ServiceContext, 'memory'>, url: string): Transporter {
+  const transporters = ctx.memory.mailTransporters;
   let t = transporters.get(url);
   if (!t) transporters.set(url, (t = nodemailer.createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 })));
   return t;
@@ -112,7 +113,7 @@ async function sendOne(ctx: ServiceContext, email: ClaimedEmail, smtp: { url: st
   }
   const message = composeAlertEmail(email);
   try {
-    await transporter(smtp.url).sendMail({ from: smtp.from, to: recipients.split(','), subject: message.subject, text: message.text, headers: { 'X-Stablegate-Event-Id': email.eventId } });
+    await transporter(ctx, smtp.url).sendMail({ from: smtp.from, to: recipients.split(','), subject: message.subject, text: message.text, headers: { 'X-Stablegate-Event-Id': email.eventId } });
   } catch (err) {
     const error = (err as Error).message.slice(0, 500);
     const delay = ALERT_EMAIL_RETRY_MS[email.attempts - 1];

@@ -23,6 +23,10 @@ export interface ProcessMetrics {
   alertEmails: Counter<'outcome'>;
 }
 
+/**
+ * Process-wide by design, unlike the caches on the service context (ServiceContext.memory,
+ * .detection): a process serves one /metrics, so every context in it counts into the same registry.
+ */
 let instance: ProcessMetrics | null = null;
 
 /** The process's metrics, made on first use. */

@@ -1,13 +1,13 @@
 import { and, asc, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
-import { prepareStatement, rowFromDriver, type Database, type DbOrTx } from '../../db/client';
+import { prepareStatement, rowFromDriver, type DbOrTx } from '../../db/client';
 import { orders } from '../../db/schema';
 import { parseAmount } from '../amounts';
 import type { ServiceContext } from '../context';
 import { AppError, isUniqueViolation, notFound, validationError } from '../errors';
 import { newId } from '../ids';
 import { integerConfigSql, isHttpUrl } from '../org-config';
-import { AFTER_PLACEHOLDERS, AllocationHints, takeAddressCtes, takeWithCooledDownRetry, type AllocationPoint } from '../pool/allocation';
+import { AFTER_PLACEHOLDERS, takeAddressCtes, takeWithCooledDownRetry, type AllocationPoint } from '../pool/allocation';
 import { assertNoSeedPhrase } from '../pool/secret-scan';
 import { countOrderTransition } from '../metrics/metrics';
 import type { Protocol } from '../chains/registry';
@@ -86,7 +86,7 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
   try {
     // No reference pre-check on the way in: the unique index orders_org_reference_uq decides
     // (sequential and concurrent duplicates alike) and saves a round trip on every creation.
-    const order = await takeWithCooledDownRetry(ctx.db, { organizationId, protocol: chain.protocol, now }, () => insertOrderWithAddress(ctx.db, values));
+    const order = await takeWithCooledDownRetry(ctx.db, { organizationId, protocol: chain.protocol, now }, () => insertOrderWithAddress(ctx, values));
     countOrderTransition('pending');
     return order;
   } catch (err) {
@@ -161,16 +161,14 @@ const createOrderStatement = prepareStatement<CreateOrderStatementValues & Alloc
   )
   select c.*, t.pool_created_at, t.pool_recycled_at from created c cross join taken t`);
 
-/** Where this process's order creations stand in each pool's allocation order. */
-const allocationHints = new AllocationHints();
-
 type CreatedRow = Record<string, unknown> & { pool_address_id: string | number; pool_created_at: string; pool_recycled_at: string | null };
 
 /** Null when the pool had no available address (nothing was written). */
-async function insertOrderWithAddress(db: Database, values: CreateOrderStatementValues): Promise<OrderRow | null> {
-  const row = await allocationHints.take(
+async function insertOrderWithAddress(ctx: Pick<ServiceContext, 'db' | 'memory'>, values: CreateOrderStatementValues): Promise<OrderRow | null> {
+  // From where this context's order creations stand in the pool's allocation order.
+  const row = await ctx.memory.allocationHints.take(
     { organizationId: values.organizationId, protocol: values.protocol },
-    async (after) => (await createOrderStatement.run<CreatedRow>(db, { ...values, ...after }))[0] ?? null,
+    async (after) => (await createOrderStatement.run<CreatedRow>(ctx.db, { ...values, ...after }))[0] ?? null,
     (taken) => ({ id: Number(taken.pool_address_id), createdAt: taken.pool_created_at, recycledAt: taken.pool_recycled_at }),
   );
   return row ? rowFromDriver(orders, row) : null;

@@ -155,12 +155,16 @@ export const AFTER_PLACEHOLDERS = {
  * an older creation time: such an address waits until the hint is dropped. It is dropped when a
  * creation in this process fails, when the pool looks empty from it (the statement then runs again
  * from the head, so an available address is never missed), and after HINT_LIFETIME_MS.
+ * One instance per service context (ServiceContext.memory): contexts never share a point.
  */
 export class AllocationHints {
   static readonly HINT_LIFETIME_MS = 5_000;
   private readonly points = new Map<string, { point: AllocationPoint; setAt: number }>();
   /** Bumped by every forget: a creation that began before one does not move the hint. */
   private readonly epochs = new Map<string, number>();
+
+  /** `now` (milliseconds) times the hint's lifetime; a test may freeze it. */
+  constructor(private readonly now: () => number = () => performance.now()) {}
 
   /**
    * Runs `take` (a statement built on takeAddressCtes that commits on its own) from this process's
@@ -192,7 +196,7 @@ export class AllocationHints {
     const key = `${organizationId}:${protocol}`;
     const epoch = this.epochs.get(key) ?? 0;
     const hint = this.points.get(key);
-    if (hint && performance.now() - hint.setAt > AllocationHints.HINT_LIFETIME_MS) {
+    if (hint && this.now() - hint.setAt > AllocationHints.HINT_LIFETIME_MS) {
       this.forget(organizationId, protocol);
       return { point: null, epoch: epoch + 1 };
     }
@@ -211,7 +215,7 @@ export class AllocationHints {
           { ...base, recycledAt: taken.recycledAt, recycledCreatedAt: taken.createdAt, recycledId: taken.id };
     // Concurrent creations finish in any order, so the point may step back a little: still before
     // every available address. The time it was first set stays: dropped every HINT_LIFETIME_MS.
-    this.points.set(key, { point, setAt: this.points.get(key)?.setAt ?? performance.now() });
+    this.points.set(key, { point, setAt: this.points.get(key)?.setAt ?? this.now() });
   }
 
   private forget(organizationId: string, protocol: Protocol): void {

@@ -16,6 +16,7 @@ import { ChainRegistry } from '../../core/chains/registry';
 import { systemClock } from '../../core/clock';
 import { loadConfig } from '../../core/config';
 import { DetectionState } from '../../core/detection/state';
+import { ProcessMemory } from '../../core/process-memory';
 import { createLogger } from '../../core/logger';
 import { createOrganization } from '../../core/organizations';
 import { allocatePoolAddress } from '../../core/pool/allocation';
@@ -60,7 +61,7 @@ async function main() {
   const redis = createProducerRedis(config.redisUrl);
   const queues = createQueues(redis, config.redisPrefix);
   const logger = createLogger('warn');
-  const ctx = { config, db: dbHandle.db, registry: ChainRegistry.forNetwork('local', {}), clock: systemClock, logger, jobs: bullJobQueue(queues), detection: new DetectionState() };
+  const ctx = { config, db: dbHandle.db, registry: ChainRegistry.forNetwork('local', {}), clock: systemClock, logger, jobs: bullJobQueue(queues), detection: new DetectionState(), memory: new ProcessMemory() };
   const keyCache = createKeyCache(ctx);
   const deps = { ...ctx, redis, queues, keyCache };
   const server = createApp(config, deps).listen(0, '127.0.0.1');

@@ -18,6 +18,7 @@ import { applyTronLocalState, TRON_LOCAL_CHAIN_ID } from '../../core/chains/tron
 import { tronAddressFromEvm } from '../../core/pool/address-formats';
 import { resetCheckpoint, scanChain } from '../../core/detection/scan';
 import { DetectionState } from '../../core/detection/state';
+import { ProcessMemory } from '../../core/process-memory';
 import { systemClock } from '../../core/clock';
 import { loadConfig } from '../../core/config';
 import type { ServiceContext } from '../../core/context';
@@ -51,7 +52,7 @@ async function main(): Promise<void> {
   try {
     const registry = ChainRegistry.forNetwork('local', {});
     applyTronLocalState(registry, { rpcUrl: node.url, genesisHash: node.genesisHash, token: node.token, startedAt: new Date().toISOString() });
-    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix), detection: new DetectionState() };
+    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix), detection: new DetectionState(), memory: new ProcessMemory() };
     const chain = registry.get(TRON_LOCAL_CHAIN_ID)!;
     const { organizationId } = await createOrganization(dbHandle.db, 'Bench org');
     const receivers = Array.from({ length: 100 }, randomTron);

@@ -18,6 +18,7 @@ import { EvmRpc } from '../../core/chains/evm/evm-rpc';
 import { EvmAdapter } from '../../core/chains/evm/evm-adapter';
 import { resetCheckpoint, scanChain } from '../../core/detection/scan';
 import { DetectionState } from '../../core/detection/state';
+import { ProcessMemory } from '../../core/process-memory';
 import { startAnvil } from '../../scripts/local-chain/anvil';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS } from '../../scripts/local-chain/test-tokens';
@@ -60,7 +61,7 @@ async function main(): Promise<void> {
     for (const t of TEST_TOKENS) registry.setTokenAddress(LOCAL_CHAIN_ID, t.currency, tokens[t.currency], t.decimals);
     registry.setRpcUrls(LOCAL_CHAIN_ID, [anvil.url]);
     // The scanner enqueues nothing; a lazy job queue never opens its connection.
-    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix), detection: new DetectionState() };
+    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix), detection: new DetectionState(), memory: new ProcessMemory() };
     const chain = registry.get(LOCAL_CHAIN_ID)!;
     const { organizationId } = await createOrganization(dbHandle.db, 'Bench org');
 

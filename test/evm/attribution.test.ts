@@ -63,6 +63,8 @@ describe('attribution on a local EVM chain: live vs after an outage, late paymen
     await chain.mine(1);
     await settle(ctx);
     const last = (await chain.provider.getBlock('latest'))!;
+    // The wall clock moves past the last block's second (block times are whole seconds), so what is
+    // created next is stamped after it: a wait for time to pass, never too short on a busy machine.
     await new Promise((r) => setTimeout(r, 1500));
     await chain.rpc('evm_setTime', [last.timestamp]);
     const skewed = await order(org.organizationId);

@@ -88,6 +88,8 @@ describe('detection on a local EVM chain: deep reorgs and clock skew (anvil)', f
     await chain.mine(1);
     await settle(ctx); // the scanner has seen the head
     const last = await chain.provider.getBlock('latest');
+    // The wall clock moves past the last block's second (block times are whole seconds), so what is
+    // created next is stamped after it: a wait for time to pass, never too short on a busy machine.
     await new Promise((r) => setTimeout(r, 1500));
     await chain.rpc('evm_setTime', [last!.timestamp]);
     const createdAt = Date.now();

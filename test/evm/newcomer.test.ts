@@ -51,6 +51,11 @@ describe('newcomer: npm start, create an order, npm run pay, completed (local ch
     expect(out).to.match(/Local chain tron-local on http:\/\/127\.0\.0\.1:\d+ \(USDT T\w{33}\)/);
     expect(out).to.match(/Added 200 watch-only development EVM and Tron addresses/);
     expect(out).to.match(/test tokens deployed on the local chain/);
+    // How to fill a pool (on this API's port) and how to make another key.
+    const port = JSON.parse(listening).port;
+    expect(out).to.include(`Fill a pool: POST http://localhost:${port}/api/v1/address-pool/derive {"protocol":"evm","masterPublicKey":"xpub…","count":1000}`);
+    expect(out).to.match(/\(or POST \/api\/v1\/address-pool\/import with a CSV of addresses; npm run admin -- create-org "<name>" --derive-from <xpub> does both at once\)/);
+    expect(out).to.match(/Another key: npm run admin -- create-key org_\w+ --role admin/);
     const key = /Owner API key \(shown once, store it now\): (pk_[A-Za-z0-9_-]+)/.exec(out)?.[1];
     expect(key, out).to.be.a('string');
     knownSecrets.add(key!);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { runChainScan } from '../../core/detection/monitor';
 import { currentRangeSize } from '../../core/detection/scan';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
@@ -9,6 +9,7 @@ import { createTestOrg, testContext } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { randomEvmAddress, seedPoolAddresses } from '../helpers/pool';
 import type { ServiceContext } from '../../core/context';
+import { eventually } from '../helpers/wait';
 
 describe('evm scanner on a local chain', function () {
   this.timeout(60_000);
@@ -157,20 +158,27 @@ describe('evm scanner on a local chain', function () {
     // Another worker's short write transaction: it holds the checkpoint row and moves it past the payment.
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
-    let locked!: () => void;
-    const isLocked = new Promise<void>((r) => (locked = r));
+    let locked!: (pid: number) => void;
+    const isLocked = new Promise<number>((r) => (locked = r));
     const other = ctx.db.transaction(async (tx) => {
       await tx.select().from(chainCheckpoints).where(eq(chainCheckpoints.chainId, LOCAL_CHAIN_ID)).for('update');
       await tx
         .update(chainCheckpoints)
         .set({ blockNumber: Number(head.number), blockHash: head.hash, blockTimestamp: new Date(Number(head.timestamp) * 1000) })
         .where(eq(chainCheckpoints.chainId, LOCAL_CHAIN_ID));
-      locked();
+      const [{ pid }] = (await tx.execute(sql`select pg_backend_pid() as pid`)) as unknown as { pid: number }[];
+      locked(pid);
       await held;
     });
-    await isLocked;
+    const holder = await isLocked;
     const scanning = runChainScan(ctx, LOCAL_CHAIN_ID);
-    await new Promise((r) => setTimeout(r, 300));
+    // The scan has read the old checkpoint once one of its statements waits for the held row
+    // (recording the head seen, or claiming the checkpoint): only then does the holder commit.
+    await eventually(
+      async () => ((await ctx.db.execute(sql`select pid from pg_stat_activity where ${holder}::int = any(pg_blocking_pids(pid))`)) as unknown as unknown[]).length > 0,
+      15_000,
+      'the scan to wait for the checkpoint row held by the other transaction',
+    );
     release();
     await other;
     expect(await scanning).to.include({ lastStatus: 'conflict', ranges: 0 });

@@ -110,7 +110,8 @@ describe('chain stall detection on a local EVM chain (anvil)', function () {
       await scanExpectingFailure();
       pastThreshold();
       await chain.mine(2);
-      // The failing endpoint is backed off for a moment after each failure.
+      // The failing endpoint is backed off for a moment after each failure (500 ms here: each scan's
+      // answered head call resets the count first). Set before this wait began: 1200 ms are always past it.
       await new Promise((r) => setTimeout(r, 1200));
       await scanExpectingFailure();
       const head = await chain.head();
@@ -125,7 +126,7 @@ describe('chain stall detection on a local EVM chain (anvil)', function () {
 
       const before = recoveries();
       failLogs = false;
-      await new Promise((r) => setTimeout(r, 1200));
+      await new Promise((r) => setTimeout(r, 1200)); // past the last back-off, as above
       await settle(ctx);
       expect((await checkpoint()).blockNumber).to.equal(head);
       expect(recoveries()).to.equal(before + 1);

@@ -50,3 +50,40 @@ describe('an installation without the local-chain tooling (the image)', function
     expect(start.stderr()).to.match(/^Cannot reach PostgreSQL/);
   });
 });
+
+/**
+ * `npm ci --omit=dev` (the image's install, Dockerfile) leaves out exactly the packages the lock file
+ * marks `"dev": true`: solc, anvil and anvil's per-platform binaries must be among them, and not
+ * among the runtime dependencies.
+ */
+describe('npm ci --omit=dev installs neither solc nor anvil', () => {
+  const TOOLING = ['solc', '@foundry-rs/anvil'];
+  const read = (file: string) => JSON.parse(fs.readFileSync(path.join(ROOT, file), 'utf8'));
+
+  it('the image installs with --omit=dev', () => {
+    expect(fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8')).to.match(/^RUN npm ci --omit=dev\b/m);
+  });
+
+  it('package.json and package-lock.json list solc and anvil as devDependencies only', () => {
+    const pkg = read('package.json');
+    const lock = read('package-lock.json');
+    const root = lock.packages[''];
+    for (const name of TOOLING) {
+      expect(pkg.dependencies ?? {}, `package.json dependencies: ${name}`).to.not.have.property(name);
+      expect(pkg.devDependencies ?? {}, `package.json devDependencies: ${name}`).to.have.property(name);
+      expect(root.dependencies ?? {}, `package-lock.json dependencies: ${name}`).to.not.have.property(name);
+      expect(root.devDependencies ?? {}, `package-lock.json devDependencies: ${name}`).to.have.property(name);
+      expect(root.optionalDependencies ?? {}, `package-lock.json optionalDependencies: ${name}`).to.not.have.property(name);
+    }
+  });
+
+  it('every installed copy of them (nested ones too) and of anvil\'s platform packages is dev-only in the lock file', () => {
+    const packages: Record<string, { dev?: boolean }> = read('package-lock.json').packages;
+    // node_modules/solc, node_modules/solc/node_modules/…, node_modules/@foundry-rs/anvil-linux-amd64, …
+    const tooling = Object.keys(packages).filter((p) => /(^|\/)node_modules\/(solc|@foundry-rs\/anvil)(-[a-z0-9]+-[a-z0-9]+)?(\/|$)/.test(p));
+    expect(tooling).to.include.members(['node_modules/solc', 'node_modules/@foundry-rs/anvil']);
+    expect(tooling.filter((p) => p.startsWith('node_modules/@foundry-rs/anvil-')), 'anvil platform packages').to.not.be.empty;
+    const notDev = tooling.filter((p) => packages[p].dev !== true);
+    expect(notDev, 'installed by npm ci --omit=dev').to.deep.equal([]);
+  });
+});

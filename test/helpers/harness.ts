@@ -9,6 +9,7 @@ import { ManualClock, type Clock } from '../../core/clock';
 import { loadConfig, type Config } from '../../core/config';
 import type { ServiceContext } from '../../core/context';
 import { DetectionState } from '../../core/detection/state';
+import { ProcessMemory } from '../../core/process-memory';
 import { createLogger, type Logger } from '../../core/logger';
 import { createOrganization, createApiKey } from '../../core/organizations';
 import { createProducerRedis, deleteKeysWithPrefix } from '../../core/redis';
@@ -244,7 +245,7 @@ export function testJobQueue(): JobQueue {
 
 /** A service context over the current file's database; each gets its own registry and (movable) clock. */
 export function testContext(config: Config = testConfig(), clock: Clock = new ManualClock()): ServiceContext {
-  return { config, db: testDb(), registry: ChainRegistry.forNetwork(config.network, config.chainOverrides), clock, logger: testLogger(), jobs: testJobQueue(), detection: new DetectionState() };
+  return { config, db: testDb(), registry: ChainRegistry.forNetwork(config.network, config.chainOverrides), clock, logger: testLogger(), jobs: testJobQueue(), detection: new DetectionState(), memory: new ProcessMemory() };
 }
 
 export interface TestApp {
@@ -255,12 +256,14 @@ export interface TestApp {
 }
 
 /** Builds an app (not listening) in a given style with given settings; several can coexist. */
-export function buildTestApp(options: { style?: 'a' | 'b'; env?: Record<string, string>; overrides?: Partial<Config>; clock?: ManualClock; redis?: Redis; db?: ServiceContext['db'] } = {}): TestApp {
+export function buildTestApp(
+  options: { style?: 'a' | 'b'; env?: Record<string, string>; overrides?: Partial<Config>; clock?: ManualClock; redis?: Redis; db?: ServiceContext['db']; keyCacheTtlMs?: number } = {},
+): TestApp {
   const config = testConfig({ API_STYLE: options.style ?? 'b', ...(options.env ?? {}) }, options.overrides);
   const clock = options.clock ?? new ManualClock();
   const { redis, queues } = requireShared();
   const ctx = { ...testContext(config, clock), ...(options.db ? { db: options.db } : {}) };
-  const keyCache = createKeyCache(ctx);
+  const keyCache = createKeyCache(ctx, { ttlMs: options.keyCacheTtlMs });
   onTearDown(() => keyCache.close());
   const deps: ApiDeps = { ...ctx, redis: options.redis ?? redis, queues, jobs: bullJobQueue(queues), keyCache };
   return { app: createApp(config, deps), deps, config, clock };

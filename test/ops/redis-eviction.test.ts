@@ -4,6 +4,7 @@ import request from 'supertest';
 import { ConfigError } from '../../core/config';
 import { createProducerRedis, waitForRedis } from '../../core/redis';
 import { checkRedisFitForQueues, readEvictionPolicy } from '../../core/redis-eviction';
+import { ProcessMemory } from '../../core/process-memory';
 import { buildTestApp, capturedLogLines, TEST_DATABASE_URL, TEST_REDIS_PREFIX, testLogger } from '../helpers/harness';
 import { spawnEntry, startPrivateRedis } from '../helpers/processes';
 
@@ -48,19 +49,28 @@ describe('Redis fit for queues (maxmemory-policy)', function () {
 
   it('outside NETWORK=local refuses unless ALLOW_REDIS_EVICTION=true; on local it is an error line; unknown is a warning', async () => {
     const redis = await connect(lru.url);
+    const memory = new ProcessMemory();
     let refused: unknown = null;
-    await checkRedisFitForQueues(redis, { network: 'mainnet', allowRedisEviction: false }, testLogger()).catch((e) => (refused = e));
+    await checkRedisFitForQueues(redis, { config: { network: 'mainnet', allowRedisEviction: false }, logger: testLogger(), memory }).catch((e) => (refused = e));
     expect(refused).to.be.instanceOf(ConfigError);
     expect((refused as Error).message).to.match(/maxmemory-policy is allkeys-lru.*ALLOW_REDIS_EVICTION=true/);
 
     const before = capturedLogLines.length;
-    expect((await checkRedisFitForQueues(redis, { network: 'local', allowRedisEviction: false }, testLogger())).fit).to.equal('evicts');
+    expect((await checkRedisFitForQueues(redis, { config: { network: 'local', allowRedisEviction: false }, logger: testLogger(), memory })).fit).to.equal('evicts');
     const lines = capturedLogLines.slice(before).map((l) => JSON.parse(l));
     expect(lines.some((l) => l.level === 'error' && l.maxmemoryPolicy === 'allkeys-lru' && /evict/.test(l.msg))).to.equal(true);
-    expect((await checkRedisFitForQueues(redis, { network: 'mainnet', allowRedisEviction: true }, testLogger())).fit).to.equal('evicts');
+    expect((await checkRedisFitForQueues(redis, { config: { network: 'mainnet', allowRedisEviction: true }, logger: testLogger(), memory })).fit).to.equal('evicts');
+
+    // Logged once per context (the API and workers of npm start share one): another context logs it again.
+    const evictionErrors = (from: number) => capturedLogLines.slice(from).map((l) => JSON.parse(l)).filter((l) => l.level === 'error' && l.maxmemoryPolicy === 'allkeys-lru');
+    const beforeRepeat = capturedLogLines.length;
+    await checkRedisFitForQueues(redis, { config: { network: 'local', allowRedisEviction: false }, logger: testLogger(), memory });
+    expect(evictionErrors(beforeRepeat)).to.have.length(0);
+    await checkRedisFitForQueues(redis, { config: { network: 'local', allowRedisEviction: false }, logger: testLogger(), memory: new ProcessMemory() });
+    expect(evictionErrors(beforeRepeat)).to.have.length(1);
 
     const beforeUnknown = capturedLogLines.length;
-    expect((await checkRedisFitForQueues(await connect(noInfo.url), { network: 'mainnet', allowRedisEviction: false }, testLogger())).fit).to.equal('unknown');
+    expect((await checkRedisFitForQueues(await connect(noInfo.url), { config: { network: 'mainnet', allowRedisEviction: false }, logger: testLogger(), memory })).fit).to.equal('unknown');
     const warned = capturedLogLines.slice(beforeUnknown).map((l) => JSON.parse(l));
     expect(warned.some((l) => l.level === 'warn' && /maxmemory_policy/.test(l.msg))).to.equal(true);
   });

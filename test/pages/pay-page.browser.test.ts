@@ -88,7 +88,7 @@ describe('payment page in a real browser (Chromium, anvil, worker process)', fun
       .send({ currency: 'USDT', chainId: 'ethereum-local', ...body });
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
     expect(res.body.paymentUrl).to.match(new RegExp(`^${base}/pay/[A-Za-z0-9_-]{22}$`));
-    knownSecrets.add(res.body.paymentUrl.split('/').at(-1)); // test/zz-logs: never in a log line
+    knownSecrets.add(res.body.paymentUrl.split('/').at(-1)); // never in a log line: checkLogLines (helpers/harness.ts) checks each file's lines
     return res.body as { orderId: string; address: string; paymentUrl: string; amount: string };
   }
 
@@ -279,8 +279,19 @@ describe('payment page in a real browser (Chromium, anvil, worker process)', fun
     const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
     const page = await context.newPage();
     await page.clock.setFixedTime(new Date(Date.now() + 2 * 3600_000));
+    // Counts the script's writes to the countdown: the server renders it already, so only after the
+    // script has written it (a few ticks) does its text show what the script computes.
+    await page.addInitScript(() => {
+      const w = window as unknown as { countdownWrites: number };
+      w.countdownWrites = 0;
+      document.addEventListener('DOMContentLoaded', () => {
+        new MutationObserver((records) => {
+          for (const r of records) if ((r.target as Element).id === 'countdown' || r.target.parentElement?.id === 'countdown') w.countdownWrites++;
+        }).observe(document.documentElement, { subtree: true, childList: true, characterData: true });
+      });
+    });
     await page.goto(order.paymentUrl);
-    await page.waitForTimeout(1500); // a few ticks of the countdown
+    await page.waitForFunction(() => (window as unknown as { countdownWrites: number }).countdownWrites >= 3, undefined, { timeout: 15_000 });
     expect(await page.textContent('#countdown')).to.match(/^(9|10):\d\d$/);
     expect(await page.getAttribute('#pay', 'data-state')).to.equal('awaiting');
     await context.close();

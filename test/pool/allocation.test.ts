@@ -5,7 +5,10 @@ import { addressAssignments, poolAddresses } from '../../db/schema';
 import { AppError, isUniqueViolation } from '../../core/errors';
 import { ManualClock } from '../../core/clock';
 import { WireFormat } from '../../api/format';
-import { allocatePoolAddress, releasePoolAddress, releasePoolAddressFor, type Holder } from '../../core/pool/allocation';
+import { AllocationHints, allocatePoolAddress, releasePoolAddress, releasePoolAddressFor, type Holder } from '../../core/pool/allocation';
+import { ProcessMemory } from '../../core/process-memory';
+import { createOrder } from '../../core/orders/orders';
+import type { ServiceContext } from '../../core/context';
 import { cooldownMinutesFor, releaseCooledDownAddresses } from '../../core/pool/cooldown';
 import { Redis } from 'ioredis';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
@@ -13,6 +16,7 @@ import { closeQueues, createQueues } from '../../core/jobs/catalog';
 import { addJobsAndWait } from '../helpers/run-job';
 import { buildTestApp, createTestOrg, testConfig, testContext, testDb, type TestOrg } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
+import { CHAIN, tokenEnv } from '../helpers/orders';
 
 const MINUTE = 60_000;
 
@@ -240,5 +244,29 @@ describe('pool exhaustion on the wire', () => {
     expect(new WireFormat('b').errorBody(error!)).to.deep.include({ code: 'NO_AVAILABLE_ADDRESSES', statusCode: 503, error: 'Service Unavailable' });
     expect(new WireFormat('a').errorBody(error!)).to.deep.include({ success: false, error: 'InsufficientAddresses' });
     expect(error!.status).to.equal(503);
+  });
+});
+
+describe('allocation point per service context', () => {
+  it('two service contexts in one process do not share the allocation point: a point set by one is not used by the other', async () => {
+    const config = testConfig(tokenEnv());
+    // Hint lifetimes frozen, so each context keeps its point for the whole test however slow the machine.
+    const frozenMemory = () => new ProcessMemory({ allocationHints: new AllocationHints(() => 0) });
+    const a: ServiceContext = { ...testContext(config), memory: frozenMemory() };
+    const b: ServiceContext = { ...testContext(config), memory: frozenMemory() };
+    const org = await createTestOrg('Two contexts org');
+    const t0 = new Date('2026-01-01T00:00:00Z');
+    const [first, second, third] = await seedPoolAddresses(org.organizationId, 'evm', 3, t0);
+    const create = async (ctx: ServiceContext, ref: string) =>
+      (await createOrder(ctx, org.organizationId, { orderReference: ref, amount: '1', currency: 'USDT', chainId: CHAIN })).address;
+
+    expect(await create(a, 'a-1')).to.equal(first);
+    // An address imported with an older creation time: at the head of the pool, before A's point.
+    const [older] = await seedPoolAddresses(org.organizationId, 'evm', 1, new Date(t0.getTime() - MINUTE));
+    // A allocates from its own point on (the older address waits until A's hint is dropped) ...
+    expect(await create(a, 'a-2')).to.equal(second);
+    // ... while B has no point: it starts at the head and takes the older address, then goes on from there.
+    expect(await create(b, 'b-1')).to.equal(older);
+    expect(await create(b, 'b-2')).to.equal(third);
   });
 });

@@ -8,6 +8,7 @@ import request from 'supertest';
 import { ConfigError, loadConfig } from '../../core/config';
 import { QUEUE_NAMES } from '../../core/jobs/catalog';
 import { buildTestApp, createTestOrg } from '../helpers/harness';
+import { eventually } from '../helpers/wait';
 
 const OPERATOR = { OPERATOR_USER: 'ops', OPERATOR_PASSWORD: 'correct horse battery' };
 
@@ -101,8 +102,7 @@ describe('surfaces still work in a browser under their policies', function () {
       route.fulfill({ status: 200, contentType: 'text/html', headers: { 'Content-Security-Policy': "default-src 'none'" }, body: '<style>p{color:red}</style><p>x</p>' }),
     );
     await page.goto(`${base}/control`);
-    await page.waitForTimeout(200);
-    expect(violations.join('\n')).to.match(/style-src|default-src/);
+    await eventually(() => /style-src|default-src/.test(violations.join('\n')), 10_000, 'the browser to report the violation');
   });
 
   it('/api/v1/docs renders with its styles applied and no violation', async () => {

@@ -97,6 +97,8 @@ describe('Tron HTTP client', () => {
       () => expect.fail('still backed off'),
       (err) => expect(err.message).to.contain('backed off'),
     );
+    // Not a race: the back-off (200 ms, on the real clock inside TronHttp) was set before this wait
+    // began, so 250 ms are always past it, however busy the machine.
     await new Promise((r) => setTimeout(r, 250));
     expect((await client.nowBlock('wallet'))?.block_header.raw_data.number).to.equal(66987627);
   });

@@ -191,7 +191,8 @@ describe('tron payments to orders and deposit references (tron-local)', function
     expect(failed?.name).to.equal('ProviderUnavailableError');
     expect(await orderTransfers(ctx, order.id)).to.have.length(0);
     await dev('rate-limit', { requests: 0 });
-    await new Promise((r) => setTimeout(r, 350)); // the provider's back-off window ends
+    // The provider's back-off window (300 ms, set before this wait began) ends: not a race.
+    await new Promise((r) => setTimeout(r, 350));
     await scanChain(ctx, adapter);
     await updateConfirmations(ctx, adapter);
     await scanChain(ctx, adapter);

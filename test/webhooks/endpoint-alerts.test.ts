@@ -67,7 +67,10 @@ describe('alert.webhook_endpoint_disabled and targeted events (relay + delivery 
     // Exactly one alert event, delivered to the watcher only: never to the endpoint it is about
     // (it is subscribed, and even once re-enabled), nor to unsubscribed or other organizations' endpoints.
     await request(app).put(`/api/v1/webhooks/endpoints/${gone.id}`).set('X-API-Key', org.keys.admin).send({ enabled: true }).expect(200);
-    await sleep(500); // several relay intervals
+    // What must arrive is waited for; the sleep after it is an observation window for what must NOT
+    // (a second alert, a copy to the re-enabled or another endpoint): several relay intervals.
+    await receiver.waitFor(2, { path: '/orders-a' });
+    await sleep(500);
     const alerts = await eventsOf(org, 'alert.webhook_endpoint_disabled');
     expect(alerts).to.have.length(1);
     expect(alerts[0].id).to.equal(body.id);
@@ -101,7 +104,8 @@ describe('alert.webhook_endpoint_disabled and targeted events (relay + delivery 
       expect(alert.data).to.include({ endpointId: down.id, url: down.url });
       expect(alert.data.reason).to.match(/^Failing continuously since /);
       expect(alert.data.lastFailure).to.include({ eventId: event.id, statusCode: 500, error: 'HTTP 500' });
-      // The attempt after the clock moved disabled it: the last one the receiver saw.
+      // The attempt after the clock moved disabled it: the last one the receiver saw. The receiver
+      // had it before the alert was emitted; the sleep is an observation window for later attempts.
       await sleep(300);
       expect(alert.data.lastFailure.attemptNumber).to.be.at.least(2).and.equal(receiver.on('/down-d').length);
       expect(watcher.id).to.be.a('string');
@@ -136,7 +140,7 @@ describe('alert.webhook_endpoint_disabled and targeted events (relay + delivery 
     const reqs = await receiver.waitFor(2, { path: '/target-t' });
     expect(reqs.map((r) => r.headers['x-service-event-id']).sort()).to.deep.equal([event.id, test.id].sort());
     await eventually(async () => (await eventsOf(org, 'order.completed')).find((e) => e.id === event.id)?.dispatchedAt, 5000, 'dispatched');
-    await sleep(300);
+    await sleep(300); // an observation window: nothing may reach the other endpoint
     expect(receiver.on('/all-t')).to.have.length(0);
     const [listed] = (await eventsOf(org, 'order.completed')).filter((e) => e.id === event.id);
     expect(listed.deliveries.map((d: any) => d.endpointId)).to.deep.equal([target.id]);
@@ -148,7 +152,7 @@ describe('alert.webhook_endpoint_disabled and targeted events (relay + delivery 
     expect(sent.body.dispatchedAt).to.be.a('string');
     expect(sent.body.deliveries.map((d: any) => [d.endpointId, d.status])).to.deep.equal([[everything.id, 'pending']]);
     await receiver.waitFor(1, { path: '/all-t' });
-    await sleep(300);
+    await sleep(300); // an observation window: the test event must not reach the first endpoint
     expect(receiver.on('/target-t')).to.have.length(2);
   });
 

@@ -1,0 +1,22 @@
+import type { Transporter } from 'nodemailer';
+import { AllocationHints } from './pool/allocation';
+
+/**
+ * What a process remembers outside the database, besides the detection core's state
+ * (core/detection/state.ts): where its order creations stand in each pool, its SMTP transporters,
+ * what it has already reported once. Lives on the service context, built once per process in
+ * production, so two contexts in one process (tests, benchmarks) never share any of it and nothing
+ * needs resetting between them.
+ */
+export class ProcessMemory {
+  /** Per organization and protocol, the allocation point of this context's order creations. */
+  readonly allocationHints: AllocationHints;
+  /** One nodemailer transporter per SMTP URL (core/alerts/alert-emails.ts). */
+  readonly mailTransporters = new Map<string, Transporter>();
+  /** The Redis eviction policy last logged (core/redis-eviction.ts): API and workers of one process log it once. */
+  reportedEvictionPolicy: string | undefined;
+
+  constructor(opts: { allocationHints?: AllocationHints } = {}) {
+    this.allocationHints = opts.allocationHints ?? new AllocationHints();
+  }
+}
