@@ -18,6 +18,7 @@ import { systemClock } from '../../core/clock';
 import { loadConfig } from '../../core/config';
 import type { ServiceContext } from '../../core/context';
 import { DetectionState } from '../../core/detection/state';
+import { ProcessMemory } from '../../core/process-memory';
 import { resetCheckpoint } from '../../core/detection/scan';
 import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
 import { createLogger } from '../../core/logger';
@@ -106,7 +107,7 @@ async function main(): Promise<void> {
     await provider.send('evm_setAutomine', [false]);
     await provider.send('evm_setIntervalMining', [0]);
     const confirmations = registry.get(LOCAL_CHAIN_ID)!.orderConfirmations;
-    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix), detection: new DetectionState() };
+    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix), detection: new DetectionState(), memory: new ProcessMemory() };
     const { organizationId, ownerKey } = await createOrganization(dbHandle.db, 'Bench org');
     await insertPool(ctx, organizationId, 'evm', Array.from({ length: PAYMENTS * 4 + 10 }, () => getAddress(hexlify(randomBytes(20)))));
     const port = Number((await waitFor(receiver, /port \d+/)).split(' ')[1]);
