@@ -3,7 +3,7 @@ import request from 'supertest';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { buildTestApp, createTestOrg, type TestOrg } from '../helpers/harness';
 import { insertTestTransfer } from '../helpers/transfers';
-import { randomEvmAddress } from '../helpers/pool';
+import { randomEvmAddress, randomTronAddress } from '../helpers/pool';
 
 describe('GET /transfers and /transfers/:id', () => {
   const apps = { a: buildTestApp({ style: 'a' }), b: buildTestApp({ style: 'b' }) };
@@ -50,6 +50,28 @@ describe('GET /transfers and /transfers/:id', () => {
     expect(await q('chainId=ethereum-sepolia')).to.deep.equal([]);
     const one = (await request(apps.b.app).get(`/api/v1/transfers/${ids.usdt}`).set('X-API-Key', orgA.keys.viewer)).body;
     expect(await q(`txHash=${one.txHash.toUpperCase().replace('0X', '0x')}`)).to.deep.equal([ids.usdt]);
+  });
+
+  it('address filter normalises per family: an EVM address in any case, a Tron address only in its exact case', async () => {
+    const org = await createTestOrg('transfers address forms');
+    const tron = randomTronAddress();
+    const evm = randomEvmAddress();
+    const tronId = (await insertTestTransfer({ chainId: 'tron-local', protocol: 'tron', organizationId: org.organizationId, currency: 'USDT', amount: 1n, toAddress: tron, tokenAddress: randomTronAddress() })).id;
+    const evmId = (await insertTestTransfer({ chainId: LOCAL_CHAIN_ID, organizationId: org.organizationId, currency: 'USDT', amount: 2n, toAddress: evm })).id;
+    const q = async (address: string) => {
+      const res = await request(apps.b.app).get('/api/v1/transfers').query({ address }).set('X-API-Key', org.keys.viewer);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return res.body.data.map((t: { id: string }) => t.id);
+    };
+    expect(await q(tron)).to.deep.equal([tronId]);
+    // Base58 is case-sensitive: another case is another (here invalid) address, never this one.
+    const swapped = [...tron].map((c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join('');
+    expect(swapped).not.to.equal(tron);
+    expect(await q(swapped)).to.deep.equal([]);
+    expect(await q(tron.slice(0, 10) + tron.slice(10).toLowerCase())).to.deep.equal([]);
+    expect(await q(evm.toLowerCase())).to.deep.equal([evmId]);
+    expect(await q(evm)).to.deep.equal([evmId]);
+    expect(await q('not-an-address')).to.deep.equal([]);
   });
 
   it('GET /transfers/:id: 200 for the owner, 404 for another organization', async () => {
