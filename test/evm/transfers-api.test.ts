@@ -92,6 +92,31 @@ describe('GET /transfers and /transfers/:id', () => {
     expect((await request(apps.b.app).get('/api/v1/transfers?status=lost').set('X-API-Key', orgA.keys.viewer)).status).to.equal(400);
   });
 
+  it('status=reorged filters (both styles), and reorged is in the OpenAPI enums of the filter and the transfer', async () => {
+    const org = await createTestOrg('transfers reorged');
+    const base = { chainId: LOCAL_CHAIN_ID, organizationId: org.organizationId, currency: 'USDT', amount: 1_000_000n, toAddress: randomEvmAddress() };
+    const reorged = (await insertTestTransfer({ ...base, status: 'reorged', confirmations: 5, credited: true })).id;
+    await insertTestTransfer({ ...base, status: 'confirmed', confirmations: 5 });
+    await insertTestTransfer({ ...base, status: 'dropped' });
+    const b = await request(apps.b.app).get('/api/v1/transfers?status=reorged').set('X-API-Key', org.keys.viewer);
+    expect(b.status, JSON.stringify(b.body)).to.equal(200);
+    expect(b.body.data.map((t: { id: string; status: string; credited: boolean }) => [t.id, t.status, t.credited])).to.deep.equal([[reorged, 'reorged', true]]);
+    const a = await request(apps.a.app).get('/api/v1/transfers?status=reorged').set('X-API-Key', org.keys.viewer);
+    expect(a.status, JSON.stringify(a.body)).to.equal(200);
+    expect(a.body.data.transfers.map((t: { id: string; status: string }) => [t.id, t.status])).to.deep.equal([[reorged, 'reorged']]);
+    const one = await request(apps.a.app).get(`/api/v1/transfers/${reorged}`).set('X-API-Key', org.keys.viewer);
+    expect(one.body.data).to.include({ id: reorged, status: 'reorged' });
+
+    for (const style of ['a', 'b'] as const) {
+      const doc = (await request(apps[style].app).get('/api/v1/openapi.json')).body;
+      const list = doc.paths['/api/v1/transfers'].get;
+      expect(list.parameters.find((p: { name: string }) => p.name === 'status').schema.enum, `style ${style} filter`).to.include('reorged');
+      const body = list.responses['200'].content['application/json'].schema;
+      const items = style === 'a' ? body.properties.data.properties.transfers.items : body.properties.data.items;
+      expect(items.properties.status.enum, `style ${style} transfer`).to.deep.equal(['pending', 'confirmed', 'dropped', 'reorged']);
+    }
+  });
+
   it('is documented in the OpenAPI document', async () => {
     const res = await request(apps.b.app).get('/api/v1/openapi.json');
     expect(res.body.paths).to.have.property('/api/v1/transfers');
