@@ -1,5 +1,5 @@
 import { formatAmount } from './amounts';
-import type { ChainRegistry, Currency } from './chains/registry';
+import type { ChainRegistry } from './chains/registry';
 import type { Logger } from './logger';
 
 /**
@@ -29,8 +29,10 @@ export function logMoney(logger: Logger | undefined, line: MoneyLine, fields: Re
   logger.info({ money: true, ...clean }, line);
 }
 
-/** A transfer's amount in token units ("12.5") when the chain knows the token's decimals, else null. */
-export function tokenAmount(registry: ChainRegistry, chainId: string, currency: string, units: bigint | string): string | null {
-  const decimals = registry.get(chainId)?.tokens[currency as Currency]?.decimals;
-  return decimals === undefined ? null : formatAmount(BigInt(units), decimals);
+/**
+ * A transfer's amount in token units ("12.5"), decimals from the registry's one authority; an
+ * unknown token throws there, as it does for the wire amount of the same transfer.
+ */
+export function tokenAmount(registry: ChainRegistry, chainId: string, currency: string, units: bigint | string): string {
+  return formatAmount(BigInt(units), registry.tokenDecimals(chainId, currency));
 }

@@ -156,28 +156,34 @@ export class ChainRegistry {
     const decimals =
       this.chains.get(chainId)?.tokens[currency as Currency]?.decimals ??
       CHAIN_DEFINITIONS.find((d) => d.chainId === chainId)?.tokens[currency as Currency]?.decimals;
-    if (decimals === undefined) throw new Error(`No decimals known for ${currency} on ${chainId}`);
+    if (decimals === undefined) throw new Error(`No decimals known for ${currency} on ${chainId}: the token is not in the chain registry`);
     return decimals;
   }
 
-  /** Every (chain, currency) whose decimals tokenDecimals knows, this network's first. */
+  /**
+   * Every (chain, currency) whose decimals tokenDecimals knows, with those decimals (asked of
+   * tokenDecimals, so a list built from this never disagrees with it).
+   */
   knownTokens(): { chainId: string; currency: Currency; decimals: number }[] {
-    const out = new Map<string, { chainId: string; currency: Currency; decimals: number }>();
+    const keys = new Map<string, { chainId: string; currency: Currency }>();
     for (const def of CHAIN_DEFINITIONS) {
-      for (const t of Object.values(def.tokens)) if (t) out.set(`${def.chainId}|${t.currency}`, { chainId: def.chainId, currency: t.currency, decimals: t.decimals });
+      for (const t of Object.values(def.tokens)) if (t) keys.set(`${def.chainId}|${t.currency}`, { chainId: def.chainId, currency: t.currency });
     }
     for (const chain of this.chains.values()) {
-      for (const t of Object.values(chain.tokens)) if (t) out.set(`${chain.chainId}|${t.currency}`, { chainId: chain.chainId, currency: t.currency, decimals: t.decimals });
+      for (const t of Object.values(chain.tokens)) if (t) keys.set(`${chain.chainId}|${t.currency}`, { chainId: chain.chainId, currency: t.currency });
     }
-    return [...out.values()];
+    return [...keys.values()].map((k) => ({ ...k, decimals: this.tokenDecimals(k.chainId, k.currency) }));
   }
 
-  /** Records a token address learnt at run time (the local chain's deployed tokens). */
+  /**
+   * Records a token address learnt at run time (the local chain's deployed tokens). Without
+   * `decimals` the chain's definition must know them: a token of unknown decimals is refused here,
+   * never guessed (a guess of 18 for a 6-decimal token misstates every amount by 10^12).
+   */
   setTokenAddress(chainId: string, currency: Currency, address: string, decimals?: number): void {
     const chain = this.chains.get(chainId);
     if (!chain) throw new Error(`Unknown chain ${chainId}`);
-    const existing = chain.tokens[currency];
-    chain.tokens[currency] = { currency, address, decimals: decimals ?? existing?.decimals ?? 18 };
+    chain.tokens[currency] = { currency, address, decimals: decimals ?? this.tokenDecimals(chainId, currency) };
   }
 
   /** Replaces a chain's RPC URLs (the local chain's port is known only once it runs). */

@@ -5,6 +5,7 @@ import type { ChainRegistry, Protocol } from '../chains/registry';
 import type { ServiceContext } from '../context';
 import { AppError, isUniqueViolation } from '../errors';
 import { newId } from '../ids';
+import { normalizeAddress } from '../pool/address-formats';
 import { allocatePoolAddress, releasePoolAddress } from '../pool/allocation';
 import { cooldownMinutesFor } from '../pool/cooldown';
 import { assertNoSeedPhrase } from '../pool/secret-scan';
@@ -313,8 +314,11 @@ export async function unbindDepositReference(
 /** Description A's unbind by {address, protocol}: ends the binding holding that address. */
 export async function unbindDepositAddress(ctx: ServiceContext, organizationId: string, input: { address: string; protocol: Protocol }): Promise<UnbindResult> {
   return ctx.db.transaction(async (tx) => {
-    const addressMatch =
-      input.protocol === 'evm' ? sql`lower(${depositBindings.address}) = ${input.address.toLowerCase()}` : eq(depositBindings.address, input.address);
+    // Bindings store the normalised form (normalizeAddress, the one authority): compare in it, so an
+    // EVM address in any case matches and a wrongly-cased base58 address (another address) does not.
+    const address = normalizeAddress(input.protocol, input.address);
+    if (address === null) throw new AppError('DEPOSIT_REFERENCE_NOT_FOUND', `No deposit reference is bound to ${input.protocol} address ${input.address}`);
+    const addressMatch = eq(depositBindings.address, address);
     const [binding] = await tx
       .select()
       .from(depositBindings)

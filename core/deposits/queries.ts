@@ -186,11 +186,12 @@ export async function listDeposits(ctx: ServiceContext, organizationId: string, 
 }
 
 /**
- * Amounts of different tokens compared at face value: base units scaled to the largest decimals of
- * the registry (so 1 DAI, 18 decimals, equals 1 USDT, 6 decimals). Exact numeric arithmetic.
+ * Amounts of different tokens compared at face value: base units scaled to the largest decimals
+ * the registry knows (so 1 DAI, 18 decimals, equals 1 USDT, 6 decimals). Exact numeric arithmetic.
+ * knownTokens, not this network's chains only: rows written under another NETWORK sort right too.
  */
 function comparableAmount(registry: ChainRegistry): SQL {
-  const tokens = registry.list().flatMap((c) => Object.values(c.tokens).map((t) => ({ chainId: c.chainId, currency: t!.currency, decimals: t!.decimals })));
+  const tokens = registry.knownTokens();
   const max = Math.max(0, ...tokens.map((t) => t.decimals));
   if (tokens.length === 0) return sql`${transfers.amount}`;
   const cases = tokens.map((t) => sql`when ${transfers.chainId} = ${t.chainId} and ${transfers.currency} = ${t.currency} then ${transfers.amount} * ${sql.raw(`1${'0'.repeat(max - t.decimals)}`)}::numeric`);

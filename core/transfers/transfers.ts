@@ -1,8 +1,9 @@
-import { and, asc, count, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { depositBindings, deposits, orders, transfers } from '../../db/schema';
 import { formatAmount } from '../amounts';
-import type { ChainRegistry } from '../chains/registry';
+import { PROTOCOLS, type ChainRegistry } from '../chains/registry';
+import { normalizeAddress } from '../pool/address-formats';
 import { notFound } from '../errors';
 
 /**
@@ -145,7 +146,7 @@ export async function listTransfers(
   if (q.currency) where.push(eq(transfers.currency, q.currency.toUpperCase()));
   if (q.chainId) where.push(eq(transfers.chainId, q.chainId));
   if (q.txHash) where.push(sql`lower(${transfers.txHash}) = ${q.txHash.toLowerCase()}`);
-  if (q.address) where.push(sql`lower(${transfers.toAddress}) = ${q.address.toLowerCase()}`);
+  if (q.address) where.push(addressFilter(q.address));
   if (q.orderId) where.push(eq(transfers.orderId, q.orderId));
   if (q.depositReference) where.push(eq(depositBindings.depositReference, q.depositReference));
   const filter = and(...where);
@@ -162,4 +163,18 @@ export async function listTransfers(
     .leftJoin(depositBindings, eq(depositBindings.id, transfers.depositBindingId))
     .where(filter);
   return { items: rows.map((r) => present(registry, r)), total };
+}
+
+/**
+ * `?address=`: transfers store the recipient in its family's normalised form (normalizeAddress),
+ * so the filter normalises the text under each family that accepts it and compares exactly. EVM
+ * matches in any case; a base58 address (Tron, Solana) is case-sensitive: another case is another
+ * (usually invalid) address and matches nothing.
+ */
+function addressFilter(text: string): SQL {
+  const forms = PROTOCOLS.flatMap((protocol) => {
+    const address = normalizeAddress(protocol, text);
+    return address === null ? [] : [and(eq(transfers.protocol, protocol), eq(transfers.toAddress, address))!];
+  });
+  return forms.length === 0 ? sql`false` : or(...forms)!;
 }

@@ -186,6 +186,19 @@ for (const style of STYLES) {
       expect((await poolRow(pool[0])).status).to.equal('bound');
     });
 
+    it('POST /deposits/unbind {address, protocol: tron}: the address in its exact case only (base58 is case-sensitive)', async () => {
+      const [tron] = await seedPoolAddresses(org.organizationId, 'tron', 1);
+      const bound = await post('/deposits/bind', { depositReference: 'tron-user', protocol: 'tron' });
+      expect(bound.status, JSON.stringify(bound.body)).to.equal(201);
+      expect(dataOf(style, bound).address).to.equal(tron);
+      const swapped = [...tron].map((c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join('');
+      expectError(style, await post('/deposits/unbind', { address: swapped, protocol: 'tron' }), 404, 'DEPOSIT_REFERENCE_NOT_FOUND', 'NotFound');
+      expect((await poolRow(tron)).status).to.equal('bound');
+      const res = await post('/deposits/unbind', { address: tron, protocol: 'tron' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(style === 'a' ? res.body.data : res.body).to.include({ depositReference: 'tron-user', unboundAddresses: 1 });
+    });
+
     it('POST /deposits/unbind {depositReference, protocol}: only that family; another family not bound is 404', async () => {
       await post('/deposits/bind', { depositReference: 'user-5', protocol: 'evm' });
       expectError(style, await post('/deposits/unbind', { depositReference: 'user-5', protocol: 'tron' }), 404, 'DEPOSIT_REFERENCE_NOT_FOUND', 'NotFound');

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { and, eq, isNull } from 'drizzle-orm';
 import request from 'supertest';
 import { completeDeposit, confirmDeposit, dropDeposit, recordDeposit } from '../../core/deposits/lifecycle';
-import { depositBindings, transfers } from '../../db/schema';
+import { depositBindings, deposits, transfers } from '../../db/schema';
+import { newId } from '../../core/ids';
 import { buildTestApp, createTestOrg, STYLES, testDb, type TestOrg } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
 import { insertTestTransfer } from '../helpers/transfers';
@@ -197,6 +198,28 @@ for (const style of STYLES) {
       const res = await get('/deposits?depositReference=alice', other.keys.viewer);
       expect(listOf(style, res, 'deposits').items).to.deep.equal([]);
       expectError(style, await get('/deposits/references/alice', other.keys.viewer), 404, 'DEPOSIT_REFERENCE_NOT_FOUND', 'NotFound');
+    });
+
+    it('sortBy amount scales a deposit written under another NETWORK by its decimals too (the registry\'s one authority)', async () => {
+      const mixed = await createTestOrg('Mixed-network deposits org');
+      await seedPoolAddresses(mixed.organizationId, 'evm', 1);
+      const bound = await request(app).post(`${V1}/deposits/bind`).set('X-API-Key', mixed.keys.member).send({ depositReference: 'carol', protocol: 'evm' });
+      const address = dataOf(style, bound).address;
+      const [binding] = await testDb().select().from(depositBindings).where(eq(depositBindings.organizationId, mixed.organizationId));
+      // Inserted as rows: recordDeposit refuses a chain this deployment does not run, but rows of an
+      // earlier NETWORK may remain in the database and must still list and sort at face value.
+      const rows: [string, 'USDT' | 'USDC' | 'DAI', bigint][] = [
+        ['ethereum-sepolia', 'USDC', 2_000_000n], // 2 (6 decimals, not in this network's chains)
+        ['ethereum-local', 'DAI', 1_000_000_000_000_000_000n], // 1 (18 decimals)
+        ['ethereum-local', 'USDT', 3_000_000n], // 3 (6 decimals)
+      ];
+      for (const [chainId, currency, amount] of rows) {
+        const t = await insertTestTransfer({ chainId, currency, amount, toAddress: address, organizationId: mixed.organizationId, depositBindingId: binding.id });
+        await testDb().insert(deposits).values({ id: newId('dep'), organizationId: mixed.organizationId, bindingId: binding.id, depositReference: 'carol', transferId: t.id, requiredConfirmations: 3 });
+      }
+      const res = await get('/deposits?sortBy=amount&sortOrder=asc', mixed.keys.viewer);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(listOf(style, res, 'deposits').items.map((d: any) => `${d.amount} ${d.currency}`)).to.deep.equal(['1 DAI', '2 USDC', '3 USDT']);
     });
   });
 }

@@ -16,7 +16,8 @@ import { eventually } from '../helpers/wait';
 /**
  * A stalled chain is visible, on anvil with Postgres and Redis: mining paused for longer than
  * CHAIN_STALL_ALERT_SECONDS (the service clock is moved past it) → head_stalled; a provider that
- * answers heads but fails eth_getLogs while the chain moves → checkpoint_stalled. Each episode
+ * answers heads but fails eth_getLogs while the chain moves → checkpoint_stalled; every provider
+ * refusing connections → providers_failing. Each episode
  * sends one alert.chain_stalled per subscribed organization, shows the chain degraded in /health
  * (still 200) and ends with a recovery log line.
  */
@@ -138,6 +139,50 @@ describe('chain stall detection on a local EVM chain (anvil)', function () {
     }
   });
 
+  it('providers_failing when every provider fails for the threshold (closed ports); recovers when one answers', async () => {
+    const urls = [await closedPortUrl(), await closedPortUrl()];
+    try {
+      ctx.registry.setRpcUrls(LOCAL_CHAIN_ID, urls);
+      const alertsBefore = (await stallEvents(subscribedOrg)).length;
+      const at = (await checkpoint()).blockNumber;
+      await scanExpectingFailure();
+      const failingSince = (await checkpoint()).providersFailingSince;
+      expect(failingSince, 'the first failure is noted').to.be.instanceOf(Date);
+      expect((await checkpoint()).stalledSince, 'not yet a stall: below the threshold').to.equal(null);
+      expect(await stallEvents(subscribedOrg)).to.have.length(alertsBefore);
+
+      pastThreshold();
+      // The failing endpoints are backed off for a moment after each failure.
+      await new Promise((r) => setTimeout(r, 1200));
+      await scanExpectingFailure();
+      await scanExpectingFailure(); // the same episode: no second alert
+      expect((await checkpoint()).providersFailingSince!.getTime(), 'dated from the first failure').to.equal(failingSince!.getTime());
+      const sent = (await stallEvents(subscribedOrg)).slice(alertsBefore);
+      expect(sent, 'one new alert').to.have.length(1);
+      expect(sent[0].data).to.include({ chainId: LOCAL_CHAIN_ID, reason: 'providers_failing', since: failingSince!.toISOString(), checkpoint: at });
+      expect(await stallEvents(otherOrg)).to.have.length(0);
+      expect(capturedLogLines.some((l) => l.includes(`chain ${LOCAL_CHAIN_ID} is stalled (providers_failing)`))).to.equal(true);
+      const health = await request(t.app).get('/health');
+      expect(health.status).to.equal(200);
+      expect(health.body.checks).to.include({ database: 'ok', redis: 'ok', chains: 'degraded' });
+      expect(health.body.stalledChains).to.deep.include({ chainId: LOCAL_CHAIN_ID, reason: 'providers_failing', since: failingSince!.toISOString(), head: (sent[0].data as { head: number }).head, checkpoint: at });
+
+      // A provider answers again (and the chain moved meanwhile): the episode ends with a log line.
+      const before = recoveries();
+      ctx.registry.setRpcUrls(LOCAL_CHAIN_ID, [chain.url]);
+      await chain.mine(1);
+      await settle(ctx);
+      const row = await checkpoint();
+      expect(row).to.include({ providersFailingSince: null, stalledSince: null });
+      expect(row.blockNumber).to.equal(await chain.head());
+      expect(recoveries()).to.equal(before + 1);
+      expect((await request(t.app).get('/health')).body.checks.chains).to.equal('ok');
+      expect((await stallEvents(subscribedOrg)).slice(alertsBefore)).to.have.length(1);
+    } finally {
+      ctx.registry.setRpcUrls(LOCAL_CHAIN_ID, [chain.url]);
+    }
+  });
+
   async function scanExpectingFailure(): Promise<void> {
     let failed = false;
     await runChainScan(ctx, LOCAL_CHAIN_ID).catch(() => (failed = true));
@@ -167,4 +212,13 @@ async function startGetLogsFaultProxy(target: string, failing: () => boolean): P
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** The URL of a local port nobody listens on (bound, then closed): connections are refused. */
+async function closedPortUrl(): Promise<string> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
 }

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { buildTestApp, createTestOrg, type TestOrg } from '../helpers/harness';
 import { insertTestTransfer } from '../helpers/transfers';
-import { randomEvmAddress } from '../helpers/pool';
+import { randomEvmAddress, randomTronAddress } from '../helpers/pool';
 
 describe('GET /transfers and /transfers/:id', () => {
   const apps = { a: buildTestApp({ style: 'a' }), b: buildTestApp({ style: 'b' }) };
@@ -52,6 +52,28 @@ describe('GET /transfers and /transfers/:id', () => {
     expect(await q(`txHash=${one.txHash.toUpperCase().replace('0X', '0x')}`)).to.deep.equal([ids.usdt]);
   });
 
+  it('address filter normalises per family: an EVM address in any case, a Tron address only in its exact case', async () => {
+    const org = await createTestOrg('transfers address forms');
+    const tron = randomTronAddress();
+    const evm = randomEvmAddress();
+    const tronId = (await insertTestTransfer({ chainId: 'tron-local', protocol: 'tron', organizationId: org.organizationId, currency: 'USDT', amount: 1n, toAddress: tron, tokenAddress: randomTronAddress() })).id;
+    const evmId = (await insertTestTransfer({ chainId: LOCAL_CHAIN_ID, organizationId: org.organizationId, currency: 'USDT', amount: 2n, toAddress: evm })).id;
+    const q = async (address: string) => {
+      const res = await request(apps.b.app).get('/api/v1/transfers').query({ address }).set('X-API-Key', org.keys.viewer);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return res.body.data.map((t: { id: string }) => t.id);
+    };
+    expect(await q(tron)).to.deep.equal([tronId]);
+    // Base58 is case-sensitive: another case is another (here invalid) address, never this one.
+    const swapped = [...tron].map((c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join('');
+    expect(swapped).not.to.equal(tron);
+    expect(await q(swapped)).to.deep.equal([]);
+    expect(await q(tron.slice(0, 10) + tron.slice(10).toLowerCase())).to.deep.equal([]);
+    expect(await q(evm.toLowerCase())).to.deep.equal([evmId]);
+    expect(await q(evm)).to.deep.equal([evmId]);
+    expect(await q('not-an-address')).to.deep.equal([]);
+  });
+
   it('GET /transfers/:id: 200 for the owner, 404 for another organization', async () => {
     const own = await request(apps.b.app).get(`/api/v1/transfers/${ids.usdt}`).set('X-API-Key', orgA.keys.viewer);
     expect(own.status).to.equal(200);
@@ -68,6 +90,31 @@ describe('GET /transfers and /transfers/:id', () => {
     expect(res.status).to.equal(400);
     expect(res.body.code).to.equal('VALIDATION_ERROR');
     expect((await request(apps.b.app).get('/api/v1/transfers?status=lost').set('X-API-Key', orgA.keys.viewer)).status).to.equal(400);
+  });
+
+  it('status=reorged filters (both styles), and reorged is in the OpenAPI enums of the filter and the transfer', async () => {
+    const org = await createTestOrg('transfers reorged');
+    const base = { chainId: LOCAL_CHAIN_ID, organizationId: org.organizationId, currency: 'USDT', amount: 1_000_000n, toAddress: randomEvmAddress() };
+    const reorged = (await insertTestTransfer({ ...base, status: 'reorged', confirmations: 5, credited: true })).id;
+    await insertTestTransfer({ ...base, status: 'confirmed', confirmations: 5 });
+    await insertTestTransfer({ ...base, status: 'dropped' });
+    const b = await request(apps.b.app).get('/api/v1/transfers?status=reorged').set('X-API-Key', org.keys.viewer);
+    expect(b.status, JSON.stringify(b.body)).to.equal(200);
+    expect(b.body.data.map((t: { id: string; status: string; credited: boolean }) => [t.id, t.status, t.credited])).to.deep.equal([[reorged, 'reorged', true]]);
+    const a = await request(apps.a.app).get('/api/v1/transfers?status=reorged').set('X-API-Key', org.keys.viewer);
+    expect(a.status, JSON.stringify(a.body)).to.equal(200);
+    expect(a.body.data.transfers.map((t: { id: string; status: string }) => [t.id, t.status])).to.deep.equal([[reorged, 'reorged']]);
+    const one = await request(apps.a.app).get(`/api/v1/transfers/${reorged}`).set('X-API-Key', org.keys.viewer);
+    expect(one.body.data).to.include({ id: reorged, status: 'reorged' });
+
+    for (const style of ['a', 'b'] as const) {
+      const doc = (await request(apps[style].app).get('/api/v1/openapi.json')).body;
+      const list = doc.paths['/api/v1/transfers'].get;
+      expect(list.parameters.find((p: { name: string }) => p.name === 'status').schema.enum, `style ${style} filter`).to.include('reorged');
+      const body = list.responses['200'].content['application/json'].schema;
+      const items = style === 'a' ? body.properties.data.properties.transfers.items : body.properties.data.items;
+      expect(items.properties.status.enum, `style ${style} transfer`).to.deep.equal(['pending', 'confirmed', 'dropped', 'reorged']);
+    }
   });
 
   it('is documented in the OpenAPI document', async () => {
