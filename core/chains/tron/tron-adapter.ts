@@ -3,7 +3,7 @@ import type { LogLevel } from '../../config';
 import { createLogger, type Logger } from '../../logger';
 import type { Chain } from '../registry';
 import { hex20FromTron, hex41FromTron, normalizeTronAddress } from './tron-address';
-import { TronHttp, TronUnavailableError, type TronBlock, type TronView } from './tron-http';
+import { TronHttp, TronUnavailableError, type TronBlock, type TronTransactionInfo, type TronView } from './tron-http';
 import { parseTronTransfers, type TronToken } from './tron-transfers';
 
 /**
@@ -17,11 +17,18 @@ import { parseTronTransfers, type TronToken } from './tron-transfers';
  *   (registry), and the head given to the core is never more than D − 1 blocks above the solidified
  *   head, so a count of D is reached only by a solidified block even when solidification stalls.
  *   An organization's higher `confirmations.*` adds blocks beyond that.
- * - Transfers: one `gettransactioninfobyblocknum` per block (several blocks in parallel, bounded by
- *   the client's per-provider limiter), plus the block itself for the blocks that hold transfers
- *   of a configured token (its hash and time). A block that cannot be read fails the range:
- *   nothing is skipped.
+ * - Transfers: per block, `getblockbynum` and `gettransactioninfobyblocknum` (several blocks in
+ *   parallel, bounded by the client's per-provider limiter); the infos are trusted only when they
+ *   are the block's transactions. A block that cannot be read fails the range: nothing is skipped.
  */
+/** The infos answer holds exactly the block's transactions (none for `{}`). */
+function sameTransactions(block: TronBlock, infos: TronTransactionInfo[]): boolean {
+  const ids = (block.transactions ?? []).map((t) => (t as { txID?: string }).txID);
+  if (ids.length !== infos.length) return false;
+  const answered = new Set(infos.map((i) => i.id));
+  return ids.every((id) => id !== undefined && answered.has(id));
+}
+
 export class TronAdapter implements ChainAdapter {
   readonly protocol = 'tron' as const;
   /** Newest solidified height seen (decides which view serves a height). */
@@ -98,18 +105,30 @@ export class TronAdapter implements ChainAdapter {
     return out;
   }
 
+  /**
+   * Every block of the range is read (`getblockbynum`) and must be present, and its transaction
+   * infos must be those of the block's transactions: `gettransactioninfobyblocknum` answers `{}`
+   * both for an empty block and for a block the answering node does not have (a lagging provider,
+   * or a lagging backend behind a load balancer), so `{}` is trusted only for a block that has no
+   * transaction. Anything else is UnstableChainError: the range is read again, never skipped.
+   */
   async transfersInRange(fromBlock: number, toBlock: number): Promise<ChainTransfer[]> {
     const tokens = this.tokens();
     if (tokens.size === 0 || toBlock < fromBlock) return [];
     const heights = Array.from({ length: toBlock - fromBlock + 1 }, (_, i) => fromBlock + i);
-    const infos = await this.call(() => Promise.all(heights.map((h) => this.http.transactionInfoByBlockNum(this.view(h), h))));
+    const [blocks, infos] = await Promise.all([
+      this.call(() => Promise.all(heights.map((h) => this.http.blockByNum(this.view(h), h)))),
+      this.call(() => Promise.all(heights.map((h) => this.http.transactionInfoByBlockNum(this.view(h), h)))),
+    ]);
     const out: ChainTransfer[] = [];
-    const withTransfers = heights.filter((_, i) => parseTronTransfers(infos[i], tokens, { number: heights[i], hash: '', timestamp: 0 }).length > 0);
-    const blocks = await Promise.all(withTransfers.map((h) => this.blockAt(h)));
-    withTransfers.forEach((h, i) => {
+    heights.forEach((h, i) => {
       const block = blocks[i];
-      if (!block) throw new UnstableChainError(`${this.chain.chainId}: block ${h} vanished while its transactions were read`);
-      for (const t of parseTronTransfers(infos[h - fromBlock], tokens, block)) out.push({ chainId: this.chain.chainId, ...t });
+      if (!block || block.block_header.raw_data.number !== h) throw new UnstableChainError(`${this.chain.chainId}: block ${h} is not available yet`);
+      const ref = this.toRef(block);
+      // The range is one chain: a block changed between two reads shows as a broken parent link.
+      if (i > 0 && ref.parentHash !== blocks[i - 1]!.blockID) throw new UnstableChainError(`${this.chain.chainId}: block ${h} does not follow block ${h - 1}`);
+      if (!sameTransactions(block, infos[i])) throw new UnstableChainError(`${this.chain.chainId}: the transaction infos of block ${h} are not its transactions' (a provider without that block?)`);
+      for (const t of parseTronTransfers(infos[i], tokens, ref)) out.push({ chainId: this.chain.chainId, ...t });
     });
     return out;
   }
