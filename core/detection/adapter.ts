@@ -86,6 +86,14 @@ export interface ChainAdapter {
    */
   finalizedBlockNumber(head: number): Promise<number | null>;
 
+  /**
+   * The height confirmations are decided from (core/detection/confirmations.ts): a transfer is
+   * confirmed once confirmingHead − block + 1 reaches its required count. Absent: the head itself.
+   * Tron: confirmed only once solidified, so the solidified head + depth − 1, never above the head.
+   * The count on the wire stays head − block + 1.
+   */
+  confirmingHead?(head: number): Promise<number>;
+
   /** The canonical block at a height, or null when the provider has none there (yet). */
   blockAt(height: number): Promise<BlockRef | null>;
 

@@ -25,21 +25,23 @@ describe('Tron adapter on tron-local', () => {
     expect(bad.problems[0]).to.match(/^TokenDecimalsMismatch: USDT at T\w+ reports decimals 6, the registry expects 18$/);
   });
 
-  it('head is the full node head; when solidification falls behind, the head used for counting stays within depth − 1 of the solidified block', async () => {
+  it('head is the full node head; when solidification falls behind, the head stays the full node head and only the confirming height stays within depth − 1 of the solidified block', async () => {
     node = new TronLocalNode({ blockTimeMs: 0, solidificationLag: 2 });
     await node.start();
     node.mine(10);
     const adapter = adapterWith(); // depth 3 on tron-local
     expect((await adapter.head()).number).to.equal(10);
     expect(await adapter.finalizedBlockNumber()).to.equal(8);
+    expect(await adapter.confirmingHead(10)).to.equal(10);
     await node.stop();
     node = new TronLocalNode({ blockTimeMs: 0, solidificationLag: 6 });
     await node.start();
     node.mine(10);
     const lagging = adapterWith();
     const head = await lagging.head();
-    expect(head.number).to.equal(4 + 3 - 1); // solidified 4, depth 3
-    expect(head.hash).to.equal((await lagging.blockAt(6))!.hash);
+    expect(head.number).to.equal(10); // wire confirmations count from here
+    expect(head.hash).to.equal((await lagging.blockAt(10))!.hash);
+    expect(await lagging.confirmingHead(head.number)).to.equal(4 + 3 - 1); // solidified 4, depth 3
   });
 
   it('reads transfers of a range, one record per Transfer log, T-addresses, block hash and time', async () => {

@@ -14,9 +14,10 @@ import { parseTronTransfers, type TronToken } from './tron-transfers';
  *   `/wallet/*`) and records their transfers `pending` within seconds; a block the network drops
  *   before solidifying it shows as a parent-hash mismatch and the core drops its transfers.
  * - Confirmed = solidified: the chain's required confirmations are its solidification depth D
- *   (registry), and the head given to the core is never more than D − 1 blocks above the solidified
- *   head, so a count of D is reached only by a solidified block even when solidification stalls.
- *   An organization's higher `confirmations.*` adds blocks beyond that.
+ *   (registry, `finality.depth`); confirmations on the wire count from the full node's head, but
+ *   the core decides from `confirmingHead` (solidified head + D − 1), so a count of D is reached
+ *   only by a solidified block even when solidification stalls. An organization's higher
+ *   `confirmations.*` adds solidified blocks beyond that.
  * - Transfers: per block, `getblockbynum` and `gettransactioninfobyblocknum` (several blocks in
  *   parallel, bounded by the client's per-provider limiter); the infos are trusted only when they
  *   are the block's transactions. A block that cannot be read fails the range: nothing is skipped.
@@ -43,9 +44,9 @@ export class TronAdapter implements ChainAdapter {
     return this.http.calls;
   }
 
-  /** Solidification depth: the confirmations at which a block is solidified. */
+  /** Solidification depth: the confirmations a block has when it is solidified (a chain fact, never raised). */
   private get depth(): number {
-    return Math.max(1, this.chain.orderConfirmations);
+    return this.chain.finality.kind === 'solidified' ? Math.max(1, this.chain.finality.depth) : 1;
   }
 
   private async call<T>(fn: () => Promise<T>): Promise<T> {
@@ -74,16 +75,20 @@ export class TronAdapter implements ChainAdapter {
     return ref;
   }
 
+  /** The full node's head: early sight scans up to it and the wire's confirmations count from it. */
   async head(): Promise<BlockRef> {
-    const [full, solid] = await Promise.all([this.call(() => this.http.nowBlock('wallet')), this.solidifiedHead()]);
+    const [full] = await Promise.all([this.call(() => this.http.nowBlock('wallet')), this.solidifiedHead()]);
     if (!full) throw new UnstableChainError(`${this.chain.chainId}: the provider has no latest block`);
-    const head = this.toRef(full);
-    const cap = solid.number + this.depth - 1;
-    if (head.number <= cap) return head;
-    // Solidification is behind its usual depth: count confirmations from the capped height.
-    const capped = await this.blockAt(cap);
-    if (!capped) throw new UnstableChainError(`${this.chain.chainId}: block ${cap} vanished while reading the head`);
-    return capped;
+    return this.toRef(full);
+  }
+
+  /**
+   * Confirmed = solidified: the chain's count (the depth D) is reached only by a solidified block,
+   * and a higher requirement (an organization's raise) counts solidified blocks beyond it, however
+   * far solidification lags the head.
+   */
+  async confirmingHead(head: number): Promise<number> {
+    return Math.min(head, (await this.solidifiedHead()).number + this.depth - 1);
   }
 
   async finalizedBlockNumber(): Promise<number | null> {
