@@ -180,6 +180,37 @@ describe('tron payments to orders and deposit references (tron-local)', function
     expect(await orderRow(ctx, order.id)).to.include({ status: 'pending', amountReceived: 0n });
   });
 
+  it('orphaned before solidification, then re-included in another block (/dev/orphan reinclude): credited once, in its new block', async () => {
+    // Assigned a little after the payment's block time (clock skew): attributed by the skew rule,
+    // which takes a block above the head seen when the assignment began. The re-included copy lands
+    // at a height already seen then, yet it is the same transfer and keeps its attribution.
+    clock.advance(30_000);
+    const order = await newOrder('6');
+    const { binding } = await bindDepositReference(ctx, orgId, { depositReference: `tron-reinclude-${Date.now()}`, protocol: 'tron' });
+    clock.advance(-30_000);
+    const tx = await dev('transfer', { transfers: [{ to: order.address, amount: '6000000' }, { to: binding.address, amount: '5000000' }] });
+    await settle();
+    expect((await orderRow(ctx, order.id)).amountReceived).to.equal(6_000_000n);
+    const orphaned = await dev('orphan', { reinclude: true });
+    expect(orphaned.orphaned).to.be.greaterThan(0);
+    await settle();
+    await mine(3);
+    await settle();
+    await settle();
+    const rows = await ctx.db.select().from(transfers).where(eq(transfers.txHash, String(tx.txID)));
+    // The copy in the orphaned block was dropped (never credited); the one in the solidified chain is credited once.
+    const live = rows.filter((r) => r.status !== 'dropped');
+    expect(live.map((r) => [r.logIndex, r.status, r.credited])).to.have.deep.members([[0, 'confirmed', true], [1, 'confirmed', true]]);
+    expect(rows.filter((r) => r.status === 'dropped').every((r) => !r.credited)).to.equal(true);
+    const block = await fetch(`${node.url}/walletsolidity/getblockbynum`, { method: 'POST', body: JSON.stringify({ num: live[0].blockNumber }) }).then((r) => r.json());
+    expect(block.blockID).to.equal(live[0].blockHash);
+    expect(await orderRow(ctx, order.id)).to.include({ status: 'completed', amountReceived: 6_000_000n, txHash: tx.txID, blockNumber: live[0].blockNumber });
+    expect(await eventsOf('order.completed', 'orderId', order.id)).to.have.length(1);
+    expect(await eventsOf('deposit.confirmed', 'txHash', String(tx.txID))).to.have.length(1);
+    const credited = await ctx.db.select().from(deposits).where(sql`${deposits.transferId} in (select id from transfers where tx_hash = ${tx.txID}) and ${deposits.status} in ('confirmed', 'completed')`);
+    expect(credited).to.have.length(1);
+  });
+
   it('provider 429s: the scan fails without moving, then recovers and records the payment once', async () => {
     const order = await newOrder('4');
     const paid = await pay(order.address, 4_000_000n);
