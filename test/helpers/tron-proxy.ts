@@ -8,13 +8,23 @@ import type { AddressInfo } from 'node:net';
  * (`getblockbynum` and `gettransactioninfobyblocknum` alike) and its now-block is `height`.
  */
 export async function tronProxy(target: () => string) {
-  const state = { failOn: null as RegExp | null, height: Infinity, lagOn: /getnowblock|getblockbynum|gettransactioninfobyblocknum/ };
+  const state = {
+    failOn: null as RegExp | null,
+    height: Infinity,
+    lagOn: /getnowblock|getblockbynum|gettransactioninfobyblocknum/,
+    /** Requests matching `holdOn` after the first `holdAfter` of them wait in `held` until released. */
+    holdOn: null as RegExp | null,
+    holdAfter: 0,
+    held: [] as (() => void)[],
+  };
+  let matchedHold = 0;
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', async () => {
       const send = (status: number, answer: string) => res.writeHead(status, { 'content-type': 'application/json' }).end(answer);
       if (state.failOn?.test(req.url ?? '')) return send(503, '{"Error":"unavailable"}');
+      if (state.holdOn?.test(req.url ?? '') && ++matchedHold > state.holdAfter) await new Promise<void>((r) => state.held.push(r));
       const num = body.trim() ? Number(JSON.parse(body).num ?? 0) : 0;
       const lags = state.lagOn.test(req.url ?? '');
       if (lags && /getblockbynum|gettransactioninfobyblocknum/.test(req.url ?? '') && num > state.height) return send(200, '{}');
@@ -33,5 +43,9 @@ export async function tronProxy(target: () => string) {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, state, close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))) };
+  const release = () => {
+    state.holdOn = null;
+    for (const r of state.held.splice(0)) r();
+  };
+  return { url, state, release, close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))) };
 }

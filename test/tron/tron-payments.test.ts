@@ -8,11 +8,10 @@ import type { ServiceContext } from '../../core/context';
 import { TRON_LOCAL_CHAIN_ID, applyTronLocalState } from '../../core/chains/tron/tron-local-state';
 import { bindDepositReference } from '../../core/deposits/bindings';
 import { runChainConfirmations, runChainScan } from '../../core/detection/monitor';
-import { scanChain, scanChainOnce } from '../../core/detection/scan';
+import { scanChain } from '../../core/detection/scan';
 import { updateConfirmations } from '../../core/detection/confirmations';
 import { TronAdapter } from '../../core/chains/tron/tron-adapter';
 import { TronHttp } from '../../core/chains/tron/tron-http';
-import { adapterFor } from '../../core/detection/monitor';
 import { createOrder } from '../../core/orders/orders';
 import { deposits, events, transfers } from '../../db/schema';
 import { TronLocalNode } from '../../scripts/local-chain/tron/tron-local-node';
@@ -20,6 +19,8 @@ import { PayError, payOnLocalChain } from '../../scripts/local-chain/payment';
 import { createTestOrg, testContext } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
 import { orderRow, orderTransfers } from '../helpers/evm';
+import { tronProxy } from '../helpers/tron-proxy';
+import { getCheckpoint } from '../../core/checkpoints';
 
 /**
  * Tron payments end to end on tron-local (solidified 2 blocks behind its head, so a block is
@@ -231,25 +232,47 @@ describe('tron payments to orders and deposit references (tron-local)', function
     expect((await orderRow(ctx, order.id)).status).to.equal('completed');
   });
 
-  it('a restart in the middle of a catch-up loses and duplicates nothing', async () => {
+  it('a restart while a catch-up range is being read loses and duplicates nothing, and the old process finishing late writes nothing', async () => {
     const orders = await Promise.all([1, 2, 3, 4, 5, 6].map(() => newOrder('1')));
     const txs: string[] = [];
     for (const o of orders) {
       txs.push((await pay(o.address, 1_000_000n)).txID);
       await mine(7);
     }
-    // One range of a few blocks, then the "process" is replaced by a new one that carries on.
-    ctx.detection.rangeSizes.set(TRON_LOCAL_CHAIN_ID, 5);
-    const adapter = adapterFor(ctx, ctx.registry.get(TRON_LOCAL_CHAIN_ID)!)!;
-    const step = await scanChainOnce(ctx, adapter);
-    expect(step.status).to.equal('scanned');
-    const restarted = testContext();
-    useNode(restarted);
-    await settle(restarted);
-    await settle(restarted);
+    // The old process reads through a provider that stalls its transaction-info requests once the
+    // first range (5 blocks) is through: it is caught in the middle of its second range.
+    const proxy = await tronProxy(() => node.url);
+    const old = testContext();
+    applyTronLocalState(old.registry, { rpcUrl: proxy.url, genesisHash: node.genesisHash, token: node.token, startedAt: '' });
+    old.detection.rangeSizes.set(TRON_LOCAL_CHAIN_ID, 5);
+    proxy.state.holdOn = /gettransactioninfobyblocknum/;
+    proxy.state.holdAfter = 7;
+    const before = (await getCheckpoint(ctx.db, TRON_LOCAL_CHAIN_ID))!.blockNumber;
+    const oldRun = runChainScan(old, TRON_LOCAL_CHAIN_ID, 60_000);
+    while (proxy.state.held.length === 0) await new Promise((r) => setTimeout(r, 10));
+    const midway = (await getCheckpoint(ctx.db, TRON_LOCAL_CHAIN_ID))!.blockNumber;
+    expect(midway).to.equal(before + 5); // one range committed, the next one in flight
+    try {
+      // A new process takes over and catches up.
+      const restarted = testContext();
+      useNode(restarted);
+      await settle(restarted);
+      await settle(restarted);
+      // The old process's reads come back late: its range no longer starts at the checkpoint.
+      proxy.release();
+      const late = await oldRun;
+      expect(late).to.include({ lastStatus: 'conflict' });
+    } finally {
+      proxy.release();
+      await proxy.close();
+    }
+    await settle();
     const rows = await ctx.db.select().from(transfers).where(sql`${transfers.txHash} in ${txs}`);
     expect(rows.map((r) => r.txHash).sort()).to.deep.equal([...txs].sort());
-    for (const o of orders) expect((await orderRow(ctx, o.id)).status).to.equal('completed');
+    for (const o of orders) {
+      expect((await orderRow(ctx, o.id)).status).to.equal('completed');
+      expect(await eventsOf('order.completed', 'orderId', o.id)).to.have.length(1);
+    }
   });
 
   it('a deposit reference bound with protocol tron is watched on tron-local: deposit.pending, then deposit.confirmed with the T-address and tx id', async () => {
