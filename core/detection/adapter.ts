@@ -1,4 +1,5 @@
 import type { Chain, Currency, Protocol } from '../chains/registry';
+import type { Logger } from '../logger';
 
 /**
  * What a protocol family (EVM, Tron, Solana) supplies to the detection core (design.md §4b).
@@ -122,8 +123,14 @@ export interface ChainAdapter {
   readonly calls: number;
 }
 
+/** What an adapter gets from the process that builds it (per-process state stays off module level). */
+export interface AdapterDeps {
+  /** The service context's logger: provider back-off and recovery lines. */
+  logger: Logger;
+}
+
 /** Builds the adapter of a chain of one family. */
-export type ChainAdapterFactory = (chain: Chain) => ChainAdapter;
+export type ChainAdapterFactory = (chain: Chain, deps: AdapterDeps) => ChainAdapter;
 
 /** The provider refused the size of a range query: the core shrinks the range and retries. */
 export class RangeTooLargeError extends Error {

@@ -4,6 +4,10 @@ import { TronAdapter } from '../../core/chains/tron/tron-adapter';
 import { TronHttp } from '../../core/chains/tron/tron-http';
 import { applyTronLocalState, TRON_LOCAL_CHAIN_ID } from '../../core/chains/tron/tron-local-state';
 import { TronLocalNode } from '../../scripts/local-chain/tron/tron-local-node';
+import { adapterFor } from '../../core/detection/monitor';
+import { createLogger } from '../../core/logger';
+import { closedPort } from '../helpers/processes';
+import { testConfig, testContext } from '../helpers/harness';
 
 describe('Tron adapter on tron-local', () => {
   let node: TronLocalNode;
@@ -60,5 +64,19 @@ describe('Tron adapter on tron-local', () => {
     ]);
     expect(adapter.normalizeAddress(payee)).to.equal(payee);
     expect(adapter.normalizeAddress('0x' + '11'.repeat(20))).to.equal(null);
+  });
+
+  it("provider lines go to the service context's logger (no module-level logger), without the API key", async () => {
+    const lines: string[] = [];
+    const ctx = testContext(testConfig({ TRON_PRO_API_KEY_TRON_LOCAL: 'tron-key-not-for-logs', RPC_URLS_TRON_LOCAL: `http://127.0.0.1:${await closedPort()}` }));
+    ctx.logger = createLogger('info', { write: (line: string) => void lines.push(line) });
+    ctx.registry.setTokenAddress(TRON_LOCAL_CHAIN_ID, 'USDT', 'TWgezbnYkrQrWJY4tv2vbftyvUwaM9r7s1', 6);
+    const adapter = adapterFor(ctx, ctx.registry.get(TRON_LOCAL_CHAIN_ID)!)!;
+    const err = await adapter.head().then(() => null, (e: Error) => e);
+    expect(err?.name).to.equal('ProviderUnavailableError');
+    const failed = lines.map((l) => JSON.parse(l)).filter((l) => l.msg?.startsWith('Tron provider failed'));
+    expect(failed.length).to.be.greaterThan(0);
+    expect(failed[0]).to.include({ component: 'tron-http', chainId: TRON_LOCAL_CHAIN_ID });
+    expect(lines.join('\n')).to.not.include('tron-key-not-for-logs');
   });
 });

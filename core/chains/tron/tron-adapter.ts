@@ -1,6 +1,5 @@
 import { ProviderUnavailableError, UnstableChainError, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../../detection/adapter';
-import type { LogLevel } from '../../config';
-import { createLogger, type Logger } from '../../logger';
+import type { Logger } from '../../logger';
 import type { Chain } from '../registry';
 import { hex20FromTron, hex41FromTron, normalizeTronAddress } from './tron-address';
 import { TronHttp, TronUnavailableError, type TronBlock, type TronTransactionInfo, type TronView } from './tron-http';
@@ -37,8 +36,13 @@ export class TronAdapter implements ChainAdapter {
 
   constructor(
     readonly chain: Chain,
-    readonly http: TronHttp = new TronHttp(chain.chainId, chain.rpcUrls, { apiKey: chain.providerApiKey, logger: tronProviderLogger() }),
+    readonly http: TronHttp,
   ) {}
+
+  /** The chain's HTTP client: its providers and API key, back-off lines on the process's logger. */
+  static httpFor(chain: Chain, logger: Logger): TronHttp {
+    return new TronHttp(chain.chainId, chain.rpcUrls, { apiKey: chain.providerApiKey, logger: logger.child({ component: 'tron-http' }) });
+  }
 
   get calls(): number {
     return this.http.calls;
@@ -160,16 +164,4 @@ export class TronAdapter implements ChainAdapter {
   normalizeAddress(address: string): string | null {
     return normalizeTronAddress(address);
   }
-}
-
-let providerLogger: Logger | null = null;
-
-/**
- * Where provider back-off lines go: adapters are built from a chain alone (core/chains/adapters.ts),
- * so the client logs through a process-wide logger at LOG_LEVEL (validated at start-up).
- */
-export function tronProviderLogger(): Logger {
-  const level = (process.env.LOG_LEVEL ?? 'info') as LogLevel;
-  providerLogger ??= createLogger(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level) ? level : 'info').child({ component: 'tron-http' });
-  return providerLogger;
 }
