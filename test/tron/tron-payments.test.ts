@@ -275,7 +275,7 @@ describe('tron payments to orders and deposit references (tron-local)', function
     }
   });
 
-  it('a deposit reference bound with protocol tron is watched on tron-local: deposit.pending, then deposit.confirmed with the T-address and tx id', async () => {
+  it('a deposit reference bound with protocol tron is watched on tron-local: deposit.pending, then deposit.confirmed with the T-address and tx id, then completed', async () => {
     const { binding } = await bindDepositReference(ctx, orgId, { depositReference: `tron-user-${Date.now()}`, protocol: 'tron' });
     expect(binding.monitoredChains).to.include(TRON_LOCAL_CHAIN_ID);
     const paid = await pay(binding.address, 12_000_000n);
@@ -289,6 +289,8 @@ describe('tron payments to orders and deposit references (tron-local)', function
     expect(confirmed).to.have.length(1);
     expect(confirmed[0].data).to.include({ address: binding.address, txHash: paid.txID });
     const [dep] = await ctx.db.select().from(deposits).where(sql`${deposits.transferId} in (select id from transfers where tx_hash = ${paid.txID})`);
-    expect(dep).to.not.equal(undefined);
+    // Confirmed when its block is solidified, which is final on Tron: completed in the same run.
+    expect(dep).to.include({ status: 'completed', requiredConfirmations: 3 });
+    expect(dep.confirmedAt!.getTime()).to.be.at.most(dep.completedAt!.getTime());
   });
 });
