@@ -1,4 +1,4 @@
-import type { ChainAdapter, ChainAdapterFactory } from '../detection/adapter';
+import type { AdapterDeps, ChainAdapter, ChainAdapterFactory } from '../detection/adapter';
 import { EvmAdapter } from './evm/evm-adapter';
 import { TronAdapter } from './tron/tron-adapter';
 import type { Chain, Protocol } from './registry';
@@ -11,10 +11,10 @@ export const ADAPTER_FACTORIES: Partial<Record<Protocol, ChainAdapterFactory>> =
   // One adapter (and RPC client, with its back-off state) per chain and process: the detection
   // core keeps it on the service context (core/detection/monitor.ts).
   evm: (chain) => new EvmAdapter(chain),
-  tron: (chain) => new TronAdapter(chain),
+  tron: (chain, deps) => new TronAdapter(chain, TronAdapter.httpFor(chain, deps.logger)),
 };
 
 /** The adapter of a chain, or null when its family has none. */
-export function createChainAdapter(chain: Chain): ChainAdapter | null {
-  return ADAPTER_FACTORIES[chain.protocol]?.(chain) ?? null;
+export function createChainAdapter(chain: Chain, deps: AdapterDeps): ChainAdapter | null {
+  return ADAPTER_FACTORIES[chain.protocol]?.(chain, deps) ?? null;
 }

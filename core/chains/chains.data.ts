@@ -39,8 +39,9 @@ export const CHAIN_DEFINITIONS: ChainDefinition[] = [
   },
 
   // --- local: tron-local (scripts/local-chain/tron/) started by `npm start`; its test USDT is set at run time.
-  // Confirmed at solidification: the local node solidifies 2 blocks behind its head by default
-  // (TRON_LOCAL_SOLIDIFICATION_LAG), so a block is solidified at 3 confirmations.
+  // Confirmed at solidification: the local node solidifies 2 blocks behind its head by default, so a
+  // block is solidified at 3 confirmations; the running node's TRON_LOCAL_SOLIDIFICATION_LAG + 1
+  // replaces that depth (tron-local-state.ts).
   {
     chainId: 'tron-local',
     protocol: 'tron',
@@ -50,7 +51,7 @@ export const CHAIN_DEFINITIONS: ChainDefinition[] = [
     blockTimeMs: 3_000,
     orderConfirmations: 3,
     depositConfirmations: 3,
-    finality: { kind: 'solidified' },
+    finality: { kind: 'solidified', depth: 3 },
     tokens: { USDT: token('USDT', null, 6) },
   },
 
@@ -92,7 +93,7 @@ export const CHAIN_DEFINITIONS: ChainDefinition[] = [
     // A Tron block is final once solidified, about 19 blocks (2/3 of the 27 super representatives) behind the head.
     orderConfirmations: 19,
     depositConfirmations: 19,
-    finality: { kind: 'solidified' },
+    finality: { kind: 'solidified', depth: 19 },
     // USDC on Tron is retired by its issuer: listed without an address (offered only with TOKEN_TRON_NILE_USDC).
     tokens: { USDT: token('USDT', 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', 6), USDC: token('USDC', null, 6) },
   },
@@ -153,7 +154,7 @@ export const CHAIN_DEFINITIONS: ChainDefinition[] = [
     blockTimeMs: 3_000,
     orderConfirmations: 19,
     depositConfirmations: 19,
-    finality: { kind: 'solidified' },
+    finality: { kind: 'solidified', depth: 19 },
     tokens: { USDT: token('USDT', 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', 6), USDC: token('USDC', null, 6) },
   },
   {

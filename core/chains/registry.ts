@@ -31,7 +31,8 @@ export interface TokenInfo {
 export type FinalityRule =
   | { kind: 'depth'; blocks: number }
   | { kind: 'finalized-tag' }
-  | { kind: 'solidified' };
+  /** Tron: final once solidified, `depth` blocks from the head (the confirmations a block then has). */
+  | { kind: 'solidified'; depth: number };
 
 export interface Chain {
   chainId: string;
@@ -68,7 +69,7 @@ export interface Chain {
 export class ChainRegistry {
   private readonly chains = new Map<string, Chain>();
 
-  constructor(readonly network: NetworkName, definitions: ChainDefinition[], overrides: Record<string, string> = {}) {
+  constructor(readonly network: NetworkName, definitions: ChainDefinition[], private readonly overrides: Record<string, string> = {}) {
     for (const def of definitions) {
       if (def.network !== network) continue;
       const env = envKey(def.chainId);
@@ -78,8 +79,8 @@ export class ChainRegistry {
         tokens[currency] = { ...token, address: overrides[`TOKEN_${env}_${currency}`] ?? token.address };
       }
       // Overrides may raise confirmations, never lower them below the chain's value.
-      const orderConf = Math.max(def.orderConfirmations, Number(overrides[`CONFIRMATIONS_${env}`]) || 0);
-      const depositConf = Math.max(def.depositConfirmations, Number(overrides[`DEPOSIT_CONFIRMATIONS_${env}`]) || 0);
+      const orderConf = this.raised(def.chainId, def.orderConfirmations, 'order');
+      const depositConf = this.raised(def.chainId, def.depositConfirmations, 'deposit');
       const skewOverride = overrides[`ATTRIBUTION_SKEW_SECONDS_${env}`];
       const skew = skewOverride !== undefined && /^\d+$/.test(skewOverride.trim()) ? Number(skewOverride) : Math.ceil((def.blockTimeMs * 2) / 1000) + 60;
       const chain: Chain = {
@@ -184,6 +185,25 @@ export class ChainRegistry {
     const chain = this.chains.get(chainId);
     if (!chain) throw new Error(`Unknown chain ${chainId}`);
     chain.tokens[currency] = { currency, address, decimals: decimals ?? this.tokenDecimals(chainId, currency) };
+  }
+
+  /** A chain's confirmations for a kind, raised by CONFIRMATIONS_<CHAIN> / DEPOSIT_CONFIRMATIONS_<CHAIN>, never lowered. */
+  private raised(chainId: string, value: number, kind: 'order' | 'deposit'): number {
+    const name = `${kind === 'order' ? '' : 'DEPOSIT_'}CONFIRMATIONS_${envKey(chainId)}`;
+    return Math.max(value, Number(this.overrides[name]) || 0);
+  }
+
+  /**
+   * Sets the solidification depth of a solidifying chain learnt at run time (tron-local's configured
+   * lag + 1): the chain's required confirmations become that depth, still raised by the deployment's
+   * CONFIRMATIONS_<CHAIN> / DEPOSIT_CONFIRMATIONS_<CHAIN>.
+   */
+  setSolidificationDepth(chainId: string, depth: number): void {
+    const chain = this.chains.get(chainId);
+    if (!chain || chain.finality.kind !== 'solidified') throw new Error(`${chainId} is not a solidifying chain`);
+    chain.finality = { kind: 'solidified', depth };
+    chain.orderConfirmations = this.raised(chainId, depth, 'order');
+    chain.depositConfirmations = this.raised(chainId, depth, 'deposit');
   }
 
   /** Replaces a chain's RPC URLs (the local chain's port is known only once it runs). */

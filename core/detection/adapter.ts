@@ -1,4 +1,5 @@
 import type { Chain, Currency, Protocol } from '../chains/registry';
+import type { Logger } from '../logger';
 
 /**
  * What a protocol family (EVM, Tron, Solana) supplies to the detection core (design.md §4b).
@@ -86,6 +87,14 @@ export interface ChainAdapter {
    */
   finalizedBlockNumber(head: number): Promise<number | null>;
 
+  /**
+   * The height confirmations are decided from (core/detection/confirmations.ts): a transfer is
+   * confirmed once confirmingHead − block + 1 reaches its required count. Absent: the head itself.
+   * Tron: confirmed only once solidified, so the solidified head + depth − 1, never above the head.
+   * The count on the wire stays head − block + 1.
+   */
+  confirmingHead?(head: number): Promise<number>;
+
   /** The canonical block at a height, or null when the provider has none there (yet). */
   blockAt(height: number): Promise<BlockRef | null>;
 
@@ -132,8 +141,14 @@ export interface HeadSubscription {
   close(): Promise<void>;
 }
 
+/** What an adapter gets from the process that builds it (per-process state stays off module level). */
+export interface AdapterDeps {
+  /** The service context's logger: provider back-off and recovery lines. */
+  logger: Logger;
+}
+
 /** Builds the adapter of a chain of one family. */
-export type ChainAdapterFactory = (chain: Chain) => ChainAdapter;
+export type ChainAdapterFactory = (chain: Chain, deps: AdapterDeps) => ChainAdapter;
 
 /** The provider refused the size of a range query: the core shrinks the range and retries. */
 export class RangeTooLargeError extends Error {

@@ -9,7 +9,8 @@ import { logMoney, tokenAmount } from '../money-log';
 
 /**
  * Confirmation counting (design.md §4): confirmations = head − block + 1. At the required count
- * (the order's or the deposit's, else the chain's) the block hash is re-checked against the chain,
+ * (the order's or the deposit's, else the chain's), counted from the adapter's confirmingHead where
+ * it has one (Tron: confirmed only once solidified), the block hash is re-checked against the chain,
  * the transfer becomes confirmed, and the order is recomputed / the deposit confirmed — in one
  * transaction, under a row lock, so two runs never confirm twice. A confirmed credit is final.
  * Deposits whose block is final by the chain's rule are completed. Every adapter call happens
@@ -55,6 +56,8 @@ function logPaymentConfirmed(
 export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAdapter): Promise<ConfirmationRun> {
   const chain = adapter.chain;
   const head = (await adapter.head()).number;
+  // The count shown is from the head; the decision may be from a lower height (Tron: solidification).
+  const deciding = adapter.confirmingHead ? Math.min(head, await adapter.confirmingHead(head)) : head;
   const run: ConfirmationRun = { head, updated: 0, confirmed: 0, completed: 0, mismatched: 0 };
   // Every pending transfer's count, in one statement.
   const counted = await ctx.db
@@ -93,11 +96,11 @@ export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAda
           eq(transfers.chainId, chain.chainId),
           eq(transfers.status, 'pending'),
           // At its required count: the order's, else the deposit's, else the chain's.
-          sql`${head} - ${transfers.blockNumber} + 1 >= coalesce(${orders.requiredConfirmations}, ${deposits.requiredConfirmations}, ${chain.orderConfirmations})`,
+          sql`${deciding} - ${transfers.blockNumber} + 1 >= coalesce(${orders.requiredConfirmations}, ${deposits.requiredConfirmations}, ${chain.orderConfirmations})`,
         ),
       )
       .orderBy(transfers.blockNumber)
-  ).filter((t) => head - t.blockNumber + 1 >= requiredConfirmations(chain, t));
+  ).filter((t) => deciding - t.blockNumber + 1 >= requiredConfirmations(chain, t));
 
   // Block by block, in order: each block's hash is re-checked (one call per block) and its transfers
   // are confirmed at once, so a provider failing midway (the job then fails and is retried) keeps

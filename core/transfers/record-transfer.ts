@@ -1,4 +1,4 @@
-import { and, eq, inArray, ne, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import { deposits, orders, poolAddresses, transfers } from '../../db/schema';
 import { normalizeAddress } from '../pool/address-formats';
@@ -74,15 +74,18 @@ export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: Observ
     new Date(Math.max(...times)),
     chain.attributionSkewSeconds,
   );
+  const remined = await attributionsOfDropped(tx, chainId, fresh);
   let created = 0;
   const plain: (typeof transfers.$inferInsert)[] = [];
   for (const item of fresh) {
     const o = item.observed;
-    const assignment = attributeTransfer(
-      spans,
-      { poolAddressId: item.watched.poolAddressId, chainId, blockNumber: o.blockNumber, blockTime: new Date(o.blockTimestamp * 1000) },
-      chain.attributionSkewSeconds,
-    );
+    const assignment =
+      remined.get(identityOf(item)) ??
+      attributeTransfer(
+        spans,
+        { poolAddressId: item.watched.poolAddressId, chainId, blockNumber: o.blockNumber, blockTime: new Date(o.blockTimestamp * 1000) },
+        chain.attributionSkewSeconds,
+      );
     if (assignment) {
       if (await recordAttributed(tx, ctx, item, assignment)) created++;
       continue;
@@ -99,7 +102,52 @@ export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: Observ
   return created;
 }
 
-function transferRow(ctx: ServiceContext, item: ObservedItem, assignment: AssignmentSpan | null, counted: boolean): typeof transfers.$inferInsert {
+/** What a transfer row keeps of the assignment it is attributed to. */
+type Attribution = Pick<AssignmentSpan, 'assignmentId' | 'kind' | 'orderId' | 'depositBindingId'>;
+
+const identityOf = (item: ObservedItem): string => `${item.observed.txHash}|${item.observed.indexInTx}`;
+
+/**
+ * A re-mined transaction is the same transfer (design.md §4b): when its earlier copy was dropped
+ * (its block orphaned while it was pending), the new copy keeps that copy's attribution instead of
+ * deciding it again from the new block. Deciding again could lose it: the new block may sit at a
+ * height the service had already seen when the assignment began (the clock-skew rule then refuses
+ * it), and the payment would stay unattributed, never credited.
+ */
+async function attributionsOfDropped(tx: Tx, chainId: string, items: ObservedItem[]): Promise<Map<string, Attribution>> {
+  const out = new Map<string, Attribution>();
+  if (items.length === 0) return out;
+  const rows = await tx
+    .select({
+      txHash: transfers.txHash,
+      indexInTx: transfers.indexInTx,
+      poolAddressId: transfers.poolAddressId,
+      assignmentId: transfers.assignmentId,
+      orderId: transfers.orderId,
+      depositBindingId: transfers.depositBindingId,
+    })
+    .from(transfers)
+    .where(
+      and(
+        eq(transfers.chainId, chainId),
+        eq(transfers.status, 'dropped'),
+        sql`${transfers.assignmentId} is not null`,
+        sql`${transfers.txHash} = ANY(${sql.param([...new Set(items.map((i) => i.observed.txHash))])}::text[])`,
+      ),
+    )
+    .orderBy(desc(transfers.detectedAt));
+  const byIdentity = new Map<string, (typeof rows)[number]>();
+  for (const r of rows) if (!byIdentity.has(`${r.txHash}|${r.indexInTx}`)) byIdentity.set(`${r.txHash}|${r.indexInTx}`, r);
+  for (const item of items) {
+    const r = byIdentity.get(identityOf(item));
+    if (!r || r.poolAddressId !== item.watched.poolAddressId) continue;
+    const kind = r.orderId ? 'order' : r.depositBindingId ? 'deposit' : null;
+    if (kind) out.set(identityOf(item), { assignmentId: r.assignmentId!, kind, orderId: r.orderId, depositBindingId: r.depositBindingId });
+  }
+  return out;
+}
+
+function transferRow(ctx: ServiceContext, item: ObservedItem, assignment: Attribution | null, counted: boolean): typeof transfers.$inferInsert {
   const o = item.observed;
   return {
     id: newId('trf'),
@@ -129,7 +177,7 @@ function transferRow(ctx: ServiceContext, item: ObservedItem, assignment: Assign
 }
 
 /** Inserts one attributed transfer and lets its order or deposit react. False when it already existed. */
-async function recordAttributed(tx: Tx, ctx: ServiceContext, item: ObservedItem, assignment: AssignmentSpan): Promise<boolean> {
+async function recordAttributed(tx: Tx, ctx: ServiceContext, item: ObservedItem, assignment: Attribution): Promise<boolean> {
   const o = item.observed;
   let counted = false;
   if (assignment.kind === 'order' && assignment.orderId) {

@@ -4,6 +4,10 @@ import { TronAdapter } from '../../core/chains/tron/tron-adapter';
 import { TronHttp } from '../../core/chains/tron/tron-http';
 import { applyTronLocalState, TRON_LOCAL_CHAIN_ID } from '../../core/chains/tron/tron-local-state';
 import { TronLocalNode } from '../../scripts/local-chain/tron/tron-local-node';
+import { adapterFor } from '../../core/detection/monitor';
+import { createLogger } from '../../core/logger';
+import { closedPort } from '../helpers/processes';
+import { testConfig, testContext } from '../helpers/harness';
 
 describe('Tron adapter on tron-local', () => {
   let node: TronLocalNode;
@@ -25,21 +29,23 @@ describe('Tron adapter on tron-local', () => {
     expect(bad.problems[0]).to.match(/^TokenDecimalsMismatch: USDT at T\w+ reports decimals 6, the registry expects 18$/);
   });
 
-  it('head is the full node head; when solidification falls behind, the head used for counting stays within depth − 1 of the solidified block', async () => {
+  it('head is the full node head; when solidification falls behind, the head stays the full node head and only the confirming height stays within depth − 1 of the solidified block', async () => {
     node = new TronLocalNode({ blockTimeMs: 0, solidificationLag: 2 });
     await node.start();
     node.mine(10);
     const adapter = adapterWith(); // depth 3 on tron-local
     expect((await adapter.head()).number).to.equal(10);
     expect(await adapter.finalizedBlockNumber()).to.equal(8);
+    expect(await adapter.confirmingHead(10)).to.equal(10);
     await node.stop();
     node = new TronLocalNode({ blockTimeMs: 0, solidificationLag: 6 });
     await node.start();
     node.mine(10);
     const lagging = adapterWith();
     const head = await lagging.head();
-    expect(head.number).to.equal(4 + 3 - 1); // solidified 4, depth 3
-    expect(head.hash).to.equal((await lagging.blockAt(6))!.hash);
+    expect(head.number).to.equal(10); // wire confirmations count from here
+    expect(head.hash).to.equal((await lagging.blockAt(10))!.hash);
+    expect(await lagging.confirmingHead(head.number)).to.equal(4 + 3 - 1); // solidified 4, depth 3
   });
 
   it('reads transfers of a range, one record per Transfer log, T-addresses, block hash and time', async () => {
@@ -58,5 +64,19 @@ describe('Tron adapter on tron-local', () => {
     ]);
     expect(adapter.normalizeAddress(payee)).to.equal(payee);
     expect(adapter.normalizeAddress('0x' + '11'.repeat(20))).to.equal(null);
+  });
+
+  it("provider lines go to the service context's logger (no module-level logger), without the API key", async () => {
+    const lines: string[] = [];
+    const ctx = testContext(testConfig({ TRON_PRO_API_KEY_TRON_LOCAL: 'tron-key-not-for-logs', RPC_URLS_TRON_LOCAL: `http://127.0.0.1:${await closedPort()}` }));
+    ctx.logger = createLogger('info', { write: (line: string) => void lines.push(line) });
+    ctx.registry.setTokenAddress(TRON_LOCAL_CHAIN_ID, 'USDT', 'TWgezbnYkrQrWJY4tv2vbftyvUwaM9r7s1', 6);
+    const adapter = adapterFor(ctx, ctx.registry.get(TRON_LOCAL_CHAIN_ID)!)!;
+    const err = await adapter.head().then(() => null, (e: Error) => e);
+    expect(err?.name).to.equal('ProviderUnavailableError');
+    const failed = lines.map((l) => JSON.parse(l)).filter((l) => l.msg?.startsWith('Tron provider failed'));
+    expect(failed.length).to.be.greaterThan(0);
+    expect(failed[0]).to.include({ component: 'tron-http', chainId: TRON_LOCAL_CHAIN_ID });
+    expect(lines.join('\n')).to.not.include('tron-key-not-for-logs');
   });
 });

@@ -8,11 +8,10 @@ import type { ServiceContext } from '../../core/context';
 import { TRON_LOCAL_CHAIN_ID, applyTronLocalState } from '../../core/chains/tron/tron-local-state';
 import { bindDepositReference } from '../../core/deposits/bindings';
 import { runChainConfirmations, runChainScan } from '../../core/detection/monitor';
-import { scanChain, scanChainOnce } from '../../core/detection/scan';
+import { scanChain } from '../../core/detection/scan';
 import { updateConfirmations } from '../../core/detection/confirmations';
 import { TronAdapter } from '../../core/chains/tron/tron-adapter';
 import { TronHttp } from '../../core/chains/tron/tron-http';
-import { adapterFor } from '../../core/detection/monitor';
 import { createOrder } from '../../core/orders/orders';
 import { deposits, events, transfers } from '../../db/schema';
 import { TronLocalNode } from '../../scripts/local-chain/tron/tron-local-node';
@@ -20,6 +19,8 @@ import { PayError, payOnLocalChain } from '../../scripts/local-chain/payment';
 import { createTestOrg, testContext } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
 import { orderRow, orderTransfers } from '../helpers/evm';
+import { tronProxy } from '../helpers/tron-proxy';
+import { getCheckpoint } from '../../core/checkpoints';
 
 /**
  * Tron payments end to end on tron-local (solidified 2 blocks behind its head, so a block is
@@ -180,6 +181,37 @@ describe('tron payments to orders and deposit references (tron-local)', function
     expect(await orderRow(ctx, order.id)).to.include({ status: 'pending', amountReceived: 0n });
   });
 
+  it('orphaned before solidification, then re-included in another block (/dev/orphan reinclude): credited once, in its new block', async () => {
+    // Assigned a little after the payment's block time (clock skew): attributed by the skew rule,
+    // which takes a block above the head seen when the assignment began. The re-included copy lands
+    // at a height already seen then, yet it is the same transfer and keeps its attribution.
+    clock.advance(30_000);
+    const order = await newOrder('6');
+    const { binding } = await bindDepositReference(ctx, orgId, { depositReference: `tron-reinclude-${Date.now()}`, protocol: 'tron' });
+    clock.advance(-30_000);
+    const tx = await dev('transfer', { transfers: [{ to: order.address, amount: '6000000' }, { to: binding.address, amount: '5000000' }] });
+    await settle();
+    expect((await orderRow(ctx, order.id)).amountReceived).to.equal(6_000_000n);
+    const orphaned = await dev('orphan', { reinclude: true });
+    expect(orphaned.orphaned).to.be.greaterThan(0);
+    await settle();
+    await mine(3);
+    await settle();
+    await settle();
+    const rows = await ctx.db.select().from(transfers).where(eq(transfers.txHash, String(tx.txID)));
+    // The copy in the orphaned block was dropped (never credited); the one in the solidified chain is credited once.
+    const live = rows.filter((r) => r.status !== 'dropped');
+    expect(live.map((r) => [r.logIndex, r.status, r.credited])).to.have.deep.members([[0, 'confirmed', true], [1, 'confirmed', true]]);
+    expect(rows.filter((r) => r.status === 'dropped').every((r) => !r.credited)).to.equal(true);
+    const block = await fetch(`${node.url}/walletsolidity/getblockbynum`, { method: 'POST', body: JSON.stringify({ num: live[0].blockNumber }) }).then((r) => r.json());
+    expect(block.blockID).to.equal(live[0].blockHash);
+    expect(await orderRow(ctx, order.id)).to.include({ status: 'completed', amountReceived: 6_000_000n, txHash: tx.txID, blockNumber: live[0].blockNumber });
+    expect(await eventsOf('order.completed', 'orderId', order.id)).to.have.length(1);
+    expect(await eventsOf('deposit.confirmed', 'txHash', String(tx.txID))).to.have.length(1);
+    const credited = await ctx.db.select().from(deposits).where(sql`${deposits.transferId} in (select id from transfers where tx_hash = ${tx.txID}) and ${deposits.status} in ('confirmed', 'completed')`);
+    expect(credited).to.have.length(1);
+  });
+
   it('provider 429s: the scan fails without moving, then recovers and records the payment once', async () => {
     const order = await newOrder('4');
     const paid = await pay(order.address, 4_000_000n);
@@ -201,28 +233,50 @@ describe('tron payments to orders and deposit references (tron-local)', function
     expect((await orderRow(ctx, order.id)).status).to.equal('completed');
   });
 
-  it('a restart in the middle of a catch-up loses and duplicates nothing', async () => {
+  it('a restart while a catch-up range is being read loses and duplicates nothing, and the old process finishing late writes nothing', async () => {
     const orders = await Promise.all([1, 2, 3, 4, 5, 6].map(() => newOrder('1')));
     const txs: string[] = [];
     for (const o of orders) {
       txs.push((await pay(o.address, 1_000_000n)).txID);
       await mine(7);
     }
-    // One range of a few blocks, then the "process" is replaced by a new one that carries on.
-    ctx.detection.rangeSizes.set(TRON_LOCAL_CHAIN_ID, 5);
-    const adapter = adapterFor(ctx, ctx.registry.get(TRON_LOCAL_CHAIN_ID)!)!;
-    const step = await scanChainOnce(ctx, adapter);
-    expect(step.status).to.equal('scanned');
-    const restarted = testContext();
-    useNode(restarted);
-    await settle(restarted);
-    await settle(restarted);
+    // The old process reads through a provider that stalls its transaction-info requests once the
+    // first range (5 blocks) is through: it is caught in the middle of its second range.
+    const proxy = await tronProxy(() => node.url);
+    const old = testContext();
+    applyTronLocalState(old.registry, { rpcUrl: proxy.url, genesisHash: node.genesisHash, token: node.token, startedAt: '' });
+    old.detection.rangeSizes.set(TRON_LOCAL_CHAIN_ID, 5);
+    proxy.state.holdOn = /gettransactioninfobyblocknum/;
+    proxy.state.holdAfter = 7;
+    const before = (await getCheckpoint(ctx.db, TRON_LOCAL_CHAIN_ID))!.blockNumber;
+    const oldRun = runChainScan(old, TRON_LOCAL_CHAIN_ID, 60_000);
+    while (proxy.state.held.length === 0) await new Promise((r) => setTimeout(r, 10));
+    const midway = (await getCheckpoint(ctx.db, TRON_LOCAL_CHAIN_ID))!.blockNumber;
+    expect(midway).to.equal(before + 5); // one range committed, the next one in flight
+    try {
+      // A new process takes over and catches up.
+      const restarted = testContext();
+      useNode(restarted);
+      await settle(restarted);
+      await settle(restarted);
+      // The old process's reads come back late: its range no longer starts at the checkpoint.
+      proxy.release();
+      const late = await oldRun;
+      expect(late).to.include({ lastStatus: 'conflict' });
+    } finally {
+      proxy.release();
+      await proxy.close();
+    }
+    await settle();
     const rows = await ctx.db.select().from(transfers).where(sql`${transfers.txHash} in ${txs}`);
     expect(rows.map((r) => r.txHash).sort()).to.deep.equal([...txs].sort());
-    for (const o of orders) expect((await orderRow(ctx, o.id)).status).to.equal('completed');
+    for (const o of orders) {
+      expect((await orderRow(ctx, o.id)).status).to.equal('completed');
+      expect(await eventsOf('order.completed', 'orderId', o.id)).to.have.length(1);
+    }
   });
 
-  it('a deposit reference bound with protocol tron is watched on tron-local: deposit.pending, then deposit.confirmed with the T-address and tx id', async () => {
+  it('a deposit reference bound with protocol tron is watched on tron-local: deposit.pending, then deposit.confirmed with the T-address and tx id, then completed', async () => {
     const { binding } = await bindDepositReference(ctx, orgId, { depositReference: `tron-user-${Date.now()}`, protocol: 'tron' });
     expect(binding.monitoredChains).to.include(TRON_LOCAL_CHAIN_ID);
     const paid = await pay(binding.address, 12_000_000n);
@@ -236,6 +290,8 @@ describe('tron payments to orders and deposit references (tron-local)', function
     expect(confirmed).to.have.length(1);
     expect(confirmed[0].data).to.include({ address: binding.address, txHash: paid.txID });
     const [dep] = await ctx.db.select().from(deposits).where(sql`${deposits.transferId} in (select id from transfers where tx_hash = ${paid.txID})`);
-    expect(dep).to.not.equal(undefined);
+    // Confirmed when its block is solidified, which is final on Tron: completed in the same run.
+    expect(dep).to.include({ status: 'completed', requiredConfirmations: 3 });
+    expect(dep.confirmedAt!.getTime()).to.be.at.most(dep.completedAt!.getTime());
   });
 });

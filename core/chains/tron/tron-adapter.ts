@@ -1,9 +1,8 @@
 import { ProviderUnavailableError, UnstableChainError, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../../detection/adapter';
-import type { LogLevel } from '../../config';
-import { createLogger, type Logger } from '../../logger';
+import type { Logger } from '../../logger';
 import type { Chain } from '../registry';
 import { hex20FromTron, hex41FromTron, normalizeTronAddress } from './tron-address';
-import { TronHttp, TronUnavailableError, type TronBlock, type TronView } from './tron-http';
+import { TronHttp, TronUnavailableError, type TronBlock, type TronTransactionInfo, type TronView } from './tron-http';
 import { parseTronTransfers, type TronToken } from './tron-transfers';
 
 /**
@@ -14,14 +13,22 @@ import { parseTronTransfers, type TronToken } from './tron-transfers';
  *   `/wallet/*`) and records their transfers `pending` within seconds; a block the network drops
  *   before solidifying it shows as a parent-hash mismatch and the core drops its transfers.
  * - Confirmed = solidified: the chain's required confirmations are its solidification depth D
- *   (registry), and the head given to the core is never more than D − 1 blocks above the solidified
- *   head, so a count of D is reached only by a solidified block even when solidification stalls.
- *   An organization's higher `confirmations.*` adds blocks beyond that.
- * - Transfers: one `gettransactioninfobyblocknum` per block (several blocks in parallel, bounded by
- *   the client's per-provider limiter), plus the block itself for the blocks that hold transfers
- *   of a configured token (its hash and time). A block that cannot be read fails the range:
- *   nothing is skipped.
+ *   (registry, `finality.depth`); confirmations on the wire count from the full node's head, but
+ *   the core decides from `confirmingHead` (solidified head + D − 1), so a count of D is reached
+ *   only by a solidified block even when solidification stalls. An organization's higher
+ *   `confirmations.*` adds solidified blocks beyond that.
+ * - Transfers: per block, `getblockbynum` and `gettransactioninfobyblocknum` (several blocks in
+ *   parallel, bounded by the client's per-provider limiter); the infos are trusted only when they
+ *   are the block's transactions. A block that cannot be read fails the range: nothing is skipped.
  */
+/** The infos answer holds exactly the block's transactions (none for `{}`). */
+function sameTransactions(block: TronBlock, infos: TronTransactionInfo[]): boolean {
+  const ids = (block.transactions ?? []).map((t) => (t as { txID?: string }).txID);
+  if (ids.length !== infos.length) return false;
+  const answered = new Set(infos.map((i) => i.id));
+  return ids.every((id) => id !== undefined && answered.has(id));
+}
+
 export class TronAdapter implements ChainAdapter {
   readonly protocol = 'tron' as const;
   /** Newest solidified height seen (decides which view serves a height). */
@@ -29,16 +36,21 @@ export class TronAdapter implements ChainAdapter {
 
   constructor(
     readonly chain: Chain,
-    readonly http: TronHttp = new TronHttp(chain.chainId, chain.rpcUrls, { apiKey: chain.providerApiKey, logger: tronProviderLogger() }),
+    readonly http: TronHttp,
   ) {}
+
+  /** The chain's HTTP client: its providers and API key, back-off lines on the process's logger. */
+  static httpFor(chain: Chain, logger: Logger): TronHttp {
+    return new TronHttp(chain.chainId, chain.rpcUrls, { apiKey: chain.providerApiKey, logger: logger.child({ component: 'tron-http' }) });
+  }
 
   get calls(): number {
     return this.http.calls;
   }
 
-  /** Solidification depth: the confirmations at which a block is solidified. */
+  /** Solidification depth: the confirmations a block has when it is solidified (a chain fact, never raised). */
   private get depth(): number {
-    return Math.max(1, this.chain.orderConfirmations);
+    return this.chain.finality.kind === 'solidified' ? Math.max(1, this.chain.finality.depth) : 1;
   }
 
   private async call<T>(fn: () => Promise<T>): Promise<T> {
@@ -67,16 +79,20 @@ export class TronAdapter implements ChainAdapter {
     return ref;
   }
 
+  /** The full node's head: early sight scans up to it and the wire's confirmations count from it. */
   async head(): Promise<BlockRef> {
-    const [full, solid] = await Promise.all([this.call(() => this.http.nowBlock('wallet')), this.solidifiedHead()]);
+    const [full] = await Promise.all([this.call(() => this.http.nowBlock('wallet')), this.solidifiedHead()]);
     if (!full) throw new UnstableChainError(`${this.chain.chainId}: the provider has no latest block`);
-    const head = this.toRef(full);
-    const cap = solid.number + this.depth - 1;
-    if (head.number <= cap) return head;
-    // Solidification is behind its usual depth: count confirmations from the capped height.
-    const capped = await this.blockAt(cap);
-    if (!capped) throw new UnstableChainError(`${this.chain.chainId}: block ${cap} vanished while reading the head`);
-    return capped;
+    return this.toRef(full);
+  }
+
+  /**
+   * Confirmed = solidified: the chain's count (the depth D) is reached only by a solidified block,
+   * and a higher requirement (an organization's raise) counts solidified blocks beyond it, however
+   * far solidification lags the head.
+   */
+  async confirmingHead(head: number): Promise<number> {
+    return Math.min(head, (await this.solidifiedHead()).number + this.depth - 1);
   }
 
   async finalizedBlockNumber(): Promise<number | null> {
@@ -98,18 +114,30 @@ export class TronAdapter implements ChainAdapter {
     return out;
   }
 
+  /**
+   * Every block of the range is read (`getblockbynum`) and must be present, and its transaction
+   * infos must be those of the block's transactions: `gettransactioninfobyblocknum` answers `{}`
+   * both for an empty block and for a block the answering node does not have (a lagging provider,
+   * or a lagging backend behind a load balancer), so `{}` is trusted only for a block that has no
+   * transaction. Anything else is UnstableChainError: the range is read again, never skipped.
+   */
   async transfersInRange(fromBlock: number, toBlock: number): Promise<ChainTransfer[]> {
     const tokens = this.tokens();
     if (tokens.size === 0 || toBlock < fromBlock) return [];
     const heights = Array.from({ length: toBlock - fromBlock + 1 }, (_, i) => fromBlock + i);
-    const infos = await this.call(() => Promise.all(heights.map((h) => this.http.transactionInfoByBlockNum(this.view(h), h))));
+    const [blocks, infos] = await Promise.all([
+      this.call(() => Promise.all(heights.map((h) => this.http.blockByNum(this.view(h), h)))),
+      this.call(() => Promise.all(heights.map((h) => this.http.transactionInfoByBlockNum(this.view(h), h)))),
+    ]);
     const out: ChainTransfer[] = [];
-    const withTransfers = heights.filter((_, i) => parseTronTransfers(infos[i], tokens, { number: heights[i], hash: '', timestamp: 0 }).length > 0);
-    const blocks = await Promise.all(withTransfers.map((h) => this.blockAt(h)));
-    withTransfers.forEach((h, i) => {
+    heights.forEach((h, i) => {
       const block = blocks[i];
-      if (!block) throw new UnstableChainError(`${this.chain.chainId}: block ${h} vanished while its transactions were read`);
-      for (const t of parseTronTransfers(infos[h - fromBlock], tokens, block)) out.push({ chainId: this.chain.chainId, ...t });
+      if (!block || block.block_header.raw_data.number !== h) throw new UnstableChainError(`${this.chain.chainId}: block ${h} is not available yet`);
+      const ref = this.toRef(block);
+      // The range is one chain: a block changed between two reads shows as a broken parent link.
+      if (i > 0 && ref.parentHash !== blocks[i - 1]!.blockID) throw new UnstableChainError(`${this.chain.chainId}: block ${h} does not follow block ${h - 1}`);
+      if (!sameTransactions(block, infos[i])) throw new UnstableChainError(`${this.chain.chainId}: the transaction infos of block ${h} are not its transactions' (a provider without that block?)`);
+      for (const t of parseTronTransfers(infos[i], tokens, ref)) out.push({ chainId: this.chain.chainId, ...t });
     });
     return out;
   }
@@ -136,16 +164,4 @@ export class TronAdapter implements ChainAdapter {
   normalizeAddress(address: string): string | null {
     return normalizeTronAddress(address);
   }
-}
-
-let providerLogger: Logger | null = null;
-
-/**
- * Where provider back-off lines go: adapters are built from a chain alone (core/chains/adapters.ts),
- * so the client logs through a process-wide logger at LOG_LEVEL (validated at start-up).
- */
-export function tronProviderLogger(): Logger {
-  const level = (process.env.LOG_LEVEL ?? 'info') as LogLevel;
-  providerLogger ??= createLogger(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(level) ? level : 'info').child({ component: 'tron-http' });
-  return providerLogger;
 }

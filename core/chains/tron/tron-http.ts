@@ -224,7 +224,10 @@ export class TronHttp {
     return asBlock(await this.post<unknown>(`/${view}/getblockbynum`, { num }));
   }
 
-  /** Transaction infos of a block; an empty block answers `[]` (or `{}`), both are no transactions. */
+  /**
+   * Transaction infos of a block as answered: `[]` or `{}` give no infos. `{}` is also the answer of a
+   * node that does not have the block, so callers check the infos against the block itself.
+   */
   async transactionInfoByBlockNum(view: TronView, num: number): Promise<TronTransactionInfo[]> {
     const answer = await this.post<unknown>(`/${view}/gettransactioninfobyblocknum`, { num });
     if (Array.isArray(answer)) return answer as TronTransactionInfo[];

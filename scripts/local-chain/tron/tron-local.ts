@@ -20,7 +20,7 @@ export async function startTronLocal(ctx: ServiceContext, port: number): Promise
   const rpcUrl = await node.start();
   try {
     const existing = await getServiceState<TronLocalState>(ctx.db, TRON_LOCAL_STATE_KEY);
-    const state: TronLocalState = { rpcUrl, genesisHash: node.genesisHash, token: node.token, startedAt: new Date().toISOString() };
+    const state: TronLocalState = { rpcUrl, genesisHash: node.genesisHash, token: node.token, startedAt: new Date().toISOString(), solidificationLag };
     await ctx.db.transaction(async (tx) => {
       await setServiceState(tx, TRON_LOCAL_STATE_KEY, state);
       if (existing && existing.genesisHash !== node.genesisHash) {
