@@ -40,6 +40,14 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
   const logs = (await input.chain.send('eth_getLogs', [
     { fromBlock: `0x${input.startBlock.toString(16)}`, toBlock: 'latest', address: Object.values(input.tokens), topics: [TRANSFER_TOPIC] },
   ])) as { transactionHash: string; logIndex: string; topics: string[]; data: string; address: string; blockNumber: string }[];
+  // Copies the service recorded and then dropped (orphaned while pending): the first one is where a
+  // re-mined transaction was first seen.
+  const firstSeen = new Map<string, { blockNumber: number; blockTimeMs: number }>();
+  for (const r of await sql<{ tx_hash: string; index_in_tx: number; block_number: string | number; block_timestamp: Date | string }[]>`
+    select tx_hash, index_in_tx, block_number, block_timestamp from transfers where status = 'dropped' order by detected_at, id`) {
+    const identity = transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx });
+    if (!firstSeen.has(identity)) firstSeen.set(identity, { blockNumber: Number(r.block_number), blockTimeMs: ms(r.block_timestamp) });
+  }
   const blockTimes = new Map<string, number>();
   const transfers: ModelTransfer[] = [];
   const indexes = indexesInTx(logs);
@@ -50,8 +58,9 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
       const b = (await input.chain.send('eth_getBlockByNumber', [l.blockNumber, false])) as { timestamp: string };
       blockTimes.set(l.blockNumber, Number(b.timestamp) * 1000);
     }
+    const identity = transferIdentity({ txHash: l.transactionHash, indexInTx: indexes.get(l)! });
     transfers.push({
-      identity: transferIdentity({ txHash: l.transactionHash, indexInTx: indexes.get(l)! }),
+      identity,
       chainId,
       to,
       currency: currencyOf.get(l.address.toLowerCase()) ?? '?',
@@ -59,6 +68,7 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
       blockNumber: Number(l.blockNumber),
       blockTimeMs: blockTimes.get(l.blockNumber)!,
       canonical: true,
+      firstSeen: firstSeen.get(identity),
     });
   }
   const canonical = new Set(transfers.map((t) => t.identity));

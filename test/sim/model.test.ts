@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { predict } from './model';
 import { countsTowardOrder, holderAt, skewLetsNextTake, skewSecondsFor, type AttributionFacts, type Holding } from './rules';
 
 /**
@@ -99,5 +100,20 @@ describe('simulation model: attribution with the clock-skew rule', () => {
     expect(skewSecondsFor(1000, undefined)).to.equal(62);
     expect(skewSecondsFor(12_000, undefined)).to.equal(84);
     expect(skewSecondsFor(12_000, ' 5 ')).to.equal(5);
+  });
+  it('a re-mined transaction keeps the holder of the block it was first seen in', () => {
+    // First seen in block 101 at T, where B takes it by the skew rule; re-mined in block 90 of a
+    // fork (at or below B's heads_seen): decided again it would belong to nobody.
+    const base = { identity: '0xabc:0', chainId: CHAIN, to: ADDRESS, currency: 'USDT', amount: 5n, blockNumber: 90, blockTimeMs: T + SEC, canonical: true };
+    const input = (firstSeen?: { blockNumber: number; blockTimeMs: number }) => ({
+      transfers: [{ ...base, firstSeen }],
+      holdings: [held(B, T + 2 * SEC, null)],
+      orders: [],
+      bindings: new Map([[B.id, 'org_1']]),
+      endpoints: [],
+      skewSeconds: new Map([[CHAIN, S]]),
+    });
+    expect(predict(input({ blockNumber: 101, blockTimeMs: T })).attribution.get('0xabc:0')).to.deep.equal(B);
+    expect(predict(input()).attribution.get('0xabc:0')).to.equal(null);
   });
 });

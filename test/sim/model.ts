@@ -20,6 +20,12 @@ export interface ModelTransfer {
   blockTimeMs: number;
   /** false: the log left the chain after the service confirmed it (a reorg deeper than the confirmations). */
   canonical: boolean;
+  /**
+   * Where the transfer was first seen, when that copy was orphaned while pending and the transaction
+   * re-mined later: a re-mined transaction is the same transfer (design.md §4b), so who it belongs
+   * to is decided once, from the block it was first seen in.
+   */
+  firstSeen?: { blockNumber: number; blockTimeMs: number };
 }
 
 export interface ModelOrder {
@@ -68,7 +74,7 @@ export function predict(input: ModelInput): Prediction {
     if (!t.canonical && !ORPHANED_CONFIRMED_STILL_COUNTS) continue;
     const skew = input.skewSeconds.get(t.chainId);
     if (skew === undefined) throw new Error(`the model has no skew allowance for chain ${t.chainId}`);
-    const holder = holderAt(input.holdings, t, skew);
+    const holder = holderAt(input.holdings, t.firstSeen ? { ...t, ...t.firstSeen } : t, skew);
     attribution.set(t.identity, holder);
     if (holder?.kind === 'order') byOrder.set(holder.id, [...(byOrder.get(holder.id) ?? []), t]);
     if (holder?.kind === 'deposit') deposits.set(holder.id, [...(deposits.get(holder.id) ?? []), t.identity]);
