@@ -1,4 +1,4 @@
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Config } from '../core/config';
 import { AppError } from '../core/errors';
 import { SERVICE_VERSION } from '../core/version';
@@ -19,6 +19,24 @@ export interface App extends express.Express {
   routeTable: ApiBuilder['routes'];
 }
 
+/**
+ * Middlewares every request goes through, in order, as one Express layer: each layer of its own
+ * costs a router dispatch (path match, next()) on every request, for steps that only prepare the
+ * response and go on. A step's error goes to the error handler as from any layer.
+ */
+export function inOneLayer(...steps: RequestHandler[]): RequestHandler {
+  return (req, res, next) => {
+    let i = 0;
+    const step = (err?: unknown): void => {
+      if (err) return next(err);
+      const current = steps[i++];
+      if (current) current(req, res, step);
+      else next();
+    };
+    step();
+  };
+}
+
 /** Builds the HTTP app. It does not listen: entry points and supertest do. */
 export function createApp(config: Config, deps: ApiDeps): App {
   const app = express() as unknown as App;
@@ -29,9 +47,7 @@ export function createApp(config: Config, deps: ApiDeps): App {
   app.set('trust proxy', config.trustProxy);
   const format = new WireFormat(config.apiStyle);
 
-  app.use(httpMetrics());
-  app.use(requestLogger(deps.logger));
-  app.use(securityHeaders({ https: config.publicBaseUrl.startsWith('https://') }));
+  app.use(inOneLayer(httpMetrics(), requestLogger(deps.logger), securityHeaders({ https: config.publicBaseUrl.startsWith('https://') })));
 
   app.get('/health', healthHandler(deps));
 

@@ -10,7 +10,7 @@ import helmet from 'helmet';
  * bull-board here, the public payment pages in their own module.
  */
 export function securityHeaders(options: { https: boolean }): RequestHandler {
-  return helmet({
+  const helmetHeaders = helmet({
     contentSecurityPolicy: { useDefaults: false, directives: JSON_POLICY },
     strictTransportSecurity: options.https ? { maxAge: 31_536_000, includeSubDomains: true } : false,
     // Servers and CORS fetches read the API (CORP does not apply to them); other sites may not embed our answers.
@@ -18,6 +18,52 @@ export function securityHeaders(options: { https: boolean }): RequestHandler {
     xFrameOptions: { action: 'deny' },
     referrerPolicy: { policy: 'no-referrer' },
   });
+  const { set, removed } = staticHeadersOf(helmetHeaders);
+  // helmet's answer does not depend on the request (every directive here is a constant), so it is
+  // worked out once: per request, the same headers go on in one loop instead of through helmet's
+  // chain of a dozen middlewares, each a closure and a next() (issue 15: bench:orders).
+  const names = set.map(([name]) => name);
+  const values = set.map(([, value]) => value);
+  return (_req, res, next) => {
+    for (let i = 0; i < names.length; i++) res.setHeader(names[i], values[i]);
+    for (let i = 0; i < removed.length; i++) res.removeHeader(removed[i]);
+    next();
+  };
+}
+
+/**
+ * What a middleware that only sets constant headers does to a response: the headers it sets, in
+ * order, and those it removes. Refuses one that does anything else (reads the request, answers,
+ * fails, or goes on later): such a middleware cannot be replaced by its headers.
+ */
+export function staticHeadersOf(middleware: RequestHandler): { set: [string, string][]; removed: string[] } {
+  const set: [string, string][] = [];
+  const removed: string[] = [];
+  const recorder = {
+    setHeader(name: string, value: unknown) {
+      if (typeof value !== 'string') throw new Error(`Header ${name}: not a constant string`);
+      set.push([name, value]);
+      return recorder;
+    },
+    removeHeader(name: string) {
+      removed.push(name);
+    },
+  };
+  const request = new Proxy(
+    {},
+    {
+      get: (_t, key) => {
+        throw new Error(`Header middleware read the request (${String(key)})`);
+      },
+    },
+  );
+  let passed = false;
+  middleware(request as never, recorder as never, (err?: unknown) => {
+    if (err) throw err;
+    passed = true;
+  });
+  if (!passed) throw new Error('Header middleware did not pass the request on at once');
+  return { set, removed };
 }
 
 type Directives = Record<string, string[]>;

@@ -5,10 +5,13 @@ import type { AddressInfo } from 'node:net';
 import chromium from '@sparticuz/chromium';
 import { chromium as playwright, type Browser, type Page } from 'playwright-core';
 import request from 'supertest';
+import express from 'express';
+import helmet from 'helmet';
 import { ConfigError, loadConfig } from '../../core/config';
 import { QUEUE_NAMES } from '../../core/jobs/catalog';
 import { buildTestApp, createTestOrg } from '../helpers/harness';
 import { eventually } from '../helpers/wait';
+import { securityHeaders, staticHeadersOf } from '../../api/security-headers';
 
 const OPERATOR = { OPERATOR_USER: 'ops', OPERATOR_PASSWORD: 'correct horse battery' };
 
@@ -41,6 +44,36 @@ describe('security headers on every answer', () => {
       expect(res.headers).to.not.have.property('strict-transport-security');
     }
     expectCommonHeaders(answers[5]);
+  });
+
+  it('the headers worked out once at start-up are those helmet itself sets on a live answer', async () => {
+    for (const https of [false, true]) {
+      const answer = (middleware: express.RequestHandler) => {
+        const app = express();
+        app.disable('x-powered-by');
+        app.use(middleware);
+        app.get('/', (_req, res) => {
+          res.json({});
+        });
+        return request(app).get('/');
+      };
+      const strip = (h: Record<string, string>) => Object.fromEntries(Object.entries(h).filter(([k]) => !['date', 'etag', 'content-length'].includes(k)));
+      const helmetItself = helmet({
+        contentSecurityPolicy: { useDefaults: false, directives: { 'default-src': ["'none'"], 'frame-ancestors': ["'none'"], 'base-uri': ["'none'"], 'form-action': ["'none'"] } },
+        strictTransportSecurity: https ? { maxAge: 31_536_000, includeSubDomains: true } : false,
+        crossOriginResourcePolicy: { policy: 'same-origin' },
+        xFrameOptions: { action: 'deny' },
+        referrerPolicy: { policy: 'no-referrer' },
+      });
+      const [ours, theirs] = await Promise.all([answer(securityHeaders({ https })), answer(helmetItself)]);
+      expect(strip(ours.headers)).to.deep.equal(strip(theirs.headers));
+      expect(Object.keys(ours.headers)).to.include.members(['x-xss-protection', 'origin-agent-cluster', 'cross-origin-opener-policy', ...(https ? ['strict-transport-security'] : [])]);
+    }
+  });
+
+  it('a header middleware that reads the request or does not go on at once is refused', () => {
+    expect(() => staticHeadersOf((req, _res, next) => (req.path ? next() : next()))).to.throw(/read the request/);
+    expect(() => staticHeadersOf((_req, _res, next) => void setImmediate(next))).to.throw(/did not pass the request on/);
   });
 
   it('HSTS only when PUBLIC_BASE_URL is https', async () => {
