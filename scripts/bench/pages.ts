@@ -12,8 +12,15 @@
  *
  *   npm run bench:pages
  *   BENCH_CONNECTIONS=50 BENCH_DURATION=10 BENCH_ORDERS=1000 npm run bench:pages
+ *   BENCH_CPU_PROFILE=/tmp/pages.cpuprofile npm run bench:pages   # V8 profile of the main thread during the status run
+ *
+ * Besides latency it prints, for the status run, where the CPU went per request (this process's
+ * main thread, i.e. the API; its other threads, i.e. mostly the load generator; Postgres; Redis),
+ * the main thread's event-loop delay and its garbage-collection pauses.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -38,6 +45,80 @@ const CHANGES = 5;
 const randomAddress = () => getAddress(hexlify(randomBytes(20)));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const line = (name: string, r: AutocannonResult) => resultLine(name, r, 34);
+/** BENCH_CPU_PROFILE=<file.cpuprofile>: a V8 CPU profile of the main thread during the status run. */
+const PROFILE_PATH = process.env.BENCH_CPU_PROFILE;
+const CLOCK_TICKS = 100;
+
+/** utime + stime of a /proc stat line, in ms. */
+function statCpuMs(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+function readCpu(file: string): number {
+  try {
+    return statCpuMs(readFileSync(file, 'utf8'));
+  } catch {
+    return 0; // gone meanwhile, or not Linux
+  }
+}
+/** CPU (ms) of processes whose command line matches, from /proc (Linux). */
+function processesCpuMs(match: (cmdline: string) => boolean): number {
+  let ms = 0;
+  let pids: string[] = [];
+  try {
+    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  } catch {
+    return 0;
+  }
+  for (const pid of pids) {
+    try {
+      if (match(readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' '))) ms += readCpu(`/proc/${pid}/stat`);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return ms;
+}
+interface CpuSample { main: number; others: number; postgres: number; redis: number; wall: number }
+function cpuNow(): CpuSample {
+  const main = readCpu(`/proc/self/task/${process.pid}/stat`);
+  let all = 0;
+  try {
+    all = readdirSync('/proc/self/task').reduce((sum, tid) => sum + readCpu(`/proc/self/task/${tid}/stat`), 0);
+  } catch {
+    // not Linux
+  }
+  const redisPort = new URL(process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379').port || '6379';
+  return {
+    main,
+    others: all - main,
+    postgres: processesCpuMs((c) => c.startsWith('postgres')),
+    redis: processesCpuMs((c) => c.startsWith('redis-server') && c.includes(`:${redisPort}`)),
+    wall: performance.now(),
+  };
+}
+function cpuLine(from: CpuSample, to: CpuSample, requests: number): string {
+  const per = (k: keyof CpuSample) => (((to[k] - from[k]) * 1000) / requests).toFixed(0).padStart(4);
+  const busy = (k: keyof CpuSample) => (((to[k] - from[k]) / (to.wall - from.wall)) * 100).toFixed(0);
+  return (
+    `CPU per status request: API main thread ${per('main')} us (${busy('main')}% of a core), other threads of this process (load generator) ${per('others')} us (${busy('others')}%), ` +
+    `postgres ${per('postgres')} us (${busy('postgres')}%), redis ${per('redis')} us (${busy('redis')}%)`
+  );
+}
+
+async function startProfiler() {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params: object = {}) =>
+    new Promise<unknown>((resolve, reject) => session.post(method, params, (err, res) => (err ? reject(err) : resolve(res))));
+  await post('Profiler.enable');
+  await post('Profiler.start');
+  return async (file: string) => {
+    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  };
+}
 
 async function main(): Promise<void> {
   const state = benchState('pages');
@@ -91,6 +172,21 @@ async function main(): Promise<void> {
     await load('/status', 2); // warm-up
 
     // Status under load, with payments confirmed meanwhile.
+    const stopProfiler = PROFILE_PATH ? await startProfiler() : null;
+    const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+    let gcMs = 0;
+    let gcMax = 0;
+    let gcCount = 0;
+    const gcObserver = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        gcMs += e.duration;
+        gcMax = Math.max(gcMax, e.duration);
+        gcCount++;
+      }
+    });
+    gcObserver.observe({ entryTypes: ['gc'] });
+    loopDelay.enable();
+    const cpuBefore = cpuNow();
     const statusRun = load('/status', DURATION_S);
     await sleep(2000);
     const visibleMs: number[] = [];
@@ -117,11 +213,22 @@ async function main(): Promise<void> {
       await sleep(500);
     }
     const status = await statusRun;
+    const cpuAfter = cpuNow();
+    loopDelay.disable();
+    gcObserver.disconnect();
+    if (stopProfiler) await stopProfiler(PROFILE_PATH!);
+    const statusWallS = (cpuAfter.wall - cpuBefore.wall) / 1000;
 
     const pageRun = await load('', DURATION_S);
     const [check] = await ctx.db.select({ status: orders.status }).from(orders).where(eq(orders.id, created[0].id));
 
     process.stdout.write(`${line('GET /pay/<token>/status', status)}   target ≥ 2000 req/s, p99 < 20 ms\n`);
+    process.stdout.write(`  ${cpuLine(cpuBefore, cpuAfter, status.requests.total)}\n`);
+    const ms = (ns: number) => (ns / 1e6).toFixed(1);
+    process.stdout.write(
+      `  main thread: event-loop delay p50 ${ms(loopDelay.percentile(50))} ms, p99 ${ms(loopDelay.percentile(99))} ms, max ${ms(loopDelay.max)} ms; ` +
+        `GC ${gcCount} pauses, ${gcMs.toFixed(0)} ms in ${statusWallS.toFixed(1)} s (${((gcMs / (statusWallS * 1000)) * 100).toFixed(1)}%), longest ${gcMax.toFixed(1)} ms\n`,
+    );
     process.stdout.write(
       `committed payment → status shows paid  max ${Math.max(...visibleMs).toFixed(0)} ms (of ${CHANGES}: ${visibleMs.map((v) => v.toFixed(0)).join(', ')} ms)   target < 1000 ms (order 0 now ${check.status})\n`,
     );
