@@ -12,7 +12,7 @@ import { logRequestError, logRequestWarning, requestLogger } from './request-log
 import { registerRoutes } from './routes';
 import { httpMetrics } from './http-metrics';
 import { docsPolicy, securityHeaders } from './security-headers';
-import { publicPages } from './pages';
+import { mountPublicPages } from './pages';
 
 export interface App extends express.Express {
   /** Every declared /api/v1 route (the OpenAPI source; tests walk it). */
@@ -50,6 +50,9 @@ export function createApp(config: Config, deps: ApiDeps): App {
   app.use(inOneLayer(httpMetrics(), requestLogger(deps.logger), securityHeaders({ https: config.publicBaseUrl.startsWith('https://') })));
 
   app.get('/health', healthHandler(deps));
+  // The public pages (/static, /pay) before the API's routes: their paths never meet, and a page
+  // request then does not walk every /api/v1 route layer first.
+  mountPublicPages(app, deps);
 
   const api = new ApiBuilder(deps, format, app, '/api/v1');
   registerRoutes(api, deps);
@@ -65,7 +68,6 @@ export function createApp(config: Config, deps: ApiDeps): App {
   });
 
   app.use('/api/v1', (_req, _res, next) => next(new AppError('RESOURCE_NOT_FOUND', 'No such endpoint')));
-  app.use(publicPages(deps));
   app.use(BULL_BOARD_PATH, bullBoardRouter(deps));
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {

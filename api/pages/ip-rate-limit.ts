@@ -1,4 +1,4 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../../core/logger';
@@ -7,6 +7,8 @@ import type { Logger } from '../../core/logger';
  * Per-client-IP limit of the public pages, kept in Redis so it holds across API instances. The
  * client IP is Express's req.ip, which follows X-Forwarded-For only as far as TRUST_PROXY allows:
  * a client not behind a trusted proxy cannot choose its IP. Redis unreachable: let through, logged.
+ * A step, not a middleware: it resolves true when the request may go on, false when it has
+ * answered (429) itself.
  */
 export function ipRateLimit(options: {
   redis: Redis;
@@ -14,7 +16,7 @@ export function ipRateLimit(options: {
   perMinute: number;
   logger: Logger;
   onLimited: (req: Request, res: Response, retryAfterSeconds: number) => void;
-}): RequestHandler {
+}): (req: Request, res: Response) => Promise<boolean> {
   const limiter = new RateLimiterRedis({
     storeClient: options.redis,
     keyPrefix: options.keyPrefix,
@@ -22,7 +24,7 @@ export function ipRateLimit(options: {
     duration: 60,
     useRedisPackage: false,
   });
-  return async (req, res, next) => {
+  return async (req, res) => {
     try {
       await limiter.consume(req.ip ?? 'unknown', 1);
     } catch (err) {
@@ -30,10 +32,10 @@ export function ipRateLimit(options: {
         const retryAfter = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
         res.setHeader('Retry-After', String(retryAfter));
         options.onLimited(req, res, retryAfter);
-        return;
+        return false;
       }
       options.logger.warn({ err: { message: (err as Error).message } }, 'page rate limiter unavailable; request allowed');
     }
-    next();
+    return true;
   };
 }

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 
 /**
  * Headers of every public (unauthenticated, browser-facing) page and its assets (design.md §6a):
@@ -7,6 +7,15 @@ import type { RequestHandler } from 'express';
  * Wave 3's checkout and dashboard mount the same middleware.
  */
 export function publicPageHeaders(options: { frameAncestors: string }): RequestHandler {
+  const apply = publicPageHeaderSetter(options);
+  return (_req, res, next) => {
+    apply(res);
+    next();
+  };
+}
+
+/** The same headers as a plain function, for handlers that run their steps in one layer (api/pages/index.ts). */
+export function publicPageHeaderSetter(options: { frameAncestors: string }): (res: Response) => void {
   const csp = [
     "default-src 'none'",
     "script-src 'self'",
@@ -18,7 +27,7 @@ export function publicPageHeaders(options: { frameAncestors: string }): RequestH
     `frame-ancestors ${options.frameAncestors}`,
   ].join('; ');
   const noFraming = options.frameAncestors.trim() === "'none'";
-  return (_req, res, next) => {
+  return (res) => {
     res.setHeader('Content-Security-Policy', csp);
     res.setHeader('X-Robots-Tag', 'noindex, nofollow');
     res.setHeader('Referrer-Policy', 'no-referrer');
@@ -29,6 +38,5 @@ export function publicPageHeaders(options: { frameAncestors: string }): RequestH
     // The app-wide security headers (api/security-headers.ts) deny framing; a page a shop may embed takes that back.
     if (noFraming) res.setHeader('X-Frame-Options', 'DENY');
     else res.removeHeader('X-Frame-Options');
-    next();
   };
 }

@@ -1,4 +1,4 @@
-import express, { type Request, type Response } from 'express';
+import type { Request, Response } from 'express';
 import { findPaymentPage, presentPaymentPage } from '../../../core/orders/payment-page';
 import type { ApiDeps } from '../../deps';
 import { MESSAGES, pickLanguage } from '../i18n';
@@ -6,14 +6,16 @@ import { messagePage } from '../layout';
 import { renderPayPage } from './pay-page';
 import { paymentStatusJson } from './pay-status';
 
-/**
- * Mounted at /pay. The hosted payment page (issue 18): GET /pay/<token> (HTML) and GET /pay/<token>/status (JSON
- * the page polls). No API key: the unguessable token is the only key, and it reaches one order.
- */
-export function payRoutes(deps: ApiDeps): express.Router {
-  const router = express.Router();
+/** A public page's own work, after the public headers and the per-IP limit (api/pages/index.ts). */
+export type PageHandler = (req: Request<{ token: string }>, res: Response) => Promise<void>;
 
-  router.get('/:token', async (req, res) => {
+/**
+ * The hosted payment page (issue 18): GET /pay/<token> (HTML) and GET /pay/<token>/status (JSON
+ * the page polls). No API key: the unguessable token is the only key, and it reaches one order.
+ * Full paths: api/pages/index.ts mounts them on the app itself.
+ */
+export function payRoutes(deps: ApiDeps): { path: string; handler: PageHandler }[] {
+  const page: PageHandler = async (req, res) => {
     const lang = pickLanguage(req);
     const t = MESSAGES[lang];
     res.setHeader('Cache-Control', 'no-store');
@@ -27,9 +29,9 @@ export function payRoutes(deps: ApiDeps): express.Router {
     const view = await presentPaymentPage(deps, facts, deps.clock.now());
     const path = `/pay/${encodeURIComponent(req.params.token)}`;
     res.type('html').send(await renderPayPage(view, paymentStatusJson(view), { lang, t, path, statusUrl: `${path}/status` }));
-  });
+  };
 
-  router.get('/:token/status', async (req, res) => {
+  const status: PageHandler = async (req, res) => {
     res.setHeader('Cache-Control', 'no-store');
     const facts = await findPaymentPage(deps, req.params.token);
     if (!facts) {
@@ -37,9 +39,12 @@ export function payRoutes(deps: ApiDeps): express.Router {
       return;
     }
     res.json(paymentStatusJson(await presentPaymentPage(deps, facts, deps.clock.now())));
-  });
+  };
 
-  return router;
+  return [
+    { path: '/pay/:token', handler: page },
+    { path: '/pay/:token/status', handler: status },
+  ];
 }
 
 /** An HTML page for browsers, JSON for the status endpoint (the page's script reads it). */
