@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { walletUri } from '../../core/chains/wallet-uri';
+import { paymentStatusJson, paymentStatusText } from '../../api/pages/pay/pay-status';
 import { loadConfig, ConfigError } from '../../core/config';
 import { buildTestApp, capturedLogLines, createTestOrg, knownSecrets, STYLES, TEST_REDIS_PREFIX, type TestApp, type TestOrg } from '../helpers/harness';
 import { CHAIN, tokenEnv } from '../helpers/orders';
@@ -146,6 +147,17 @@ describe('payment page over HTTP', () => {
       return lines.some((l) => l.includes('"/pay/[token]"')) && lines.some((l) => l.includes('"/pay/[token]/status"'));
     }, 5_000, 'the request log lines of the page and its status, with the token masked');
     expect(capturedLogLines.some((l) => l.includes(token))).to.equal(false);
+  });
+
+  it('the status endpoint serializes once what paymentStatusJson gives the page (same fields, order and version)', () => {
+    const view = {
+      state: 'confirming', organizationName: 'X "Y"', currency: 'USDT', chainId: CHAIN, chainName: 'Local "chain"', protocol: 'evm', address: '0xabc',
+      amount: '2', amountReceived: '2.5', remaining: '0', excess: '0.5', walletUri: null, confirmations: { current: 1, required: 3 },
+      finality: 'confirmations', expiresAt: '2026-01-01T10:10:00.000Z', graceEndsAt: '2026-01-01T10:15:00.000Z', serverTime: '2026-01-01T10:01:00.000Z',
+      txHash: null, explorerUrl: null, redirectUrl: 'https://shop.example/ok?a=1&b="2"',
+    } as const;
+    expect(paymentStatusText(view)).to.equal(JSON.stringify(paymentStatusJson(view)));
+    expect(paymentStatusText({ ...view, state: 'paid' })).to.not.equal(paymentStatusText(view));
   });
 
   it('QR content: EIP-681 on EVM chains, the bare address on Tron', () => {

@@ -4,7 +4,8 @@ import type { ApiDeps } from '../../deps';
 import { MESSAGES, pickLanguage } from '../i18n';
 import { messagePage } from '../layout';
 import { renderPayPage } from './pay-page';
-import { paymentStatusJson } from './pay-status';
+import { sendJson } from '../../answer';
+import { paymentStatusJson, paymentStatusText } from './pay-status';
 
 /** A public page's own work, after the public headers and the per-IP limit (api/pages/index.ts). */
 export type PageHandler = (req: Request<{ token: string }>, res: Response) => Promise<void>;
@@ -35,10 +36,16 @@ export function payRoutes(deps: ApiDeps): { path: string; handler: PageHandler }
     res.setHeader('Cache-Control', 'no-store');
     const facts = await findPaymentPage(deps, req.params.token);
     if (!facts) {
-      res.status(404).json({ error: 'NOT_FOUND', message: 'No payment for this link' });
+      sendJson(res, 404, { error: 'NOT_FOUND', message: 'No payment for this link' });
       return;
     }
-    res.json(paymentStatusJson(await presentPaymentPage(deps, facts, deps.clock.now())));
+    // Written as the API's answers are (api/answer.ts), without res.json's negotiation (charset,
+    // ETag and freshness checks) that a fresh, no-store JSON answer has no use for.
+    const text = paymentStatusText(await presentPaymentPage(deps, facts, deps.clock.now()));
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(text));
+    res.end(text);
   };
 
   return [
@@ -55,7 +62,7 @@ export function wantsJson(req: Request): boolean {
 export function sendPageError(req: Request, res: Response, status: number, kind: 'notFound' | 'tooMany' | 'error'): void {
   if (wantsJson(req)) {
     const error = { notFound: 'NOT_FOUND', tooMany: 'RATE_LIMIT_EXCEEDED', error: 'INTERNAL_ERROR' }[kind];
-    res.status(status).json({ error, message: kind === 'tooMany' ? 'Too many requests; retry later' : error === 'NOT_FOUND' ? 'Not found' : 'Internal error' });
+    sendJson(res, status, { error, message: kind === 'tooMany' ? 'Too many requests; retry later' : error === 'NOT_FOUND' ? 'Not found' : 'Internal error' });
     return;
   }
   const lang = pickLanguage(req);
