@@ -13,6 +13,7 @@
  *   npm run bench:pages
  *   BENCH_CONNECTIONS=50 BENCH_DURATION=10 BENCH_ORDERS=1000 npm run bench:pages
  *   BENCH_CPU_PROFILE=/tmp/pages.cpuprofile npm run bench:pages   # V8 profile of the main thread during the status run
+ *   node scripts/bench/profile-top.mjs /tmp/pages.cpuprofile        # its self time by function and by package
  *
  * Besides latency it prints, for the status run, where the CPU went per request (this process's
  * main thread, i.e. the API; its other threads, i.e. mostly the load generator; Postgres; Redis),
