@@ -44,7 +44,7 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
   // re-mined transaction was first seen.
   const firstSeen = new Map<string, { blockNumber: number; blockTimeMs: number }>();
   for (const r of await sql<{ tx_hash: string; index_in_tx: number; block_number: string | number; block_timestamp: Date | string }[]>`
-    select tx_hash, index_in_tx, block_number, block_timestamp from transfers where status = 'dropped' order by detected_at, id`) {
+    select tx_hash, index_in_tx, block_number, block_timestamp from transfers where status = 'dropped' order by created_at, id`) {
     const identity = transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx });
     if (!firstSeen.has(identity)) firstSeen.set(identity, { blockNumber: Number(r.block_number), blockTimeMs: ms(r.block_timestamp) });
   }
