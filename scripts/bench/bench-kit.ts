@@ -3,6 +3,8 @@
  * run's own (removed at the end), and one printed line per measured run.
  */
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import postgres from 'postgres';
 import { Redis } from 'ioredis';
 import { deleteKeysWithPrefix } from '../../core/redis';
@@ -58,4 +60,39 @@ export function benchState(kind: string): BenchState {
       await admin.end();
     },
   };
+}
+
+/**
+ * A V8 CPU profile of this process's main thread (BENCH_CPU_PROFILE): `start` once the measured
+ * work begins (later calls do nothing), `save` writes the .cpuprofile. V8 cannot pause a profile.
+ */
+export async function cpuProfiler(): Promise<{ start(): Promise<void>; save(path: string): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params: object = {}) =>
+    new Promise<unknown>((resolve, reject) => session.post(method, params, (err, res) => (err ? reject(err) : resolve(res))));
+  await post('Profiler.enable');
+  let started = false;
+  return {
+    async start() {
+      if (!started) await post('Profiler.start');
+      started = true;
+    },
+    async save(path: string) {
+      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+      writeFileSync(path, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
+/** Runs a benchmark's main and exits: 0 when it finished, 1 with the error printed otherwise. */
+export function runBench(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
 }

@@ -30,6 +30,7 @@ import { runMigrations } from '../../db/migrate';
 import { startAnvil } from '../local-chain/anvil';
 import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS } from '../local-chain/test-tokens';
 import { benchStore, insertPool, sleep } from './scan-support';
+import { runBench } from './bench-kit';
 
 const ROOT = path.resolve(__dirname, '../..');
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 200);
@@ -193,10 +194,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -16,10 +16,9 @@
  * four indexes, no allocation, no auth): how much of the gap is the data written rather than the
  * service's layers.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { Session } from 'node:inspector';
 import { randomBytes } from 'node:crypto';
 import express from 'express';
 import postgres from 'postgres';
@@ -32,7 +31,7 @@ import { deleteKeysWithPrefix } from '../../core/redis';
 import { createService } from '../../core/service';
 import { startApi } from '../../api/server';
 import { poolAddresses } from '../../db/schema';
-import { autocannon, resultLine, type AutocannonResult } from './bench-kit';
+import { autocannon, cpuProfiler, resultLine, type AutocannonResult } from './bench-kit';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
@@ -144,30 +143,6 @@ function addCpu(total: CpuSample, sample: CpuSample, rounds: number): void {
   total.postgres += sample.postgres / rounds;
 }
 
-/**
- * A V8 CPU profile of this process from the first orders round to the last (V8 cannot pause one:
- * with several rounds the baseline rounds in between are in it too, so profile with one round).
- */
-async function startProfiler() {
-  const session = new Session();
-  session.connect();
-  const post = (method: string, params: object = {}) =>
-    new Promise<unknown>((resolve, reject) => session.post(method, params, (err, res) => (err ? reject(err) : resolve(res))));
-  await post('Profiler.enable');
-  let started = false;
-  return {
-    start: async () => {
-      if (!started) await post('Profiler.start');
-      started = true;
-    },
-    save: async (path: string) => {
-      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
-      writeFileSync(path, JSON.stringify(profile));
-      session.disconnect();
-    },
-  };
-}
-
 /** The round with the median throughput (its latencies are reported with it). */
 function median(results: AutocannonResult[]): AutocannonResult {
   return [...results].sort((a, b) => a.requests.average - b.requests.average)[Math.floor(results.length / 2)];
@@ -258,7 +233,7 @@ async function main(): Promise<void> {
     const cpu = { baseline: { node: 0, main: 0, postgres: 0 }, orders: { node: 0, main: 0, postgres: 0 } };
     let answered = 0;
     let failed = 0;
-    const profiler = PROFILE_PATH ? await startProfiler() : null;
+    const profiler = PROFILE_PATH ? await cpuProfiler() : null;
     for (let round = 1; round <= ROUNDS; round++) {
       let before = cpuNow();
       const b = await run('baseline', baselineUrl, {}, 'b', DURATION_S);

@@ -20,7 +20,6 @@
  * the main thread's event-loop delay and its garbage-collection pauses.
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector';
 import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
 import os from 'node:os';
 import path from 'node:path';
@@ -37,7 +36,7 @@ import { createService } from '../../core/service';
 import { startApi } from '../../api/server';
 import { orders, poolAddresses, transfers } from '../../db/schema';
 import type { OrderRow } from '../../core/orders/order-view';
-import { autocannon, benchState, resultLine, type AutocannonResult } from './bench-kit';
+import { autocannon, benchState, cpuProfiler, resultLine, type AutocannonResult } from './bench-kit';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
@@ -108,20 +107,6 @@ function cpuLine(from: CpuSample, to: CpuSample, requests: number): string {
   );
 }
 
-async function startProfiler() {
-  const session = new Session();
-  session.connect();
-  const post = (method: string, params: object = {}) =>
-    new Promise<unknown>((resolve, reject) => session.post(method, params, (err, res) => (err ? reject(err) : resolve(res))));
-  await post('Profiler.enable');
-  await post('Profiler.start');
-  return async (file: string) => {
-    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
-    writeFileSync(file, JSON.stringify(profile));
-    session.disconnect();
-  };
-}
-
 async function main(): Promise<void> {
   const state = benchState('pages');
   const config = loadConfig({
@@ -174,7 +159,8 @@ async function main(): Promise<void> {
     await load('/status', 2); // warm-up
 
     // Status under load, with payments confirmed meanwhile.
-    const stopProfiler = PROFILE_PATH ? await startProfiler() : null;
+    const profiler = PROFILE_PATH ? await cpuProfiler() : null;
+    await profiler?.start();
     const loopDelay = monitorEventLoopDelay({ resolution: 1 });
     let gcMs = 0;
     let gcMax = 0;
@@ -219,7 +205,7 @@ async function main(): Promise<void> {
     const cpuAfter = cpuNow(dbName);
     loopDelay.disable();
     gcObserver.disconnect();
-    if (stopProfiler) await stopProfiler(PROFILE_PATH!);
+    if (profiler) await profiler.save(PROFILE_PATH!);
     const statusWallS = (cpuAfter.wall - cpuBefore.wall) / 1000;
 
     const pageRun = await load('', DURATION_S);

@@ -32,6 +32,7 @@ import { startWorkerProcess } from '../../workers/runtime';
 import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
 import { TronLocalNode } from '../local-chain/tron/tron-local-node';
 import { benchStore, completionLatency, insertPool, ms, reportLatencies, sleep } from './scan-support';
+import { runBench } from './bench-kit';
 
 const BLOCKS = 1000;
 const RECEIVERS_PER_BLOCK = 5;
@@ -135,10 +136,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -34,6 +34,7 @@ import { poolAddresses, scannedBlocks, transfers } from '../../db/schema';
 import { startWorkerProcess } from '../../workers/runtime';
 import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
 import { benchStore, completionLatency, insertPool, ms, reportLatencies, sleep } from './scan-support';
+import { runBench } from './bench-kit';
 
 const BLOCKS = 1000;
 const RECEIVERS_PER_BLOCK = 5;
@@ -166,10 +167,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

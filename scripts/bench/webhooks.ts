@@ -19,6 +19,7 @@ import { createProducerRedis, deleteKeysWithPrefix } from '../../core/redis';
 import { createWebhookEndpoint } from '../../core/webhooks/endpoints';
 import { createDb } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
+import { runBench } from './bench-kit';
 
 const ROOT = path.resolve(__dirname, '../..');
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 2000);
@@ -169,10 +170,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);
