@@ -481,10 +481,10 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
         if (bait) depth = await tronChain.waitMined(bait, blockTimeOf(CHAIN_OF.tron) * 2);
       }
       await sleep(800);
-      const { orphaned, from } = await tronChain.orphan(Math.max(depth, f.value), f.reinclude ?? false);
+      const { orphaned, from, transactions } = await tronChain.orphan(Math.max(depth, f.value), f.reinclude ?? false);
       if (orphaned === 0) return;
       counts.tron.reorgs++;
-      trace.add('reorg', { chainId: CHAIN_OF.tron, depth: orphaned, from, reinclude: f.reinclude ?? false, deep: false });
+      trace.add('reorg', { chainId: CHAIN_OF.tron, depth: orphaned, from, transactions, reinclude: f.reinclude ?? false, deep: false });
     };
     for (const f of scenario.faults) {
       at(f.atMs, async () => {

@@ -20,7 +20,7 @@ export interface SimTron {
   /** Waits until the transaction is in a block; its depth from the head (0: not mined in time). */
   waitMined(txId: string, timeoutMs: number): Promise<number>;
   /** Orphans the newest `blocks` unsolidified blocks; their transactions re-included in the new ones or gone. */
-  orphan(blocks: number, reinclude: boolean): Promise<{ orphaned: number; from: number }>;
+  orphan(blocks: number, reinclude: boolean): Promise<{ orphaned: number; from: number; transactions: number }>;
   payers: string[];
   /** Height → the block solidified there and when (machine clock, ms): when Tron credits a payment. */
   solidified: Map<number, { hash: string; atMs: number }>;
@@ -76,7 +76,11 @@ export async function startSimTron(opts: { blockTimeMs: number; solidificationLa
       return String(sent.txID);
     },
     async orphan(blocks, reinclude) {
-      return (await dev('orphan', { blocks, reinclude })) as { orphaned: number; from: number };
+      // The transactions the orphaned blocks held (counted just before: the timer may add a block in between).
+      let transactions = 0;
+      for (let num = node.head.number; num > node.solidifiedNumber && node.head.number - num < blocks; num--) transactions += (await txIds(num)).length;
+      const done = (await dev('orphan', { blocks, reinclude })) as { orphaned: number; from: number };
+      return { ...done, transactions };
     },
     stop: () => node.stop(),
   };
