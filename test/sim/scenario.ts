@@ -257,7 +257,9 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
   const reorgs = Math.max(4, Math.min(Math.round(shape.payments / 40), Math.floor(endMs / 6_000)));
   for (let i = 0; i < reorgs; i++) {
     const atMs = rng.int(5_000, spreadMs + 90_000);
-    if (rng.chance(TRON_SHARE)) {
+    // Every run reorganises both chains: the first reorg is anvil's, the second tron-local's.
+    const tron = i === 1 || (i > 1 && rng.chance(TRON_SHARE));
+    if (tron) {
       // tron-local orphans only unsolidified blocks (solidified ones are final on Tron): depth 1 to
       // its solidification depth − 1, the orphaned transactions re-included in the new blocks or gone.
       faults.push({ atMs, kind: 'reorg', family: 'tron', value: rng.int(1, shape.confirmations.tron - 1), reinclude: rng.chance(0.5) });
