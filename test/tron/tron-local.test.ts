@@ -99,6 +99,11 @@ describe('tron-local: the local Tron chain', () => {
     node.mine(3);
     expect(solidified).to.deep.equal([{ number: 1, hash: b.hash }, { number: 2, hash: solidified[1].hash }, { number: 3, hash: solidified[2].hash }]);
     expect(solidified[2].hash).to.equal((await new TronHttp('tron-local', [node.url]).nowBlock('walletsolidity'))!.blockID);
+    // Orphaning the unsolidified blocks tells nothing again (the solidified ones stay).
+    await dev(node, 'orphan');
+    expect(solidified.map((x) => x.number)).to.deep.equal([1, 2, 3]);
+    node.mine(1);
+    expect(solidified.map((x) => x.number)).to.deep.equal([1, 2, 3, 4]);
   });
 
   it('keeps its state across restarts and answers 429 on demand', async () => {

@@ -78,6 +78,8 @@ export class TronLocalNode {
   private server: http.Server | null = null;
   private timer: NodeJS.Timeout | null = null;
   private rateLimited = 0;
+  /** Highest height reported to onSolidified. */
+  private solidifiedTold: number;
   readonly blockTimeMs: number;
   readonly solidificationLag: number;
   url = '';
@@ -87,6 +89,7 @@ export class TronLocalNode {
     this.solidificationLag = options.solidificationLag ?? 19;
     this.state = this.load() ?? this.genesis();
     this.replayBalances();
+    this.solidifiedTold = this.solidifiedNumber;
   }
 
   get token(): string {
@@ -163,7 +166,6 @@ export class TronLocalNode {
   /** Produces n blocks; pending transactions go into the first one. */
   mine(n = 1): LocalBlock[] {
     const made: LocalBlock[] = [];
-    const solidifiedBefore = this.solidifiedNumber;
     for (let i = 0; i < n; i++) {
       const parent = this.head;
       const txs = this.state.pending.splice(0);
@@ -181,7 +183,8 @@ export class TronLocalNode {
       this.state.blocks.push(block);
       made.push(block);
     }
-    for (let h = solidifiedBefore + 1; h <= this.solidifiedNumber; h++) this.options.onSolidified?.(this.state.blocks[h]);
+    // Once per height: an orphaning lowers the head for a moment, never what was solidified.
+    for (; this.solidifiedTold < this.solidifiedNumber; this.solidifiedTold++) this.options.onSolidified?.(this.state.blocks[this.solidifiedTold + 1]);
     this.save();
     return made;
   }
