@@ -1,17 +1,15 @@
-import { id as keccakId, parseUnits, type JsonRpcProvider } from 'ethers';
+import { parseUnits } from 'ethers';
 import type postgres from 'postgres';
-import { CANONICAL_FINAL_STATUS, CONFIRMED_STATUSES, indexesInTx, statusAllowedWhenOrphaned, transferIdentity } from './rules';
-import type { Currency } from './scenario';
+import type { ChainHistory } from './chain-history';
+import { CANONICAL_FINAL_STATUS, CONFIRMED_STATUSES, statusAllowedWhenOrphaned, transferIdentity } from './rules';
 import type { ReceivedPost } from './webhook-receiver';
 
-const TRANSFER_TOPIC = keccakId('Transfer(address,address,uint256)');
 const DECIMALS: Record<string, number> = { USDT: 6, USDC: 6, DAI: 18 };
 
 export interface InvariantInput {
   sql: postgres.Sql;
-  chain: JsonRpcProvider;
-  tokens: Record<Currency, string>;
-  startBlock: number;
+  /** Every simulated chain's final canonical history. */
+  histories: ChainHistory[];
   endpoints: { id: string; organizationId: string; path: string; events: string[] }[];
   posts: ReceivedPost[];
   /** Wall times (ms) of worker kills and Redis restarts: a repeated 2xx delivery near one is at-least-once, not a bug. */
@@ -54,16 +52,12 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
 
   // --- every canonical transfer into a pool address is recorded exactly once ----------------------
   const pool = new Map((await sql<{ address: string; organization_id: string }[]>`select address, organization_id from pool_addresses`).map((r) => [r.address.toLowerCase(), r.organization_id]));
-  const logs = (await input.chain.send('eth_getLogs', [
-    { fromBlock: `0x${input.startBlock.toString(16)}`, toBlock: 'latest', address: Object.values(input.tokens), topics: [TRANSFER_TOPIC] },
-  ])) as { transactionHash: string; logIndex: string; topics: string[]; data: string; address: string }[];
   const canonical = new Map<string, { to: string; amount: bigint; org: string }>();
-  const indexes = indexesInTx(logs);
-  for (const l of logs) {
-    const to = `0x${l.topics[2].slice(26)}`.toLowerCase();
-    const org = pool.get(to);
-    if (!org) continue;
-    canonical.set(transferIdentity({ txHash: l.transactionHash, indexInTx: indexes.get(l)! }), { to, amount: BigInt(l.data), org });
+  for (const h of input.histories) {
+    for (const t of await h.transfers()) {
+      const org = pool.get(t.to);
+      if (org) canonical.set(t.identity, { to: t.to, amount: t.amount, org });
+    }
   }
   const rows = await sql<TransferRow[]>`
     select id, tx_hash, index_in_tx, status, amount::text as amount, to_address, organization_id, order_id, deposit_binding_id, counted, credited from transfers`;

@@ -1,24 +1,22 @@
-import { id as keccakId, type JsonRpcProvider } from 'ethers';
 import type postgres from 'postgres';
+import type { ChainHistory } from './chain-history';
 import { predict, type ModelEndpoint, type ModelOrder, type ModelTransfer } from './model';
-import { CONFIRMED_STATUSES, indexesInTx, transferIdentity, type Holding } from './rules';
+import { CONFIRMED_STATUSES, solidificationBreach, transferIdentity, type Holding, type SolidifiedBlock } from './rules';
 import type { ReceivedPost } from './webhook-receiver';
 
 /** The project's driver settings may hand timestamps back as strings. */
 const ms = (v: Date | string): number => new Date(v).getTime();
-const TRANSFER_TOPIC = keccakId('Transfer(address,address,uint256)');
 /** Events whose number is exact (one per transition); deposit.pending may be skipped by a catch-up. */
 const EXACT_EVENTS = ['order.completed', 'order.expired', 'deposit.confirmed'];
 
 export interface ModelCheckInput {
   sql: postgres.Sql;
-  chain: JsonRpcProvider;
-  /** The registry's id of the simulated chain. */
-  chainId: string;
-  /** S of the clock-skew attribution rule for that chain, in seconds (see simulation.ts). */
-  skewSeconds: number;
-  tokens: Record<string, string>;
-  startBlock: number;
+  /** Every simulated chain's final canonical history. */
+  histories: ChainHistory[];
+  /** Per chain id: S of the clock-skew attribution rule, in seconds (see simulation.ts). */
+  skewSeconds: Map<string, number>;
+  /** Per solidifying chain (Tron): each height's solidified block and when it was solidified. */
+  solidified: Map<string, ReadonlyMap<number, SolidifiedBlock>>;
   endpoints: { id: string; organizationId: string; path: string; events: string[] }[];
   posts: ReceivedPost[];
   /** What GET /orders/:id answered at quiescence: status and amountReceived in base units. */
@@ -33,13 +31,8 @@ export interface ModelCheckInput {
 export async function compareWithModel(input: ModelCheckInput): Promise<string[]> {
   const { sql } = input;
   const mismatches: string[] = [];
-  const currencyOf = new Map(Object.entries(input.tokens).map(([c, a]) => [a.toLowerCase(), c]));
   const poolAddresses = new Set((await sql<{ address: string }[]>`select address from pool_addresses`).map((r) => r.address.toLowerCase()));
 
-  const { chainId } = input;
-  const logs = (await input.chain.send('eth_getLogs', [
-    { fromBlock: `0x${input.startBlock.toString(16)}`, toBlock: 'latest', address: Object.values(input.tokens), topics: [TRANSFER_TOPIC] },
-  ])) as { transactionHash: string; logIndex: string; topics: string[]; data: string; address: string; blockNumber: string }[];
   // Copies the service recorded and then dropped (orphaned while pending): the first one is where a
   // re-mined transaction was first seen.
   const firstSeen = new Map<string, { blockNumber: number; blockTimeMs: number }>();
@@ -48,33 +41,23 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
     const identity = transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx });
     if (!firstSeen.has(identity)) firstSeen.set(identity, { blockNumber: Number(r.block_number), blockTimeMs: ms(r.block_timestamp) });
   }
-  const blockTimes = new Map<string, number>();
   const transfers: ModelTransfer[] = [];
-  const indexes = indexesInTx(logs);
-  for (const l of logs) {
-    const to = `0x${l.topics[2].slice(26)}`.toLowerCase();
-    if (!poolAddresses.has(to)) continue;
-    if (!blockTimes.has(l.blockNumber)) {
-      const b = (await input.chain.send('eth_getBlockByNumber', [l.blockNumber, false])) as { timestamp: string };
-      blockTimes.set(l.blockNumber, Number(b.timestamp) * 1000);
+  for (const h of input.histories) {
+    for (const t of await h.transfers()) {
+      if (poolAddresses.has(t.to)) transfers.push({ ...t, canonical: true, firstSeen: firstSeen.get(t.identity) });
     }
-    const identity = transferIdentity({ txHash: l.transactionHash, indexInTx: indexes.get(l)! });
-    transfers.push({
-      identity,
-      chainId,
-      to,
-      currency: currencyOf.get(l.address.toLowerCase()) ?? '?',
-      amount: BigInt(l.data),
-      blockNumber: Number(l.blockNumber),
-      blockTimeMs: blockTimes.get(l.blockNumber)!,
-      canonical: true,
-      firstSeen: firstSeen.get(identity),
-    });
   }
   const canonical = new Set(transfers.map((t) => t.identity));
-  const rows = await sql<{ chain_id: string; tx_hash: string; index_in_tx: number; status: string; order_id: string | null; deposit_binding_id: string | null; to_address: string; currency: string; amount: string; block_number: string | number; block_timestamp: Date | string }[]>`
-    select chain_id, tx_hash, index_in_tx, status, order_id, deposit_binding_id, to_address, currency, amount::text as amount, block_number, block_timestamp
+  const rows = await sql<{ chain_id: string; tx_hash: string; index_in_tx: number; status: string; order_id: string | null; deposit_binding_id: string | null; to_address: string; currency: string; amount: string; block_number: string | number; block_hash: string; block_timestamp: Date | string; confirmed_at: Date | string | null }[]>`
+    select chain_id, tx_hash, index_in_tx, status, order_id, deposit_binding_id, to_address, currency, amount::text as amount, block_number, block_hash, block_timestamp, confirmed_at
     from transfers where status <> 'dropped'`;
+  // A solidifying chain credits a transfer when its block is solidified, not before.
+  for (const r of rows) {
+    const solidified = input.solidified.get(r.chain_id);
+    if (!solidified || !CONFIRMED_STATUSES.includes(r.status)) continue;
+    const breach = solidificationBreach({ blockNumber: Number(r.block_number), blockHash: r.block_hash, confirmedAtMs: r.confirmed_at === null ? null : ms(r.confirmed_at) }, solidified);
+    if (breach) mismatches.push(`transfer ${transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx })} on ${r.chain_id} (${r.status}): ${breach}`);
+  }
   for (const r of rows) {
     const identity = transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx });
     if (canonical.has(identity) || !CONFIRMED_STATUSES.includes(r.status)) continue;
@@ -120,7 +103,7 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
   });
   const endpointRows = new Map((await sql<{ id: string; enabled: boolean }[]>`select id, enabled from webhook_endpoints`).map((e) => [e.id, e.enabled]));
   const endpoints: ModelEndpoint[] = input.endpoints.map((e) => ({ ...e, events: e.events.filter((t) => EXACT_EVENTS.includes(t)), enabled: endpointRows.get(e.id) ?? false }));
-  const prediction = predict({ transfers, holdings, skewSeconds: new Map([[chainId, input.skewSeconds]]), orders, bindings: new Map(bindingRows.map((b) => [b.id, b.organization_id])), endpoints });
+  const prediction = predict({ transfers, holdings, skewSeconds: input.skewSeconds, orders, bindings: new Map(bindingRows.map((b) => [b.id, b.organization_id])), endpoints });
 
   // Attribution of every transfer.
   const recorded = new Map(rows.map((r) => [transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx }), r]));

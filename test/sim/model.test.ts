@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { predict } from './model';
-import { countsTowardOrder, holderAt, skewLetsNextTake, skewSecondsFor, type AttributionFacts, type Holding } from './rules';
+import { countsTowardOrder, holderAt, skewLetsNextTake, skewSecondsFor, solidificationBreach, type AttributionFacts, type Holding } from './rules';
 
 /**
  * The reference model's attribution rule (design.md §4, §4b) on a table of hand-made holdings:
@@ -115,5 +115,14 @@ describe('simulation model: attribution with the clock-skew rule', () => {
     });
     expect(predict(input({ blockNumber: 101, blockTimeMs: T })).attribution.get('0xabc:0')).to.deep.equal(B);
     expect(predict(input()).attribution.get('0xabc:0')).to.equal(null);
+  });
+
+  it('Tron credits at solidification: a confirmation before it, or in a block never solidified, is a breach', () => {
+    const solidified = new Map([[7, { hash: 'aa07', atMs: T }]]);
+    expect(solidificationBreach({ blockNumber: 7, blockHash: 'AA07', confirmedAtMs: T + 5 }, solidified)).to.equal(null);
+    expect(solidificationBreach({ blockNumber: 7, blockHash: 'aa07', confirmedAtMs: T }, solidified)).to.equal(null);
+    expect(solidificationBreach({ blockNumber: 7, blockHash: 'aa07', confirmedAtMs: T - 500 }, solidified)).to.match(/500 ms before block 7/);
+    expect(solidificationBreach({ blockNumber: 7, blockHash: 'bb07', confirmedAtMs: T + 5 }, solidified)).to.match(/aa07 was solidified/);
+    expect(solidificationBreach({ blockNumber: 8, blockHash: 'aa08', confirmedAtMs: T + 5 }, solidified)).to.match(/never solidified/);
   });
 });

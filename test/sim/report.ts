@@ -3,15 +3,17 @@ import type { SimReport } from './simulation';
 /** The summary the CLI prints (and the test shows on failure). */
 export function formatReport(r: SimReport): string {
   const faults = Object.entries(r.rpcFaults).map(([k, v]) => `${k} ${v}`).join(', ');
+  const f = r.families;
+  const split = (key: 'payments' | 'orders' | 'deposits' | 'reorgs') => `(EVM ${f.evm[key]}, Tron ${f.tron[key]})`;
   const lines = [
     `seed                  ${r.seed}`,
-    `payments              ${r.paymentsSent} sent of ${r.payments} planned`,
-    `orders                ${r.ordersCreated} created of ${r.orders} planned`,
-    `deposits              ${r.deposits} references bound`,
-    `reorgs                ${r.reorgs}`,
+    `payments              ${r.paymentsSent} sent of ${r.payments} planned ${split('payments')}`,
+    `orders                ${r.ordersCreated} created of ${r.orders} planned ${split('orders')}`,
+    `deposits              ${r.deposits} references bound ${split('deposits')}`,
+    `reorgs                ${r.reorgs} ${split('reorgs')}`,
     `worker kills          ${r.kills}`,
     `Redis restarts        ${r.redisRestarts}`,
-    `RPC faults injected   ${Object.values(r.rpcFaults).reduce((s, n) => s + n, 0)} of ${r.rpcRequests} calls (${faults})`,
+    `RPC faults injected   ${Object.values(r.rpcFaults).reduce((s, n) => s + n, 0)} of ${r.rpcRequests} calls (${faults}; EVM ${f.evm.rpcFaults} of ${f.evm.rpcRequests}, Tron ${f.tron.rpcFaults} of ${f.tron.rpcRequests})`,
     `mismatches            ${r.mismatches.length}`,
     `invariant violations  ${r.violations.length}`,
     `webhook events        expected ${r.webhooks.expected}, delivered ${r.webhooks.delivered}, duplicated ${r.webhooks.duplicated} (${r.webhooks.posts} POSTs)`,

@@ -27,22 +27,33 @@ export interface FaultyRpcProxy {
 }
 
 /**
- * A JSON-RPC proxy in front of anvil that delays, duplicates, reorders (batch answers), times out,
- * errors and answers stale heads, at seeded rates. Only read calls pass through here (the service
- * never sends transactions), so forwarding a call twice is harmless to the chain.
+ * What the proxy speaks: JSON-RPC (anvil; one path, calls and batches in the body) or the java-tron
+ * HTTP API (tron-local; a path per call, `{"Error": …}` bodies for errors).
  */
-export async function startFaultyRpcProxy(target: string, rng: Rng, rates: RpcFaultRates = DEFAULT_RPC_FAULTS): Promise<FaultyRpcProxy> {
+export type RpcDialect = 'json-rpc' | 'tron-http';
+
+/** Tron's head calls: a lagging node behind a load balancer answers an older block for them. */
+const TRON_HEAD_PATHS = new Set(['/wallet/getnowblock', '/walletsolidity/getnowblock']);
+
+/**
+ * A proxy in front of the chain that delays, duplicates, reorders (batch answers; and answers
+ * overtaken by later ones), times out, errors and answers stale heads, at seeded rates. Only read
+ * calls pass through here (the service never sends transactions), so forwarding a call twice is
+ * harmless to the chain.
+ */
+export async function startFaultyRpcProxy(target: string, rng: Rng, rates: RpcFaultRates = DEFAULT_RPC_FAULTS, dialect: RpcDialect = 'json-rpc'): Promise<FaultyRpcProxy> {
   const counts: Record<RpcFaultKind, number> = { delay: 0, error: 0, 'http-error': 0, timeout: 0, duplicate: 0, reorder: 0, stale: 0 };
   let enabled = true;
   let requests = 0;
-  const lastHeads: string[] = [];
+  /** Recent answers to head calls, per head call (eth_blockNumber; Tron's two getnowblock paths). */
+  const lastHeads = new Map<string, string[]>();
   // Answers overtaken by the answer of a later call (delays make them arrive out of order).
   let received = 0;
   let latestAnswered = 0;
   const held = new Set<http.ServerResponse>();
 
-  const forward = async (body: string): Promise<string> => {
-    const res = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const forward = async (p: string, body: string): Promise<string> => {
+    const res = await fetch(`${target}${p === '/' ? '' : p}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     return res.text();
   };
 
@@ -60,7 +71,10 @@ export async function startFaultyRpcProxy(target: string, rng: Rng, rates: RpcFa
         } catch {
           parsed = null;
         }
-        const single = parsed && !Array.isArray(parsed) ? (parsed as { id?: unknown; method?: string }) : null;
+        const p = req.url ?? '/';
+        const single = dialect === 'json-rpc' && parsed && !Array.isArray(parsed) ? (parsed as { id?: unknown; method?: string }) : null;
+        // The head call this is, if any: its answers are kept to be served stale later.
+        const headCall = dialect === 'json-rpc' ? (single?.method === 'eth_blockNumber' ? 'eth_blockNumber' : null) : TRON_HEAD_PATHS.has(p) ? p : null;
         const answer = (status: number, text: string) => {
           if (res.writableEnded || res.destroyed) return;
           if (seq < latestAnswered) counts.reorder++;
@@ -84,33 +98,40 @@ export async function startFaultyRpcProxy(target: string, rng: Rng, rates: RpcFa
             counts.error++;
             return answer(200, JSON.stringify({ jsonrpc: '2.0', id: single.id ?? null, error: { code: -32603, message: 'internal error (injected)' } }));
           }
+          if (dialect === 'tron-http' && rng.chance(rates.error)) {
+            counts.error++;
+            return answer(200, JSON.stringify({ Error: 'class java.lang.NullPointerException : null (injected)' }));
+          }
           if (rng.chance(rates.delay)) {
             counts.delay++;
             await new Promise((r) => setTimeout(r, rng.int(20, 800)));
           }
-          if (single?.method === 'eth_blockNumber' && lastHeads.length > 3 && rng.chance(rates.stale)) {
-            // A lagging node behind a load balancer: an older head, with this call's id.
+          const seen = headCall ? (lastHeads.get(headCall) ?? []) : [];
+          if (headCall && seen.length > 3 && rng.chance(rates.stale)) {
+            // A lagging node behind a load balancer: an older head (JSON-RPC: with this call's id).
             counts.stale++;
-            const old = lastHeads[rng.int(0, lastHeads.length - 3)];
-            return answer(200, JSON.stringify({ jsonrpc: '2.0', id: single.id ?? null, result: old }));
+            const old = seen[rng.int(0, seen.length - 3)];
+            return answer(200, single ? JSON.stringify({ jsonrpc: '2.0', id: single.id ?? null, result: old }) : old);
           }
         }
         let text: string;
         try {
-          text = await forward(body);
+          text = await forward(p, body);
           if (enabled && rng.chance(rates.duplicate)) {
             counts.duplicate++;
-            text = await forward(body);
+            text = await forward(p, body);
           }
         } catch {
           return answer(502, JSON.stringify({ error: 'chain unreachable' }));
         }
-        if (single?.method === 'eth_blockNumber') {
+        if (headCall) {
           try {
-            const r = (JSON.parse(text) as { result?: string }).result;
+            const r = single ? (JSON.parse(text) as { result?: string }).result : (JSON.parse(text) as { blockID?: string }).blockID ? text : undefined;
             if (r) {
-              lastHeads.push(r);
-              if (lastHeads.length > 20) lastHeads.shift();
+              const list = lastHeads.get(headCall) ?? [];
+              list.push(r);
+              if (list.length > 20) list.shift();
+              lastHeads.set(headCall, list);
             }
           } catch {
             // not JSON: pass through

@@ -120,3 +120,26 @@ export function skewSecondsFor(blockTimeMs: number, override: string | undefined
 
 /** A transfer orphaned after it was confirmed (`reorged`) still counts: a credit is never taken back. */
 export const ORPHANED_CONFIRMED_STILL_COUNTS = true;
+
+/** A solidified block of a solidifying chain (Tron), and when it was solidified (machine clock, ms). */
+export interface SolidifiedBlock {
+  hash: string;
+  atMs: number;
+}
+
+/**
+ * When Tron credits (design.md §4b, issue 17): a transfer is confirmed when its block is
+ * solidified, never before — so a transfer confirmed (or `reorged`, which is confirmed then
+ * orphaned) must sit in the block solidified at its height, and its confirmation time must not
+ * precede that solidification. Returns what is wrong, or null. EVM chains confirm by counting
+ * blocks instead (ORDER_CONFIRMATIONS), checked through the final statuses.
+ */
+export function solidificationBreach(t: { blockNumber: number; blockHash: string; confirmedAtMs: number | null }, solidified: ReadonlyMap<number, SolidifiedBlock>): string | null {
+  const s = solidified.get(t.blockNumber);
+  if (!s) return `confirmed in block ${t.blockNumber}, which was never solidified`;
+  if (s.hash.toLowerCase() !== t.blockHash.toLowerCase()) return `confirmed in block ${t.blockNumber} ${t.blockHash}, but ${s.hash} was solidified at that height`;
+  // Database timestamps keep microseconds; the machine clock is shared by the service and the node.
+  if (t.confirmedAtMs === null) return `confirmed with no confirmation time`;
+  if (t.confirmedAtMs < s.atMs - 1) return `confirmed ${s.atMs - t.confirmedAtMs} ms before block ${t.blockNumber} was solidified`;
+  return null;
+}

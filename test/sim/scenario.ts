@@ -9,6 +9,16 @@ export type Currency = 'USDT' | 'USDC' | 'DAI';
 export const CURRENCIES: readonly Currency[] = ['USDT', 'USDC', 'DAI'];
 export const DECIMALS: Record<Currency, number> = { USDT: 6, USDC: 6, DAI: 18 };
 
+/**
+ * The chain families the simulation runs, each on its local chain: EVM on anvil (ethereum-local,
+ * three test tokens), Tron on tron-local (its one TRC-20 test USDT).
+ */
+export type Family = 'evm' | 'tron';
+export const FAMILIES: readonly Family[] = ['evm', 'tron'];
+export const CURRENCIES_OF: Record<Family, readonly Currency[]> = { evm: CURRENCIES, tron: ['USDT'] };
+/** Share of orders and deposit references on tron-local. */
+export const TRON_SHARE = 0.3;
+
 export type OrderKind =
   | 'exact'
   | 'partial-topup'
@@ -54,6 +64,7 @@ export interface PlannedPayment {
 
 export interface PlannedOrder {
   n: number;
+  family: Family;
   kind: OrderKind;
   org: number;
   createAtMs: number;
@@ -74,6 +85,7 @@ export interface PlannedDepositPayment {
 
 export interface PlannedDeposit {
   n: number;
+  family: Family;
   org: number;
   bindAtMs: number;
   payments: PlannedDepositPayment[];
@@ -86,7 +98,8 @@ export interface PlannedOrg {
   n: number;
   cooldownMinutes: number;
   unbindCooldownMinutes: number;
-  poolSize: number;
+  /** Pool addresses per protocol family. */
+  poolSize: Record<Family, number>;
   /** Per endpoint: subscribed types and whether it may answer 410. */
   endpoints: { events: string[]; mayGo: boolean }[];
 }
@@ -96,6 +109,9 @@ export interface FaultPlan {
   kind: 'reorg' | 'kill' | 'redis-restart';
   /** reorg: depth; kill: worker index; redis: down time in ms. */
   value: number;
+  /** reorg: the chain reorganised (tron-local orphans unsolidified blocks, re-including their transactions or not). */
+  family?: Family;
+  reinclude?: boolean;
 }
 
 export interface Scenario {
@@ -112,8 +128,8 @@ export interface Scenario {
 export interface ScenarioShape {
   payments: number;
   workers: number;
-  /** Required order confirmations of the chain (reorg depths are drawn around it). */
-  confirmations: number;
+  /** Required order confirmations per family (reorg depths are drawn around it; Tron: its solidification depth). */
+  confirmations: Record<Family, number>;
   /** Scale of the scenario: orders are created over this many ms. */
   spreadMs?: number;
 }
@@ -169,7 +185,7 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
     // the next holder. The others keep them cooling down for a minute: such payments stay unattributed.
     cooldownMinutes: n % 2 === 0 ? 0 : 1,
     unbindCooldownMinutes: n % 2 === 0 ? 0 : 1,
-    poolSize: 0,
+    poolSize: { evm: 0, tron: 0 },
     endpoints: Array.from({ length: rng.int(1, 2) }, (_, e) => ({ events: e === 0 ? SUBSCRIPTIONS[0] : rng.pick(SUBSCRIPTIONS), mayGo: n === 1 && e === 1 })),
   }));
   // Organization 1 always has a second endpoint that may answer 410 Gone.
@@ -180,12 +196,14 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
   let planned = 0;
   const depositShare = 0.15;
   while (planned < shape.payments) {
+    const family: Family = rng.chance(TRON_SHARE) ? 'tron' : 'evm';
+    const currencies = CURRENCIES_OF[family];
     if (rng.chance(depositShare)) {
       const bindAtMs = rng.int(0, Math.floor(spreadMs * 0.8));
       const count = rng.int(1, 3);
       const pays: PlannedDepositPayment[] = Array.from({ length: count }, () => ({
         atMs: bindAtMs + rng.int(2_000, Math.max(3_000, Math.floor(spreadMs * 0.2) + 20_000)),
-        currency: rng.pick(CURRENCIES),
+        currency: rng.pick(currencies),
         hundredths: rng.int(1, 100_000),
         batched: rng.chance(0.2),
       }));
@@ -195,20 +213,23 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
       const unbindAtMs = unbind ? last + rng.int(8_000, 15_000) : null;
       deposits.push({
         n: deposits.length,
+        family,
         org: rng.int(0, orgCount - 1),
         bindAtMs,
         payments: pays,
         unbindAtMs,
-        paidAfterUnbind: unbindAtMs === null ? null : { atMs: unbindAtMs + rng.int(3_000, 20_000), currency: rng.pick(CURRENCIES), hundredths: rng.int(1, 10_000), batched: false },
+        paidAfterUnbind: unbindAtMs === null ? null : { atMs: unbindAtMs + rng.int(3_000, 20_000), currency: rng.pick(currencies), hundredths: rng.int(1, 10_000), batched: false },
       });
       planned += count + (unbind ? 1 : 0);
       continue;
     }
-    const kind = rng.weighted(ORDER_KIND_WEIGHTS);
-    const currency = rng.pick(CURRENCIES);
+    // tron-local has one token: a Tron order cannot be paid in the wrong one.
+    const kind = rng.weighted(family === 'tron' ? { ...ORDER_KIND_WEIGHTS, 'wrong-token': 0 } : ORDER_KIND_WEIGHTS);
+    const currency = rng.pick(currencies);
     const graceMinutes = kind === 'late-in-grace' ? 1 : kind === 'after-grace' ? 0 : rng.chance(0.3) ? 1 : 0;
     const order: PlannedOrder = {
       n: orders.length,
+      family,
       kind,
       org: rng.int(0, orgCount - 1),
       createAtMs: rng.int(0, spreadMs),
@@ -225,16 +246,28 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
   // Pools: cooled-down organizations need an address per live order; recycling ones get fewer, so
   // addresses are reused (a payment to a recycled address then goes to its next holder).
   for (const org of orgs) {
-    const demand = orders.filter((o) => o.org === org.n).length + deposits.filter((d) => d.org === org.n).length;
-    org.poolSize = org.cooldownMinutes === 0 ? Math.max(8, Math.ceil(demand * 0.8)) : demand + 5;
+    for (const family of FAMILIES) {
+      const demand = orders.filter((o) => o.org === org.n && o.family === family).length + deposits.filter((d) => d.org === org.n && d.family === family).length;
+      org.poolSize[family] = org.cooldownMinutes === 0 ? Math.max(8, Math.ceil(demand * 0.8)) : demand + 5;
+    }
   }
 
   const endMs = spreadMs + 150_000;
   const faults: FaultPlan[] = [];
   const reorgs = Math.max(4, Math.min(Math.round(shape.payments / 40), Math.floor(endMs / 6_000)));
   for (let i = 0; i < reorgs; i++) {
+    const atMs = rng.int(5_000, spreadMs + 90_000);
+    // Every run reorganises both chains: the first reorg is anvil's, the second tron-local's.
+    const tron = i === 1 || (i > 1 && rng.chance(TRON_SHARE));
+    if (tron) {
+      // tron-local orphans only unsolidified blocks (solidified ones are final on Tron): depth 1 to
+      // its solidification depth − 1, the orphaned transactions re-included in the new blocks or gone.
+      faults.push({ atMs, kind: 'reorg', family: 'tron', value: rng.int(1, shape.confirmations.tron - 1), reinclude: rng.chance(0.5) });
+      continue;
+    }
+    const c = shape.confirmations.evm;
     const deep = rng.chance(0.35);
-    faults.push({ atMs: rng.int(5_000, spreadMs + 90_000), kind: 'reorg', value: deep ? rng.int(shape.confirmations + 1, shape.confirmations + 6) : rng.int(1, shape.confirmations - 1) });
+    faults.push({ atMs, kind: 'reorg', family: 'evm', value: deep ? rng.int(c + 1, c + 6) : rng.int(1, c - 1) });
   }
   const kills = Math.max(2, Math.floor(endMs / 40_000));
   for (let i = 0; i < kills; i++) faults.push({ atMs: rng.int(3_000, spreadMs + 90_000), kind: 'kill', value: rng.int(0, shape.workers - 1) });

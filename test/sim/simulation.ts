@@ -1,24 +1,30 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { getAddress, hexlify, JsonRpcProvider, Network } from 'ethers';
+import { JsonRpcProvider, Network } from 'ethers';
 import postgres from 'postgres';
 import { startAnvil, type RunningAnvil } from '../../scripts/local-chain/anvil';
 import { deployTestTokens, TEST_TOKEN_ABI } from '../../scripts/local-chain/test-tokens';
 import { CHAIN_DEFINITIONS } from '../../core/chains/chains.data';
+import { envKey } from '../../core/chains/registry';
+import { TRON_LOCAL_STATE_KEY, type TronLocalState } from '../../core/chains/tron/tron-local-state';
 import { createOrganization } from '../../core/organizations';
+import { setServiceState } from '../../core/service-state';
 import { createDb, type DbHandle } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
 import { poolAddresses } from '../../db/schema';
+import { randomEvmAddress, randomTronAddress } from '../helpers/addresses';
 import { BATCH_PAYER_ABI, deployBatchPayer } from './batch-payer';
+import { evmHistory, tronHistory, type ChainHistory } from './chain-history';
 import { checkInvariants, type InvariantInput } from './invariants';
 import { compareWithModel } from './model-check';
 import { skewSecondsFor } from './rules';
 import { Rng } from './rng';
-import { startFaultyRpcProxy, type FaultyRpcProxy } from './rpc-proxy';
-import { buildScenario, DECIMALS, type Currency, type PlannedOrder, type Scenario } from './scenario';
+import { startFaultyRpcProxy, type FaultyRpcProxy, type RpcFaultKind } from './rpc-proxy';
+import { buildScenario, DECIMALS, FAMILIES, type Currency, type Family, type PlannedOrder, type Scenario } from './scenario';
 import { startRestartableRedis, startServiceProcesses, type RestartableRedis, type ServiceProcesses } from './services';
 import { Trace } from './trace';
+import { startSimTron, type SimTron } from './tron-chain';
 import { startChaosReceiver, type ChaosReceiver } from './webhook-receiver';
 
 export interface SimOptions {
@@ -38,6 +44,14 @@ export interface SimOptions {
   quiescenceTimeoutMs?: number;
 }
 
+/** Per chain family: what was sent and done on it. */
+export interface FamilyCounts {
+  payments: number;
+  orders: number;
+  deposits: number;
+  reorgs: number;
+}
+
 export interface SimReport {
   seed: number;
   payments: number;
@@ -50,6 +64,8 @@ export interface SimReport {
   redisRestarts: number;
   rpcFaults: Record<string, number>;
   rpcRequests: number;
+  /** The same figures per family (EVM on anvil, Tron on tron-local); RPC faults per family's proxy. */
+  families: Record<Family, FamilyCounts & { rpcFaults: number; rpcRequests: number }>;
   mismatches: string[];
   violations: string[];
   webhooks: { expected: number; delivered: number; duplicated: number; posts: number };
@@ -58,8 +74,13 @@ export interface SimReport {
   logDir: string;
 }
 
-const CHAIN_ID = 'ethereum-local';
+/** The local chain each family runs on, and the protocol its pool addresses and deposit bindings use. */
+const CHAIN_OF: Record<Family, string> = { evm: 'ethereum-local', tron: 'tron-local' };
 const ORDER_CONFIRMATIONS = 3;
+/** tron-local solidifies this many blocks behind its head: a payment is confirmed at lag + 1 confirmations. */
+const TRON_SOLIDIFICATION_LAG = 2;
+const blockTimeOf = (chainId: string) => CHAIN_DEFINITIONS.find((c) => c.chainId === chainId)!.blockTimeMs;
+const zeroCounts = (): FamilyCounts => ({ payments: 0, orders: 0, deposits: 0, reorgs: 0 });
 const WEBHOOK_TIMEOUT_MS = 1500;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
@@ -81,7 +102,11 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
   const started = Date.now();
   const log = opts.log ?? (() => {});
   const rng = new Rng(opts.seed);
-  const scenario = buildScenario(opts.seed, { payments: opts.payments, workers: opts.workers, confirmations: ORDER_CONFIRMATIONS, spreadMs: opts.spreadMs }, rng.fork('scenario'));
+  const scenario = buildScenario(
+    opts.seed,
+    { payments: opts.payments, workers: opts.workers, confirmations: { evm: ORDER_CONFIRMATIONS, tron: TRON_SOLIDIFICATION_LAG + 1 }, spreadMs: opts.spreadMs },
+    rng.fork('scenario'),
+  );
   if (opts.keepFraction !== undefined && opts.keepFraction < 1) {
     // Every other operation of the same scenario goes: a smaller reproduction of the same run.
     const keep = <T extends { n: number }>(items: T[]) => items.filter((_, i) => i % Math.round(1 / opts.keepFraction!) === 0);
@@ -106,6 +131,9 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
   let provider: JsonRpcProvider | null = null;
   let redis: RestartableRedis | null = null;
   let proxy: FaultyRpcProxy | null = null;
+  let tron: SimTron | null = null;
+  let tronProxy: FaultyRpcProxy | null = null;
+  const counts: Record<Family, FamilyCounts> = { evm: zeroCounts(), tron: zeroCounts() };
   let receiver: ChaosReceiver | null = null;
   let procs: ServiceProcesses | null = null;
   let db: DbHandle | null = null;
@@ -137,20 +165,34 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     await setChainClock();
     const startBlock = Number(await chain.send('eth_blockNumber', []));
     trace.add('chain', { url: anvil.url, tokens, batchPayer, startBlock });
+    // tron-local: blocks at the chain's configured block time, its clock behind like anvil's.
+    tron = await startSimTron({ blockTimeMs: blockTimeOf(CHAIN_OF.tron), solidificationLag: TRON_SOLIDIFICATION_LAG, clockLagMs: scenario.chainLagSeconds * 1000, payers: 9 });
+    const tronChain = tron;
+    trace.add('chain', { chainId: CHAIN_OF.tron, url: tron.node.url, token: tron.token, startBlock: tron.startBlock });
 
     // --- database, Redis, proxy, receiver ------------------------------------------------------
     await runMigrations(dbUrl);
     db = createDb(dbUrl, { max: 4 });
     redis = await startRestartableRedis();
     proxy = await startFaultyRpcProxy(anvil.url, rng.fork('rpc'));
+    tronProxy = await startFaultyRpcProxy(tron.node.url, rng.fork('tron-rpc'), undefined, 'tron-http');
+    // Every process loads tron-local's record at start (as `npm start` writes it): its URL — here
+    // the faulty proxy —, token and solidification lag.
+    const tronState: TronLocalState = { rpcUrl: tronProxy.url, genesisHash: tron.node.genesisHash, token: tron.token, startedAt: new Date().toISOString(), solidificationLag: TRON_SOLIDIFICATION_LAG };
+    await setServiceState(db.db, TRON_LOCAL_STATE_KEY, tronState);
     receiver = await startChaosReceiver(rng.fork('receiver'), { timeoutMs: WEBHOOK_TIMEOUT_MS });
 
     const orgs: { id: string; key: string; pool: string[] }[] = [];
+    const randomAddress: Record<Family, () => string> = { evm: randomEvmAddress, tron: randomTronAddress };
     for (const o of scenario.orgs) {
       const { organizationId, ownerKey } = await createOrganization(db.db, `sim org ${o.n}`);
-      const pool = Array.from({ length: o.poolSize }, () => getAddress(hexlify(randomBytes(20))));
-      const now = Date.now();
-      await db.db.insert(poolAddresses).values(pool.map((address, i) => ({ organizationId, protocol: 'evm' as const, address, mode: 'self_managed' as const, status: 'available' as const, createdAt: new Date(now + i) })));
+      const pool: string[] = [];
+      for (const family of FAMILIES) {
+        const addresses = Array.from({ length: o.poolSize[family] }, randomAddress[family]);
+        const now = Date.now();
+        await db.db.insert(poolAddresses).values(addresses.map((address, i) => ({ organizationId, protocol: family, address, mode: 'self_managed' as const, status: 'available' as const, createdAt: new Date(now + i) })));
+        pool.push(...addresses);
+      }
       orgs.push({ id: organizationId, key: ownerKey.key, pool });
     }
 
@@ -167,6 +209,8 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       TOKEN_ETHEREUM_LOCAL_USDT: tokens.USDT,
       TOKEN_ETHEREUM_LOCAL_USDC: tokens.USDC,
       TOKEN_ETHEREUM_LOCAL_DAI: tokens.DAI,
+      RPC_URLS_TRON_LOCAL: tronProxy.url,
+      TOKEN_TRON_LOCAL_USDT: tron.token,
       CHAIN_SCAN_INTERVAL_MS: '300',
       CONFIRMATIONS_INTERVAL_MS: '300',
       ORDER_EXPIRY_INTERVAL_MS: '1000',
@@ -232,33 +276,45 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     // --- payments -------------------------------------------------------------------------------
     let payerTurn = 0;
     let paymentsSent = 0;
-    const nextPayer = () => payers[payerTurn++ % payers.length];
-    const sendTx = async (to: string, data: string, what: Record<string, unknown>) => {
+    // Each family's transaction of one or more token transfers: anvil through a payer account (a
+    // batch through the BatchPayer contract), tron-local through its development endpoint (a batch
+    // is one transaction of several TRC-20 transfers).
+    type Item = { to: string; currency: Currency; amount: bigint; ref: string };
+    const send: Record<Family, (items: Item[]) => Promise<string>> = {
+      evm: async (items) => {
+        const from = payers[payerTurn++ % payers.length];
+        const [one] = items;
+        const tx =
+          items.length === 1
+            ? { to: tokens[one.currency], data: TEST_TOKEN_ABI.encodeFunctionData('transfer', [one.to, one.amount]) }
+            : { to: batchPayer, data: BATCH_PAYER_ABI.encodeFunctionData('pay', [items.map((i) => tokens[i.currency]), items.map((i) => i.to), items.map((i) => i.amount)]) };
+        return (await chain.send('eth_sendTransaction', [{ from, ...tx, gas: '0x7a120' }])) as string;
+      },
+      tron: (items) => tronChain.pay(tronChain.payers[payerTurn++ % tronChain.payers.length], items),
+    };
+    const sendTx = async (family: Family, items: Item[], what: Record<string, unknown>) => {
+      paymentsSent += items.length;
+      counts[family].payments += items.length;
       try {
-        const hash = (await chain.send('eth_sendTransaction', [{ from: nextPayer(), to, data, gas: '0x7a120' }])) as string;
-        trace.add('tx', { ...what, hash });
+        const hash = await send[family](items);
+        trace.add('tx', { ...what, chainId: CHAIN_OF[family], hash });
         return hash;
       } catch (err) {
-        trace.add('tx-error', { ...what, error: (err as Error).message.slice(0, 200) });
+        trace.add('tx-error', { ...what, chainId: CHAIN_OF[family], error: (err as Error).message.slice(0, 200) });
         return null;
       }
     };
-    const pay = async (to: string, currency: Currency, amount: bigint, ref: string) => {
-      paymentsSent++;
-      await sendTx(tokens[currency], TEST_TOKEN_ABI.encodeFunctionData('transfer', [to, amount]), { ref, to, currency, amount: amount.toString() });
-    };
+    const pay = (family: Family, to: string, currency: Currency, amount: bigint, ref: string) =>
+      sendTx(family, [{ to, currency, amount, ref }], { ref, to, currency, amount: amount.toString() });
     // Batched payments wait here and go out together, several transfers in one transaction.
-    let batch: { to: string; currency: Currency; amount: bigint; ref: string }[] = [];
+    const batch: Record<Family, Item[]> = { evm: [], tron: [] };
     const flushBatch = async () => {
-      const items = batch;
-      batch = [];
-      if (items.length === 0) return;
-      paymentsSent += items.length;
-      await sendTx(
-        batchPayer,
-        BATCH_PAYER_ABI.encodeFunctionData('pay', [items.map((i) => tokens[i.currency]), items.map((i) => i.to), items.map((i) => i.amount)]),
-        { batch: items.map((i) => ({ ref: i.ref, to: i.to, currency: i.currency, amount: i.amount.toString() })) },
-      );
+      for (const family of FAMILIES) {
+        const items = batch[family].splice(0);
+        if (items.length === 0) continue;
+        // tron-local's transactions pay out of one owner: a batch of Tron transfers is one payer's.
+        await sendTx(family, items, { batch: items.map((i) => ({ ref: i.ref, to: i.to, currency: i.currency, amount: i.amount.toString() })) });
+      }
     };
     const batchTimer = setInterval(() => void flushBatch(), 1_500);
 
@@ -283,7 +339,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
           orderReference: ref,
           amount: amountString(o.hundredths),
           currency: o.currency,
-          chainId: CHAIN_ID,
+          chainId: CHAIN_OF[o.family],
           paymentWindowMinutes: o.windowMinutes,
           graceMinutes: o.graceMinutes,
           metadata: { sim: String(o.n), kind: o.kind },
@@ -296,20 +352,21 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
         return;
       }
       ordersCreated++;
+      counts[o.family].orders++;
       const id = String(res.body.orderId ?? res.body.id);
       const address = String(res.body.address);
       const c = Date.parse(String(res.body.createdAt));
       const e = Date.parse(String(res.body.expiresAt));
       const g = e + o.graceMinutes * 60_000;
       created.push({ planned: o, id, org: o.org });
-      trace.add('order', { ref, id, address, currency: o.currency, orderKind: o.kind, createdAt: c, expiresAt: e, graceEndsAt: g });
+      trace.add('order', { ref, id, address, chainId: CHAIN_OF[o.family], currency: o.currency, orderKind: o.kind, createdAt: c, expiresAt: e, graceEndsAt: g });
       const amount = (ppm: number, cur: Currency) => units(o.hundredths, cur, ppm);
       const jobs: Promise<unknown>[] = [];
       for (const p of o.payments) {
         const send = async () => {
           const value = amount(p.partsPerMillion, p.currency);
-          if (p.batched) batch.push({ to: address, currency: p.currency, amount: value, ref });
-          else await pay(address, p.currency, value, ref);
+          if (p.batched) batch[o.family].push({ to: address, currency: p.currency, amount: value, ref });
+          else await pay(o.family, address, p.currency, value, ref);
         };
         const t = p.timing;
         if (t.phase === 'window') jobs.push(sleep(c + lagMs + 1_500 + t.fraction * (e - c - 5_000) - Date.now()).then(send));
@@ -339,33 +396,35 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       at(d.bindAtMs, async () => {
         const org = orgs[d.org];
         const ref = `sim-${opts.seed}-d${d.n}`;
-        let res = await api(org.key, 'POST', '/deposits/bind', { depositReference: ref, protocol: 'evm' });
+        const protocol = d.family;
+        let res = await api(org.key, 'POST', '/deposits/bind', { depositReference: ref, protocol });
         for (let attempt = 0; attempt < 10 && res.status === 503; attempt++) {
           await sleep(3_000);
-          res = await api(org.key, 'POST', '/deposits/bind', { depositReference: ref, protocol: 'evm' });
+          res = await api(org.key, 'POST', '/deposits/bind', { depositReference: ref, protocol });
         }
         if (res.status !== 201 && res.status !== 200) {
           trace.add('deposit-skipped', { ref, status: res.status, body: res.body });
           return;
         }
         depositsBound++;
+        counts[d.family].deposits++;
         const address = String(res.body.address ?? res.body.depositAddress);
-        trace.add('deposit', { ref, address });
+        trace.add('deposit', { ref, address, protocol });
         const jobs = d.payments.map((p) =>
           sleep(t0 + p.atMs - Date.now()).then(async () => {
             const value = units(p.hundredths, p.currency);
-            if (p.batched) batch.push({ to: address, currency: p.currency, amount: value, ref });
-            else await pay(address, p.currency, value, ref);
+            if (p.batched) batch[d.family].push({ to: address, currency: p.currency, amount: value, ref });
+            else await pay(d.family, address, p.currency, value, ref);
           }),
         );
         if (d.unbindAtMs !== null) {
           jobs.push(
             sleep(t0 + d.unbindAtMs - Date.now()).then(async () => {
-              await api(org.key, 'POST', '/deposits/unbind', { depositReference: ref, protocol: 'evm' });
+              await api(org.key, 'POST', '/deposits/unbind', { depositReference: ref, protocol });
               trace.add('unbind', { ref, address });
               const after = d.paidAfterUnbind!;
               await sleep(t0 + after.atMs - Date.now());
-              await pay(address, after.currency, units(after.hundredths, after.currency), `${ref}-after-unbind`);
+              await pay(d.family, address, after.currency, units(after.hundredths, after.currency), `${ref}-after-unbind`);
             }),
           );
         }
@@ -374,55 +433,71 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     }
 
     // --- faults ---------------------------------------------------------------------------------
-    let reorgs = 0;
-    let reorgBusy = false;
+    const reorgBusy: Record<Family, boolean> = { evm: false, tron: false };
+    const isOrderPayment = (e: (typeof trace.entries)[number], family: Family) => e.kind === 'tx' && e.chainId === CHAIN_OF[family] && typeof e.ref === 'string' && /-o\d+$/.test(e.ref);
+    // Pays the newest order of the family still pending (a completed one no longer holds its
+    // address) a little in its token: the payer's transfer a shallow reorg then takes back.
+    const payBait = async (family: Family): Promise<string | null> => {
+      for (const e of [...trace.entries].reverse().filter((x) => x.kind === 'order' && x.chainId === CHAIN_OF[family]).slice(0, 10)) {
+        const key = orgs.find((o) => o.pool.includes(String(e.address)))?.key;
+        if (key && (await api(key, 'GET', `/orders/${String(e.id)}`)).body.status === 'pending') {
+          return pay(family, String(e.address), e.currency as Currency, units(100, e.currency as Currency), `${String(e.ref)}-reorg-bait`);
+        }
+      }
+      return null;
+    };
+    const evmReorg = async (f: (typeof scenario.faults)[number]) => {
+      const head = Number(await chain.send('eth_blockNumber', []));
+      let depth = Math.min(f.value, head - startBlock);
+      if (f.value < ORDER_CONFIRMATIONS) {
+        // A shallow reorg aims at the newest mined payment to an order, so it takes back a
+        // transfer the service has seen pending (and counted) — not just empty blocks.
+        const last = [...trace.entries].reverse().find((e) => isOrderPayment(e, 'evm'));
+        let receipt = last ? await chain.getTransactionReceipt(String(last.hash)) : null;
+        if (!receipt || head - receipt.blockNumber + 1 >= ORDER_CONFIRMATIONS) {
+          // No fresh payment to take back: bait one, and wait for it to be mined.
+          const bait = await payBait('evm');
+          for (let i = 0; bait && i < 30 && !(receipt = await chain.getTransactionReceipt(bait)); i++) await sleep(100);
+        }
+        if (receipt && head - receipt.blockNumber + 1 < ORDER_CONFIRMATIONS) {
+          await sleep(600);
+          depth = Number(await chain.send('eth_blockNumber', [])) - receipt.blockNumber + 1;
+          if (depth >= ORDER_CONFIRMATIONS) depth = f.value;
+        }
+      }
+      if (depth < 1) return;
+      await chain.send('anvil_reorg', [depth, []]);
+      // anvil rewinds its clock to the fork point: put it back (still behind the service's).
+      await setChainClock();
+      counts.evm.reorgs++;
+      trace.add('reorg', { chainId: CHAIN_OF.evm, depth, head, deep: depth >= ORDER_CONFIRMATIONS });
+    };
+    const tronReorg = async (f: (typeof scenario.faults)[number]) => {
+      // tron-local orphans only unsolidified blocks: aim at a payment in the newest ones (bait one
+      // when they hold none), once the service has had a scan to see it pending.
+      let depth = await tronChain.newestWithTransactions(f.value);
+      if (depth === 0) {
+        const bait = await payBait('tron');
+        if (bait) depth = await tronChain.waitMined(bait, blockTimeOf(CHAIN_OF.tron) * 2);
+      }
+      await sleep(800);
+      const { orphaned, from, transactions } = await tronChain.orphan(Math.max(depth, f.value), f.reinclude ?? false);
+      if (orphaned === 0) return;
+      counts.tron.reorgs++;
+      trace.add('reorg', { chainId: CHAIN_OF.tron, depth: orphaned, from, transactions, reinclude: f.reinclude ?? false, deep: false });
+    };
     for (const f of scenario.faults) {
       at(f.atMs, async () => {
         if (f.kind === 'reorg') {
-          if (reorgBusy) return;
-          reorgBusy = true;
+          const family = f.family ?? 'evm';
+          if (reorgBusy[family]) return;
+          reorgBusy[family] = true;
           try {
-            const head = Number(await chain.send('eth_blockNumber', []));
-            let depth = Math.min(f.value, head - startBlock);
-            if (f.value < ORDER_CONFIRMATIONS) {
-              // A shallow reorg aims at the newest mined payment to an order, so it takes back a
-              // transfer the service has seen pending (and counted) — not just empty blocks.
-              let last = [...trace.entries].reverse().find((e) => e.kind === 'tx' && typeof e.ref === 'string' && /-o\d+$/.test(e.ref));
-              let receipt = last ? await chain.getTransactionReceipt(String(last.hash)) : null;
-              if (!receipt || head - receipt.blockNumber + 1 >= ORDER_CONFIRMATIONS) {
-                // No fresh payment to take back: pay the newest order a little (the payer's
-                // transfer the reorg then removes), and wait for it to be mined.
-                // The newest order still pending (a completed one no longer holds its address), in its token.
-                let order: (typeof trace.entries)[number] | undefined;
-                for (const e of [...trace.entries].reverse().filter((x) => x.kind === 'order').slice(0, 10)) {
-                  const key = orgs.find((o) => o.pool.includes(String(e.address)))?.key;
-                  if (key && (await api(key, 'GET', `/orders/${String(e.id)}`)).body.status === 'pending') {
-                    order = e;
-                    break;
-                  }
-                }
-                if (order) {
-                  await pay(String(order.address), order.currency as Currency, units(100, order.currency as Currency), `${String(order.ref)}-reorg-bait`);
-                  last = [...trace.entries].reverse().find((e) => e.kind === 'tx');
-                  for (let i = 0; i < 30 && !(receipt = last ? await chain.getTransactionReceipt(String(last.hash)) : null); i++) await sleep(100);
-                }
-              }
-              if (receipt && head - receipt.blockNumber + 1 < ORDER_CONFIRMATIONS) {
-                await sleep(600);
-                depth = Number(await chain.send('eth_blockNumber', [])) - receipt.blockNumber + 1;
-                if (depth >= ORDER_CONFIRMATIONS) depth = f.value;
-              }
-            }
-            if (depth < 1) return;
-            await chain.send('anvil_reorg', [depth, []]);
-            // anvil rewinds its clock to the fork point: put it back (still behind the service's).
-            await setChainClock();
-            reorgs++;
-            trace.add('reorg', { depth, head, deep: depth >= ORDER_CONFIRMATIONS });
+            await (family === 'evm' ? evmReorg(f) : tronReorg(f));
           } catch (err) {
-            trace.add('reorg-error', { error: (err as Error).message.slice(0, 200) });
+            trace.add('reorg-error', { chainId: CHAIN_OF[family], error: (err as Error).message.slice(0, 200) });
           } finally {
-            reorgBusy = false;
+            reorgBusy[family] = false;
           }
         } else if (f.kind === 'kill') {
           trace.add('kill', { worker: f.value });
@@ -444,21 +519,22 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
 
     // --- quiescence ---------------------------------------------------------------------------
     proxy.setEnabled(false);
+    tronProxy.setEnabled(false);
     receiver.setCalm(true);
+    // Each family's final canonical history, read from its chain (not through the service).
+    const histories: ChainHistory[] = [evmHistory(chain, CHAIN_OF.evm, tokens, startBlock), tronHistory(tron.node.url, CHAIN_OF.tron, { USDT: tron.token }, tron.startBlock)];
     // A few blocks so the last payments are mined and confirmed.
     await sleep(5_000);
-    const finalHead = Number(await chain.send('eth_blockNumber', []));
-    const quiet = await waitForQuiescence(db.sql, finalHead, opts.quiescenceTimeoutMs ?? 180_000);
+    const finalHeads = Object.fromEntries(await Promise.all(histories.map(async (h) => [h.chainId, await h.head()] as const)));
+    const quiet = await waitForQuiescence(db.sql, finalHeads, opts.quiescenceTimeoutMs ?? 180_000);
     if (!quiet.ok) violations.push(`no quiescence within the time limit: ${quiet.detail}`);
-    trace.add('quiescence', { ok: quiet.ok, detail: quiet.detail, finalHead });
+    trace.add('quiescence', { ok: quiet.ok, detail: quiet.detail, finalHeads });
     log(`quiescence: ${quiet.ok ? 'reached' : 'NOT reached'} (${quiet.detail})`);
 
     // --- invariants -----------------------------------------------------------------------------
     const result = await checkInvariants({
       sql: db.sql,
-      chain,
-      tokens,
-      startBlock,
+      histories,
       endpoints,
       posts: receiver.posts,
       faultTimes: trace.entries.filter((e) => e.kind === 'kill' || e.kind === 'redis-down').map((e) => e.at + started),
@@ -468,20 +544,18 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     violations.push(...result.violations);
     mismatches.push(...result.mismatches);
     // The reference model's predictions against the service's answers and deliveries.
-    // S of the clock-skew rule, given to the model as an input. The model computes it from the
-    // design's formula (rules.ts) over the chain's configured block time (the static chain facts the
-    // service is configured with; anvil mines every second here, as configured) and the override the
-    // service was started with, rather than reading the registry's attributionSkewSeconds: a wrong
-    // formula or override in the registry then shows as a mismatch instead of being copied.
-    const blockTimeMs = CHAIN_DEFINITIONS.find((c) => c.chainId === CHAIN_ID)!.blockTimeMs;
-    const skewSeconds = skewSecondsFor(blockTimeMs, env.ATTRIBUTION_SKEW_SECONDS_ETHEREUM_LOCAL);
+    // S of the clock-skew rule per chain, given to the model as an input. The model computes it from
+    // the design's formula (rules.ts) over the chain's configured block time (the static chain facts
+    // the service is configured with; anvil mines every second and tron-local every 3 s here, as
+    // configured) and the override the service was started with, rather than reading the registry's
+    // attributionSkewSeconds: a wrong formula or override in the registry then shows as a mismatch
+    // instead of being copied.
+    const skewSeconds = new Map(FAMILIES.map((f) => [CHAIN_OF[f], skewSecondsFor(blockTimeOf(CHAIN_OF[f]), env[`ATTRIBUTION_SKEW_SECONDS_${envKey(CHAIN_OF[f])}`])]));
     const modelMismatches = await compareWithModel({
       sql: db.sql,
-      chain,
-      chainId: CHAIN_ID,
+      histories,
       skewSeconds,
-      tokens,
-      startBlock,
+      solidified: new Map([[CHAIN_OF.tron, tron.solidified]]),
       endpoints,
       posts: receiver.posts,
       apiOrders: result.apiOrders,
@@ -497,11 +571,12 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       orders: scenario.orders.length,
       ordersCreated,
       deposits: depositsBound,
-      reorgs,
+      reorgs: counts.evm.reorgs + counts.tron.reorgs,
       kills: services.kills,
       redisRestarts: redis.restarts,
-      rpcFaults: { ...proxy.counts },
-      rpcRequests: proxy.requests,
+      rpcFaults: Object.fromEntries(Object.entries(proxy.counts).map(([k, n]) => [k, n + tronProxy!.counts[k as RpcFaultKind]])),
+      rpcRequests: proxy.requests + tronProxy.requests,
+      families: familyFigures(counts, { evm: proxy, tron: tronProxy }),
       mismatches,
       violations,
       webhooks: result.webhooks,
@@ -515,6 +590,8 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     await procs?.stop().catch(() => {});
     await receiver?.close().catch(() => {});
     await proxy?.close().catch(() => {});
+    await tronProxy?.close().catch(() => {});
+    await tron?.stop().catch(() => {});
     provider?.destroy();
     await anvil?.stop().catch(() => {});
     await redis?.stop().catch(() => {});
@@ -537,6 +614,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     redisRestarts: 0,
     rpcFaults: {},
     rpcRequests: 0,
+    families: familyFigures(counts, { evm: proxy, tron: tronProxy }),
     mismatches,
     violations,
     webhooks: { expected: 0, delivered: 0, duplicated: 0, posts: 0 },
@@ -551,22 +629,31 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
   return report;
 }
 
-/** Quiescence: nothing pending anywhere, and the scanner past the chain's last block of the run. */
-async function waitForQuiescence(sql: postgres.Sql, finalHead: number, timeoutMs: number): Promise<{ ok: boolean; detail: string }> {
+function familyFigures(counts: Record<Family, FamilyCounts>, proxies: Record<Family, FaultyRpcProxy | null>): SimReport['families'] {
+  const of = (f: Family) => ({ ...counts[f], rpcFaults: Object.values(proxies[f]?.counts ?? {}).reduce((s, n) => s + n, 0), rpcRequests: proxies[f]?.requests ?? 0 });
+  return { evm: of('evm'), tron: of('tron') };
+}
+
+/** Quiescence: nothing pending anywhere, and each chain's checkpoint past its last block of the run. */
+async function waitForQuiescence(sql: postgres.Sql, finalHeads: Record<string, number>, timeoutMs: number): Promise<{ ok: boolean; detail: string }> {
   const deadline = Date.now() + timeoutMs;
   let detail = '';
   while (Date.now() < deadline) {
-    const [row] = await sql<{ orders: number; transfers: number; deposits: number; events: number; deliveries: number; checkpoint: number | null }[]>`
+    const [row] = await sql<{ orders: number; transfers: number; deposits: number; events: number; deliveries: number }[]>`
       select
         (select count(*)::int from orders where status = 'pending') as orders,
         (select count(*)::int from transfers where status = 'pending') as transfers,
         (select count(*)::int from deposits where status = 'pending') as deposits,
         (select count(*)::int from events where dispatched_at is null) as events,
         (select count(*)::int from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
-          where d.status = 'pending' and e.enabled) as deliveries,
-        (select block_number::int from chain_checkpoints where chain_id = 'ethereum-local') as checkpoint`;
-    detail = `pending orders ${row.orders}, pending transfers ${row.transfers}, pending deposits ${row.deposits}, undispatched events ${row.events}, pending deliveries ${row.deliveries}, checkpoint ${row.checkpoint} / final head ${finalHead}`;
-    if (row.orders === 0 && row.transfers === 0 && row.deposits === 0 && row.events === 0 && row.deliveries === 0 && (row.checkpoint ?? -1) >= finalHead) {
+          where d.status = 'pending' and e.enabled) as deliveries`;
+    const checkpoints = new Map(
+      (await sql<{ chain_id: string; block_number: number }[]>`select chain_id, block_number::int as block_number from chain_checkpoints where chain_id = any(${Object.keys(finalHeads)})`).map((r) => [r.chain_id, r.block_number]),
+    );
+    const behind = Object.entries(finalHeads).filter(([chainId, head]) => (checkpoints.get(chainId) ?? -1) < head);
+    const heads = Object.entries(finalHeads).map(([chainId, head]) => `${chainId} checkpoint ${checkpoints.get(chainId) ?? null} / final head ${head}`).join(', ');
+    detail = `pending orders ${row.orders}, pending transfers ${row.transfers}, pending deposits ${row.deposits}, undispatched events ${row.events}, pending deliveries ${row.deliveries}, ${heads}`;
+    if (row.orders === 0 && row.transfers === 0 && row.deposits === 0 && row.events === 0 && row.deliveries === 0 && behind.length === 0) {
       return { ok: true, detail };
     }
     await sleep(2_000);

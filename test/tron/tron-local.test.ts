@@ -75,6 +75,38 @@ describe('tron-local: the local Tron chain', () => {
     expect(node.balanceOf(PAYEE)).to.equal(0n);
   });
 
+  it('orphans only the newest N unsolidified blocks when asked, re-including their transactions', async () => {
+    await dev(node, 'mine', { blocks: 5 });
+    const sent = await dev(node, 'transfer', { to: PAYEE, amount: '5' }); // block 6
+    const five = node.head.number - 1;
+    const kept = (await new TronHttp('tron-local', [node.url]).blockByNum('wallet', five))!.blockID;
+    expect(await dev(node, 'orphan', { blocks: 1, reinclude: true })).to.deep.equal({ orphaned: 1, from: 6 });
+    expect((await new TronHttp('tron-local', [node.url]).blockByNum('wallet', five))!.blockID).to.equal(kept);
+    const infos = await new TronHttp('tron-local', [node.url]).transactionInfoByBlockNum('wallet', 6);
+    expect(infos.map((i) => i.id)).to.deep.equal([sent.txID]);
+    // Never below the solidified block, whatever N.
+    expect(await dev(node, 'orphan', { blocks: 50 })).to.deep.equal({ orphaned: 3, from: 4 });
+  });
+
+  it('runs its clock behind the machine\'s when asked, and tells as each block is solidified', async () => {
+    await node.stop();
+    const solidified: { number: number; hash: string }[] = [];
+    node = new TronLocalNode({ blockTimeMs: 0, solidificationLag: 1, clockLagMs: 60_000, onSolidified: (b) => solidified.push({ number: b.number, hash: b.hash }) });
+    await node.start();
+    const [b] = node.mine(1);
+    // (A block is at least 1 ms after its parent: within the genesis millisecond it is 59 999 ms behind.)
+    expect(Date.now() - b.timestamp).to.be.within(59_000, 65_000);
+    expect(solidified.map((x) => x.number)).to.deep.equal([]);
+    node.mine(3);
+    expect(solidified).to.deep.equal([{ number: 1, hash: b.hash }, { number: 2, hash: solidified[1].hash }, { number: 3, hash: solidified[2].hash }]);
+    expect(solidified[2].hash).to.equal((await new TronHttp('tron-local', [node.url]).nowBlock('walletsolidity'))!.blockID);
+    // Orphaning the unsolidified blocks tells nothing again (the solidified ones stay).
+    await dev(node, 'orphan');
+    expect(solidified.map((x) => x.number)).to.deep.equal([1, 2, 3]);
+    node.mine(1);
+    expect(solidified.map((x) => x.number)).to.deep.equal([1, 2, 3, 4]);
+  });
+
   it('keeps its state across restarts and answers 429 on demand', async () => {
     await dev(node, 'transfer', { to: PAYEE, amount: '9' });
     const hash = node.head.hash;

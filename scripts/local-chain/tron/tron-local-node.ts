@@ -13,7 +13,8 @@ import { TRC20_TRANSFER_TOPIC } from '../../../core/chains/tron/tron-transfers';
  * in a JSON file across restarts, and answers the java-tron HTTP endpoints the Tron adapter uses in
  * their documented formats (visible=false): full node `/wallet/*` and solidified `/walletsolidity/*`.
  * Development-only endpoints under `/dev/*`: make a transfer (several in one transaction, or a
- * reverted one), mine N blocks at once, orphan the unsolidified blocks, answer 429 for a while.
+ * reverted one), mine N blocks at once, orphan the unsolidified blocks (all, or the newest N),
+ * answer 429 for a while.
  */
 
 export interface TronLocalOptions {
@@ -25,6 +26,10 @@ export interface TronLocalOptions {
   blockTimeMs?: number;
   /** Blocks between the head and the newest solidified block. */
   solidificationLag?: number;
+  /** The node's clock runs this many ms behind the machine's (block timestamps; tests of clock skew). */
+  clockLagMs?: number;
+  /** Called as each block becomes solidified (final), in height order. */
+  onSolidified?: (block: { number: number; hash: string }) => void;
 }
 
 interface LocalLog {
@@ -73,6 +78,8 @@ export class TronLocalNode {
   private server: http.Server | null = null;
   private timer: NodeJS.Timeout | null = null;
   private rateLimited = 0;
+  /** Highest height reported to onSolidified. */
+  private solidifiedTold: number;
   readonly blockTimeMs: number;
   readonly solidificationLag: number;
   url = '';
@@ -82,6 +89,7 @@ export class TronLocalNode {
     this.solidificationLag = options.solidificationLag ?? 19;
     this.state = this.load() ?? this.genesis();
     this.replayBalances();
+    this.solidifiedTold = this.solidifiedNumber;
   }
 
   get token(): string {
@@ -127,8 +135,12 @@ export class TronLocalNode {
 
   // --- chain -------------------------------------------------------------------------------
 
+  private now(): number {
+    return Date.now() - (this.options.clockLagMs ?? 0);
+  }
+
   private genesis(): LocalState {
-    const timestamp = Date.now();
+    const timestamp = this.now();
     const salt = randomBytes(8).toString('hex');
     const hash = '0'.repeat(16) + sha256(`genesis:${salt}:${timestamp}`).slice(16);
     return {
@@ -165,12 +177,14 @@ export class TronLocalNode {
         if (tx.success) for (const l of tx.logs) this.move(l);
       }
       const number = parent.number + 1;
-      const timestamp = Math.max(Date.now(), parent.timestamp + 1);
+      const timestamp = Math.max(this.now(), parent.timestamp + 1);
       const hash = number.toString(16).padStart(16, '0') + sha256(`${parent.hash}:${number}:${timestamp}:${txs.map((t) => t.id).join(',')}:${randomBytes(4).toString('hex')}`).slice(16);
       const block = { number, hash, parentHash: parent.hash, timestamp, txs };
       this.state.blocks.push(block);
       made.push(block);
     }
+    // Once per height: an orphaning lowers the head for a moment, never what was solidified.
+    for (; this.solidifiedTold < this.solidifiedNumber; this.solidifiedTold++) this.options.onSolidified?.(this.state.blocks[this.solidifiedTold + 1]);
     this.save();
     return made;
   }
@@ -186,12 +200,12 @@ export class TronLocalNode {
   }
 
   /**
-   * Replaces every unsolidified block by a new block of the same height and a different hash (a
-   * fork the network settled on): their transactions are gone unless `reinclude`, which puts them
-   * in the first replacement block.
+   * Replaces every unsolidified block (or only the newest `blocks` of them) by a new block of the
+   * same height and a different hash (a fork the network settled on): their transactions are gone
+   * unless `reinclude`, which puts them in the first replacement block.
    */
-  orphanUnsolidified(reinclude = false): { orphaned: number; from: number } {
-    const keep = this.solidifiedNumber;
+  orphanUnsolidified(reinclude = false, blocks = Infinity): { orphaned: number; from: number } {
+    const keep = Math.max(this.solidifiedNumber, this.head.number - Math.max(0, blocks));
     const removed = this.state.blocks.splice(keep + 1);
     this.replayBalances();
     if (reinclude) this.state.pending.unshift(...removed.flatMap((b) => b.txs.map((t) => ({ ...t, success: t.success }))));
@@ -371,7 +385,7 @@ export class TronLocalNode {
         return { head: made[made.length - 1].number, solidified: this.solidifiedNumber };
       }
       case '/dev/orphan':
-        return this.orphanUnsolidified(body.reinclude === true);
+        return this.orphanUnsolidified(body.reinclude === true, body.blocks === undefined ? Infinity : Number(body.blocks));
       case '/dev/rate-limit':
         this.rateLimited = Number(body.requests ?? 1);
         return { rateLimited: this.rateLimited };
