@@ -7,6 +7,12 @@ import { ApiKeyCache } from './key-cache';
 export interface ApiDeps extends ServiceContext {
   /** Producer connection: fails fast when Redis is down. */
   redis: Redis;
+  /**
+   * The public pages' per-IP limiter connection: fails fast too, and auto-pipelined (the limits
+   * checked in one event-loop turn go to Redis in one write). Its own connection, so the queues'
+   * traffic on `redis` is never batched.
+   */
+  pageLimitRedis: Redis;
   /** The queues themselves, for the operators' dashboard (bull-board) only; enqueue through `jobs`. */
   queues: Queues;
   /** This instance's memory of recently used API keys (revocations announced through Redis). */

@@ -34,9 +34,13 @@ export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
     if (redisDown) ctx.logger.info('Redis connection restored');
     redisDown = false;
   });
+  // The public pages' per-IP limiter on a connection of its own (ApiDeps.pageLimitRedis).
+  const pageLimitRedis = createProducerRedis(ctx.config.redisUrl, { autoPipelining: true });
+  pageLimitRedis.on('error', onRedisError);
+  await waitForRedis(pageLimitRedis);
   const keyCache = createKeyCache(ctx);
   // Jobs go out on the API's own fail-fast connection: a request gets an answer, not a hang.
-  const app = createApp(ctx.config, { ...ctx, redis, queues, jobs: bullJobQueue(queues), keyCache });
+  const app = createApp(ctx.config, { ...ctx, redis, pageLimitRedis, queues, jobs: bullJobQueue(queues), keyCache });
   const server = http.createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -58,6 +62,7 @@ export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
       await closeQueues(queues);
       await keyCache.close();
       redis.disconnect();
+      pageLimitRedis.disconnect();
     },
   };
 }

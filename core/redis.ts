@@ -3,14 +3,20 @@ import { Redis, type RedisOptions } from 'ioredis';
 /**
  * Two kinds of Redis connection (BullMQ's advice): producers (the API) fail fast so a request
  * gets a 503 instead of hanging; workers retry forever.
+ *
+ * `autoPipelining`: ioredis sends the commands issued in one event-loop turn as one write (and
+ * Redis answers them in one read) instead of a write and a wake-up of Redis per command. For a
+ * connection of many small independent commands only (the public pages' per-IP limits); never
+ * for BullMQ's connections (its scripts and blocking commands are not meant to be batched).
  */
-export function createProducerRedis(url: string): Redis {
+export function createProducerRedis(url: string, options: { autoPipelining?: boolean } = {}): Redis {
   return new Redis(url, {
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     connectTimeout: 2000,
     retryStrategy: (times) => Math.min(times * 200, 2000),
     lazyConnect: false,
+    enableAutoPipelining: options.autoPipelining ?? false,
   } satisfies RedisOptions);
 }
 

@@ -103,12 +103,29 @@ function columnsOf(table: Table): [string, Column][] {
  * shape drizzle's own queries give (camelCase, mapped through each column's type).
  */
 export function rowFromDriver<T extends Table>(table: T, raw: Record<string, unknown>): T['$inferSelect'] {
+  return readColumns(columnsOf(table), raw) as T['$inferSelect'];
+}
+
+function readColumns(columns: [string, Column][], raw: Record<string, unknown>): Record<string, unknown> {
   const row: Record<string, unknown> = {};
-  for (const [property, column] of columnsOf(table)) {
+  for (const [property, column] of columns) {
     const value = raw[column.name];
     row[property] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
   }
-  return row as T['$inferSelect'];
+  return row;
+}
+
+/**
+ * Some of a table's columns, for a hand-written statement that reads only what its caller needs:
+ * `names` (SQL column names) for its select list, `read` for each raw row, both from one list.
+ */
+export function columnsReader<T extends Table, K extends keyof T['$inferSelect'] & string>(
+  table: T,
+  properties: readonly K[],
+): { names: string[]; read(raw: Record<string, unknown>): Pick<T['$inferSelect'], K> } {
+  const all = getTableColumns(table);
+  const columns = properties.map((p): [string, Column] => [p, all[p]]);
+  return { names: columns.map(([, c]) => c.name), read: (raw) => readColumns(columns, raw) as Pick<T['$inferSelect'], K> };
 }
 
 /**

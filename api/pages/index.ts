@@ -24,7 +24,7 @@ export function mountPublicPages(app: express.Express, deps: ApiDeps): void {
 
   const setHeaders = publicPageHeaderSetter(headersConfig);
   const limit = ipRateLimit({
-    redis: deps.redis,
+    redis: deps.pageLimitRedis,
     keyPrefix: `${deps.config.redisPrefix}:rl:page`,
     perMinute: deps.config.pages.rateLimitPerMinute,
     logger: deps.logger,

@@ -1,12 +1,12 @@
 import { sql } from 'drizzle-orm';
-import { prepareStatement, rowFromDriver } from '../../db/client';
+import { columnsReader, prepareStatement } from '../../db/client';
 import { orders } from '../../db/schema';
 import { formatAmount } from '../amounts';
 import { explorerTxLink, type Currency } from '../chains/registry';
 import { walletUri } from '../chains/wallet-uri';
 import type { ServiceContext } from '../context';
 import { decideOrderStatus, type TransferFacts } from './order-state';
-import { orderDecimals, type OrderRow } from './order-view';
+import { orderDecimals } from './order-view';
 import { PAY_TOKEN_PATTERN } from './pay-token';
 import { buildOrderRedirect } from './redirect';
 
@@ -66,13 +66,24 @@ type RawTransfer = {
 };
 
 /**
+ * What the page reads of an order: what it shows, decides the state with and redirects with
+ * (core/orders/redirect.ts). Not the rest (metadata above all: a JSON document to parse and
+ * collect on every poll of every open page).
+ */
+const PAGE_ORDER = columnsReader(orders, [
+  'organizationId', 'orderReference', 'status', 'amount', 'currency', 'chainId', 'protocol', 'address',
+  'successUrl', 'cancelUrl', 'requiredConfirmations', 'createdAt', 'expiresAt', 'graceEndsAt', 'txHash',
+]);
+export type PageOrder = ReturnType<typeof PAGE_ORDER.read>;
+
+/**
  * The order of a token, its organization's name and its counted non-dropped transfers, in one
  * round trip (the status endpoint runs it on every poll). The token's unique index finds the order.
  * Hand-written for that: one prepared statement with the transfers aggregated as JSON; its text is
  * snapshotted (test/foundation/hand-written-sql.test.ts).
  */
 const pageStatement = prepareStatement<{ token: string }>('orders.payment_page', sql`
-  select o.*, org.name as organization_name,
+  select ${sql.raw(PAGE_ORDER.names.map((name) => `o.${name}`).join(', '))}, org.name as organization_name,
     coalesce((
       select json_agg(json_build_object('id', t.id, 'chainId', t.chain_id, 'currency', t.currency, 'amount', t.amount::text,
         'status', t.status, 'confirmations', t.confirmations, 'txHash', t.tx_hash, 'logIndex', t.log_index,
@@ -83,7 +94,7 @@ const pageStatement = prepareStatement<{ token: string }>('orders.payment_page',
   where o.pay_token = ${sql.placeholder('token')}`);
 
 export interface PaymentPageFacts {
-  order: OrderRow;
+  order: PageOrder;
   organizationName: string;
   transfers: TransferFacts[];
 }
@@ -94,7 +105,7 @@ export async function findPaymentPage(ctx: Pick<ServiceContext, 'db'>, token: st
   const [row] = await pageStatement.run<PageRow>(ctx.db, { token });
   if (!row) return null;
   return {
-    order: rowFromDriver(orders, row),
+    order: PAGE_ORDER.read(row),
     organizationName: row.organization_name,
     transfers: row.counted_transfers.map((t) => ({ ...t, amount: BigInt(t.amount), blockTimestamp: new Date(t.blockTimestamp) })),
   };

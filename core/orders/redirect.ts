@@ -1,6 +1,7 @@
+import { formatAmount } from '../amounts';
 import type { ServiceContext } from '../context';
 import { getConfigValue } from '../org-config';
-import { presentOrder, type OrderRow, type OrderView } from './order-view';
+import { orderDecimals, type OrderRow, type OrderView } from './order-view';
 
 export interface RedirectDefaults {
   /** default_order_success_url */
@@ -9,13 +10,22 @@ export interface RedirectDefaults {
   cancelUrl: string | null;
 }
 
+/** What a redirect carries of an order, as on the wire (the amount a decimal string). */
+export type RedirectFields = Pick<OrderView, 'orderReference' | 'status' | 'amount' | 'currency' | 'chainId' | 'txHash' | 'successUrl' | 'cancelUrl'>;
+
+/** What the redirect builder reads of a stored order (the hosted page reads no more than this of it). */
+export type RedirectOrder = Pick<
+  OrderRow,
+  'organizationId' | 'orderReference' | 'status' | 'amount' | 'currency' | 'chainId' | 'txHash' | 'successUrl' | 'cancelUrl'
+>;
+
 /**
  * Pure: where the payer goes after a finished order, or null. Completed: the order's successUrl
  * (else the organization default) with orderReference, status, amount, currency, chainId and txHash
  * appended; expired: the cancelUrl (else the default) with the same minus txHash; pending, or no URL
  * at all: null. Existing query parameters of the URL are kept; ours replace same-named ones.
  */
-export function orderRedirectUrl(order: OrderView, defaults: RedirectDefaults): string | null {
+export function orderRedirectUrl(order: RedirectFields, defaults: RedirectDefaults): string | null {
   if (order.status === 'pending') return null;
   const completed = order.status === 'completed';
   const base = completed ? order.successUrl ?? defaults.successUrl : order.cancelUrl ?? defaults.cancelUrl;
@@ -39,14 +49,15 @@ export function orderRedirectUrl(order: OrderView, defaults: RedirectDefaults): 
 }
 
 /** The payer's redirect for an order, reading the organization's default URLs only when needed. */
-export async function buildOrderRedirect(ctx: Pick<ServiceContext, 'db' | 'registry' | 'config'>, order: OrderRow): Promise<string | null> {
+export async function buildOrderRedirect(ctx: Pick<ServiceContext, 'db' | 'registry'>, order: RedirectOrder): Promise<string | null> {
   if (order.status === 'pending') return null;
-  const view = presentOrder(ctx, order);
+  // The amount formatted as presentOrder does (the wire's decimal string).
+  const fields: RedirectFields = { ...order, amount: formatAmount(order.amount, orderDecimals(ctx, order)), txHash: order.txHash ?? undefined };
   const own = order.status === 'completed' ? order.successUrl : order.cancelUrl;
   const defaults: RedirectDefaults = { successUrl: null, cancelUrl: null };
   if (!own) {
     if (order.status === 'completed') defaults.successUrl = await getConfigValue<string | null>(ctx.db, order.organizationId, 'default_order_success_url');
     else defaults.cancelUrl = await getConfigValue<string | null>(ctx.db, order.organizationId, 'default_order_cancel_url');
   }
-  return orderRedirectUrl(view, defaults);
+  return orderRedirectUrl(fields, defaults);
 }

@@ -63,7 +63,8 @@ async function main() {
   const logger = createLogger('warn');
   const ctx = { config, db: dbHandle.db, registry: ChainRegistry.forNetwork('local', {}), clock: systemClock, logger, jobs: bullJobQueue(queues), detection: new DetectionState(), memory: new ProcessMemory() };
   const keyCache = createKeyCache(ctx);
-  const deps = { ...ctx, redis, queues, keyCache };
+  // No page requests here: the page limiter may share the producer connection.
+  const deps = { ...ctx, redis, pageLimitRedis: redis, queues, keyCache };
   const server = createApp(config, deps).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   const port = (server.address() as AddressInfo).port;

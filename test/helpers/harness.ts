@@ -91,6 +91,8 @@ interface Shared {
   /** Over the current file's database, whichever file that is (see switchableSql). */
   dbHandle: DbHandle;
   redis: Redis;
+  /** The apps' page limiter connection, auto-pipelined as in api/server.ts. */
+  pageLimitRedis: Redis;
   queues: Queues;
 }
 let shared: Shared | null = null;
@@ -170,6 +172,7 @@ export async function tearDownTestRun(): Promise<void> {
     await closeQueues(shared.queues).catch(() => {});
     await deleteKeysWithPrefix(shared.redis, TEST_REDIS_PREFIX).catch(() => {});
     shared.redis.disconnect();
+    shared.pageLimitRedis.disconnect();
     shared = null;
   }
   const unused = nextDatabase;
@@ -221,7 +224,8 @@ function requireShared(): Shared {
     const sql = switchableSql();
     const db = drizzle(sql, { schema });
     const dbHandle: DbHandle = { db, sql, close: async () => {} };
-    shared = { dbHandle, redis, queues: createQueues(redis, TEST_REDIS_PREFIX) };
+    const pageLimitRedis = createProducerRedis(REDIS_URL, { autoPipelining: true });
+    shared = { dbHandle, redis, pageLimitRedis, queues: createQueues(redis, TEST_REDIS_PREFIX) };
   }
   return shared;
 }
@@ -261,11 +265,11 @@ export function buildTestApp(
 ): TestApp {
   const config = testConfig({ API_STYLE: options.style ?? 'b', ...(options.env ?? {}) }, options.overrides);
   const clock = options.clock ?? new ManualClock();
-  const { redis, queues } = requireShared();
+  const { redis, pageLimitRedis, queues } = requireShared();
   const ctx = { ...testContext(config, clock), ...(options.db ? { db: options.db } : {}) };
   const keyCache = createKeyCache(ctx, { ttlMs: options.keyCacheTtlMs });
   onTearDown(() => keyCache.close());
-  const deps: ApiDeps = { ...ctx, redis: options.redis ?? redis, queues, jobs: bullJobQueue(queues), keyCache };
+  const deps: ApiDeps = { ...ctx, redis: options.redis ?? redis, pageLimitRedis, queues, jobs: bullJobQueue(queues), keyCache };
   return { app: createApp(config, deps), deps, config, clock };
 }
 
