@@ -69,6 +69,21 @@ for (const style of STYLES) {
       expect((await poolAddressOf(pool[0])).status).to.equal('allocated');
     });
 
+    it('answers the order as stored: GET /orders/:id gives the same object as the 201 (window and confirmations from the settings)', async () => {
+      const other = await createTestOrg('stored org');
+      await seedPoolAddresses(other.organizationId, 'evm', 2);
+      await setConfigValue(testDb(), other.organizationId, 'payment_window_minutes', 17);
+      await setConfigValue(testDb(), other.organizationId, 'confirmations.orders', 9);
+      const metadata = { z: 2.5, a: 'ü', yes: true, none: null, empty: '', big: 12345678901234567890 };
+      const res = await post(other.keys.member, body({ metadata, graceMinutes: 7, successUrl: 'https://shop.example/ok' }));
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      const created = dataOf(style, res);
+      const stored = dataOf(style, await get(other.keys.viewer, `/orders/${created.orderId}`));
+      expect(created).to.deep.equal(stored);
+      expect(created.requiredConfirmations).to.equal(9);
+      expect(Date.parse(created.graceEndsAt) - Date.parse(created.createdAt)).to.equal(24 * 60_000);
+    });
+
     it('takes paymentWindowMinutes from the organization setting, and explicit window and grace over it; DAI with 18 decimals', async () => {
       const other = await createTestOrg('window org');
       await seedPoolAddresses(other.organizationId, 'evm', 3);

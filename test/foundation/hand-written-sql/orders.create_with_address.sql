@@ -32,16 +32,17 @@ with settings as materialized (
     insert into orders (id, organization_id, order_reference, pay_token, amount, amount_received, currency, chain_id, protocol,
       address, pool_address_id, status, success_url, cancel_url, metadata, payment_window_minutes, grace_minutes,
       required_confirmations, expires_at, grace_ends_at, created_at, updated_at)
-    select $18, $2, $20, rtrim(translate(encode(gen_random_bytes(16), 'base64'), '+/', '-_'), '='), $21::numeric, 0, $22,
-      $23, $9, t.address, t.id, 'pending', $24::text, $25::text,
-      $26::jsonb, s.payment_window_minutes, $27::int, s.required_confirmations,
+    select $18, $2, $20, $21, $22::numeric, 0, $23,
+      $24, $9, t.address, t.id, 'pending', $25::text, $26::text,
+      $27::jsonb, s.payment_window_minutes, $28::int, s.required_confirmations,
       $16::timestamptz + make_interval(mins => s.payment_window_minutes),
-      $16::timestamptz + make_interval(mins => s.payment_window_minutes + $27::int),
+      $16::timestamptz + make_interval(mins => s.payment_window_minutes + $28::int),
       $16::timestamptz, $16::timestamptz
     from taken t cross join settings s
-    returning *
+    returning payment_window_minutes, required_confirmations
   )
-  select c.*, t.pool_created_at, t.pool_recycled_at from created c cross join taken t
+  select t.id as pool_address_id, t.address, t.pool_created_at, t.pool_recycled_at, c.payment_window_minutes, c.required_confirmations
+  from created c cross join taken t
 
 -- $1: paymentWindowMinutes
 -- $2: organizationId
@@ -63,10 +64,11 @@ with settings as materialized (
 -- $18: id
 -- $19: fixed null
 -- $20: orderReference
--- $21: amount
--- $22: currency
--- $23: chainId
--- $24: successUrl
--- $25: cancelUrl
--- $26: metadata
--- $27: graceMinutes
+-- $21: payToken
+-- $22: amount
+-- $23: currency
+-- $24: chainId
+-- $25: successUrl
+-- $26: cancelUrl
+-- $27: metadata
+-- $28: graceMinutes
