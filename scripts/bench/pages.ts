@@ -3,7 +3,10 @@
  * database and Redis prefix of its own (removed at the end):
  * - GET /pay/<token>/status for BENCH_ORDERS (1,000) distinct orders at BENCH_CONNECTIONS (50)
  *   connections, the per-IP limit raised for the run (not removed: every request still counts in
- *   Redis). Target ≥ 2,000 req/s with p99 < 20 ms.
+ *   Redis). Target ≥ 2,000 req/s with p99 < 20 ms: throughput measured saturated (every
+ *   connection sends as soon as it has its answer), p99 measured at 2,000 req/s offered
+ *   (BENCH_RATE), where latency is the service's and not the length of a closed loop's queue
+ *   (saturated, 50 connections wait on each other: mean latency = 50 / throughput).
  * - While that load runs, a payment is confirmed for a few orders (transfer + recompute in one
  *   committed transaction, as the confirmations job does); the time until the status endpoint
  *   shows `paid` is measured. Target < 1 s.
@@ -11,7 +14,7 @@
  * The load generator runs in a worker thread of this same process, on the same cores.
  *
  *   npm run bench:pages
- *   BENCH_CONNECTIONS=50 BENCH_DURATION=10 BENCH_ORDERS=1000 npm run bench:pages
+ *   BENCH_CONNECTIONS=50 BENCH_DURATION=10 BENCH_ORDERS=1000 BENCH_RATE=2000 npm run bench:pages
  *   BENCH_CPU_PROFILE=/tmp/pages.cpuprofile npm run bench:pages   # V8 profile of the main thread during the status run
  *   node scripts/bench/profile-top.mjs /tmp/pages.cpuprofile        # its self time by function and by package
  *
@@ -41,10 +44,12 @@ import { autocannon, benchState, cpuProfiler, resultLine, type AutocannonResult 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const ORDER_COUNT = Number(process.env.BENCH_ORDERS ?? 1000);
+/** The throughput the status endpoint must sustain, and the offered load its p99 is measured at. */
+const TARGET_RATE = Number(process.env.BENCH_RATE ?? 2000);
 const CHANGES = 5;
 const randomAddress = () => getAddress(hexlify(randomBytes(20)));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const line = (name: string, r: AutocannonResult) => resultLine(name, r, 34);
+const line = (name: string, r: AutocannonResult) => resultLine(name, r, 44);
 /** BENCH_CPU_PROFILE=<file.cpuprofile>: a V8 CPU profile of the main thread during the status run. */
 const PROFILE_PATH = process.env.BENCH_CPU_PROFILE;
 const CLOCK_TICKS = 100;
@@ -144,13 +149,16 @@ async function main(): Promise<void> {
 
     api = await startApi(ctx);
     const base = `http://127.0.0.1:${api.port}`;
-    const load = (suffix: string, duration: number) => {
+    // overallRate: a fixed offered load (autocannon then corrects latencies for coordinated
+    // omission); without it, every connection sends as fast as the server answers.
+    const load = (suffix: string, duration: number, overallRate?: number) => {
       process.env.BENCH_PAGES_SUFFIX = suffix;
       return autocannon({
         url: base,
         connections: CONNECTIONS,
         duration,
         workers: 1,
+        ...(overallRate ? { overallRate } : {}),
         requests: [{ method: 'GET', setupRequest: path.join(__dirname, 'page-request.cjs') }],
       });
     };
@@ -208,10 +216,12 @@ async function main(): Promise<void> {
     if (profiler) await profiler.save(PROFILE_PATH!);
     const statusWallS = (cpuAfter.wall - cpuBefore.wall) / 1000;
 
+    const statusAtTarget = await load('/status', DURATION_S, TARGET_RATE);
     const pageRun = await load('', DURATION_S);
     const [check] = await ctx.db.select({ status: orders.status }).from(orders).where(eq(orders.id, created[0].id));
 
-    process.stdout.write(`${line('GET /pay/<token>/status', status)}   target ≥ 2000 req/s, p99 < 20 ms\n`);
+    process.stdout.write(`${line('GET /pay/<token>/status, saturated', status)}   target ≥ ${TARGET_RATE} req/s\n`);
+    process.stdout.write(`${line(`GET /pay/<token>/status at ${TARGET_RATE} req/s offered`, statusAtTarget)}   target p99 < 20 ms\n`);
     process.stdout.write(`  ${cpuLine(cpuBefore, cpuAfter, status.requests.total)}\n`);
     const ms = (ns: number) => (ns / 1e6).toFixed(1);
     process.stdout.write(
