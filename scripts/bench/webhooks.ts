@@ -4,9 +4,12 @@
  * Uses its own database and Redis prefix, removed at the end.
  *
  *   npm run bench:webhooks            (BENCH_EVENTS=2000 by default)
+ *   BENCH_WORKERS=2 BENCH_WORKER_CPU_PROFILE=/tmp/wh npm run bench:webhooks   # only the 2-process round,
+ *     each worker writes a V8 .cpuprofile into /tmp/wh when it exits (read: scripts/bench/profile-top.mjs)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -33,6 +36,10 @@ const DB_URL = (() => {
   return u.toString();
 })();
 const PREFIX = `sgb_${RUN}`;
+/** The rounds: how many worker processes each runs (default 1 then 2). */
+const ROUNDS = (process.env.BENCH_WORKERS ?? '1,2').split(',').map(Number);
+/** A directory: each worker process writes a CPU profile of its life there (node --cpu-prof). */
+const PROFILE_DIR = process.env.BENCH_WORKER_CPU_PROFILE;
 
 const WORKER_ENV = {
   DATABASE_URL: DB_URL,
@@ -47,19 +54,30 @@ const WORKER_ENV = {
 };
 
 function startWorker(): Promise<ChildProcess> {
-  const child = spawn(path.join(ROOT, 'node_modules/.bin/tsx'), ['workers/main.ts'], {
+  // As `npm run start:worker` runs it (node --import tsx), with a CPU profile when asked.
+  const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'workers/main.ts'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...WORKER_ENV, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
   return new Promise((resolve, reject) => {
+    // The worker logs a line per delivery: once it has started, keep only the last few KB (for the
+    // error below), so reading its output costs this process (sharing the CPU) next to nothing.
     let out = '';
+    let started = false;
+    const keep = (c: Buffer) => {
+      out = started ? (out + c.toString()).slice(-4096) : out + c.toString();
+    };
     child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      if (out.includes('workers started')) resolve(child);
+      keep(c);
+      if (!started && out.includes('workers started')) {
+        started = true;
+        resolve(child);
+      }
     });
-    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr!.on('data', keep);
     child.once('exit', (code) => reject(new Error(`worker exited (${code}): ${out}`)));
   });
 }
@@ -73,6 +91,40 @@ async function stopWorker(child: ChildProcess): Promise<void> {
     return;
   }
   await exited;
+}
+
+/** CPU seconds used so far by every process, summed by command name (Linux /proc; empty elsewhere). */
+function cpuByCommand(): Map<string, number> {
+  const out = new Map<string, number>();
+  let pids: string[] = [];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return out;
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const comm = stat.slice(stat.indexOf('(') + 1, close);
+      const fields = stat.slice(close + 2).split(' ');
+      const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime
+      out.set(comm, (out.get(comm) ?? 0) + ticks / 100);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out;
+}
+
+/** CPU used between two cpuByCommand readings, largest first, e.g. "postgres 1.20 s, node 0.90 s". */
+function cpuLine(before: Map<string, number>, after: Map<string, number>): string {
+  return [...after]
+    .map(([comm, s]) => [comm, s - (before.get(comm) ?? 0)] as const)
+    .filter(([, s]) => s >= 0.05)
+    .sort((a, b) => b[1] - a[1])
+    .map(([comm, s]) => `${comm} ${s.toFixed(2)} s`)
+    .join(', ');
 }
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -106,19 +158,19 @@ async function main() {
     );
 
     console.log(`webhook delivery benchmark: ${EVENTS} events per round, one endpoint, local receiver, relay every ${WORKER_ENV.WEBHOOK_RELAY_INTERVAL_MS} ms`);
-    for (const count of [1, 2]) {
+    for (const count of ROUNDS) {
       while (workers.length < count) workers.push(await startWorker());
       received.clear();
       duplicates = 0;
       const created = new Map<string, number>();
+      const cpuBefore = cpuByCommand();
       const t0 = Date.now();
       for (let i = 0; i < EVENTS; i += 100) {
+        // 100 events per transaction, their statements pipelined on its connection: the backlog is
+        // written as fast as Postgres takes it, so the figure is the delivery's, not this writer's.
         const batch = await dbHandle.db.transaction(async (tx) => {
-          const out = [];
-          for (let j = i; j < Math.min(EVENTS, i + 100); j++) {
-            out.push(await emitEvent(tx, { organizationId, type: 'order.completed', data: { orderId: `ord_bench_${count}_${j}`, amount: '10.5' } }));
-          }
-          return out;
+          const ids = Array.from({ length: Math.min(EVENTS, i + 100) - i }, (_, k) => i + k);
+          return Promise.all(ids.map((j) => emitEvent(tx, { organizationId, type: 'order.completed', data: { orderId: `ord_bench_${count}_${j}`, amount: '10.5' } })));
         });
         for (const e of batch) created.set(e.id, e.createdAt.getTime());
       }
@@ -128,6 +180,7 @@ async function main() {
         if (Date.now() > deadline) throw new Error(`only ${received.size} of ${EVENTS} delivered`);
         await new Promise((r) => setTimeout(r, 20));
       }
+      const cpuAfter = cpuByCommand();
       const last = Math.max(...[...created.keys()].map((id) => received.get(id)!));
       const latencies = [...created.entries()].map(([id, at]) => received.get(id)! - at).sort((a, b) => a - b);
       const seconds = (last - t0) / 1000;
@@ -136,6 +189,7 @@ async function main() {
           `(events written in ${((inserted - t0) / 1000).toFixed(2)} s); event row → receipt p50 ${percentile(latencies, 50)} ms, ` +
           `p99 ${percentile(latencies, 99)} ms, max ${latencies.at(-1)} ms; duplicates ${duplicates}`,
       );
+      console.log(`  CPU during the round (all processes on this machine, by command): ${cpuLine(cpuBefore, cpuAfter)}`);
     }
 
     // Latency without a backlog: one event every 20 ms (50/s), each in its own transaction.
