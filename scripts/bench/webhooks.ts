@@ -9,7 +9,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -93,40 +92,6 @@ async function stopWorker(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-/** CPU seconds used so far by every process, summed by command name (Linux /proc; empty elsewhere). */
-function cpuByCommand(): Map<string, number> {
-  const out = new Map<string, number>();
-  let pids: string[] = [];
-  try {
-    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
-  } catch {
-    return out;
-  }
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      const comm = stat.slice(stat.indexOf('(') + 1, close);
-      const fields = stat.slice(close + 2).split(' ');
-      const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime
-      out.set(comm, (out.get(comm) ?? 0) + ticks / 100);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return out;
-}
-
-/** CPU used between two cpuByCommand readings, largest first, e.g. "postgres 1.20 s, node 0.90 s". */
-function cpuLine(before: Map<string, number>, after: Map<string, number>): string {
-  return [...after]
-    .map(([comm, s]) => [comm, s - (before.get(comm) ?? 0)] as const)
-    .filter(([, s]) => s >= 0.05)
-    .sort((a, b) => b[1] - a[1])
-    .map(([comm, s]) => `${comm} ${s.toFixed(2)} s`)
-    .join(', ');
-}
-
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
 async function main() {
@@ -163,7 +128,6 @@ async function main() {
       received.clear();
       duplicates = 0;
       const created = new Map<string, number>();
-      const cpuBefore = cpuByCommand();
       const t0 = Date.now();
       for (let i = 0; i < EVENTS; i += 100) {
         // 100 events per transaction, their statements pipelined on its connection: the backlog is
@@ -180,7 +144,6 @@ async function main() {
         if (Date.now() > deadline) throw new Error(`only ${received.size} of ${EVENTS} delivered`);
         await new Promise((r) => setTimeout(r, 20));
       }
-      const cpuAfter = cpuByCommand();
       const last = Math.max(...[...created.keys()].map((id) => received.get(id)!));
       const latencies = [...created.entries()].map(([id, at]) => received.get(id)! - at).sort((a, b) => a - b);
       const seconds = (last - t0) / 1000;
@@ -189,7 +152,6 @@ async function main() {
           `(events written in ${((inserted - t0) / 1000).toFixed(2)} s); event row → receipt p50 ${percentile(latencies, 50)} ms, ` +
           `p99 ${percentile(latencies, 99)} ms, max ${latencies.at(-1)} ms; duplicates ${duplicates}`,
       );
-      console.log(`  CPU during the round (all processes on this machine, by command): ${cpuLine(cpuBefore, cpuAfter)}`);
     }
 
     // Latency without a backlog: one event every 20 ms (50/s), each in its own transaction.
