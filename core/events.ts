@@ -1,6 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { events } from '../db/schema';
-import type { DbOrTx } from '../db/client';
+import { prepareStatement, type DbOrTx } from '../db/client';
 import { newId } from './ids';
 
 /** Every event type the service emits; webhook endpoints subscribe to these. */
@@ -33,6 +32,19 @@ export interface EmittedEvent {
  */
 export const EVENTS_CHANNEL = 'stablegate_events';
 
+/** The row and its NOTIFY in one prepared statement: one round trip per event (db/client.ts prepareStatement). */
+const emitStatement = prepareStatement<{ id: string; organizationId: string; type: string; data: string; createdAt: string; targetEndpointId: string | null }>(
+  'events.emit',
+  sql`
+  with inserted as (
+    insert into events (id, organization_id, type, data, created_at, target_endpoint_id)
+    values (${sql.placeholder('id')}, ${sql.placeholder('organizationId')}, ${sql.placeholder('type')}, ${sql.placeholder('data')}::jsonb,
+            ${sql.placeholder('createdAt')}::timestamptz, ${sql.placeholder('targetEndpointId')}::text)
+    returning id
+  )
+  select pg_notify(${EVENTS_CHANNEL}, '') from inserted`,
+);
+
 /**
  * Writes an event to the outbox, inside the caller's transaction (design.md §6). It only inserts
  * the row and NOTIFYs EVENTS_CHANNEL, which Postgres delivers only if the transaction commits: it
@@ -51,7 +63,13 @@ export async function emitEvent(
     createdAt: event.createdAt ?? new Date(),
     targetEndpointId: event.targetEndpointId ?? null,
   };
-  await tx.insert(events).values(row);
-  await tx.execute(sql`select pg_notify(${EVENTS_CHANNEL}, '')`);
+  await emitStatement.run(tx, {
+    id: row.id,
+    organizationId: row.organizationId,
+    type: row.type,
+    data: JSON.stringify(row.data),
+    createdAt: row.createdAt.toISOString(),
+    targetEndpointId: row.targetEndpointId,
+  });
   return row;
 }

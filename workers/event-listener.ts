@@ -14,7 +14,8 @@ export interface EventListener {
  * undispatched events out and enqueue their first attempts at once. The relay stays the recovery
  * path: a notification lost with this process or its connection only waits for the next relay
  * run. Runs overlapping in one process collapse into one more run; across processes the fan-out's
- * row locks (skip locked) and the deliveries' deterministic job ids keep every delivery single.
+ * row locks (skip locked) create each delivery once, its first attempt enqueued once (in a batch
+ * job), and the claim lets only one job send an attempt.
  */
 export async function startEventListener(ctx: ServiceContext): Promise<EventListener> {
   const sql = postgres(ctx.config.databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
@@ -24,7 +25,7 @@ export async function startEventListener(ctx: ServiceContext): Promise<EventList
 
   const runOnce = async () => {
     const { jobs } = await fanOutPendingEvents(ctx);
-    await ctx.jobs.enqueueWebhookDeliveries(jobs);
+    await ctx.jobs.enqueueWebhookDeliveries(jobs, { batch: true });
   };
   const wake = () => {
     if (closed) return;

@@ -24,8 +24,12 @@ export interface JobPayloads {
   'pool-low-check': Record<string, never>;
   'order-expiry': Record<string, never>;
   'webhook-relay': Record<string, never>;
-  /** One attempt of one (event, endpoint) delivery; job id `webhook-delivery-<deliveryId>-<attempt>`. */
-  'webhook-delivery': { deliveryId: string; attempt: number };
+  /**
+   * One attempt of one (event, endpoint) delivery, job id `webhook-delivery-<deliveryId>-<attempt>`;
+   * or first attempts of several just fanned out, job id `webhook-delivery-batch-<digest>`
+   * (core/jobs/webhook-jobs.ts). Retries are always one attempt per job.
+   */
+  'webhook-delivery': { deliveryId: string; attempt: number } | { deliveries: { deliveryId: string; attempt: number }[] };
   /** Vacuums the queue-like tables whose dead rows have piled up. */
   'table-maintenance': Record<string, never>;
   /** Mails new alert events to the organizations' alerts.email addresses, and retries failed sends. */

@@ -13,6 +13,7 @@ export interface JobQueue {
   /**
    * Delivery attempts (ids only), each under its deterministic job id, so enqueueing the same
    * attempt again is harmless. With `promote`, an attempt waiting as a delayed job is made due now.
+   * With `batch` (first attempts just fanned out, which nothing else enqueues), they share jobs.
    */
-  enqueueWebhookDeliveries(jobs: DeliveryJob[], opts?: { promote?: boolean }): Promise<void>;
+  enqueueWebhookDeliveries(jobs: DeliveryJob[], opts?: { promote?: boolean; batch?: boolean }): Promise<void>;
 }

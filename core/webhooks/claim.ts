@@ -1,5 +1,4 @@
 import { and, eq, sql } from 'drizzle-orm';
-import type { Tx } from '../../db/client';
 import { webhookDeliveries, webhookEndpoints } from '../../db/schema';
 import type { WebhookDeps } from './endpoints';
 
@@ -13,6 +12,12 @@ export function claimLeaseMs(timeoutMs: number): number {
   return timeoutMs * 2 + 1000;
 }
 
+/** One attempt of one delivery, as a job names it: the attempt is attempt_count + 1 when it was enqueued. */
+export interface DeliveryAttempt {
+  deliveryId: string;
+  attempt: number;
+}
+
 export interface ClaimedDelivery {
   deliveryId: string;
   attempt: number;
@@ -23,58 +28,76 @@ export interface ClaimedDelivery {
 }
 
 /**
- * Claims one attempt: only a pending delivery at attempt - 1, due, whose endpoint is enabled.
- * Concurrent claims of the same row serialise on its row lock and the loser re-reads the new
- * attempt_count, so exactly one wins. The claim moves next_attempt_at past a lease: the relay
- * starts another attempt only if this one never reports back. In the same transaction, a previous
- * attempt that left no record (its worker was killed mid-send) gets one, `interrupted`, so the
- * attempt log explains the gap.
+ * The claim of many attempts in one statement. Each claims only a pending delivery at attempt - 1,
+ * due, whose endpoint is enabled. Concurrent claims of the same row serialise on its row lock and
+ * the loser re-reads the new attempt_count, so exactly one wins. The claim moves next_attempt_at
+ * past a lease: the relay starts another attempt only if this one never reports back. `prev` is
+ * the row as it was before the update: the previous attempt's start, for its `interrupted` record,
+ * written by the same statement when that attempt left none (its worker was killed mid-send), so
+ * the attempt log explains the gap.
  */
-export async function claimDelivery(deps: WebhookDeps, deliveryId: string, attempt: number): Promise<ClaimedDelivery | { skip: string }> {
+/**
+ * Claims many attempts in one statement, and says for each one, in order, what was claimed or why
+ * it was not (a delivery named twice is claimed once, the second is skipped). Each claims only a
+ * pending delivery at attempt - 1, due, whose endpoint is enabled. Concurrent claims of the same
+ * row serialise on its row lock and the loser re-reads the new attempt_count, so exactly one wins.
+ * The claim moves next_attempt_at past a lease: the relay starts another attempt only if this one
+ * never reports back. `prev` is the row as it was before the update: the previous attempt's
+ * start, for its `interrupted` record, written by the same statement when that attempt left none
+ * (its worker was killed mid-send), so the attempt log explains the gap.
+ */
+export async function claimDeliveries(deps: WebhookDeps, attempts: DeliveryAttempt[]): Promise<(ClaimedDelivery | { skip: string })[]> {
   const now = deps.clock.now();
   const leaseUntil = new Date(now.getTime() + claimLeaseMs(deps.config.webhooks.timeoutMs));
   const dueBy = new Date(now.getTime() + EARLY_TOLERANCE_MS);
-  const claimed = await deps.db.transaction(async (tx) => {
-    // `prev` is read before the update: the previous attempt's start, for its interrupted record.
-    const rows = (await tx.execute(sql`
+  const first = new Map<string, DeliveryAttempt>();
+  for (const a of attempts) if (!first.has(a.deliveryId)) first.set(a.deliveryId, a);
+  const wanted = [...first.values()];
+  const [ids, numbers] = [sql.param(wanted.map((a) => a.deliveryId)), sql.param(wanted.map((a) => a.attempt))];
+  const [at, lease, due] = [now.toISOString(), leaseUntil.toISOString(), dueBy.toISOString()];
+  const rows = (await deps.db.execute(sql`
+    with wanted as (
+      select w.id, w.attempt from unnest(${ids}::text[], ${numbers}::int[]) as w(id, attempt)
+    ), claimed as (
       update webhook_deliveries d
-         set attempt_count = ${attempt}, last_attempt_at = ${now.toISOString()}::timestamptz, next_attempt_at = ${leaseUntil.toISOString()}::timestamptz
-        from webhook_endpoints e, events ev, (select last_attempt_at from webhook_deliveries where id = ${deliveryId}) prev
-       where d.id = ${deliveryId} and d.status = 'pending' and d.attempt_count = ${attempt - 1}
-         and d.next_attempt_at <= ${dueBy.toISOString()}::timestamptz
+         set attempt_count = w.attempt, last_attempt_at = ${at}::timestamptz, next_attempt_at = ${lease}::timestamptz
+        from wanted w, webhook_deliveries prev, webhook_endpoints e, events ev
+       where d.id = w.id and prev.id = w.id and d.status = 'pending' and d.attempt_count = w.attempt - 1
+         and d.next_attempt_at <= ${due}::timestamptz
          and e.id = d.endpoint_id and e.enabled and e.deleted_at is null
          and ev.id = d.event_id
-      returning d.retry_base, d.organization_id, e.id as endpoint_id, e.url, e.secret_ciphertext, e.failing_since,
-                ev.id as event_id, ev.type, ev.created_at, ev.data, prev.last_attempt_at as previous_attempt_at`)) as unknown as Record<string, any>[];
-    const row = rows[0];
-    if (!row) return null;
-    if (attempt > 1) await recordInterruptedAttempt(tx, deliveryId, attempt - 1, row.previous_attempt_at ? new Date(row.previous_attempt_at) : now);
-    return row;
-  });
-  if (claimed) {
-    return {
-      deliveryId,
-      attempt,
-      retryBase: Number(claimed.retry_base),
-      organizationId: claimed.organization_id,
+      returning d.id, w.attempt, d.retry_base, d.organization_id, e.id as endpoint_id, e.url, e.secret_ciphertext, e.failing_since,
+                ev.id as event_id, ev.type, ev.created_at, ev.data, prev.last_attempt_at as previous_attempt_at
+    ), interrupted as (
+      insert into webhook_attempts (delivery_id, attempt_number, started_at, duration_ms, status_code, error, response_excerpt, outcome)
+      select c.id, c.attempt - 1, coalesce(c.previous_attempt_at, ${at}::timestamptz), null, null, ${INTERRUPTED_ERROR}, null, 'interrupted'
+        from claimed c
+       where c.attempt > 1 and not exists (select 1 from webhook_attempts a where a.delivery_id = c.id and a.attempt_number = c.attempt - 1)
+    )
+    select * from claimed`)) as unknown as Record<string, any>[];
+  const claimed = new Map<string, ClaimedDelivery>();
+  for (const row of rows) {
+    claimed.set(row.id, {
+      deliveryId: row.id,
+      attempt: Number(row.attempt),
+      retryBase: Number(row.retry_base),
+      organizationId: row.organization_id,
       endpoint: {
-        id: claimed.endpoint_id,
-        url: claimed.url,
-        secretCiphertext: claimed.secret_ciphertext,
-        failingSince: claimed.failing_since ? new Date(claimed.failing_since) : null,
+        id: row.endpoint_id,
+        url: row.url,
+        secretCiphertext: row.secret_ciphertext,
+        failingSince: row.failing_since ? new Date(row.failing_since) : null,
       },
-      event: { id: claimed.event_id, type: claimed.type, createdAt: new Date(claimed.created_at), data: claimed.data },
-    };
+      event: { id: row.event_id, type: row.type, createdAt: new Date(row.created_at), data: row.data },
+    });
   }
-  return whyNotClaimed(deps, deliveryId, attempt);
-}
-
-/** The attempt before this one left no record: its worker stopped between claim and result. */
-async function recordInterruptedAttempt(tx: Tx, deliveryId: string, attemptNumber: number, startedAt: Date): Promise<void> {
-  await tx.execute(sql`
-    insert into webhook_attempts (delivery_id, attempt_number, started_at, duration_ms, status_code, error, response_excerpt, outcome)
-    select ${deliveryId}, ${attemptNumber}, ${startedAt.toISOString()}::timestamptz, null, null, ${INTERRUPTED_ERROR}, null, 'interrupted'
-     where not exists (select 1 from webhook_attempts where delivery_id = ${deliveryId} and attempt_number = ${attemptNumber})`);
+  // One after the other: a batch keeps to one database connection at a time (delivery.ts dbSlot).
+  const out: (ClaimedDelivery | { skip: string })[] = [];
+  for (const a of attempts) {
+    if (first.get(a.deliveryId) !== a) out.push({ skip: 'the same delivery twice in one batch' });
+    else out.push(claimed.get(a.deliveryId) ?? (await whyNotClaimed(deps, a.deliveryId, a.attempt)));
+  }
+  return out;
 }
 
 /** Not claimed: say why, and close a delivery whose endpoint no longer receives. */

@@ -105,13 +105,16 @@ export async function fanOutPendingEvents(deps: WebhookDeps): Promise<{ eventsDi
 
 /**
  * The relay (outbox → deliveries). Each undispatched event is fanned out (fanOutEvents) and
- * marked dispatched in the same transaction. Endpoint state is read at relay time (a few seconds
- * after emission at most, WEBHOOK_RELAY_INTERVAL_MS): an endpoint disabled, unsubscribed or
- * deleted within that window does not get the event.
- * It then returns every due pending delivery whose job may be missing (Redis was down, a worker
+ * marked dispatched in the same transaction: `jobs` are the first attempts of the deliveries it
+ * created. Endpoint state is read at relay time (a few seconds after emission at most,
+ * WEBHOOK_RELAY_INTERVAL_MS): an endpoint disabled, unsubscribed or deleted within that window
+ * does not get the event.
+ * `requeued` are the due pending deliveries whose job may be missing (Redis was down, a worker
  * died mid-attempt): Postgres is the source of truth, job ids make re-enqueueing harmless.
  */
-export async function relayWebhookEvents(deps: WebhookDeps): Promise<{ eventsDispatched: number; deliveriesCreated: number; jobs: DeliveryJob[] }> {
+export async function relayWebhookEvents(
+  deps: WebhookDeps,
+): Promise<{ eventsDispatched: number; deliveriesCreated: number; jobs: DeliveryJob[]; requeued: DeliveryJob[] }> {
   const { eventsDispatched, jobs } = await fanOutPendingEvents(deps);
   const deliveriesCreated = jobs.length;
 
@@ -123,6 +126,6 @@ export async function relayWebhookEvents(deps: WebhookDeps): Promise<{ eventsDis
     .orderBy(asc(webhookDeliveries.nextAttemptAt))
     .limit(REQUEUE_BATCH);
   const fresh = new Set(jobs.map((j) => j.deliveryId));
-  for (const d of due) if (!fresh.has(d.id)) jobs.push({ deliveryId: d.id, attempt: d.attemptCount + 1, delayMs: 0 });
-  return { eventsDispatched, deliveriesCreated, jobs };
+  const requeued = due.filter((d) => !fresh.has(d.id)).map((d) => ({ deliveryId: d.id, attempt: d.attemptCount + 1, delayMs: 0 }));
+  return { eventsDispatched, deliveriesCreated, jobs, requeued };
 }

@@ -67,10 +67,29 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
 }
 
 /**
+ * Connections kept open between deliveries, per receiver origin (host and port), one pool per
+ * process: most deliveries then cost one request on an open socket rather than a TCP (and TLS)
+ * handshake each. An idle socket is closed after IDLE_SOCKET_MS, or a second before the
+ * receiver's announced `Keep-Alive: timeout` (node's agent reads it), so a request is seldom sent
+ * on a socket the receiver is closing. At most MAX_SOCKETS_PER_ORIGIN at once per origin and
+ * process; a request waiting for one counts that wait against its timeout, like any other.
+ * Guarded and insecure (WEBHOOK_ALLOW_INSECURE) requests never share a pool: a socket opened
+ * without the connect-time SSRF check is never handed to a request that needs it.
+ */
+const IDLE_SOCKET_MS = 4000;
+const MAX_SOCKETS_PER_ORIGIN = 64;
+const agentOptions = { keepAlive: true, timeout: IDLE_SOCKET_MS, maxSockets: MAX_SOCKETS_PER_ORIGIN, maxFreeSockets: MAX_SOCKETS_PER_ORIGIN };
+const agents = {
+  guarded: { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) },
+  insecure: { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) },
+};
+
+/**
  * One POST to a receiver. Redirects are never followed (node's http does not follow them; the
  * caller counts 3xx as a failure). Without allowInsecure the socket connects only to an address
- * that passed the SSRF check (guardedLookup); no connection is reused between deliveries.
- * Never throws: every failure is an outcome.
+ * that passed the SSRF check (guardedLookup), and a kept-alive socket is only reused for requests
+ * to the same origin that were checked the same way (see `agents`). Never throws: every failure
+ * is an outcome.
  */
 export function sendWebhook(req: SendRequest): Promise<SendOutcome> {
   const started = Date.now();
@@ -91,32 +110,35 @@ export function sendWebhook(req: SendRequest): Promise<SendOutcome> {
     } catch (err) {
       return resolve({ statusCode: null, failure: { kind: 'blocked', message: (err as Error).message }, responseExcerpt: null, responseTruncated: false, retryAfterMs: null, durationMs: 0 });
     }
-    const transport = url.protocol === 'https:' ? https : http;
-    const request = transport.request(
+    const secure = url.protocol === 'https:';
+    const pool = req.allowInsecure ? agents.insecure : agents.guarded;
+    const request = (secure ? https : http).request(
       url,
       {
         method: 'POST',
         headers: { ...req.headers, 'Content-Length': String(req.body.length) },
-        agent: false,
+        agent: secure ? pool.https : pool.http,
         ...(req.allowInsecure ? {} : { lookup: guardedLookup }),
       },
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
-        const done = () => {
+        // `complete`: the whole answer was read, so the socket may serve the next request;
+        // otherwise (an answer longer than the excerpt, a broken one) it is closed.
+        const done = (complete: boolean) => {
           const status = res.statusCode ?? 0;
           const excerpt = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8');
           const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after'], Date.now()) : null;
           finish({ statusCode: status, failure: null, responseExcerpt: excerpt, responseTruncated: size > RESPONSE_EXCERPT_BYTES, retryAfterMs });
-          request.destroy();
+          if (!complete) request.destroy();
         };
         res.on('data', (chunk: Buffer) => {
           if (size < RESPONSE_EXCERPT_BYTES) chunks.push(chunk);
           size += chunk.length;
-          if (size > RESPONSE_EXCERPT_BYTES) done(); // enough for the log; stop reading
+          if (size > RESPONSE_EXCERPT_BYTES) done(false); // enough for the log; stop reading
         });
-        res.on('end', done);
-        res.on('error', () => done());
+        res.on('end', () => done(true));
+        res.on('error', () => done(false));
       },
     );
     const timer = setTimeout(() => {

@@ -4,6 +4,8 @@
  * Uses its own database and Redis prefix, removed at the end.
  *
  *   npm run bench:webhooks            (BENCH_EVENTS=2000 by default)
+ *   BENCH_WORKERS=2 BENCH_WORKER_CPU_PROFILE=/tmp/wh npm run bench:webhooks   # only the 2-process round,
+ *     each worker writes a V8 .cpuprofile into /tmp/wh when it exits (read: scripts/bench/profile-top.mjs)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -33,6 +35,10 @@ const DB_URL = (() => {
   return u.toString();
 })();
 const PREFIX = `sgb_${RUN}`;
+/** The rounds: how many worker processes each runs (default 1 then 2). */
+const ROUNDS = (process.env.BENCH_WORKERS ?? '1,2').split(',').map(Number);
+/** A directory: each worker process writes a CPU profile of its life there (node --cpu-prof). */
+const PROFILE_DIR = process.env.BENCH_WORKER_CPU_PROFILE;
 
 const WORKER_ENV = {
   DATABASE_URL: DB_URL,
@@ -47,19 +53,30 @@ const WORKER_ENV = {
 };
 
 function startWorker(): Promise<ChildProcess> {
-  const child = spawn(path.join(ROOT, 'node_modules/.bin/tsx'), ['workers/main.ts'], {
+  // As `npm run start:worker` runs it (node --import tsx), with a CPU profile when asked.
+  const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'workers/main.ts'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...WORKER_ENV, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
   return new Promise((resolve, reject) => {
+    // The worker logs a line per delivery: once it has started, keep only the last few KB (for the
+    // error below), so reading its output costs this process (sharing the CPU) next to nothing.
     let out = '';
+    let started = false;
+    const keep = (c: Buffer) => {
+      out = started ? (out + c.toString()).slice(-4096) : out + c.toString();
+    };
     child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      if (out.includes('workers started')) resolve(child);
+      keep(c);
+      if (!started && out.includes('workers started')) {
+        started = true;
+        resolve(child);
+      }
     });
-    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr!.on('data', keep);
     child.once('exit', (code) => reject(new Error(`worker exited (${code}): ${out}`)));
   });
 }
@@ -106,19 +123,18 @@ async function main() {
     );
 
     console.log(`webhook delivery benchmark: ${EVENTS} events per round, one endpoint, local receiver, relay every ${WORKER_ENV.WEBHOOK_RELAY_INTERVAL_MS} ms`);
-    for (const count of [1, 2]) {
+    for (const count of ROUNDS) {
       while (workers.length < count) workers.push(await startWorker());
       received.clear();
       duplicates = 0;
       const created = new Map<string, number>();
       const t0 = Date.now();
       for (let i = 0; i < EVENTS; i += 100) {
+        // 100 events per transaction, their statements pipelined on its connection: the backlog is
+        // written as fast as Postgres takes it, so the figure is the delivery's, not this writer's.
         const batch = await dbHandle.db.transaction(async (tx) => {
-          const out = [];
-          for (let j = i; j < Math.min(EVENTS, i + 100); j++) {
-            out.push(await emitEvent(tx, { organizationId, type: 'order.completed', data: { orderId: `ord_bench_${count}_${j}`, amount: '10.5' } }));
-          }
-          return out;
+          const ids = Array.from({ length: Math.min(EVENTS, i + 100) - i }, (_, k) => i + k);
+          return Promise.all(ids.map((j) => emitEvent(tx, { organizationId, type: 'order.completed', data: { orderId: `ord_bench_${count}_${j}`, amount: '10.5' } })));
         });
         for (const e of batch) created.set(e.id, e.createdAt.getTime());
       }

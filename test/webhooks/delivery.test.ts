@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
 import { ManualClock } from '../../core/clock';
+import { deliveryAttemptsOf } from '../../core/jobs/webhook-jobs';
 import { emitEvent, type EventType } from '../../core/events';
 import type { RunningWorkers } from '../../workers/runtime';
 import { buildTestApp, capturedLogLines, createTestOrg, testConfig, testContext, testDb, type TestOrg } from '../helpers/harness';
@@ -54,7 +55,7 @@ describe('webhook delivery (relay + delivery workers, local receiver)', function
     const ids = new Set(view.deliveries.map((d) => d.id));
     return eventually(async () => {
       const jobs = await deps.queues['webhook-delivery'].getJobs(['waiting', 'delayed', 'active', 'prioritized']);
-      return !jobs.some((job) => ids.has(job?.data.deliveryId));
+      return !jobs.some((job) => job && deliveryAttemptsOf(job.data).some((a) => ids.has(a.deliveryId)));
     }, 10_000, 'no delivery job left');
   };
 
