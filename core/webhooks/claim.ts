@@ -28,15 +28,6 @@ export interface ClaimedDelivery {
 }
 
 /**
- * The claim of many attempts in one statement. Each claims only a pending delivery at attempt - 1,
- * due, whose endpoint is enabled. Concurrent claims of the same row serialise on its row lock and
- * the loser re-reads the new attempt_count, so exactly one wins. The claim moves next_attempt_at
- * past a lease: the relay starts another attempt only if this one never reports back. `prev` is
- * the row as it was before the update: the previous attempt's start, for its `interrupted` record,
- * written by the same statement when that attempt left none (its worker was killed mid-send), so
- * the attempt log explains the gap.
- */
-/**
  * Claims many attempts in one statement, and says for each one, in order, what was claimed or why
  * it was not (a delivery named twice is claimed once, the second is skipped). Each claims only a
  * pending delivery at attempt - 1, due, whose endpoint is enabled. Concurrent claims of the same
