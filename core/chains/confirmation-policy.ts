@@ -26,6 +26,6 @@ export async function requiredConfirmationsFor(db: DbOrTx, organizationId: strin
  * effectiveConfirmations as an SQL expression, for a statement that stores it without a read
  * first; `chainValue` is chainConfirmations(chain, kind), given or a placeholder.
  */
-export function requiredConfirmationsSql(organizationId: string | Placeholder, chainValue: number | Placeholder, kind: 'order' | 'deposit'): SQL {
+export function requiredConfirmationsSql(organizationId: string | Placeholder, chainValue: number | Placeholder | SQL, kind: 'order' | 'deposit'): SQL {
   return sql`greatest(${chainValue}::int, coalesce(${integerConfigSql(organizationId, CONFIG_KEY[kind])}, 0))`;
 }

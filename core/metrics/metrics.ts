@@ -17,6 +17,7 @@ export interface ProcessMetrics {
   rpcErrors: Counter<'chain' | 'provider'>;
   transfersRecorded: Counter<'chain'>;
   orderTransitions: Counter<'status'>;
+  orderCreationStatements: Counter<'orders' | 'outcome'>;
   depositTransitions: Counter<'status'>;
   webhookDeliveries: Counter<'outcome'>;
   webhookDuration: Histogram<'outcome'>;
@@ -49,6 +50,12 @@ export function processMetrics(): ProcessMetrics {
     rpcErrors: new Counter({ name: `${METRIC_PREFIX}chain_rpc_errors_total`, help: 'RPC requests that failed (error, timeout, refusal), by chain and provider host', labelNames: ['chain', 'provider'], registers: r }),
     transfersRecorded: new Counter({ name: `${METRIC_PREFIX}chain_transfers_recorded_total`, help: 'Token transfers into pool addresses recorded by the scanner', labelNames: ['chain'], registers: r }),
     orderTransitions: new Counter({ name: `${METRIC_PREFIX}order_transitions_total`, help: 'Orders entering a status (pending = created, completed, expired)', labelNames: ['status'], registers: r }),
+    orderCreationStatements: new Counter({
+      name: `${METRIC_PREFIX}order_creation_statements_total`,
+      help: 'Order creation statements by how many creations each carried (orders) and outcome (committed; failed: a batch whose creations then ran alone)',
+      labelNames: ['orders', 'outcome'],
+      registers: r,
+    }),
     depositTransitions: new Counter({ name: `${METRIC_PREFIX}deposit_transitions_total`, help: 'Deposits entering a status (pending, confirmed, completed, dropped)', labelNames: ['status'], registers: r }),
     webhookDeliveries: new Counter({ name: `${METRIC_PREFIX}webhook_deliveries_total`, help: 'Webhook delivery attempts by outcome (succeeded, retry, failed)', labelNames: ['outcome'], registers: r }),
     webhookDuration: new Histogram({
@@ -97,6 +104,10 @@ export function countTransfersRecorded(chainId: string, n: number): void {
 
 export function countOrderTransition(status: 'pending' | 'completed' | 'expired'): void {
   processMetrics().orderTransitions.inc({ status });
+}
+
+export function countOrderCreationStatement(orders: number, outcome: 'committed' | 'failed'): void {
+  processMetrics().orderCreationStatements.inc({ orders: String(orders), outcome });
 }
 
 export function countDepositTransition(status: 'pending' | 'confirmed' | 'completed' | 'dropped'): void {

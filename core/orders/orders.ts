@@ -7,13 +7,14 @@ import type { ServiceContext } from '../context';
 import { AppError, isUniqueViolation, notFound, validationError } from '../errors';
 import { newId } from '../ids';
 import { integerConfigSql, isHttpUrl } from '../org-config';
-import { AFTER_PLACEHOLDERS, takeAddressCtes, takeWithCooledDownRetry, type AllocationPoint } from '../pool/allocation';
+import { AFTER_PLACEHOLDERS, takeAddressCtes, takeAddressesForOrdersCtes, takeWithCooledDownRetry, type AllocationPoint } from '../pool/allocation';
 import { assertNoSeedPhrase } from '../pool/secret-scan';
-import { countOrderTransition } from '../metrics/metrics';
+import { countOrderCreationStatement, countOrderTransition } from '../metrics/metrics';
 import type { Protocol } from '../chains/registry';
 import type { OrderRow } from './order-view';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
 import { newPayToken } from './pay-token';
+import { KeyedBatcher } from '../keyed-batcher';
 
 /** Bounds of the order inputs (also in the request schema, which documents them). */
 export const PAYMENT_WINDOW_MINUTES = { min: 1, max: 10_080, fallback: 10 } as const;
@@ -88,7 +89,7 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
   try {
     // No reference pre-check on the way in: the unique index orders_org_reference_uq decides
     // (sequential and concurrent duplicates alike) and saves a round trip on every creation.
-    const created = await takeWithCooledDownRetry(ctx.db, { organizationId, protocol: chain.protocol, now }, () => insertOrderWithAddress(ctx, values));
+    const created = await takeWithCooledDownRetry(ctx.db, { organizationId, protocol: chain.protocol, now }, () => createWithAddress(ctx, values, metadata));
     const order = storedOrder(values, { amount, metadata, now }, created);
     countOrderTransition('pending');
     return order;
@@ -179,13 +180,134 @@ type CreatedRow = {
   required_confirmations: number;
 };
 
+/**
+ * Order creation's group commit: per organization and protocol, at most
+ * ORDER_STATEMENTS_IN_FLIGHT creation statements of this process run at a time, and creations
+ * that arrive meanwhile go together in one statement (up to ORDER_BATCH_MAX): one round trip, one
+ * commit and one plan for several orders, where Postgres spent most of a lone creation's time. A
+ * lone creation goes at once, alone. The money rules are those of a lone creation: each order gets
+ * its own address, in allocation order by arrival, and a batch is one statement, so a failure
+ * anywhere in it (a duplicate reference, a bad value) stores and allocates nothing; each of its
+ * creations then runs alone and meets its own outcome, as do those it found no address for.
+ */
+export const ORDER_BATCH_MAX = 8;
+const ORDER_STATEMENTS_IN_FLIGHT = 2;
+
+/** The batcher of a service context's order creations (ProcessMemory.orderCreations). */
+export function newOrderCreationBatcher(): KeyedBatcher<OrderCreation, OrderCreationOutcome> {
+  return new KeyedBatcher({ maxInFlight: ORDER_STATEMENTS_IN_FLIGHT, maxBatch: ORDER_BATCH_MAX });
+}
+
+/** One creation waiting for its statement: the values bound alone, and its metadata as given. */
+export interface OrderCreation {
+  values: CreateOrderStatementValues;
+  metadata: Record<string, unknown>;
+}
+
+/** A creation its batch did not serve: it runs alone. */
+const ALONE = Symbol('alone');
+
+export type OrderCreationOutcome = CreatedRow | null | typeof ALONE;
+
+/** Null when the pool had no available address (nothing was written). */
+async function createWithAddress(ctx: Pick<ServiceContext, 'db' | 'memory'>, values: CreateOrderStatementValues, metadata: Record<string, unknown>): Promise<CreatedRow | null> {
+  const outcome = await ctx.memory.orderCreations.submit(`${values.organizationId}:${values.protocol}`, { values, metadata }, (batch) =>
+    runCreations(ctx, batch),
+  );
+  return outcome === ALONE ? insertOrderWithAddress(ctx, values) : outcome;
+}
+
+async function runCreations(ctx: Pick<ServiceContext, 'db' | 'memory'>, batch: OrderCreation[]): Promise<OrderCreationOutcome[]> {
+  if (batch.length === 1) {
+    const row = await insertOrderWithAddress(ctx, batch[0].values);
+    countOrderCreationStatement(1, 'committed');
+    return [row];
+  }
+  const first = batch[0].values;
+  try {
+    const rows = await ctx.memory.allocationHints.takeSeveral(
+      { organizationId: first.organizationId, protocol: first.protocol },
+      (after) => createOrdersStatements[batch.length].run<CreatedRow & { n: number }>(ctx.db, { ...batchValues(batch), ...after }),
+      takenOf,
+    );
+    countOrderCreationStatement(batch.length, 'committed');
+    const byRank = new Map(rows.map((row) => [Number(row.n), row]));
+    return batch.map((_, i) => byRank.get(i + 1) ?? ALONE);
+  } catch {
+    countOrderCreationStatement(batch.length, 'failed');
+    return batch.map(() => ALONE);
+  }
+}
+
+/** The batch's creations as one JSON parameter (rank n from 1, in arrival order); see createOrdersStatement. */
+function batchValues(batch: OrderCreation[]): CreateOrdersStatementValues {
+  const first = batch[0].values;
+  const orders = batch.map(({ values: v, metadata }, i) => ({
+    n: i + 1,
+    id: v.id,
+    now: v.now,
+    order_reference: v.orderReference,
+    pay_token: v.payToken,
+    amount: v.amount,
+    currency: v.currency,
+    chain_id: v.chainId,
+    success_url: v.successUrl,
+    cancel_url: v.cancelUrl,
+    metadata,
+    payment_window_minutes: v.paymentWindowMinutes,
+    grace_minutes: v.graceMinutes,
+    chain_confirmations: v.chainConfirmations,
+  }));
+  return { organizationId: first.organizationId, protocol: first.protocol, orders: JSON.stringify(orders) };
+}
+
+const takenOf = (taken: CreatedRow) => ({ id: Number(taken.pool_address_id), createdAt: taken.pool_created_at, recycledAt: taken.pool_recycled_at });
+
+type CreateOrdersStatementValues = { organizationId: string; protocol: Protocol; orders: string };
+
+/**
+ * createOrderStatement for `count` orders of one organization and protocol (2 to ORDER_BATCH_MAX):
+ * the orders come as one JSON array (ranks 1..count in arrival order), each takes the address of
+ * its rank in allocation order (takeAddressesForOrdersCtes) and is inserted with it; an order the
+ * pool had no address for is not inserted and has no row in the result. One statement per count,
+ * each prepared once per connection, built when this module loads.
+ */
+function createOrdersStatement(count: number) {
+  const organizationId = value('organizationId');
+  return prepareStatement<CreateOrdersStatementValues & AllocationPoint>(`orders.create_${count}_with_addresses`, sql`
+  with input as materialized (
+    select * from json_to_recordset(${sql.placeholder('orders')}::json) as i(n int, id text, now timestamptz, order_reference text, pay_token text,
+      amount numeric, currency text, chain_id text, success_url text, cancel_url text, metadata jsonb, payment_window_minutes int,
+      grace_minutes int, chain_confirmations int)
+  ), settings as materialized (
+    select coalesce(${integerConfigSql(organizationId, 'payment_window_minutes')}, ${PAYMENT_WINDOW_MINUTES.fallback}::int) as payment_window_minutes
+  ), ${takeAddressesForOrdersCtes({ organizationId, protocol: value('protocol'), count, orders: sql`input`, after: AFTER_PLACEHOLDERS })},
+  created as (
+    insert into orders (id, organization_id, order_reference, pay_token, amount, amount_received, currency, chain_id, protocol,
+      address, pool_address_id, status, success_url, cancel_url, metadata, payment_window_minutes, grace_minutes,
+      required_confirmations, expires_at, grace_ends_at, created_at, updated_at)
+    select i.id, ${organizationId}, i.order_reference, i.pay_token, i.amount, 0, i.currency, i.chain_id, ${value('protocol')}, t.address, t.id, 'pending',
+      i.success_url, i.cancel_url, i.metadata, w.minutes, i.grace_minutes, ${requiredConfirmationsSql(organizationId, sql`i.chain_confirmations`, 'order')},
+      i.now + make_interval(mins => w.minutes), i.now + make_interval(mins => w.minutes + i.grace_minutes), i.now, i.now
+    from taken t join input i on i.n = t.n cross join settings s
+      cross join lateral (select coalesce(i.payment_window_minutes, s.payment_window_minutes) as minutes) w
+    returning id, payment_window_minutes, required_confirmations
+  )
+  select i.n, t.id as pool_address_id, t.address, t.pool_created_at, t.pool_recycled_at, c.payment_window_minutes, c.required_confirmations
+  from taken t join input i on i.n = t.n join created c on c.id = i.id
+  order by i.n`);
+}
+
+const createOrdersStatements: Record<number, ReturnType<typeof createOrdersStatement>> = {};
+for (let count = 2; count <= ORDER_BATCH_MAX; count++) createOrdersStatements[count] = createOrdersStatement(count);
+
 /** Null when the pool had no available address (nothing was written). */
 async function insertOrderWithAddress(ctx: Pick<ServiceContext, 'db' | 'memory'>, values: CreateOrderStatementValues): Promise<CreatedRow | null> {
   // From where this context's order creations stand in the pool's allocation order.
   return ctx.memory.allocationHints.take(
     { organizationId: values.organizationId, protocol: values.protocol },
     async (after) => (await createOrderStatement.run<CreatedRow>(ctx.db, { ...values, ...after }))[0] ?? null,
-    (taken) => ({ id: Number(taken.pool_address_id), createdAt: taken.pool_created_at, recycledAt: taken.pool_recycled_at }),
+    takenOf,
   );
 }
 

@@ -106,14 +106,14 @@ export function takeAddressCtes(input: {
       select id from pool_addresses
       where ${available} and recycled_at is null
         and (created_at, id) >= (${after.neverUsedCreatedAt}::timestamptz, ${after.neverUsedId}::bigint)
-      order by recycled_at asc nulls first, created_at asc, id asc
+      order by ${ALLOCATION_ORDER}
       limit 1
       for update skip locked
     ), recycled as (
       select id from pool_addresses
       where not exists (select from never_used) and ${available} and recycled_at is not null
         and (recycled_at, created_at, id) >= (${after.recycledAt}::timestamptz, ${after.recycledCreatedAt}::timestamptz, ${after.recycledId}::bigint)
-      order by recycled_at asc nulls first, created_at asc, id asc
+      order by ${ALLOCATION_ORDER}
       limit 1
       for update skip locked
     ), taken as (
@@ -125,6 +125,68 @@ export function takeAddressCtes(input: {
     ), assignment as (
       insert into address_assignments (pool_address_id, organization_id, kind, order_id, deposit_binding_id, started_at, heads_seen)
       select id, ${input.organizationId}, ${input.kind}, ${orderId}::text, ${depositBindingId}::text, ${input.now}::timestamptz, ${HEADS_SEEN_SQL} from taken
+      returning id, pool_address_id
+    )`;
+}
+
+/** The spec's allocation order: never-used addresses first by creation time, then recycled ones by recycled_at. */
+const ALLOCATION_ORDER = sql.raw('recycled_at asc nulls first, created_at asc, id asc');
+
+/**
+ * takeAddressCtes for `count` orders at once (order creation's group commit, core/orders/orders.ts):
+ * `never_used`, `recycled`, `picked`, `taken` (id, address, pool_created_at, pool_recycled_at, n)
+ * and `assignment` take up to `count` available addresses at or after `after` in allocation order,
+ * skipping rows other transactions hold, mark them taken and open their assignments. `n` ranks
+ * the taken addresses in allocation order from 1; `orders` is a relation of the holders (columns
+ * `n`, `id`, `now`, one row per n from 1 to count), and the address of rank n goes to its order n.
+ * Fewer than `count` available: the last orders get none (no row in `taken`). Where the never-used
+ * addresses run out mid-batch, recycled ones fill the rest; that step may lock (not take) up to
+ * count − 1 more recycled rows until the statement commits, which keeps its limit a constant.
+ * `count` is written into the text, not bound: a statement per count, whose limit the planner
+ * knows (with a bound limit the generic plan guesses a tenth of the pool and sorts it).
+ */
+export function takeAddressesForOrdersCtes(input: {
+  organizationId: Value<string>;
+  protocol: Value<Protocol>;
+  count: number;
+  orders: SQL;
+  after: { [K in keyof AllocationPoint]: Value<AllocationPoint[K]> };
+}): SQL {
+  if (!Number.isInteger(input.count) || input.count < 2) throw new Error(`takeAddressesForOrdersCtes takes 2 or more addresses, not ${input.count}`);
+  const { after } = input;
+  const count = sql.raw(String(input.count));
+  const available = sql`organization_id = ${input.organizationId} and protocol = ${input.protocol} and status = 'available'`;
+  return sql`
+    never_used as (
+      select id, recycled_at, created_at from pool_addresses
+      where ${available} and recycled_at is null
+        and (created_at, id) >= (${after.neverUsedCreatedAt}::timestamptz, ${after.neverUsedId}::bigint)
+      order by ${ALLOCATION_ORDER}
+      limit ${count}
+      for update skip locked
+    ), recycled as (
+      select id, recycled_at, created_at from pool_addresses
+      where (select count(*) from never_used) < ${count} and ${available} and recycled_at is not null
+        and (recycled_at, created_at, id) >= (${after.recycledAt}::timestamptz, ${after.recycledCreatedAt}::timestamptz, ${after.recycledId}::bigint)
+      order by ${ALLOCATION_ORDER}
+      limit ${count}
+      for update skip locked
+    ), picked as (
+      select id, n from (
+        select id, row_number() over (order by ${ALLOCATION_ORDER}) as n
+        from (select * from never_used union all select * from recycled) c
+      ) ranked
+      where n <= ${count}
+    ), taken as (
+      update pool_addresses p
+      set status = 'allocated', cooldown_until = null, updated_at = o.now
+      from picked c join ${input.orders} o on o.n = c.n
+      where p.id = c.id
+      returning p.id, p.address, p.created_at::text as pool_created_at, p.recycled_at::text as pool_recycled_at, c.n
+    ), assignment as (
+      insert into address_assignments (pool_address_id, organization_id, kind, order_id, deposit_binding_id, started_at, heads_seen)
+      select t.id, ${input.organizationId}, 'order', o.id, null, o.now, ${HEADS_SEEN_SQL}
+      from taken t join ${input.orders} o on o.n = t.n
       returning id, pool_address_id
     )`;
 }
@@ -183,8 +245,30 @@ export class AllocationHints {
         this.forget(scope.organizationId, scope.protocol);
         row = await take(POOL_HEAD);
       }
-      if (row) this.advance(scope.organizationId, scope.protocol, takenOf(row), hint);
+      if (row) this.advance(scope.organizationId, scope.protocol, [takenOf(row)], hint);
       return row;
+    } catch (err) {
+      this.forget(scope.organizationId, scope.protocol);
+      throw err;
+    }
+  }
+
+  /**
+   * Runs `take` (a statement built on takeAddressesForOrdersCtes that commits on its own) for
+   * several creations from this process's point, never from the head: a creation it could not
+   * serve takes alone afterwards (from the point, then from the head). Every committed take moves
+   * the point; a failure drops it. `rows` come in allocation order.
+   */
+  async takeSeveral<Row>(
+    scope: { organizationId: string; protocol: Protocol },
+    take: (after: AllocationPoint) => Promise<Row[]>,
+    takenOf: (row: Row) => { id: number; createdAt: string; recycledAt: string | null },
+  ): Promise<Row[]> {
+    const hint = this.current(scope.organizationId, scope.protocol);
+    try {
+      const rows = await take(hint.point ?? POOL_HEAD);
+      if (rows.length > 0) this.advance(scope.organizationId, scope.protocol, rows.map(takenOf), hint);
+      return rows;
     } catch (err) {
       this.forget(scope.organizationId, scope.protocol);
       throw err;
@@ -203,16 +287,23 @@ export class AllocationHints {
     return { point: hint?.point ?? null, epoch };
   }
 
-  /** After a committed take of `taken` by a creation that began with `from`. */
-  private advance(organizationId: string, protocol: Protocol, taken: { id: number; createdAt: string; recycledAt: string | null }, from: AllocationHint): void {
+  /** After committed takes (in allocation order) by a creation, or a batch of them, that began with `from`. */
+  private advance(
+    organizationId: string,
+    protocol: Protocol,
+    takes: { id: number; createdAt: string; recycledAt: string | null }[],
+    from: AllocationHint,
+  ): void {
     const key = `${organizationId}:${protocol}`;
     if ((this.epochs.get(key) ?? 0) !== from.epoch) return;
-    const base = from.point ?? POOL_HEAD;
-    const point: AllocationPoint =
-      taken.recycledAt === null
-        ? { ...base, neverUsedCreatedAt: taken.createdAt, neverUsedId: taken.id }
-        : // The never-used point stays: addresses imported meanwhile come before any recycled one.
-          { ...base, recycledAt: taken.recycledAt, recycledCreatedAt: taken.createdAt, recycledId: taken.id };
+    let point: AllocationPoint = from.point ?? POOL_HEAD;
+    for (const taken of takes) {
+      point =
+        taken.recycledAt === null
+          ? { ...point, neverUsedCreatedAt: taken.createdAt, neverUsedId: taken.id }
+          : // The never-used point stays: addresses imported meanwhile come before any recycled one.
+            { ...point, recycledAt: taken.recycledAt, recycledCreatedAt: taken.createdAt, recycledId: taken.id };
+    }
     // Concurrent creations finish in any order, so the point may step back a little: still before
     // every available address. The time it was first set stays: dropped every HINT_LIFETIME_MS.
     this.points.set(key, { point, setAt: this.points.get(key)?.setAt ?? this.now() });

@@ -95,6 +95,7 @@ describe('Prometheus metrics', function () {
       'stablegate_chain_rpc_errors_total',
       'stablegate_chain_transfers_recorded_total',
       'stablegate_order_transitions_total',
+      'stablegate_order_creation_statements_total',
       'stablegate_deposit_transitions_total',
       'stablegate_webhook_deliveries_total',
       'stablegate_webhook_delivery_duration_seconds',
