@@ -19,6 +19,9 @@ import { ASSETS_PATH, staticAssets } from './static-assets';
  * routers: every nested router dispatches the request again, rewriting and re-parsing its URL,
  * and a /pay request used to be matched against every /api/v1 route first. On the status
  * endpoint that routing was about a sixth of the API's CPU per request (bench:pages).
+ *
+ * Returns the status endpoint's handler for its canonical form, which the app runs before its
+ * router (api/app.ts; pay/status-endpoint.ts): the same steps without the router's own work.
  */
 export function mountPublicPages(
   app: express.Express,
@@ -54,7 +57,9 @@ export function mountPublicPages(
 
   // The status endpoint's canonical form, answered before the router (the app calls it first).
   // Its limit counts under the same Redis key as the pages': one budget per client IP.
-  const ipOf = Object.getOwnPropertyDescriptor(app.request, 'ip')?.get ?? Object.getOwnPropertyDescriptor(Object.getPrototypeOf(app.request), 'ip')!.get!;
+  // The client IP exactly as the routed pages get it: Express's req.ip getter (proxy-addr with the
+  // app's compiled TRUST_PROXY), read off the prototype the app gives its requests.
+  const ipOf = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(app.request), 'ip')!.get!;
   return payStatusEndpoint(deps, {
     securityHeaders: options.securityHeaders,
     pageHeaders: setHeaders,
