@@ -47,7 +47,8 @@ export function payRoutes(deps: ApiDeps): { path: string; handler: PageHandler }
  */
 export async function answerPaymentStatus(deps: ApiDeps, token: string, res: ServerResponse): Promise<void> {
   res.setHeader('Cache-Control', 'no-store');
-  const facts = await findPaymentPage(deps, token);
+  // Open orders' facts from this process's memory until Postgres says they changed.
+  const facts = await deps.paymentPages.find(token, () => findPaymentPage(deps, token));
   if (!facts) {
     writeJson(res, 404, { error: 'NOT_FOUND', message: 'No payment for this link' });
     return;
