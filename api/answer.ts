@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Response } from 'express';
 
 /** Work to finish before a response's answer goes out (the Idempotency-Key step stores it). */
@@ -28,8 +29,13 @@ export function sendJson(res: Response, status: number, body: unknown): void {
   writeJson(res, status, body);
 }
 
-function writeJson(res: Response, status: number, body: unknown): void {
-  const text = JSON.stringify(body) ?? '';
+/** A JSON answer outside the API routes (no Idempotency-Key step can hold it): the public status endpoint. */
+export function writeJson(res: ServerResponse, status: number, body: unknown): void {
+  writeJsonText(res, status, JSON.stringify(body) ?? '');
+}
+
+/** A JSON answer already serialized. */
+export function writeJsonText(res: ServerResponse, status: number, text: string): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Config } from '../core/config';
 import { AppError } from '../core/errors';
@@ -11,7 +12,7 @@ import { ApiBuilder } from './route-kit';
 import { logRequestError, logRequestWarning, requestLogger } from './request-log';
 import { registerRoutes } from './routes';
 import { httpMetrics } from './http-metrics';
-import { docsPolicy, securityHeaders } from './security-headers';
+import { docsPolicy, securityHeaderSetter } from './security-headers';
 import { mountPublicPages } from './pages';
 
 export interface App extends express.Express {
@@ -47,12 +48,18 @@ export function createApp(config: Config, deps: ApiDeps): App {
   app.set('trust proxy', config.trustProxy);
   const format = new WireFormat(config.apiStyle);
 
-  app.use(inOneLayer(httpMetrics(), requestLogger(deps.logger), securityHeaders({ https: config.publicBaseUrl.startsWith('https://') })));
+  const securityHeaders = securityHeaderSetter({ https: config.publicBaseUrl.startsWith('https://') });
+  app.use(
+    inOneLayer(httpMetrics(), requestLogger(deps.logger), (_req, res, next) => {
+      securityHeaders(res);
+      next();
+    }),
+  );
 
   app.get('/health', healthHandler(deps));
   // The public pages (/static, /pay) before the API's routes: their paths never meet, and a page
   // request then does not walk every /api/v1 route layer first.
-  mountPublicPages(app, deps);
+  const payStatus = mountPublicPages(app, deps, { securityHeaders });
 
   const api = new ApiBuilder(deps, format, app, '/api/v1');
   registerRoutes(api, deps);
@@ -86,6 +93,16 @@ export function createApp(config: Config, deps: ApiDeps): App {
     }
     format.sendError(res, appError);
   });
+
+  // GET /pay/<token>/status, every open payment page's poll, is answered before the router
+  // (api/pages/pay/status-endpoint.ts); everything else, its other forms included, is routed.
+  // (Express's app function calls app.handle, which runs the router.)
+  type Handle = (req: IncomingMessage, res: ServerResponse, callback?: (err?: unknown) => void) => void;
+  const withHandle = app as unknown as { handle: Handle };
+  const route = withHandle.handle;
+  withHandle.handle = function handle(this: unknown, req, res, callback) {
+    if (!payStatus(req, res)) route.call(this, req, res, callback);
+  };
 
   app.routeTable = api.routes;
   return app;

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { ServiceContext } from '../core/context';
 import type { Queues } from '../core/jobs/catalog';
+import type { PaymentPageCache } from '../core/orders/payment-page-cache';
 import { ApiKeyCache } from './key-cache';
 
 /** What the app factory needs: the shared service context plus the API's Redis connection and queues. */
@@ -17,6 +18,8 @@ export interface ApiDeps extends ServiceContext {
   queues: Queues;
   /** This instance's memory of recently used API keys (revocations announced through Redis). */
   keyCache: ApiKeyCache;
+  /** Open orders' payment page facts, forgotten on Postgres's word (off until its listener is up). */
+  paymentPages: PaymentPageCache;
 }
 
 /** The key cache of an API instance of this deployment (its Redis subscription opens on first use). */

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../core/logger';
 import { newId } from '../core/ids';
@@ -31,34 +32,46 @@ const STATE = Symbol('requestLog');
  */
 export function requestLogger(logger: Logger): RequestHandler {
   return (req, res, next) => {
-    const started = performance.now();
-    const incoming = req.headers['x-request-id'];
-    const id = typeof incoming === 'string' && /^[A-Za-z0-9._-]{1,100}$/.test(incoming) ? incoming : newId('req');
-    res.setHeader('X-Request-Id', id);
-    const state: RequestLogState = { id, method: req.method, url: maskPublicTokens(String(req.url).split('?')[0]), fields: {} };
-    (res as Response & { [STATE]?: RequestLogState })[STATE] = state;
-
-    // A response emits 'close' once, after it finished or when the client went away first.
-    res.once('close', () => {
-      const aborted = !res.writableFinished;
-      const level = aborted ? 'warn' : (state.level ?? (res.statusCode >= 500 ? 'error' : 'info'));
-      if (!logger.isLevelEnabled(level)) return;
-      logger[level](
-        {
-          ...state.fields,
-          req: { id: state.id, method: state.method, url: state.url },
-          res: { statusCode: res.statusCode },
-          responseTime: Math.round(performance.now() - started),
-        },
-        aborted ? 'request aborted' : 'request completed',
-      );
-    });
+    startRequestLog(logger, req, res, maskPublicTokens(String(req.url).split('?')[0]));
     next();
   };
 }
 
-function stateOf(res: Response): RequestLogState | undefined {
-  return (res as Response & { [STATE]?: RequestLogState })[STATE];
+/**
+ * The request log's work for one request, for handlers that answer outside the Express router
+ * (api/pages/pay/status-endpoint.ts) as for the middleware: the X-Request-Id header, and the line
+ * written when the response closes. `url` is the path to log, tokens already masked. With the
+ * logger silent, no line could be written and none is waited for (a listener per request less).
+ */
+export function startRequestLog(logger: Logger, req: IncomingMessage, res: ServerResponse, url: string): void {
+  const started = performance.now();
+  const incoming = req.headers['x-request-id'];
+  const id = typeof incoming === 'string' && /^[A-Za-z0-9._-]{1,100}$/.test(incoming) ? incoming : newId('req');
+  res.setHeader('X-Request-Id', id);
+  const state: RequestLogState = { id, method: req.method ?? 'GET', url, fields: {} };
+  (res as ServerResponse & { [STATE]?: RequestLogState })[STATE] = state;
+  // The line's levels are info, warn and error: with none of them written, nothing to wait for.
+  if (!logger.isLevelEnabled('error')) return;
+
+  // A response emits 'close' once, after it finished or when the client went away first.
+  res.once('close', () => {
+    const aborted = !res.writableFinished;
+    const level = aborted ? 'warn' : (state.level ?? (res.statusCode >= 500 ? 'error' : 'info'));
+    if (!logger.isLevelEnabled(level)) return;
+    logger[level](
+      {
+        ...state.fields,
+        req: { id: state.id, method: state.method, url: state.url },
+        res: { statusCode: res.statusCode },
+        responseTime: Math.round(performance.now() - started),
+      },
+      aborted ? 'request aborted' : 'request completed',
+    );
+  });
+}
+
+function stateOf(res: ServerResponse): RequestLogState | undefined {
+  return (res as ServerResponse & { [STATE]?: RequestLogState })[STATE];
 }
 
 /** Adds fields to this request's log line (and to errors logged for it). */
@@ -78,7 +91,8 @@ export function logRequestWarning(logger: Logger, res: Response, fields: Record<
 }
 
 /** Logs a failure of this request, with its id and caller. */
-export function logRequestError(logger: Logger, req: Request, res: Response, err: unknown): void {
+export function logRequestError(logger: Logger, req: Request | IncomingMessage, res: ServerResponse, err: unknown): void {
   const state = stateOf(res);
-  logger.error({ ...state?.fields, err, req: { id: state?.id, method: req.method, url: maskPublicTokens(String(req.originalUrl).split('?')[0]) } }, 'request failed');
+  const url = (req as Request).originalUrl ?? req.url;
+  logger.error({ ...state?.fields, err, req: { id: state?.id, method: req.method, url: maskPublicTokens(String(url).split('?')[0]) } }, 'request failed');
 }

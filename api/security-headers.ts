@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import helmet from 'helmet';
 
@@ -10,6 +11,15 @@ import helmet from 'helmet';
  * bull-board here, the public payment pages in their own module.
  */
 export function securityHeaders(options: { https: boolean }): RequestHandler {
+  const apply = securityHeaderSetter(options);
+  return (_req, res, next) => {
+    apply(res);
+    next();
+  };
+}
+
+/** The same headers as a plain function, for handlers that answer outside the Express router. */
+export function securityHeaderSetter(options: { https: boolean }): (res: ServerResponse) => void {
   const helmetHeaders = helmet({
     contentSecurityPolicy: { useDefaults: false, directives: JSON_POLICY },
     strictTransportSecurity: options.https ? { maxAge: 31_536_000, includeSubDomains: true } : false,
@@ -24,10 +34,9 @@ export function securityHeaders(options: { https: boolean }): RequestHandler {
   // chain of a dozen middlewares, each a closure and a next() (issue 15: bench:orders).
   const names = set.map(([name]) => name);
   const values = set.map(([, value]) => value);
-  return (_req, res, next) => {
+  return (res) => {
     for (let i = 0; i < names.length; i++) res.setHeader(names[i], values[i]);
     for (let i = 0; i < removed.length; i++) res.removeHeader(removed[i]);
-    next();
   };
 }
 

@@ -6,6 +6,7 @@ import { closeQueues, createQueues, type Queues } from '../core/jobs/catalog';
 import { bullJobQueue } from '../core/jobs/bullmq-job-queue';
 import { createApp } from './app';
 import { createKeyCache } from './deps';
+import { PaymentPageCache, listenForPaymentPageChanges } from '../core/orders/payment-page-cache';
 
 export interface RunningApi {
   server: http.Server;
@@ -39,8 +40,11 @@ export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
   pageLimitRedis.on('error', onRedisError);
   await waitForRedis(pageLimitRedis);
   const keyCache = createKeyCache(ctx);
+  // The status endpoint's memory of open orders, kept honest by a LISTEN connection of its own.
+  const paymentPages = new PaymentPageCache();
+  const pageListener = await listenForPaymentPageChanges(ctx.config.databaseUrl, paymentPages, ctx.logger);
   // Jobs go out on the API's own fail-fast connection: a request gets an answer, not a hang.
-  const app = createApp(ctx.config, { ...ctx, redis, pageLimitRedis, queues, jobs: bullJobQueue(queues), keyCache });
+  const app = createApp(ctx.config, { ...ctx, redis, pageLimitRedis, queues, jobs: bullJobQueue(queues), keyCache, paymentPages });
   const server = http.createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -61,6 +65,7 @@ export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
       });
       await closeQueues(queues);
       await keyCache.close();
+      await pageListener.close();
       redis.disconnect();
       pageLimitRedis.disconnect();
     },

@@ -141,9 +141,10 @@ type Env = Record<string, string | undefined>;
  * 2-core machine (bench:orders, 10 HTTP connections) POST /orders ran at 0.45–0.51 of the
  * baseline with 10 connections and 0.53–0.70 with 5, with about 100 µs less Postgres CPU per order
  * at 4–5. A worker process runs jobs that hold a transaction across chain RPC calls (chain-scan,
- * 4 at a time) and keeps ten.
+ * 4 at a time) and keeps ten. The API's six are five for queries and the payment pages' LISTEN
+ * connection (dedicatedConnectionsFor).
  */
-export const DEFAULT_DATABASE_POOL_SIZE = { api: 5, worker: 10 } as const;
+export const DEFAULT_DATABASE_POOL_SIZE = { api: 6, worker: 10 } as const;
 export type ProcessKind = keyof typeof DEFAULT_DATABASE_POOL_SIZE;
 
 /** The connections a process of this kind keeps: DATABASE_POOL_SIZE, else the kind's default. */
@@ -153,10 +154,11 @@ export function databasePoolSizeFor(config: Pick<Config, 'databasePoolSize'>, ki
 
 /**
  * Connections of a process held outside its query pool: a worker's LISTEN connection for the
- * webhook fast path (workers/event-listener.ts). The query pool is the rest of DATABASE_POOL_SIZE.
+ * webhook fast path (workers/event-listener.ts), an API's for the payment pages' memory of open
+ * orders (core/orders/payment-page-cache.ts). The query pool is the rest of DATABASE_POOL_SIZE.
  */
 export function dedicatedConnectionsFor(config: Pick<Config, 'webhooks'>, kind: ProcessKind): number {
-  return kind === 'worker' && config.webhooks.fastPath ? 1 : 0;
+  return kind === 'worker' ? (config.webhooks.fastPath ? 1 : 0) : 1;
 }
 
 /** The query pool's size: DATABASE_POOL_SIZE (or the kind's default) less the dedicated connections. */

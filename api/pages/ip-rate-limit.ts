@@ -3,20 +3,19 @@ import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../../core/logger';
 
-/**
- * Per-client-IP limit of the public pages, kept in Redis so it holds across API instances. The
- * client IP is Express's req.ip, which follows X-Forwarded-For only as far as TRUST_PROXY allows:
- * a client not behind a trusted proxy cannot choose its IP. Redis unreachable: let through, logged.
- * A step, not a middleware: it resolves true when the request may go on, false when it has
- * answered (429) itself.
- */
-export function ipRateLimit(options: {
+export interface IpRateLimitOptions {
   redis: Redis;
   keyPrefix: string;
   perMinute: number;
   logger: Logger;
-  onLimited: (req: Request, res: Response, retryAfterSeconds: number) => void;
-}): (req: Request, res: Response) => Promise<boolean> {
+}
+
+/**
+ * Per-client-IP limit of the public pages, kept in Redis so it holds across API instances.
+ * Resolves 0 when a request of this client IP may go on, else the seconds until it may retry.
+ * Redis unreachable: let through, logged.
+ */
+export function ipRateLimiter(options: IpRateLimitOptions): (ip: string) => Promise<number> {
   const limiter = new RateLimiterRedis({
     storeClient: options.redis,
     keyPrefix: options.keyPrefix,
@@ -24,18 +23,32 @@ export function ipRateLimit(options: {
     duration: 60,
     useRedisPackage: false,
   });
-  return async (req, res) => {
+  return async (ip) => {
     try {
-      await limiter.consume(req.ip ?? 'unknown', 1);
+      await limiter.consume(ip, 1);
     } catch (err) {
-      if (err instanceof RateLimiterRes) {
-        const retryAfter = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
-        res.setHeader('Retry-After', String(retryAfter));
-        options.onLimited(req, res, retryAfter);
-        return false;
-      }
+      if (err instanceof RateLimiterRes) return Math.max(1, Math.ceil(err.msBeforeNext / 1000));
       options.logger.warn({ err: { message: (err as Error).message } }, 'page rate limiter unavailable; request allowed');
     }
-    return true;
+    return 0;
+  };
+}
+
+/**
+ * The limit as a step of an Express page. The client IP is Express's req.ip, which follows
+ * X-Forwarded-For only as far as TRUST_PROXY allows: a client not behind a trusted proxy cannot
+ * choose its IP. A step, not a middleware: it resolves true when the request may go on, false
+ * when it has answered (429) itself.
+ */
+export function ipRateLimit(
+  options: IpRateLimitOptions & { onLimited: (req: Request, res: Response, retryAfterSeconds: number) => void },
+): (req: Request, res: Response) => Promise<boolean> {
+  const consume = ipRateLimiter(options);
+  return async (req, res) => {
+    const retryAfter = await consume(req.ip ?? 'unknown');
+    if (retryAfter === 0) return true;
+    res.setHeader('Retry-After', String(retryAfter));
+    options.onLimited(req, res, retryAfter);
+    return false;
   };
 }

@@ -1,4 +1,5 @@
-import type { RequestHandler, Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import type { RequestHandler } from 'express';
 
 /**
  * Headers of every public (unauthenticated, browser-facing) page and its assets (design.md §6a):
@@ -15,7 +16,7 @@ export function publicPageHeaders(options: { frameAncestors: string }): RequestH
 }
 
 /** The same headers as a plain function, for handlers that run their steps in one layer (api/pages/index.ts). */
-export function publicPageHeaderSetter(options: { frameAncestors: string }): (res: Response) => void {
+export function publicPageHeaderSetter(options: { frameAncestors: string }): (res: ServerResponse) => void {
   const csp = [
     "default-src 'none'",
     "script-src 'self'",

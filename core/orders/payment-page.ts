@@ -67,11 +67,12 @@ type RawTransfer = {
 
 /**
  * What the page reads of an order: what it shows, decides the state with and redirects with
- * (core/orders/redirect.ts). Not the rest (metadata above all: a JSON document to parse and
+ * (core/orders/redirect.ts), and its id (the status endpoint's memory forgets an order by it,
+ * core/orders/payment-page-cache.ts). Not the rest (metadata above all: a JSON document to parse and
  * collect on every poll of every open page).
  */
 const PAGE_ORDER = columnsReader(orders, [
-  'organizationId', 'orderReference', 'status', 'amount', 'currency', 'chainId', 'protocol', 'address',
+  'id', 'organizationId', 'orderReference', 'status', 'amount', 'currency', 'chainId', 'protocol', 'address',
   'successUrl', 'cancelUrl', 'requiredConfirmations', 'createdAt', 'expiresAt', 'graceEndsAt', 'txHash',
 ]);
 export type PageOrder = ReturnType<typeof PAGE_ORDER.read>;

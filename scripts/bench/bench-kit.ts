@@ -2,7 +2,9 @@
  * What the HTTP benchmarks share: autocannon's result type, a database and Redis prefix of the
  * run's own (removed at the end), and one printed line per measured run.
  */
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import postgres from 'postgres';
@@ -25,6 +27,44 @@ export interface AutocannonResult {
 type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 export const autocannon = require('autocannon') as Autocannon;
+
+export interface LoadGenerator {
+  /** The child process's id (its CPU time is read from /proc). */
+  pid: number;
+  /** One autocannon run with these options (setupRequest by file path); runs go one at a time. */
+  run(options: Record<string, unknown>): Promise<AutocannonResult>;
+  close(): void;
+}
+
+/**
+ * autocannon in a child process of its own (load-generator.cjs), on the same machine's cores as
+ * the service, alive for the whole bench: the warm-up run warms the load generator that measures.
+ */
+export function startLoadGenerator(): LoadGenerator {
+  const child = fork(path.join(__dirname, 'load-generator.cjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let nextId = 0;
+  const waiting = new Map<number, { resolve: (r: AutocannonResult) => void; reject: (e: Error) => void }>();
+  child.on('message', (m: { id: number; result?: AutocannonResult; error?: string }) => {
+    const w = waiting.get(m.id);
+    waiting.delete(m.id);
+    if (m.error) w?.reject(new Error(m.error));
+    else w?.resolve(m.result!);
+  });
+  child.on('exit', (code) => {
+    for (const w of waiting.values()) w.reject(new Error(`load generator exited (${code})`));
+    waiting.clear();
+  });
+  return {
+    pid: child.pid!,
+    run: (options) =>
+      new Promise((resolve, reject) => {
+        const id = nextId++;
+        waiting.set(id, { resolve, reject });
+        child.send({ id, options });
+      }),
+    close: () => child.disconnect(),
+  };
+}
 
 export function resultLine(name: string, r: AutocannonResult, width = 30): string {
   return `${name.padEnd(width)} ${r.requests.average.toFixed(0).padStart(7)} req/s   p50 ${String(r.latency.p50).padStart(4)} ms   p99 ${String(r.latency.p99).padStart(4)} ms   2xx ${r['2xx']}  non-2xx ${r.non2xx}  errors ${r.errors}`;

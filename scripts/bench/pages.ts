@@ -11,7 +11,8 @@
  *   committed transaction, as the confirmations job does); the time until the status endpoint
  *   shows `paid` is measured. Target < 1 s.
  * - GET /pay/<token> (the full page, QR code included) throughput, for reference.
- * The load generator runs in a worker thread of this same process, on the same cores.
+ * The load generator (autocannon) runs in a child process of its own, on the same cores, alive for
+ * the whole bench so that the warm-up also warms the generator that measures.
  *
  *   npm run bench:pages
  *   BENCH_CONNECTIONS=50 BENCH_DURATION=10 BENCH_ORDERS=1000 BENCH_RATE=2000 npm run bench:pages
@@ -19,8 +20,8 @@
  *   node scripts/bench/profile-top.mjs /tmp/pages.cpuprofile        # its self time by function and by package
  *
  * Besides latency it prints, for the status run, where the CPU went per request (this process's
- * main thread, i.e. the API; its other threads, i.e. mostly the load generator; Postgres; Redis),
- * the main thread's event-loop delay and its garbage-collection pauses.
+ * main thread, i.e. the API; its other threads; the load generator; Postgres; Redis), and for both
+ * status runs the main thread's event-loop delay and its garbage-collection pauses.
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
@@ -39,7 +40,7 @@ import { createService } from '../../core/service';
 import { startApi } from '../../api/server';
 import { orders, poolAddresses, transfers } from '../../db/schema';
 import type { OrderRow } from '../../core/orders/order-view';
-import { autocannon, benchState, cpuProfiler, resultLine, type AutocannonResult } from './bench-kit';
+import { benchState, cpuProfiler, resultLine, startLoadGenerator, type AutocannonResult, type LoadGenerator } from './bench-kit';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
@@ -84,8 +85,8 @@ function processesCpuMs(match: (cmdline: string) => boolean): number {
   }
   return ms;
 }
-interface CpuSample { main: number; others: number; postgres: number; redis: number; wall: number }
-function cpuNow(dbName: string): CpuSample {
+interface CpuSample { main: number; others: number; loadGenerator: number; postgres: number; redis: number; wall: number }
+function cpuNow(dbName: string, loadGeneratorPid: number): CpuSample {
   const main = readCpu(`/proc/self/task/${process.pid}/stat`);
   let all = 0;
   try {
@@ -97,6 +98,7 @@ function cpuNow(dbName: string): CpuSample {
   return {
     main,
     others: all - main,
+    loadGenerator: readCpu(`/proc/${loadGeneratorPid}/stat`),
     // This run's own backends: other databases' work on this machine is not the API's.
     postgres: processesCpuMs((c) => c.startsWith('postgres') && c.includes(` ${dbName} `)),
     redis: processesCpuMs((c) => c.startsWith('redis-server') && c.includes(`:${redisPort}`)),
@@ -107,7 +109,7 @@ function cpuLine(from: CpuSample, to: CpuSample, requests: number): string {
   const per = (k: keyof CpuSample) => (((to[k] - from[k]) * 1000) / requests).toFixed(0).padStart(4);
   const busy = (k: keyof CpuSample) => (((to[k] - from[k]) / (to.wall - from.wall)) * 100).toFixed(0);
   return (
-    `CPU per status request: API main thread ${per('main')} us (${busy('main')}% of a core), other threads of this process (load generator) ${per('others')} us (${busy('others')}%), ` +
+    `CPU per status request: API main thread ${per('main')} us (${busy('main')}% of a core), its other threads ${per('others')} us (${busy('others')}%), load generator ${per('loadGenerator')} us (${busy('loadGenerator')}%), ` +
     `postgres (this database) ${per('postgres')} us (${busy('postgres')}%), redis ${per('redis')} us (${busy('redis')}%)`
   );
 }
@@ -130,6 +132,7 @@ async function main(): Promise<void> {
   const { ctx, dbHandle } = await createService(config, { logger, kind: 'api' });
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'sg-bench-pages-'));
   let api: Awaited<ReturnType<typeof startApi>> | null = null;
+  let loadGenerator: LoadGenerator | null = null;
   try {
     const { organizationId } = await createOrganization(ctx.db, 'Bench Coffee Roasters');
     await ctx.db.insert(poolAddresses).values(
@@ -146,24 +149,24 @@ async function main(): Promise<void> {
     const tokensFile = path.join(tmp, 'tokens.txt');
     writeFileSync(tokensFile, created.map((o) => o.payToken).join('\n'));
     process.env.BENCH_PAGES_TOKENS_FILE = tokensFile;
+    loadGenerator = startLoadGenerator();
+    const generator = loadGenerator;
 
     api = await startApi(ctx);
     const base = `http://127.0.0.1:${api.port}`;
     // overallRate: a fixed offered load (autocannon then corrects latencies for coordinated
     // omission); without it, every connection sends as fast as the server answers.
-    const load = (suffix: string, duration: number, overallRate?: number) => {
-      process.env.BENCH_PAGES_SUFFIX = suffix;
-      return autocannon({
+    const load = (suffix: string, duration: number, overallRate?: number) =>
+      generator.run({
         url: base,
         connections: CONNECTIONS,
         duration,
-        workers: 1,
         ...(overallRate ? { overallRate } : {}),
+        initialContext: { suffix },
         requests: [{ method: 'GET', setupRequest: path.join(__dirname, 'page-request.cjs') }],
       });
-    };
 
-    process.stdout.write(`bench:pages — ${ORDER_COUNT} orders, ${CONNECTIONS} connections, ${DURATION_S} s per run, load generator in this process (${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')})\n`);
+    process.stdout.write(`bench:pages — ${ORDER_COUNT} orders, ${CONNECTIONS} connections, ${DURATION_S} s per run, load generator in a process of its own (${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')})\n`);
     await load('/status', 2); // warm-up
 
     // Status under load, with payments confirmed meanwhile.
@@ -183,7 +186,7 @@ async function main(): Promise<void> {
     gcObserver.observe({ entryTypes: ['gc'] });
     loopDelay.enable();
     const dbName = new URL(state.dbUrl).pathname.slice(1);
-    const cpuBefore = cpuNow(dbName);
+    const cpuBefore = cpuNow(dbName, generator.pid);
     const statusRun = load('/status', DURATION_S);
     await sleep(2000);
     const visibleMs: number[] = [];
@@ -210,13 +213,22 @@ async function main(): Promise<void> {
       await sleep(500);
     }
     const status = await statusRun;
-    const cpuAfter = cpuNow(dbName);
+    const cpuAfter = cpuNow(dbName, generator.pid);
     loopDelay.disable();
     gcObserver.disconnect();
     if (profiler) await profiler.save(PROFILE_PATH!);
     const statusWallS = (cpuAfter.wall - cpuBefore.wall) / 1000;
 
+    const targetDelay = monitorEventLoopDelay({ resolution: 1 });
+    const targetGc: number[] = [];
+    const targetGcObserver = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) targetGc.push(e.duration);
+    });
+    targetGcObserver.observe({ entryTypes: ['gc'] });
+    targetDelay.enable();
     const statusAtTarget = await load('/status', DURATION_S, TARGET_RATE);
+    targetDelay.disable();
+    targetGcObserver.disconnect();
     const pageRun = await load('', DURATION_S);
     const [check] = await ctx.db.select({ status: orders.status }).from(orders).where(eq(orders.id, created[0].id));
 
@@ -229,10 +241,15 @@ async function main(): Promise<void> {
         `GC ${gcCount} pauses, ${gcMs.toFixed(0)} ms in ${statusWallS.toFixed(1)} s (${((gcMs / (statusWallS * 1000)) * 100).toFixed(1)}%), longest ${gcMax.toFixed(1)} ms\n`,
     );
     process.stdout.write(
+      `  at ${TARGET_RATE} req/s: main thread event-loop delay p50 ${ms(targetDelay.percentile(50))} ms, p99 ${ms(targetDelay.percentile(99))} ms, max ${ms(targetDelay.max)} ms; ` +
+        `GC ${targetGc.length} pauses, ${targetGc.reduce((a, b) => a + b, 0).toFixed(0)} ms, longest ${Math.max(0, ...targetGc).toFixed(1)} ms\n`,
+    );
+    process.stdout.write(
       `committed payment → status shows paid  max ${Math.max(...visibleMs).toFixed(0)} ms (of ${CHANGES}: ${visibleMs.map((v) => v.toFixed(0)).join(', ')} ms)   target < 1000 ms (order 0 now ${check.status})\n`,
     );
     process.stdout.write(`${line('GET /pay/<token> (full page)', pageRun)}\n`);
   } finally {
+    loadGenerator?.close();
     await api?.close().catch(() => {});
     await dbHandle.close();
     rmSync(tmp, { recursive: true, force: true });

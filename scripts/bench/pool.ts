@@ -12,6 +12,7 @@ import os from 'node:os';
 import postgres from 'postgres';
 import { getAddress, hexlify } from 'ethers';
 import { createApp } from '../../api/app';
+import { PaymentPageCache } from '../../core/orders/payment-page-cache';
 import { ChainRegistry } from '../../core/chains/registry';
 import { systemClock } from '../../core/clock';
 import { loadConfig } from '../../core/config';
@@ -64,7 +65,7 @@ async function main() {
   const ctx = { config, db: dbHandle.db, registry: ChainRegistry.forNetwork('local', {}), clock: systemClock, logger, jobs: bullJobQueue(queues), detection: new DetectionState(), memory: new ProcessMemory() };
   const keyCache = createKeyCache(ctx);
   // No page requests here: the page limiter may share the producer connection.
-  const deps = { ...ctx, redis, pageLimitRedis: redis, queues, keyCache };
+  const deps = { ...ctx, redis, pageLimitRedis: redis, queues, keyCache, paymentPages: new PaymentPageCache() };
   const server = createApp(config, deps).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   const port = (server.address() as AddressInfo).port;

@@ -18,15 +18,17 @@ describe('configuration at start-up', () => {
 
   it('sizes the database pool by process kind unless DATABASE_POOL_SIZE says otherwise', () => {
     const unset = loadConfig({});
-    expect(databasePoolSizeFor(unset, 'api')).to.equal(5);
+    expect(databasePoolSizeFor(unset, 'api')).to.equal(6);
+    expect(queryPoolSizeFor(unset, 'api')).to.equal(5);
     expect(databasePoolSizeFor(unset, 'worker')).to.equal(10);
-    expect(databasePoolSizeFor(loadConfig({ DATABASE_POOL_SIZE: '  ' }), 'api')).to.equal(5);
+    expect(databasePoolSizeFor(loadConfig({ DATABASE_POOL_SIZE: '  ' }), 'api')).to.equal(6);
     const set = loadConfig({ DATABASE_POOL_SIZE: '8' });
     expect(databasePoolSizeFor(set, 'api')).to.equal(8);
     expect(databasePoolSizeFor(set, 'worker')).to.equal(8);
-    // A worker's LISTEN connection (webhook fast path) is one of them, outside the query pool.
+    // A worker's LISTEN connection (webhook fast path) is one of them, outside the query pool, and
+    // so is an API's (the payment pages' memory of open orders).
     expect(queryPoolSizeFor(set, 'worker')).to.equal(7);
-    expect(queryPoolSizeFor(set, 'api')).to.equal(8);
+    expect(queryPoolSizeFor(set, 'api')).to.equal(7);
     expect(queryPoolSizeFor(loadConfig({ DATABASE_POOL_SIZE: '8', WEBHOOK_FAST_PATH: 'false' }), 'worker')).to.equal(8);
     for (const bad of ['1', 'many', '2.5', '201']) {
       expect(() => loadConfig({ DATABASE_POOL_SIZE: bad }), bad).to.throw(ConfigError, 'DATABASE_POOL_SIZE must be an integer from 2 to 200');

@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import postgres from 'postgres';
 import { Redis } from 'ioredis';
 import { createApp, type App } from '../../api/app';
+import { PaymentPageCache, listenForPaymentPageChanges } from '../../core/orders/payment-page-cache';
 import { createKeyCache, type ApiDeps } from '../../api/deps';
 import { ChainRegistry } from '../../core/chains/registry';
 import { ManualClock, type Clock } from '../../core/clock';
@@ -269,8 +270,16 @@ export function buildTestApp(
   const ctx = { ...testContext(config, clock), ...(options.db ? { db: options.db } : {}) };
   const keyCache = createKeyCache(ctx, { ttlMs: options.keyCacheTtlMs });
   onTearDown(() => keyCache.close());
-  const deps: ApiDeps = { ...ctx, redis: options.redis ?? redis, pageLimitRedis, queues, jobs: bullJobQueue(queues), keyCache };
+  // Not listening (so reading Postgres every time) unless a test starts its listener: listenForPageChanges.
+  const paymentPages = new PaymentPageCache();
+  const deps: ApiDeps = { ...ctx, redis: options.redis ?? redis, pageLimitRedis, queues, jobs: bullJobQueue(queues), keyCache, paymentPages };
   return { app: createApp(config, deps), deps, config, clock };
+}
+
+/** Turns on a test app's memory of open orders' payment pages, as startApi does (closed at tear-down). */
+export async function listenForPageChanges(t: TestApp): Promise<void> {
+  const listener = await listenForPaymentPageChanges(TEST_DATABASE_URL, t.deps.paymentPages, testLogger());
+  onTearDown(() => listener.close());
 }
 
 export interface TestOrg {

@@ -6,7 +6,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import request from 'supertest';
 import { orders } from '../../db/schema';
 import { artifactPath, decodeQr, launchBrowser } from '../helpers/browser';
-import { buildTestApp, createTestOrg, knownSecrets, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL, testDb, type TestOrg } from '../helpers/harness';
+import { buildTestApp, createTestOrg, knownSecrets, listenForPageChanges, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL, testDb, type TestOrg } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { preserveCheckpoint } from '../helpers/orders';
 import { seedPoolAddresses } from '../helpers/pool';
@@ -34,9 +34,12 @@ describe('payment page in a real browser (Chromium, anvil, worker process)', fun
     chain = await startTestChain();
     api = http.createServer();
     base = `http://127.0.0.1:${await listen(api)}`;
-    const { app, deps } = buildTestApp({
+    const testApp = buildTestApp({
       env: { PUBLIC_BASE_URL: base, EXPLORER_TX_URL_ETHEREUM_LOCAL: 'https://explorer.example/tx/{txHash}', PAGE_RATE_LIMIT_PER_MINUTE: '10000' },
     });
+    const { app, deps } = testApp;
+    // As the service runs: the status endpoint keeps open orders in memory until Postgres says they changed.
+    await listenForPageChanges(testApp);
     useTestChain(deps.registry, chain);
     api.on('request', app);
 

@@ -7,6 +7,7 @@ import { buildTestApp, capturedLogLines, createTestOrg, knownSecrets, STYLES, TE
 import { CHAIN, tokenEnv } from '../helpers/orders';
 import { seedPoolAddresses } from '../helpers/pool';
 import { eventually } from '../helpers/wait';
+import { processMetrics } from '../../core/metrics/metrics';
 
 /** The payment page over HTTP: routing, headers, the status JSON, limits and languages (the browser suite covers the payer's view). */
 describe('payment page over HTTP', () => {
@@ -147,6 +148,38 @@ describe('payment page over HTTP', () => {
       return lines.some((l) => l.includes('"/pay/[token]"')) && lines.some((l) => l.includes('"/pay/[token]/status"'));
     }, 5_000, 'the request log lines of the page and its status, with the token masked');
     expect(capturedLogLines.some((l) => l.includes(token))).to.equal(false);
+  });
+
+  it('status: answered in front of the router as the router answers it (headers, body, errors, metrics)', async () => {
+    const t = buildTestApp({ env: tokens });
+    const { path, token } = await createOrder(t);
+    // The canonical form is answered before the router; a trailing slash still goes through it.
+    const fast = await request(t.app).get(`${path}/status?x=1`).set('X-Request-Id', 'fast-1');
+    const routed = await request(t.app).get(`${path}/status/`).set('X-Request-Id', 'routed-1');
+    expect(fast.status).to.equal(200);
+    expect(routed.status).to.equal(200);
+    const comparable = (h: Record<string, string>) => Object.fromEntries(Object.entries(h).filter(([k]) => !['date', 'x-request-id', 'content-length'].includes(k)));
+    expect(comparable(fast.headers)).to.deep.equal(comparable(routed.headers));
+    expect(fast.headers['x-request-id']).to.equal('fast-1');
+    expect({ ...fast.body, serverTime: null }).to.deep.equal({ ...routed.body, serverTime: null });
+    const head = await request(t.app).head(`${path}/status`);
+    expect(head.status).to.equal(200);
+    expect(head.headers['content-security-policy']).to.include("script-src 'self'");
+    expect(head.text ?? '').to.equal('');
+    // Unknown tokens: the endpoint's JSON 404, either way, with the same headers.
+    const unknownFast = await request(t.app).get('/pay/AAAAAAAAAAAAAAAAAAAAAA/status');
+    const unknownRouted = await request(t.app).get('/pay/AAAAAAAAAAAAAAAAAAAAAA/status/');
+    expect(unknownFast.status).to.equal(404);
+    expect(unknownFast.body).to.deep.equal(unknownRouted.body);
+    expect(comparable(unknownFast.headers)).to.deep.equal(comparable(unknownRouted.headers));
+    // Other methods are the router's: its not-found answer (JSON under /status).
+    const post = await request(t.app).post(`${path}/status`);
+    expect(post.status).to.equal(404);
+    expect(post.body).to.deep.equal({ error: 'NOT_FOUND', message: 'Not found' });
+    // Counted under the route's pattern, never the token.
+    const metrics = await processMetrics().registry.getSingleMetricAsString('stablegate_http_request_duration_seconds');
+    expect(metrics).to.match(/stablegate_http_request_duration_seconds_count\{method="GET",route="\/pay\/:token\/status",status="200"\} \d+/);
+    expect(metrics).to.not.include(token);
   });
 
   it('the status endpoint serializes once what paymentStatusJson gives the page (same fields, order and version)', () => {

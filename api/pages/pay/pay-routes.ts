@@ -1,10 +1,11 @@
+import type { ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 import { findPaymentPage, presentPaymentPage } from '../../../core/orders/payment-page';
 import type { ApiDeps } from '../../deps';
 import { MESSAGES, pickLanguage } from '../i18n';
 import { messagePage } from '../layout';
 import { renderPayPage } from './pay-page';
-import { sendJson } from '../../answer';
+import { sendJson, writeJson, writeJsonText } from '../../answer';
 import { paymentStatusJson, paymentStatusText } from './pay-status';
 
 /** A public page's own work, after the public headers and the per-IP limit (api/pages/index.ts). */
@@ -32,26 +33,35 @@ export function payRoutes(deps: ApiDeps): { path: string; handler: PageHandler }
     res.type('html').send(await renderPayPage(view, paymentStatusJson(view), { lang, t, path, statusUrl: `${path}/status` }));
   };
 
-  const status: PageHandler = async (req, res) => {
-    res.setHeader('Cache-Control', 'no-store');
-    const facts = await findPaymentPage(deps, req.params.token);
-    if (!facts) {
-      sendJson(res, 404, { error: 'NOT_FOUND', message: 'No payment for this link' });
-      return;
-    }
-    // Written as the API's answers are (api/answer.ts), without res.json's negotiation (charset,
-    // ETag and freshness checks) that a fresh, no-store JSON answer has no use for.
-    const text = paymentStatusText(await presentPaymentPage(deps, facts, deps.clock.now()));
-    res.statusCode = 200;
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.setHeader('Content-Length', Buffer.byteLength(text));
-    res.end(text);
-  };
+  const status: PageHandler = (req, res) => answerPaymentStatus(deps, req.params.token, res);
 
   return [
     { path: '/pay/:token', handler: page },
     { path: '/pay/:token/status', handler: status },
   ];
+}
+
+/**
+ * The status endpoint's own work, on the router's route (pay-routes) and in front of it
+ * (status-endpoint.ts): the order's status JSON, or the endpoint's 404.
+ */
+export async function answerPaymentStatus(deps: ApiDeps, token: string, res: ServerResponse): Promise<void> {
+  res.setHeader('Cache-Control', 'no-store');
+  // Open orders' facts from this process's memory until Postgres says they changed.
+  const facts = await deps.paymentPages.find(token, () => findPaymentPage(deps, token));
+  if (!facts) {
+    writeJson(res, 404, { error: 'NOT_FOUND', message: 'No payment for this link' });
+    return;
+  }
+  // Written as the API's answers are (api/answer.ts), without res.json's negotiation (charset,
+  // ETag and freshness checks) that a fresh, no-store JSON answer has no use for.
+  writeJsonText(res, 200, paymentStatusText(await presentPaymentPage(deps, facts, deps.clock.now())));
+}
+
+/** The JSON error bodies of the status endpoint (the page itself answers HTML pages). */
+export function pageErrorJson(kind: 'notFound' | 'tooMany' | 'error'): { error: string; message: string } {
+  const error = { notFound: 'NOT_FOUND', tooMany: 'RATE_LIMIT_EXCEEDED', error: 'INTERNAL_ERROR' }[kind];
+  return { error, message: kind === 'tooMany' ? 'Too many requests; retry later' : error === 'NOT_FOUND' ? 'Not found' : 'Internal error' };
 }
 
 /** An HTML page for browsers, JSON for the status endpoint (the page's script reads it). */
@@ -61,8 +71,7 @@ export function wantsJson(req: Request): boolean {
 
 export function sendPageError(req: Request, res: Response, status: number, kind: 'notFound' | 'tooMany' | 'error'): void {
   if (wantsJson(req)) {
-    const error = { notFound: 'NOT_FOUND', tooMany: 'RATE_LIMIT_EXCEEDED', error: 'INTERNAL_ERROR' }[kind];
-    sendJson(res, status, { error, message: kind === 'tooMany' ? 'Too many requests; retry later' : error === 'NOT_FOUND' ? 'Not found' : 'Internal error' });
+    sendJson(res, status, pageErrorJson(kind));
     return;
   }
   const lang = pickLanguage(req);
