@@ -139,9 +139,11 @@ const ALLOCATION_ORDER = sql.raw('recycled_at asc nulls first, created_at asc, i
  * skipping rows other transactions hold, mark them taken and open their assignments. `n` ranks
  * the taken addresses in allocation order from 1; `orders` is a relation of the holders (columns
  * `n`, `id`, `now`, one row per n from 1 to count), and the address of rank n goes to its order n.
- * Fewer than `count` available: the last orders get none (no row in `taken`). Where the never-used
- * addresses run out mid-batch, recycled ones fill the rest; that step may lock (not take) up to
- * count − 1 more recycled rows until the statement commits, which keeps its limit a constant.
+ * Fewer than `count` available: the last orders get none (no row in `taken`). Recycled addresses
+ * are taken only when no never-used one is left, as in takeAddressCtes: where the never-used run
+ * out mid-batch, the batch takes those and its last orders get none (they then take alone, from
+ * the recycled), so it never locks a row it does not take, which would hide it from a concurrent
+ * creation looking at the last addresses of the pool.
  * `count` is written into the text, not bound: a statement per count, whose limit the planner
  * knows (with a bound limit the generic plan guesses a tenth of the pool and sorts it).
  */
@@ -166,17 +168,14 @@ export function takeAddressesForOrdersCtes(input: {
       for update skip locked
     ), recycled as (
       select id, recycled_at, created_at from pool_addresses
-      where (select count(*) from never_used) < ${count} and ${available} and recycled_at is not null
+      where not exists (select from never_used) and ${available} and recycled_at is not null
         and (recycled_at, created_at, id) >= (${after.recycledAt}::timestamptz, ${after.recycledCreatedAt}::timestamptz, ${after.recycledId}::bigint)
       order by ${ALLOCATION_ORDER}
       limit ${count}
       for update skip locked
     ), picked as (
-      select id, n from (
-        select id, row_number() over (order by ${ALLOCATION_ORDER}) as n
-        from (select * from never_used union all select * from recycled) c
-      ) ranked
-      where n <= ${count}
+      select id, row_number() over (order by ${ALLOCATION_ORDER}) as n
+      from (select * from never_used union all select * from recycled) c
     ), taken as (
       update pool_addresses p
       set status = 'allocated', cooldown_until = null, updated_at = o.now

@@ -6,6 +6,7 @@ import { AppError } from '../../core/errors';
 import { processMetrics } from '../../core/metrics/metrics';
 import { createOrder, getOrder, ORDER_BATCH_MAX, type CreateOrderInput } from '../../core/orders/orders';
 import { setConfigValue } from '../../core/org-config';
+import type { ServiceContext } from '../../core/context';
 import { buildTestApp, createTestOrg, testConfig, testContext, testDb, type TestOrg } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
 import { CHAIN, orgFootprint, preserveCheckpoint, tokenEnv } from '../helpers/orders';
@@ -43,60 +44,74 @@ describe('order creation in batches', () => {
     org = await createTestOrg('Batches org');
   });
 
-  it('a batch gives each order its own address in allocation order, never-used then recycled by recycled_at, and stores what it answers', async () => {
-    const ctx = testContext(config);
+  /**
+   * A pool of `neverUsed` never-used addresses and `recycled` recycled ones (recycled in the
+   * reverse of their creation order, older than the never-used), in allocation order.
+   */
+  async function seedPool(ctx: ServiceContext, neverUsedCount: number, recycledCount: number): Promise<string[]> {
     const t0 = ctx.clock.now();
-    const neverUsed = await seedPoolAddresses(org.organizationId, 'evm', 4, new Date(t0.getTime() - 3_600_000));
-    // Recycled addresses, recycled in the reverse of their creation order.
-    const recycled = await seedPoolAddresses(org.organizationId, 'evm', 8, new Date(t0.getTime() - 7_200_000));
+    const neverUsed = await seedPoolAddresses(org.organizationId, 'evm', neverUsedCount, new Date(t0.getTime() - 3_600_000));
+    const recycled = await seedPoolAddresses(org.organizationId, 'evm', recycledCount, new Date(t0.getTime() - 7_200_000));
     for (const [i, address] of recycled.entries()) {
       await testDb()
         .update(poolAddresses)
         .set({ recycledAt: new Date(t0.getTime() - 60_000 * (i + 1)) })
         .where(eq(poolAddresses.address, address));
     }
-    const allocationOrder = [...neverUsed, ...[...recycled].reverse()];
-    // The organization's own window and minimum confirmations, read inside the statement.
-    await setConfigValue(testDb(), org.organizationId, 'payment_window_minutes', 17);
-    await setConfigValue(testDb(), org.organizationId, 'confirmations.orders', 9);
+    return [...neverUsed, ...[...recycled].reverse()];
+  }
 
-    const before = await statementsCounted(ORDER_BATCH_MAX, 'committed');
-    const inputs = Array.from({ length: 2 + ORDER_BATCH_MAX }, (_, i) =>
-      input({
-        currency: ['USDT', 'USDC', 'DAI'][i % 3],
-        amount: ['10.5', '0.000001', '123456789.123456'][i % 3],
-        metadata: i % 2 ? { i, note: `ü "quoted" \\ ${i}` } : undefined,
-        paymentWindowMinutes: i % 4 === 0 ? 30 + i : undefined,
-        graceMinutes: i % 5,
-        successUrl: i === 3 ? 'https://shop.example/ok?x=1&y=ü' : undefined,
-      }),
-    );
-    const created = await Promise.all(inputs.map((x) => createOrder(ctx, org.organizationId, x)));
-    expect(await statementsCounted(ORDER_BATCH_MAX, 'committed')).to.equal(before + 1);
+  for (const [shape, neverUsedCount, recycledCount, batched] of [
+    ['never-used addresses', 12, 0, ORDER_BATCH_MAX],
+    ['recycled addresses, by recycled_at', 0, 12, ORDER_BATCH_MAX],
+    // The batch takes the last two never-used; its other six then take alone, from the recycled.
+    ['the last never-used addresses, then recycled ones', 4, 8, 2],
+  ] as const) {
+    it(`a batch over ${shape}: each order its own address, in allocation order, stored as answered`, async () => {
+      const ctx = testContext(config);
+      const allocationOrder = await seedPool(ctx, neverUsedCount, recycledCount);
+      // The organization's own window and minimum confirmations, read inside the statement.
+      await setConfigValue(testDb(), org.organizationId, 'payment_window_minutes', 17);
+      await setConfigValue(testDb(), org.organizationId, 'confirmations.orders', 9);
 
-    const taken = created.map((o) => o.address);
-    expect(new Set(taken).size).to.equal(taken.length);
-    expect(allocationOrder.slice(0, taken.length)).to.have.members(taken);
-    // Within the batch (every creation after the first two), arrival order is allocation order.
-    const ranks = taken.slice(2).map((a) => allocationOrder.indexOf(a));
-    expect(ranks).to.deep.equal([...ranks].sort((a, b) => a - b));
+      const before = await statementsCounted(ORDER_BATCH_MAX, 'committed');
+      const inputs = Array.from({ length: 2 + ORDER_BATCH_MAX }, (_, i) =>
+        input({
+          currency: ['USDT', 'USDC', 'DAI'][i % 3],
+          amount: ['10.5', '0.000001', '123456789.123456'][i % 3],
+          metadata: i % 2 ? { i, note: `ü "quoted" \\ ${i}` } : undefined,
+          paymentWindowMinutes: i % 4 === 0 ? 30 + i : undefined,
+          graceMinutes: i % 5,
+          successUrl: i === 3 ? 'https://shop.example/ok?x=1&y=ü' : undefined,
+        }),
+      );
+      const created = await Promise.all(inputs.map((x) => createOrder(ctx, org.organizationId, x)));
+      expect(await statementsCounted(ORDER_BATCH_MAX, 'committed')).to.equal(before + 1);
 
-    for (const [i, order] of created.entries()) {
-      expect(await getOrder(testDb(), org.organizationId, order.id)).to.deep.equal(order);
-      expect(order.paymentWindowMinutes).to.equal(inputs[i].paymentWindowMinutes ?? 17);
-      expect(order.requiredConfirmations).to.equal(9);
-      expect(order.metadata).to.deep.equal(inputs[i].metadata ?? {});
-    }
-    // One open assignment per order, for that order; the two recycled addresses the batch did not take are still available.
-    const open = await testDb()
-      .select({ orderId: addressAssignments.orderId, poolAddressId: addressAssignments.poolAddressId })
-      .from(addressAssignments)
-      .where(and(eq(addressAssignments.organizationId, org.organizationId), isNull(addressAssignments.endedAt)));
-    expect(open.map((a) => a.orderId)).to.have.members(created.map((o) => o.id));
-    expect(open.map((a) => a.poolAddressId)).to.have.members(created.map((o) => o.poolAddressId));
-    const left = await testDb().select({ address: poolAddresses.address, status: poolAddresses.status }).from(poolAddresses).where(eq(poolAddresses.organizationId, org.organizationId));
-    expect(left.filter((r) => r.status === 'available').map((r) => r.address)).to.have.members(allocationOrder.slice(taken.length));
-  });
+      const taken = created.map((o) => o.address);
+      expect(new Set(taken).size).to.equal(taken.length);
+      expect(allocationOrder.slice(0, taken.length)).to.have.members(taken);
+      // What the batch served (it came after the two lone creations) is in allocation order by arrival.
+      const ranks = taken.slice(2, 2 + batched).map((a) => allocationOrder.indexOf(a));
+      expect(ranks).to.deep.equal([...ranks].sort((a, b) => a - b));
+
+      for (const [i, order] of created.entries()) {
+        expect(await getOrder(testDb(), org.organizationId, order.id)).to.deep.equal(order);
+        expect(order.paymentWindowMinutes).to.equal(inputs[i].paymentWindowMinutes ?? 17);
+        expect(order.requiredConfirmations).to.equal(9);
+        expect(order.metadata).to.deep.equal(inputs[i].metadata ?? {});
+      }
+      // One open assignment per order, for that order; the addresses not taken are still available.
+      const open = await testDb()
+        .select({ orderId: addressAssignments.orderId, poolAddressId: addressAssignments.poolAddressId })
+        .from(addressAssignments)
+        .where(and(eq(addressAssignments.organizationId, org.organizationId), isNull(addressAssignments.endedAt)));
+      expect(open.map((a) => a.orderId)).to.have.members(created.map((o) => o.id));
+      expect(open.map((a) => a.poolAddressId)).to.have.members(created.map((o) => o.poolAddressId));
+      const left = await testDb().select({ address: poolAddresses.address, status: poolAddresses.status }).from(poolAddresses).where(eq(poolAddresses.organizationId, org.organizationId));
+      expect(left.filter((r) => r.status === 'available').map((r) => r.address)).to.have.members(allocationOrder.slice(taken.length));
+    });
+  }
 
   it('a duplicate reference in a batch stores nothing of it: each creation runs alone, the duplicates get 409 naming the order they collide with', async () => {
     const ctx = testContext(config);

@@ -14,17 +14,14 @@ with input as materialized (
       for update skip locked
     ), recycled as (
       select id, recycled_at, created_at from pool_addresses
-      where (select count(*) from never_used) < 3 and organization_id = $2 and protocol = $6 and status = 'available' and recycled_at is not null
+      where not exists (select from never_used) and organization_id = $2 and protocol = $6 and status = 'available' and recycled_at is not null
         and (recycled_at, created_at, id) >= ($9::timestamptz, $10::timestamptz, $11::bigint)
       order by recycled_at asc nulls first, created_at asc, id asc
       limit 3
       for update skip locked
     ), picked as (
-      select id, n from (
-        select id, row_number() over (order by recycled_at asc nulls first, created_at asc, id asc) as n
-        from (select * from never_used union all select * from recycled) c
-      ) ranked
-      where n <= 3
+      select id, row_number() over (order by recycled_at asc nulls first, created_at asc, id asc) as n
+      from (select * from never_used union all select * from recycled) c
     ), taken as (
       update pool_addresses p
       set status = 'allocated', cooldown_until = null, updated_at = o.now
