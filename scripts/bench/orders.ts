@@ -31,6 +31,7 @@ import { deleteKeysWithPrefix } from '../../core/redis';
 import { createService } from '../../core/service';
 import { startApi } from '../../api/server';
 import { poolAddresses } from '../../db/schema';
+import { processMetrics } from '../../core/metrics/metrics';
 import { autocannon, cpuProfiler, resultLine, type AutocannonResult } from './bench-kit';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -272,6 +273,12 @@ async function main(): Promise<void> {
     const us = (c: CpuSample) => `this process ${c.node.toFixed(0)} us (main thread ${c.main.toFixed(0)}), postgres ${c.postgres.toFixed(0)} us`;
     process.stdout.write(`CPU per request (mean over rounds): baseline ${us(cpu.baseline)}; orders ${us(cpu.orders)}\n`);
     process.stdout.write(`orders stored in the measured rounds: ${stored} (2xx answers: ${answered})\n`);
+    // How many creations the creation statements carried (the API runs in this process).
+    const statements = (await processMetrics().orderCreationStatements.get()).values.filter((v) => v.labels.outcome === 'committed');
+    const carried = statements.reduce((n, v) => n + Number(v.labels.orders) * v.value, 0);
+    const statementCount = statements.reduce((n, v) => n + v.value, 0);
+    const bySize = statements.sort((a, b) => Number(a.labels.orders) - Number(b.labels.orders)).map((v) => `${v.labels.orders}: ${v.value}`).join(', ');
+    process.stdout.write(`creation statements (whole run, warm-up included): ${statementCount}, ${(carried / Math.max(statementCount, 1)).toFixed(2)} orders each on average (by orders carried: ${bySize})\n`);
     const ratio = ordersRun.requests.average / baseline.requests.average;
     process.stdout.write(`throughput ratio orders/baseline: ${ratio.toFixed(2)} (target ≥ 0.7 with p99 < 20 ms, issue 20)\n`);
     process.stdout.write(`for reference, orders / (Express + one INSERT into orders): ${(ordersRun.requests.average / reference.requests.average).toFixed(2)}\n`);
