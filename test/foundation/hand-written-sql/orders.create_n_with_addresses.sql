@@ -10,14 +10,14 @@ with input as materialized (
       where organization_id = $2 and protocol = $6 and status = 'available' and recycled_at is null
         and (created_at, id) >= ($7::timestamptz, $8::bigint)
       order by recycled_at asc nulls first, created_at asc, id asc
-      limit 2
+      limit <n>
       for update skip locked
     ), recycled as (
       select id, recycled_at, created_at from pool_addresses
       where not exists (select from never_used) and organization_id = $2 and protocol = $6 and status = 'available' and recycled_at is not null
         and (recycled_at, created_at, id) >= ($9::timestamptz, $10::timestamptz, $11::bigint)
       order by recycled_at asc nulls first, created_at asc, id asc
-      limit 2
+      limit <n>
       for update skip locked
     ), picked as (
       select id, row_number() over (order by recycled_at asc nulls first, created_at asc, id asc) as n
