@@ -5,11 +5,10 @@ import { newOrderCreationBatcher, type OrderCreation, type OrderCreationOutcome 
 
 /**
  * What a process remembers outside the database, besides the detection core's state
- * (core/detection/state.ts): where its order creations stand in each pool and which wait to go
- * together, its SMTP transporters,
- * what it has already reported once. Lives on the service context, built once per process in
- * production, so two contexts in one process (tests, benchmarks) never share any of it and nothing
- * needs resetting between them.
+ * (core/detection/state.ts): where its order creations stand in each pool and which of them wait
+ * to go together, its SMTP transporters, what it has already reported once. Lives on the service
+ * context, built once per process in production, so two contexts in one process (tests,
+ * benchmarks) never share any of it and nothing needs resetting between them.
  */
 export class ProcessMemory {
   /** Per organization and protocol, the allocation point of this context's order creations. */
