@@ -1,6 +1,6 @@
 import type { Response } from 'express';
-import type { ApiStyle } from '../core/config';
-import { AppError, type ErrorCode } from '../core/errors';
+import type { ApiStyle } from '../core/platform/config';
+import { AppError, type ErrorCode } from '../core/platform/errors';
 import { sendJson } from './answer';
 
 /**

@@ -1,9 +1,9 @@
 import type { Request, Response } from 'express';
 import type { ApiDeps } from './deps';
-import { SERVICE_VERSION } from '../core/version';
+import { SERVICE_VERSION } from '../core/platform/version';
 import { pingDatabase } from '../db/client';
 import { stalledChains } from '../core/detection/stall';
-import { evictionHealth, readEvictionPolicy } from '../core/redis-eviction';
+import { evictionHealth, readEvictionPolicy } from '../core/platform/redis-eviction';
 
 async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

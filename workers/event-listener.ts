@@ -1,6 +1,6 @@
 import postgres from 'postgres';
-import type { ServiceContext } from '../core/context';
-import { EVENTS_CHANNEL } from '../core/events';
+import type { ServiceContext } from '../core/service/context';
+import { EVENTS_CHANNEL } from '../core/events/events';
 import { fanOutPendingEvents } from '../core/webhooks/relay';
 
 export interface EventListener {

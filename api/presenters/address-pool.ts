@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { PROTOCOLS } from '../../core/chains/registry';
 import type { ImportResult } from '../../core/pool/import';
 import { POOL_ADDRESS_STATUSES, type PoolAddressView } from '../../core/pool/queries';
-import { DateTime, Nullable, NullableDateTime, StringEnum } from '../../core/wire-schema';
+import { DateTime, Nullable, NullableDateTime, StringEnum } from '../../core/platform/wire-schema';
 import type { WireFormat } from '../format';
 import { iso } from '../present';
 

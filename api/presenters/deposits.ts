@@ -3,7 +3,7 @@ import { CURRENCIES, PROTOCOLS } from '../../core/chains/registry';
 import type { BindingView, Registration, UnbindResult } from '../../core/deposits/bindings';
 import type { ReferenceDetail, ReferenceSummary } from '../../core/deposits/queries';
 import { DEPOSIT_STATUSES, presentDeposit } from '../../core/deposits/records';
-import { DateTime, metadataOut, NullableDateTime, StringEnum } from '../../core/wire-schema';
+import { DateTime, metadataOut, NullableDateTime, StringEnum } from '../../core/platform/wire-schema';
 import type { Page, WireFormat } from '../format';
 import { iso } from '../present';
 

@@ -1,7 +1,7 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
-import { CONFIG_KEYS, getConfigEntry, listConfig, resetConfigValue, setConfigValue } from '../../core/org-config';
-import { configEntrySchema, presentConfigEntry, setConfigBody } from '../presenters/config';
+import { CONFIG_KEYS, getConfigEntry, listConfig, resetConfigValue, setConfigValue } from '../../core/organizations/org-config';
+import { configEntrySchema, presentConfigEntry, setConfigBody } from '../../core/views/config-entry';
 import { pageQuerySchema } from '../validation';
 
 const TAG = 'Configuration';

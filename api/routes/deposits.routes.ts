@@ -10,8 +10,8 @@ import {
 } from '../../core/deposits/bindings';
 import { getDeposit, getDepositReference, listDepositReferences, listDeposits, RECENT_DEPOSITS } from '../../core/deposits/queries';
 import { DEPOSIT_STATUSES, presentDeposit } from '../../core/deposits/records';
-import { validationError } from '../../core/errors';
-import { StringEnum } from '../../core/wire-schema';
+import { validationError } from '../../core/platform/errors';
+import { StringEnum } from '../../core/platform/wire-schema';
 import { listQuerySchema, metadataSchema, pageQuerySchema } from '../validation';
 import {
   bindingSchema,

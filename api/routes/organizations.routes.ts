@@ -1,7 +1,7 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
-import { createApiKey, getOrganization, listApiKeysPage, revokeApiKey } from '../../core/organizations';
-import { apiKeySchema, createApiKeyBody, createdApiKeySchema, organizationSchema, presentApiKey, presentOrganization } from '../presenters/organizations';
+import { createApiKey, getOrganization, listApiKeysPage, revokeApiKey } from '../../core/organizations/organizations';
+import { apiKeySchema, createApiKeyBody, createdApiKeySchema, organizationSchema, presentApiKey, presentOrganization } from '../../core/views/organization';
 import { pageQuerySchema } from '../validation';
 
 const TAG = 'Organizations';

@@ -3,8 +3,8 @@ import type { ApiDeps } from '../deps';
 import { listQuerySchema } from '../validation';
 import { Type } from '@sinclair/typebox';
 import { getTransfer, listTransfers, TRANSFER_SORT_FIELDS } from '../../core/transfers/transfers';
-import { StringEnum } from '../../core/wire-schema';
-import { TRANSFER_STATUSES, transferSchema } from '../presenters/transfers';
+import { StringEnum } from '../../core/platform/wire-schema';
+import { TRANSFER_STATUSES, transferSchema } from '../../core/views/transfer';
 
 const listQuery = listQuerySchema({
   sortBy: TRANSFER_SORT_FIELDS,

@@ -11,7 +11,7 @@ import {
 import { listWebhookEvents, redeliverWebhookEvent, sendTestWebhook } from '../../core/webhooks/history';
 import type { DeliveryJob } from '../../core/webhooks/delivery';
 import { pageQuerySchema } from '../validation';
-import { StringEnum } from '../../core/wire-schema';
+import { StringEnum } from '../../core/platform/wire-schema';
 import {
   createEndpointBody,
   DELIVERY_STATUSES,
@@ -23,7 +23,7 @@ import {
   presentEvent,
   updateEndpointBody,
   updatedEndpointSchema,
-} from '../presenters/webhooks';
+} from '../../core/views/webhook';
 
 const TAG = 'Webhooks';
 

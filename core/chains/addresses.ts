@@ -1,5 +1,5 @@
 import { concat, decodeBase58, encodeBase58, getAddress, getBytes, sha256, toBeHex } from 'ethers';
-import type { Protocol } from '../chains/registry';
+import type { Protocol } from './registry';
 
 /**
  * Address format rules of the pool import (spec "Address pool record"), one function per protocol

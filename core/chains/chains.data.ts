@@ -1,4 +1,4 @@
-import type { NetworkName } from '../config';
+import type { NetworkName } from '../platform/config';
 import type { Currency, FinalityRule, Protocol, TokenInfo } from './registry';
 
 /**

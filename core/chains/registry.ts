@@ -1,6 +1,6 @@
-import { AppError } from '../errors';
+import { AppError } from '../platform/errors';
 import { ADAPTER_FACTORIES } from './adapters';
-import type { NetworkName } from '../config';
+import type { NetworkName } from '../platform/config';
 import { CHAIN_DEFINITIONS, type ChainDefinition } from './chains.data';
 import { EXPLORER_TX_URLS } from './explorers.data';
 

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { depositBindings, deposits, transfers } from '../../db/schema';
-import { formatAmount } from '../amounts';
+import { formatAmount } from '../platform/amounts';
 import type { ChainRegistry } from '../chains/registry';
 import { tokenDecimals } from './totals';
 

@@ -1,5 +1,5 @@
 import type { Chain, Currency, Protocol } from '../chains/registry';
-import type { Logger } from '../logger';
+import type { Logger } from '../platform/logger';
 
 /**
  * What a protocol family (EVM, Tron, Solana) supplies to the detection core (design.md §4b).

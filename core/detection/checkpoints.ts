@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
-import type { DbOrTx } from '../db/client';
-import { chainCheckpoints } from '../db/schema';
+import type { DbOrTx } from '../../db/client';
+import { chainCheckpoints } from '../../db/schema';
 
 /** How far a chain has been scanned. Orders never expire past what was scanned (design.md §4). */
 export interface Checkpoint {

@@ -1,15 +1,15 @@
 import { and, desc, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import { deposits, orders, poolAddresses, transfers } from '../../db/schema';
-import { normalizeAddress } from '../pool/address-formats';
-import type { ServiceContext } from '../context';
+import { normalizeAddress } from '../chains/addresses';
+import type { ServiceContext } from '../service/context';
 import { dropDeposit, recordDeposit } from '../deposits/lifecycle';
-import { newId } from '../ids';
+import { newId } from '../platform/ids';
 import { followMovedTransfer, recomputeOrder, transferCountsTowardOrder } from '../orders/order-state';
 import type { Protocol } from '../chains/registry';
-import type { ChainTransfer } from '../detection/adapter';
-import { logMoney, tokenAmount } from '../money-log';
-import { assignmentsAround, attributeTransfer, type AssignmentSpan } from '../detection/attribution';
+import type { ChainTransfer } from './adapter';
+import { logMoney, tokenAmount } from '../platform/money-log';
+import { assignmentsAround, attributeTransfer, type AssignmentSpan } from './attribution';
 
 /**
  * Recording what the chain scanners see (design.md §4). Detection only records transfers and asks

@@ -1,12 +1,12 @@
 import { and, desc, eq, gt, lt, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client';
 import { chainCheckpoints, scannedBlocks } from '../../db/schema';
-import { getCheckpoint, type Checkpoint } from '../checkpoints';
-import type { ServiceContext } from '../context';
-import { findWatchedAddresses, recordTransfers } from '../transfers/record-transfer';
+import { getCheckpoint, type Checkpoint } from './checkpoints';
+import type { ServiceContext } from '../service/context';
+import { findWatchedAddresses, recordTransfers } from './record-transfer';
 import { RangeTooLargeError, UnstableChainError, type BlockRef, type ChainAdapter, type ChainTransfer } from './adapter';
 import { applyReorg, findForkPoint } from './reorg';
-import { countTransfersRecorded, observeChainHead } from '../metrics/metrics';
+import { countTransfersRecorded, observeChainHead } from '../platform/metrics';
 
 /**
  * The scan job of one chain, for every protocol family (design.md §4, §4b):

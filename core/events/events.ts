@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
-import { prepareStatement, type DbOrTx } from '../db/client';
-import { newId } from './ids';
+import { prepareStatement, type DbOrTx } from '../../db/client';
+import { newId } from '../platform/ids';
 
 /** Every event type the service emits; webhook endpoints subscribe to these. */
 export const EVENT_TYPES = [

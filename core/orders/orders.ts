@@ -2,19 +2,19 @@ import { and, asc, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { prepareStatement, type DbOrTx } from '../../db/client';
 import { orders } from '../../db/schema';
-import { parseAmount } from '../amounts';
-import type { ServiceContext } from '../context';
-import { AppError, isUniqueViolation, notFound, validationError } from '../errors';
-import { newId } from '../ids';
-import { integerConfigSql, isHttpUrl } from '../org-config';
+import { parseAmount } from '../platform/amounts';
+import type { ServiceContext } from '../service/context';
+import { AppError, isUniqueViolation, notFound, validationError } from '../platform/errors';
+import { newId } from '../platform/ids';
+import { integerConfigSql, isHttpUrl } from '../organizations/org-config';
 import { AFTER_PLACEHOLDERS, takeAddressCtes, takeAddressesForOrdersCtes, takeWithCooledDownRetry, type AllocationPoint } from '../pool/allocation';
 import { assertNoSeedPhrase } from '../pool/secret-scan';
-import { countOrderCreationStatement, countOrderTransition } from '../metrics/metrics';
+import { countOrderCreationStatement, countOrderTransition } from '../platform/metrics';
 import type { Protocol } from '../chains/registry';
-import type { OrderRow } from './order-view';
+import type { OrderRow } from '../views/order';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
 import { newPayToken } from './pay-token';
-import { KeyedBatcher } from '../keyed-batcher';
+import { KeyedBatcher } from '../platform/keyed-batcher';
 
 /** Bounds of the order inputs (also in the request schema, which documents them). */
 export const PAYMENT_WINDOW_MINUTES = { min: 1, max: 10_080, fallback: 10 } as const;

@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import type { Logger } from '../logger';
+import type { Logger } from '../platform/logger';
 import type { PaymentPageFacts } from './payment-page';
 
 /** Where migration 0007's triggers announce a committed change to an order or its transfers (payload: the order id). */

@@ -1,12 +1,12 @@
 import { sql } from 'drizzle-orm';
 import { columnsReader, prepareStatement } from '../../db/client';
 import { orders } from '../../db/schema';
-import { formatAmount } from '../amounts';
+import { formatAmount } from '../platform/amounts';
 import { explorerTxLink, type Currency } from '../chains/registry';
 import { walletUri } from '../chains/wallet-uri';
-import type { ServiceContext } from '../context';
+import type { ServiceContext } from '../service/context';
 import { decideOrderStatus, type TransferFacts } from './order-state';
-import { orderDecimals } from './order-view';
+import { orderDecimals } from '../views/order';
 import { PAY_TOKEN_PATTERN } from './pay-token';
 import { buildOrderRedirect } from './redirect';
 

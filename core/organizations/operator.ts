@@ -1,7 +1,7 @@
 import { asc, eq } from 'drizzle-orm';
-import type { DbOrTx } from '../db/client';
-import { apiKeys, organizations } from '../db/schema';
-import { notFound } from './errors';
+import type { DbOrTx } from '../../db/client';
+import { apiKeys, organizations } from '../../db/schema';
+import { notFound } from '../platform/errors';
 import type { Caller } from './organizations';
 
 /**

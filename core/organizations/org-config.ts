@@ -1,8 +1,8 @@
 import { and, eq, sql, type Placeholder, type SQL } from 'drizzle-orm';
-import type { DbOrTx } from '../db/client';
-import { organizationConfig } from '../db/schema';
-import { isEmailAddress } from './config';
-import { AppError, notFound, validationError } from './errors';
+import type { DbOrTx } from '../../db/client';
+import { organizationConfig } from '../../db/schema';
+import { isEmailAddress } from '../platform/config';
+import { AppError, notFound, validationError } from '../platform/errors';
 
 /**
  * Organization configuration keys (the spec's "Configuration keys that appear" plus ours).

@@ -1,10 +1,10 @@
 import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
-import type { Database, DbOrTx } from '../db/client';
-import { apiKeys, organizations } from '../db/schema';
-import { AppError, forbidden, notFound } from './errors';
-import { newId } from './ids';
+import type { Database, DbOrTx } from '../../db/client';
+import { apiKeys, organizations } from '../../db/schema';
+import { AppError, forbidden, notFound } from '../platform/errors';
+import { newId } from '../platform/ids';
 import { roleAtLeast, type Role } from './roles';
-import { constantTimeEqual, randomToken, sha256Hex } from './secrets';
+import { constantTimeEqual, randomToken, sha256Hex } from '../platform/secrets';
 
 export interface Caller {
   organizationId: string;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { and, eq, lt } from 'drizzle-orm';
-import type { Database } from '../db/client';
-import { idempotencyRecords } from '../db/schema';
+import type { Database } from '../../db/client';
+import { idempotencyRecords } from '../../db/schema';
 import { AppError } from './errors';
 import { decryptSecret, encryptSecret } from './secrets';
 

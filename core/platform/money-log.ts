@@ -1,5 +1,5 @@
 import { formatAmount } from './amounts';
-import type { ChainRegistry } from './chains/registry';
+import type { ChainRegistry } from '../chains/registry';
 import type { Logger } from './logger';
 
 /**

@@ -1,7 +1,7 @@
 import type { Transporter } from 'nodemailer';
-import { AllocationHints } from './pool/allocation';
+import { AllocationHints } from '../pool/allocation';
 import type { KeyedBatcher } from './keyed-batcher';
-import { newOrderCreationBatcher, type OrderCreation, type OrderCreationOutcome } from './orders/orders';
+import { newOrderCreationBatcher, type OrderCreation, type OrderCreationOutcome } from '../orders/orders';
 
 /**
  * What a process remembers outside the database, besides the detection core's state

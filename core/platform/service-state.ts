@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
-import type { DbOrTx } from '../db/client';
-import { serviceState } from '../db/schema';
+import type { DbOrTx } from '../../db/client';
+import { serviceState } from '../../db/schema';
 
 /** Service-wide facts that survive restarts (service_state): read and written as JSON. */
 export async function getServiceState<T>(db: DbOrTx, key: string): Promise<T | null> {

@@ -1,4 +1,4 @@
-import { LocalToolingMissingError } from './chains/local-tooling';
+import { LocalToolingMissingError } from '../chains/local-tooling';
 import { ConfigError } from './config';
 
 const PG_START = "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start";

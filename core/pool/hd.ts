@@ -1,5 +1,5 @@
 import { HDNodeWallet } from 'ethers';
-import { tronAddressFromEvm } from './address-formats';
+import { tronAddressFromEvm } from '../chains/addresses';
 
 /**
  * Watch-only derivation from an extended public key (BIP32, non-hardened `0/i` below it). EVM and

@@ -1,6 +1,6 @@
 import { LangEn, Mnemonic } from 'ethers';
-import { base58Bytes, base58CheckPayload } from './address-formats';
-import { validationError } from '../errors';
+import { base58Bytes, base58CheckPayload } from '../chains/addresses';
+import { validationError } from '../platform/errors';
 
 /**
  * Finds input that looks like private key material (design.md §7: private keys are never accepted,

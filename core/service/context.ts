@@ -1,11 +1,11 @@
-import type { Config } from './config';
-import type { Database } from '../db/client';
-import type { ChainRegistry } from './chains/registry';
-import type { Clock } from './clock';
-import type { DetectionState } from './detection/state';
-import type { Logger } from './logger';
-import type { JobQueue } from './jobs/job-queue';
-import type { ProcessMemory } from './process-memory';
+import type { Config } from '../platform/config';
+import type { Database } from '../../db/client';
+import type { ChainRegistry } from '../chains/registry';
+import type { Clock } from '../platform/clock';
+import type { DetectionState } from '../detection/state';
+import type { Logger } from '../platform/logger';
+import type { JobQueue } from '../jobs/job-queue';
+import type { ProcessMemory } from '../platform/process-memory';
 
 /** What domain operations need, shared by the API and the workers (built once per process). */
 export interface ServiceContext {

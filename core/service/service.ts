@@ -1,16 +1,16 @@
-import { ChainRegistry } from './chains/registry';
-import { systemClock, type Clock } from './clock';
-import { queryPoolSizeFor, type Config, type ProcessKind } from './config';
-import { DetectionState } from './detection/state';
-import { ProcessMemory } from './process-memory';
+import { ChainRegistry } from '../chains/registry';
+import { systemClock, type Clock } from '../platform/clock';
+import { queryPoolSizeFor, type Config, type ProcessKind } from '../platform/config';
+import { DetectionState } from '../detection/state';
+import { ProcessMemory } from '../platform/process-memory';
 import type { ServiceContext } from './context';
-import { createLogger, type Logger } from './logger';
-import { createDb, type DbHandle } from '../db/client';
-import { runMigrations } from '../db/migrate';
-import { lazyJobQueue } from './jobs/bullmq-job-queue';
-import { loadLocalChainState } from './chains/evm/local-chain-state';
-import { loadTronLocalState } from './chains/tron/tron-local-state';
-import { assertLocalChainTooling } from './chains/local-tooling';
+import { createLogger, type Logger } from '../platform/logger';
+import { createDb, type DbHandle } from '../../db/client';
+import { runMigrations } from '../../db/migrate';
+import { lazyJobQueue } from '../jobs/bullmq-job-queue';
+import { loadLocalChainState } from '../chains/evm/local-chain-state';
+import { loadTronLocalState } from '../chains/tron/tron-local-state';
+import { assertLocalChainTooling } from '../chains/local-tooling';
 
 export interface ServiceHandle {
   ctx: ServiceContext;

@@ -1,10 +1,10 @@
 import { and, asc, count, desc, eq, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { depositBindings, deposits, orders, transfers } from '../../db/schema';
-import { formatAmount } from '../amounts';
+import { formatAmount } from '../platform/amounts';
 import { PROTOCOLS, type ChainRegistry } from '../chains/registry';
-import { normalizeAddress } from '../pool/address-formats';
-import { notFound } from '../errors';
+import { normalizeAddress } from '../chains/addresses';
+import { notFound } from '../platform/errors';
 
 /**
  * Reading transfers (GET /transfers): the one record of on-chain token movements into pool

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { ConfigEntry } from '../../core/org-config';
-import { NullableDateTime } from '../../core/wire-schema';
-import { iso } from '../present';
+import type { ConfigEntry } from '../organizations/org-config';
+import { NullableDateTime } from '../platform/wire-schema';
+import { iso } from '../../api/present';
 
 /** A configuration value: a number, a string or null (each key's definition says which). */
 const configValue = Type.Unsafe<number | string | null>({ type: ['number', 'string', 'null'] });

@@ -1,8 +1,8 @@
-import type { ServiceContext } from '../context';
-import { formatAmount } from '../amounts';
+import type { ServiceContext } from '../service/context';
+import { formatAmount } from '../platform/amounts';
 import type { orders } from '../../db/schema';
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, metadataOut, Nullable, StringEnum } from '../wire-schema';
+import { DateTime, metadataOut, Nullable, StringEnum } from '../platform/wire-schema';
 
 /** An order as stored. */
 export type OrderRow = typeof orders.$inferSelect;

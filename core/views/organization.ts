@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { ApiKeyView } from '../../core/organizations';
-import { ROLES } from '../../core/roles';
-import { DateTime, NullableDateTime, StringEnum } from '../../core/wire-schema';
-import { iso } from '../present';
+import type { ApiKeyView } from '../organizations/organizations';
+import { ROLES } from '../organizations/roles';
+import { DateTime, NullableDateTime, StringEnum } from '../platform/wire-schema';
+import { iso } from '../../api/present';
 
 export const organizationSchema = Type.Object({ id: Type.String(), name: Type.String(), createdAt: DateTime() });
 

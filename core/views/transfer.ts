@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { TRANSFER_STATUSES } from '../../core/transfers/transfers';
-import { DateTime, Nullable, NullableDateTime, StringEnum } from '../../core/wire-schema';
+import { TRANSFER_STATUSES } from '../transfers/transfers';
+import { DateTime, Nullable, NullableDateTime, StringEnum } from '../platform/wire-schema';
 
 /**
  * A transfer on the wire. The core's reader presents it (core/transfers/transfers.ts, one query

@@ -1,9 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { EVENT_TYPES } from '../../core/events';
-import type { WebhookEndpointView } from '../../core/webhooks/endpoints';
-import type { WebhookEventView } from '../../core/webhooks/history';
-import { DateTime, Nullable, NullableDateTime, StringEnum } from '../../core/wire-schema';
-import { iso } from '../present';
+import { EVENT_TYPES } from '../events/events';
+import type { WebhookEndpointView } from '../webhooks/endpoints';
+import type { WebhookEventView } from '../webhooks/history';
+import { DateTime, Nullable, NullableDateTime, StringEnum } from '../platform/wire-schema';
+import { iso } from '../../api/present';
 
 const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 

@@ -1,5 +1,5 @@
-import { queryPoolSizeFor } from '../config';
-import type { Logger } from '../logger';
+import { queryPoolSizeFor } from '../platform/config';
+import type { Logger } from '../platform/logger';
 import { applyAttempt, applySucceededAttempts, type SucceededAttempt } from './apply';
 import { claimDeliveries, type ClaimedDelivery, type DeliveryAttempt } from './claim';
 import { classifyAttempt, type Classification } from './classify';
@@ -7,8 +7,8 @@ import type { WebhookDeps } from './endpoints';
 import { endpointSecret } from './endpoints';
 import { sendWebhook, type SendOutcome } from './sender';
 import { signWebhookBody, webhookBody } from './signing';
-import { observeWebhookDelivery } from '../metrics/metrics';
-import { logMoney } from '../money-log';
+import { observeWebhookDelivery } from '../platform/metrics';
+import { logMoney } from '../platform/money-log';
 
 export type { DeliveryAttempt };
 

@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client';
 import { events, webhookDeliveries, webhookEndpoints } from '../../db/schema';
-import { newId } from '../ids';
+import { newId } from '../platform/ids';
 import type { DeliveryJob } from './delivery';
 import type { WebhookDeps } from './endpoints';
 

@@ -1,7 +1,7 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import type { LookupFunction } from 'node:net';
-import { validationError } from '../errors';
+import { validationError } from '../platform/errors';
 
 /**
  * SSRF guard for webhook URLs (design.md §6). A URL must be HTTPS and every address its host

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ChainRegistry } from '../../core/chains/registry';
-import { AppError } from '../../core/errors';
+import { AppError } from '../../core/platform/errors';
 
 function errorOf(fn: () => unknown): AppError {
   try {

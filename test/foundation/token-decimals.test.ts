@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ChainRegistry } from '../../core/chains/registry';
-import { tokenAmount } from '../../core/money-log';
+import { tokenAmount } from '../../core/platform/money-log';
 
 /** registry.tokenDecimals is the one authority on decimals: every other reader goes through it. */
 describe('token decimals: one authority', () => {

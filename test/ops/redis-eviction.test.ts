@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import request from 'supertest';
-import { ConfigError } from '../../core/config';
-import { createProducerRedis, waitForRedis } from '../../core/redis';
-import { checkRedisFitForQueues, readEvictionPolicy } from '../../core/redis-eviction';
-import { ProcessMemory } from '../../core/process-memory';
+import { ConfigError } from '../../core/platform/config';
+import { createProducerRedis, waitForRedis } from '../../core/platform/redis';
+import { checkRedisFitForQueues, readEvictionPolicy } from '../../core/platform/redis-eviction';
+import { ProcessMemory } from '../../core/platform/process-memory';
 import { buildTestApp, capturedLogLines, TEST_DATABASE_URL, TEST_REDIS_PREFIX, testLogger } from '../helpers/harness';
 import { spawnEntry, startPrivateRedis } from '../helpers/processes';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ChainRegistry } from '../../core/chains/registry';
 import type { TransferFacts } from '../../core/orders/order-state';
-import type { OrderRow } from '../../core/orders/order-view';
+import type { OrderRow } from '../../core/views/order';
 import { presentPaymentPage, type PaymentPageFacts } from '../../core/orders/payment-page';
 import { testConfig, testDb } from '../helpers/harness';
 

@@ -5,7 +5,7 @@ import { TronHttp } from '../../core/chains/tron/tron-http';
 import { applyTronLocalState, TRON_LOCAL_CHAIN_ID } from '../../core/chains/tron/tron-local-state';
 import { TronLocalNode } from '../../scripts/local-chain/tron/tron-local-node';
 import { adapterFor } from '../../core/detection/monitor';
-import { createLogger } from '../../core/logger';
+import { createLogger } from '../../core/platform/logger';
 import { closedPort } from '../helpers/processes';
 import { testConfig, testContext } from '../helpers/harness';
 

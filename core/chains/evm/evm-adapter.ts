@@ -1,6 +1,6 @@
 import { getAddress, id as keccakId } from 'ethers';
 import { UnstableChainError, type HeadSubscription, type HeadSubscriptionState, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../../detection/adapter';
-import { normalizeAddress } from '../../pool/address-formats';
+import { normalizeAddress } from '../addresses';
 import type { Chain, Currency } from '../registry';
 import { subscribeEvmHeads } from './evm-heads';
 import { EvmRpc, RpcUnavailableError, type RpcBlockHeader, type RpcLog } from './evm-rpc';

@@ -1,5 +1,5 @@
 import { FetchRequest, JsonRpcProvider, Network } from 'ethers';
-import { countRpcCall, observeChainHead } from '../../metrics/metrics';
+import { countRpcCall, observeChainHead } from '../../platform/metrics';
 import { ProviderUnavailableError, RangeTooLargeError } from '../../detection/adapter';
 import type { Chain } from '../registry';
 

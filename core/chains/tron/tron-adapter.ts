@@ -1,5 +1,5 @@
 import { ProviderUnavailableError, UnstableChainError, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../../detection/adapter';
-import type { Logger } from '../../logger';
+import type { Logger } from '../../platform/logger';
 import type { Chain } from '../registry';
 import { hex20FromTron, hex41FromTron, normalizeTronAddress } from './tron-address';
 import { TronHttp, TronUnavailableError, type TronBlock, type TronTransactionInfo, type TronView } from './tron-http';

@@ -1,5 +1,5 @@
 import { getBytes, hexlify } from 'ethers';
-import { base58CheckPayload, checkTronAddress, normalizeAddress, tronAddressFromEvm } from '../../pool/address-formats';
+import { base58CheckPayload, checkTronAddress, normalizeAddress, tronAddressFromEvm } from '../addresses';
 
 /**
  * Tron address forms (design.md §10): T… base58check everywhere outside the adapter; inside it,

@@ -1,5 +1,5 @@
-import type { ServiceContext } from '../../context';
-import { getServiceState } from '../../service-state';
+import type { ServiceContext } from '../../service/context';
+import { getServiceState } from '../../platform/service-state';
 import { envKey, type ChainRegistry } from '../registry';
 
 /**
