@@ -1,73 +1,24 @@
-import { concat, decodeBase58, encodeBase58, getAddress, getBytes, sha256, toBeHex } from 'ethers';
-import type { Protocol } from './registry';
+import type { AddressCheck, Protocol } from './chain';
+import { checkEvmAddress } from './evm/evm-address';
+import { checkSolanaAddress } from './solana/solana-address';
+import { checkTronAddress, tronAddressFromEvm } from './tron/tron-address';
 
 /**
- * Address format rules of the pool import (spec "Address pool record"), one function per protocol
- * family. Each returns the normalised address or a reason a person can act on.
+ * Address rules of the chain families (spec "Address pool record"): each family's own check lives
+ * in its folder (chains/<family>/<family>-address.ts); the pool, deposits, detection and the
+ * transfer filter ask here, by protocol, and never know a family's format.
  */
-export type AddressCheck = { ok: true; address: string } | { ok: false; error: string };
+const CHECKS: Record<Protocol, (text: string) => AddressCheck> = {
+  evm: checkEvmAddress,
+  tron: checkTronAddress,
+  solana: checkSolanaAddress,
+};
 
-const BASE58_RE = /^[1-9A-HJ-NP-Za-km-z]+$/;
-const EVM_RE = /^0x[0-9a-fA-F]{40}$/;
+export type { AddressCheck };
 
-/** Bytes of a base58 string; each leading '1' is a zero byte (a bigint would lose them). */
-export function base58Bytes(text: string): Uint8Array | null {
-  if (!BASE58_RE.test(text)) return null;
-  let zeros = 0;
-  while (zeros < text.length && text[zeros] === '1') zeros++;
-  const rest = text.slice(zeros);
-  const body = rest.length === 0 ? new Uint8Array(0) : getBytes(toBeHex(decodeBase58(rest)));
-  const out = new Uint8Array(zeros + body.length);
-  out.set(body, zeros);
-  return out;
-}
-
-/** The 4-byte double-SHA-256 checksum of base58check. */
-function checksum(payload: Uint8Array): Uint8Array {
-  return getBytes(sha256(sha256(payload))).subarray(0, 4);
-}
-
-/** Decodes base58check: the payload when the checksum holds, otherwise null. */
-export function base58CheckPayload(text: string): Uint8Array | null {
-  const bytes = base58Bytes(text);
-  if (!bytes || bytes.length < 5) return null;
-  const payload = bytes.subarray(0, bytes.length - 4);
-  const sum = checksum(payload);
-  for (let i = 0; i < 4; i++) if (bytes[bytes.length - 4 + i] !== sum[i]) return null;
-  return payload;
-}
-
-export function checkEvmAddress(text: string): AddressCheck {
-  if (!EVM_RE.test(text)) return { ok: false, error: 'not an EVM address: expected 0x followed by 40 hexadecimal characters' };
-  try {
-    return { ok: true, address: getAddress(text) };
-  } catch {
-    return { ok: false, error: 'invalid EVM checksum: mixed-case address whose capitalisation does not match its EIP-55 checksum' };
-  }
-}
-
-export function checkTronAddress(text: string): AddressCheck {
-  if (!text.startsWith('T')) return { ok: false, error: 'not a Tron address: expected base58check starting with T' };
-  if (text.length !== 34 || !BASE58_RE.test(text)) return { ok: false, error: 'not a Tron address: expected 34 base58 characters starting with T' };
-  const bytes = base58Bytes(text);
-  if (!bytes || bytes.length !== 25 || bytes[0] !== 0x41) return { ok: false, error: 'not a Tron address: does not decode to 0x41 followed by 20 bytes' };
-  if (!base58CheckPayload(text)) return { ok: false, error: 'invalid Tron checksum' };
-  return { ok: true, address: text };
-}
-
-export function checkSolanaAddress(text: string): AddressCheck {
-  if (text.length < 32 || text.length > 44 || !BASE58_RE.test(text)) {
-    return { ok: false, error: 'not a Solana address: expected 32 to 44 base58 characters' };
-  }
-  const bytes = base58Bytes(text);
-  if (!bytes || bytes.length !== 32) return { ok: false, error: `not a Solana address: decodes to ${bytes?.length ?? 0} bytes, expected a 32-byte public key` };
-  return { ok: true, address: text };
-}
-
+/** The normalised address, or a reason a person can act on. */
 export function checkAddress(protocol: Protocol, text: string): AddressCheck {
-  if (protocol === 'evm') return checkEvmAddress(text);
-  if (protocol === 'tron') return checkTronAddress(text);
-  return checkSolanaAddress(text);
+  return CHECKS[protocol](text);
 }
 
 /**
@@ -81,8 +32,7 @@ export function normalizeAddress(protocol: Protocol, text: string): string | nul
   return checked.ok ? checked.address : null;
 }
 
-/** Tron form of a 20-byte EVM address: base58check(0x41 ‖ address). */
-export function tronAddressFromEvm(evmAddress: string): string {
-  const payload = getBytes(concat(['0x41', evmAddress]));
-  return encodeBase58(concat([payload, checksum(payload)]));
+/** A secp256k1 key's address (given in its EVM form) in a family of such keys: EVM itself, Tron (pool derivation). */
+export function addressOfSecp256k1Key(protocol: 'evm' | 'tron', evmAddress: string): string {
+  return protocol === 'evm' ? evmAddress : tronAddressFromEvm(evmAddress);
 }

@@ -1,12 +1,11 @@
 import { and, eq, gt, inArray } from 'drizzle-orm';
 import { chainCheckpoints, deposits, transfers } from '../../db/schema';
 import { formatAmount } from '../platform/amounts';
-import type { Checkpoint } from './checkpoints';
 import type { ServiceContext } from '../service/context';
 import { emitEvent } from '../events/events';
 import { dropTransfers } from './record-transfer';
 import type { ChainAdapter } from './adapter';
-import { claimCheckpoint, forgetBlocksAbove, rememberedBlocks } from './scan';
+import { claimCheckpoint, forgetBlocksAbove, rememberedBlocks, type Checkpoint } from './checkpoints';
 
 /**
  * Reorganisations (design.md §4, §4b). The checkpoint's block is no longer canonical:

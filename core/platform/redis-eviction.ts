@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { ConfigError, type Config } from './config';
 import type { Logger } from './logger';
-import type { ProcessMemory } from './process-memory';
+import type { PlatformMemory } from './process-memory';
 
 /**
  * Queues live in Redis: a Redis that evicts keys under memory pressure silently loses jobs (and
@@ -39,7 +39,7 @@ export function evictionHealth(check: EvictionCheck): 'ok' | 'degraded' | 'unkno
  */
 export async function checkRedisFitForQueues(
   redis: Redis,
-  ctx: { config: Pick<Config, 'network' | 'allowRedisEviction'>; logger: Logger; memory: Pick<ProcessMemory, 'reportedEvictionPolicy'> },
+  ctx: { config: Pick<Config, 'network' | 'allowRedisEviction'>; logger: Logger; memory: Pick<PlatformMemory, 'reportedEvictionPolicy'> },
 ): Promise<EvictionCheck> {
   const { config, logger, memory } = ctx;
   const check = await readEvictionPolicy(redis);

@@ -1,5 +1,10 @@
-import { LocalToolingMissingError } from '../chains/local-tooling';
 import { ConfigError } from './config';
+
+/**
+ * A failure at start-up whose message is already the one line to show (no stack trace, no
+ * guessing): a missing piece of the installation, for example (core/chains/local-tooling.ts).
+ */
+export class StartupError extends Error {}
 
 const PG_START = "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start";
 const REDIS_START =
@@ -7,7 +12,7 @@ const REDIS_START =
 
 /** One clear line (or a short list) for failures at start-up, instead of a stack trace. */
 export function describeStartupError(err: unknown): string {
-  if (err instanceof ConfigError || err instanceof LocalToolingMissingError) return err.message;
+  if (err instanceof ConfigError || err instanceof StartupError) return err.message;
   const e = err as { code?: string; message?: string; address?: string; port?: number; hostname?: string; errors?: unknown[] };
   const text = `${e?.message ?? err}`;
   const isRedis = /redis/i.test(text) || (e?.port === 6379);

@@ -1,5 +1,5 @@
 import { LangEn, Mnemonic } from 'ethers';
-import { base58Bytes, base58CheckPayload } from '../chains/addresses';
+import { base58Bytes, base58CheckPayload } from '../chains/base58';
 import { validationError } from '../platform/errors';
 
 /**

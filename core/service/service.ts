@@ -1,9 +1,13 @@
 import { ChainRegistry } from '../chains/registry';
+import { SCANNED_FAMILIES } from '../chains/adapters';
 import { systemClock, type Clock } from '../platform/clock';
 import { queryPoolSizeFor, type Config, type ProcessKind } from '../platform/config';
 import { DetectionState } from '../detection/state';
-import { ProcessMemory } from '../platform/process-memory';
-import type { ServiceContext } from './context';
+import { newPlatformMemory } from '../platform/process-memory';
+import { newOrdersMemory } from '../orders/order-memory';
+import type { AllocationHints } from '../pool/allocation';
+import { newWebhooksMemory } from '../webhooks/delivery-memory';
+import type { ProcessMemory, ServiceContext } from './context';
 import { createLogger, type Logger } from '../platform/logger';
 import { createDb, type DbHandle } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
@@ -11,6 +15,14 @@ import { lazyJobQueue } from '../jobs/bullmq-job-queue';
 import { loadLocalChainState } from '../chains/evm/local-chain-state';
 import { loadTronLocalState } from '../chains/tron/tron-local-state';
 import { assertLocalChainTooling } from '../chains/local-tooling';
+
+/**
+ * One process's memory, from each domain's part (core/platform/process-memory.ts says what
+ * belongs there). `allocationHints`: a test may freeze the allocation hints' clock.
+ */
+export function newProcessMemory(config: Pick<Config, 'databasePoolSize' | 'webhooks'>, opts: { allocationHints?: AllocationHints } = {}): ProcessMemory {
+  return { ...newPlatformMemory(), ...newOrdersMemory(opts), ...newWebhooksMemory(config) };
+}
 
 export interface ServiceHandle {
   ctx: ServiceContext;
@@ -34,7 +46,7 @@ export async function createService(
   if (opts.migrate !== false) await runMigrations(config.databaseUrl);
   const dbHandle = createDb(config.databaseUrl, { max: queryPoolSizeFor(config, opts.kind ?? 'worker') });
   await dbHandle.sql`select 1`;
-  const registry = ChainRegistry.forNetwork(config.network, config.chainOverrides);
+  const registry = ChainRegistry.forNetwork(config.network, SCANNED_FAMILIES, config.chainOverrides);
   if (config.secretEncryptionKeyIsDefault) {
     logger.warn('SECRET_ENCRYPTION_KEY is not set: using the local development key (never do this outside NETWORK=local)');
   }
@@ -47,7 +59,7 @@ export async function createService(
   // The API and worker tiers replace `jobs` with one on their own Redis connection; this one
   // connects only if something else enqueues.
   const jobs = lazyJobQueue(config.redisUrl, config.redisPrefix);
-  const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger, jobs, detection: new DetectionState(), memory: new ProcessMemory() };
+  const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger, jobs, detection: new DetectionState(), memory: newProcessMemory(config) };
   // The local chain's deployed tokens (and RPC URL) are learnt at run time: every process loads them.
   if (config.network === 'local') {
     await loadLocalChainState(ctx);

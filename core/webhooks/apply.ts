@@ -5,7 +5,7 @@ import { emitEvent } from '../events/events';
 import type { Logger } from '../platform/logger';
 import type { ClaimedDelivery } from './claim';
 import type { Classification } from './classify';
-import type { DeliveryResult } from './delivery';
+import type { DeliveryResult } from './delivery-types';
 import { failPendingDeliveries, type WebhookDeps } from './endpoints';
 import type { SendOutcome } from './sender';
 

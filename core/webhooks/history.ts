@@ -5,7 +5,7 @@ import { AppError, notFound } from '../platform/errors';
 import { newId } from '../platform/ids';
 import type { Caller } from '../organizations/organizations';
 import { emitEvent } from '../events/events';
-import type { DeliveryJob } from './delivery';
+import type { DeliveryJob } from './delivery-types';
 import { fanOutEvents } from './relay';
 import type { WebhookDeps } from './endpoints';
 

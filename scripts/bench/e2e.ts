@@ -13,13 +13,14 @@ import path from 'node:path';
 import { getAddress, hexlify, JsonRpcProvider, Network, Contract } from 'ethers';
 import { randomBytes } from 'node:crypto';
 import { ChainRegistry } from '../../core/chains/registry';
+import { SCANNED_FAMILIES } from '../../core/chains/adapters';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { systemClock } from '../../core/platform/clock';
 import { loadConfig } from '../../core/platform/config';
 import type { ServiceContext } from '../../core/service/context';
 import { DetectionState } from '../../core/detection/state';
-import { ProcessMemory } from '../../core/platform/process-memory';
-import { resetCheckpoint } from '../../core/detection/scan';
+import { newProcessMemory } from '../../core/service/service';
+import { resetCheckpoint } from '../../core/detection/checkpoints';
 import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
 import { createLogger } from '../../core/platform/logger';
 import { createOrder } from '../../core/orders/orders';
@@ -100,7 +101,7 @@ async function main(): Promise<void> {
   const receiver = spawnProc(process.execPath, [path.join(__dirname, 'e2e-receiver.cjs')], {});
   const rows: string[] = [];
   try {
-    const registry = ChainRegistry.forNetwork('local', {});
+    const registry = ChainRegistry.forNetwork('local', SCANNED_FAMILIES);
     const accounts: string[] = await provider.send('eth_accounts', []);
     const tokens = await deployTestTokens(await provider.getSigner(accounts[0]));
     for (const t of TEST_TOKENS) registry.setTokenAddress(LOCAL_CHAIN_ID, t.currency, tokens[t.currency], t.decimals);
@@ -108,7 +109,7 @@ async function main(): Promise<void> {
     await provider.send('evm_setAutomine', [false]);
     await provider.send('evm_setIntervalMining', [0]);
     const confirmations = registry.get(LOCAL_CHAIN_ID)!.orderConfirmations;
-    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix), detection: new DetectionState(), memory: new ProcessMemory() };
+    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix), detection: new DetectionState(), memory: newProcessMemory(config) };
     const { organizationId, ownerKey } = await createOrganization(dbHandle.db, 'Bench org');
     await insertPool(ctx, organizationId, 'evm', Array.from({ length: PAYMENTS * 4 + 10 }, () => getAddress(hexlify(randomBytes(20)))));
     const port = Number((await waitFor(receiver, /port \d+/)).split(' ')[1]);

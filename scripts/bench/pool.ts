@@ -14,10 +14,11 @@ import { getAddress, hexlify } from 'ethers';
 import { createApp } from '../../api/app';
 import { PaymentPageCache } from '../../core/orders/payment-page-cache';
 import { ChainRegistry } from '../../core/chains/registry';
+import { SCANNED_FAMILIES } from '../../core/chains/adapters';
 import { systemClock } from '../../core/platform/clock';
 import { loadConfig } from '../../core/platform/config';
 import { DetectionState } from '../../core/detection/state';
-import { ProcessMemory } from '../../core/platform/process-memory';
+import { newProcessMemory } from '../../core/service/service';
 import { createLogger } from '../../core/platform/logger';
 import { createOrganization } from '../../core/organizations/organizations';
 import { allocatePoolAddress } from '../../core/pool/allocation';
@@ -62,7 +63,7 @@ async function main() {
   const redis = createProducerRedis(config.redisUrl);
   const queues = createQueues(redis, config.redisPrefix);
   const logger = createLogger('warn');
-  const ctx = { config, db: dbHandle.db, registry: ChainRegistry.forNetwork('local', {}), clock: systemClock, logger, jobs: bullJobQueue(queues), detection: new DetectionState(), memory: new ProcessMemory() };
+  const ctx = { config, db: dbHandle.db, registry: ChainRegistry.forNetwork('local', SCANNED_FAMILIES), clock: systemClock, logger, jobs: bullJobQueue(queues), detection: new DetectionState(), memory: newProcessMemory(config) };
   const keyCache = createKeyCache(ctx);
   // No page requests here: the page limiter may share the producer connection.
   const deps = { ...ctx, redis, pageLimitRedis: redis, queues, keyCache, paymentPages: new PaymentPageCache() };

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { CHAIN_DEFINITIONS } from '../../core/chains/chains.data';
 import { ChainRegistry } from '../../core/chains/registry';
+import { SCANNED_FAMILIES } from '../../core/chains/adapters';
 import { getCheckpoint } from '../../core/detection/checkpoints';
 import type { ManualClock } from '../../core/platform/clock';
 import type { ServiceContext } from '../../core/service/context';
@@ -29,7 +30,7 @@ describe('detection core with an in-memory chain', function () {
     const chainId = `memory-${Date.now().toString(36)}-${n++}`;
     const base = CHAIN_DEFINITIONS.find((d) => d.chainId === 'ethereum-local')!;
     const ctx = testContext();
-    ctx.registry = new ChainRegistry('local', [{ ...base, chainId }]);
+    ctx.registry = new ChainRegistry('local', [{ ...base, chainId }], SCANNED_FAMILIES);
     ctx.registry.setTokenAddress(chainId, 'USDT', '0x00000000000000000000000000000000000000aa', 6);
     const chain = new MemoryChain(ctx.registry.get(chainId)!, Math.floor(Date.now() / 1000) - 100);
     return { ctx, chain };

@@ -3,7 +3,7 @@ import { and, eq } from 'drizzle-orm';
 import { HDNodeWallet, JsonRpcProvider, Network } from 'ethers';
 import { startAnvil, type RunningAnvil } from '../../scripts/local-chain/anvil';
 import { seedLocalDevPool, upgradeLocalDevPools } from '../../scripts/local-chain/dev-pool';
-import { tronAddressFromEvm } from '../../core/chains/addresses';
+import { tronAddressFromEvm } from '../../core/chains/tron/tron-address';
 import { LOCAL_CHAIN_ID, LOCAL_CHAIN_STATE_KEY, loadLocalChainState, type LocalChainState } from '../../core/chains/evm/local-chain-state';
 import { prepareLocalChain } from '../../scripts/local-chain/local-chain';
 import { getCheckpoint } from '../../core/detection/checkpoints';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { handWrittenStatements } from '../../db/client';
 // The modules that define the product's hand-written statements (registered when loaded).
-import '../../core/events';
+import '../../core/events/events';
 import '../../core/orders/orders';
 import '../../core/orders/payment-page';
 import '../../core/pool/allocation';
