@@ -9,7 +9,8 @@ import { requiredConfirmationsFor } from '../chains/confirmation-policy';
 import type { Protocol } from '../chains/registry';
 import { countDepositTransition } from '../platform/metrics';
 import { logMoney } from '../platform/money-log';
-import { depositEventData, depositFrom, selectDeposits, type DepositRecord } from './records';
+import { depositEventData } from '../views/deposit';
+import { depositFrom, selectDeposits, type DepositRecord } from './records';
 
 /**
  * The deposit state machine (spec "Deposit" states, design.md §4). Chain monitoring calls these,

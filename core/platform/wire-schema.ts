@@ -26,3 +26,8 @@ export const NullableDateTime = (options: SchemaOptions = {}) => Nullable(Type.S
 
 /** Stored metadata in an answer: the object the caller gave. */
 export const metadataOut = (options: SchemaOptions = {}) => Type.Unsafe<Record<string, unknown>>({ type: 'object', ...options });
+
+/** A time as the wire shows it (DateTime): RFC 3339 UTC with milliseconds and Z, or null. */
+export function iso(date: Date | null | undefined): string | null {
+  return date ? date.toISOString() : null;
+}

@@ -1,10 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { ConfigEntry } from '../organizations/org-config';
-import { NullableDateTime } from '../platform/wire-schema';
-import { iso } from '../../api/present';
+import { iso, NullableDateTime } from '../platform/wire-schema';
 
 /** A configuration value: a number, a string or null (each key's definition says which). */
-const configValue = Type.Unsafe<number | string | null>({ type: ['number', 'string', 'null'] });
+export const configValue = Type.Unsafe<number | string | null>({ type: ['number', 'string', 'null'] });
 
 export const configEntrySchema = Type.Object({
   key: Type.String(),
@@ -14,8 +13,6 @@ export const configEntrySchema = Type.Object({
   description: Type.String(),
   updatedAt: NullableDateTime(),
 });
-
-export const setConfigBody = Type.Object({ value: configValue }, { additionalProperties: false });
 
 export function presentConfigEntry(e: ConfigEntry): Static<typeof configEntrySchema> {
   return { ...e, updatedAt: iso(e.updatedAt) };

@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { ApiKeyView } from '../organizations/organizations';
 import { ROLES } from '../organizations/roles';
-import { DateTime, NullableDateTime, StringEnum } from '../platform/wire-schema';
-import { iso } from '../../api/present';
+import { DateTime, iso, NullableDateTime, StringEnum } from '../platform/wire-schema';
+
+/** An organization and its API keys on the wire. */
 
 export const organizationSchema = Type.Object({ id: Type.String(), name: Type.String(), createdAt: DateTime() });
 
@@ -22,11 +23,6 @@ export const apiKeySchema = Type.Object({
 
 /** The answer to a key's creation: the only time the key itself is shown. */
 export const createdApiKeySchema = Type.Composite([apiKeySchema, Type.Object({ key: Type.String({ description: 'pk_… shown once' }) })]);
-
-export const createApiKeyBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 100 }), role: StringEnum(ROLES) },
-  { additionalProperties: false },
-);
 
 export function presentApiKey(k: ApiKeyView): Static<typeof apiKeySchema> {
   return { id: k.id, organizationId: k.organizationId, name: k.name, role: k.role, keyPrefix: k.keyPrefix, createdAt: k.createdAt.toISOString(), revokedAt: iso(k.revokedAt) };

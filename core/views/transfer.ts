@@ -1,13 +1,14 @@
-import { Type } from '@sinclair/typebox';
-import { TRANSFER_STATUSES } from '../transfers/transfers';
+import { Type, type Static } from '@sinclair/typebox';
+import type { ChainRegistry } from '../chains/registry';
+import { formatAmount } from '../platform/amounts';
 import { DateTime, Nullable, NullableDateTime, StringEnum } from '../platform/wire-schema';
+import { TRANSFER_STATUSES, type TransferRecord } from '../transfers/transfers';
 
 /**
- * A transfer on the wire. The core's reader presents it (core/transfers/transfers.ts, one query
- * for the route and the pages); the routes answer with `transferSchema`, so a TransferView that
- * no longer matches this schema fails to compile.
+ * A transfer on the wire, declared once: the OpenAPI document shows this schema and TransferView
+ * is derived from it. The read model (core/transfers/transfers.ts) reads the records, this
+ * presents them.
  */
-export { TRANSFER_STATUSES };
 
 export const transferSchema = Type.Object({
   id: Type.String({ example: 'trf_01jd…' }),
@@ -41,3 +42,40 @@ export const transferSchema = Type.Object({
   confirmedAt: NullableDateTime(),
   droppedAt: NullableDateTime(),
 });
+
+/** A transfer on the wire. */
+export type TransferView = Static<typeof transferSchema>;
+
+/** The one presenter of a transfer (GET /transfers and /transfers/:id). */
+export function presentTransfer(registry: ChainRegistry, r: TransferRecord): TransferView {
+  const t = r.t;
+  return {
+    id: t.id,
+    transferId: t.id,
+    chainId: t.chainId,
+    protocol: t.protocol,
+    currency: t.currency,
+    tokenAddress: t.tokenAddress,
+    amount: formatAmount(t.amount, registry.tokenDecimals(t.chainId, t.currency)),
+    from: t.fromAddress,
+    to: t.toAddress,
+    txHash: t.txHash,
+    logIndex: t.logIndex,
+    blockNumber: t.blockNumber,
+    blockHash: t.blockHash,
+    blockTimestamp: t.blockTimestamp.toISOString(),
+    confirmations: t.confirmations,
+    requiredConfirmations: r.orderRequired ?? r.depositRequired ?? registry.get(t.chainId)?.orderConfirmations ?? null,
+    status: t.status,
+    attribution: t.orderId ? 'order' : t.depositBindingId ? 'deposit' : null,
+    orderId: t.orderId,
+    orderReference: r.orderReference ?? null,
+    depositReference: r.depositReference ?? null,
+    depositId: r.depositId ?? null,
+    counted: t.counted,
+    credited: t.credited,
+    detectedAt: t.detectedAt.toISOString(),
+    confirmedAt: t.confirmedAt?.toISOString() ?? null,
+    droppedAt: t.droppedAt?.toISOString() ?? null,
+  };
+}

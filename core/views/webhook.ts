@@ -2,10 +2,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import { EVENT_TYPES } from '../events/events';
 import type { WebhookEndpointView } from '../webhooks/endpoints';
 import type { WebhookEventView } from '../webhooks/history';
-import { DateTime, Nullable, NullableDateTime, StringEnum } from '../platform/wire-schema';
-import { iso } from '../../api/present';
+import { DateTime, iso, Nullable, NullableDateTime, StringEnum } from '../platform/wire-schema';
 
-const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+/** Webhook endpoints and the events sent to them, on the wire. */
+
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 
 export const endpointSchema = Type.Object({
   id: Type.String({ example: 'whe_01jd...' }),
@@ -59,28 +60,6 @@ export const eventSchema = Type.Object({
   ),
 });
 
-const eventsList = Type.Array(StringEnum(EVENT_TYPES), { minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true });
-const secretInput = Type.String({ minLength: 16, maxLength: 256, pattern: '^[\\x21-\\x7e]+$', description: 'Printable ASCII, 16 to 256 characters' });
-const urlInput = Type.String({ minLength: 1, maxLength: 2048 });
-
-export const createEndpointBody = Type.Object(
-  { url: urlInput, events: eventsList, secret: Type.Optional(secretInput) },
-  { additionalProperties: false },
-);
-
-export const updateEndpointBody = Type.Object(
-  {
-    url: Type.Optional(urlInput),
-    events: Type.Optional(eventsList),
-    secret: Type.Optional(secretInput),
-    rotateSecret: Type.Optional(Type.Boolean()),
-    enabled: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false, minProperties: 1 },
-);
-
-export const EVENT_FILTER_TYPES = [...EVENT_TYPES, 'webhook.test'] as const;
-export { DELIVERY_STATUSES };
 
 export function presentEndpoint(e: WebhookEndpointView): Static<typeof endpointSchema> {
   return { ...e, failingSince: iso(e.failingSince), createdAt: e.createdAt.toISOString(), updatedAt: e.updatedAt.toISOString() };

@@ -3,7 +3,8 @@ import { ChainRegistry } from '../../core/chains/registry';
 import { SCANNED_FAMILIES } from '../../core/chains/adapters';
 import type { TransferFacts } from '../../core/orders/order-state';
 import type { OrderRow } from '../../core/views/order';
-import { presentPaymentPage, type PaymentPageFacts } from '../../core/orders/payment-page';
+import type { PaymentPageFacts } from '../../core/orders/payment-page';
+import { presentPaymentPage } from '../../core/views/payment-page';
 import { testConfig, testDb } from '../helpers/harness';
 
 /** The page's view of orders the local chain cannot produce: Tron (solidification, bare-address QR). */
