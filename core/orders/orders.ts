@@ -243,8 +243,9 @@ function createOrdersStatement(count: number) {
   order by i.n`);
 }
 
-const createOrdersStatements: Record<number, ReturnType<typeof createOrdersStatement>> = {};
-for (let count = 2; count <= ORDER_BATCH_MAX; count++) createOrdersStatements[count] = createOrdersStatement(count);
+const createOrdersStatements: Readonly<Record<number, ReturnType<typeof createOrdersStatement>>> = Object.fromEntries(
+  Array.from({ length: ORDER_BATCH_MAX - 1 }, (_, i) => [i + 2, createOrdersStatement(i + 2)]),
+);
 
 /** Null when the pool had no available address (nothing was written). */
 async function insertOrderWithAddress(ctx: Pick<ServiceContext, 'db' | 'memory'>, values: CreateOrderStatementValues): Promise<CreatedRow | null> {

@@ -114,7 +114,7 @@ export const CONFIG_KEYS: ConfigKeyDefinition[] = [
   },
 ];
 
-const BY_KEY = new Map(CONFIG_KEYS.map((k) => [k.key, k]));
+const BY_KEY: ReadonlyMap<string, ConfigKeyDefinition> = new Map(CONFIG_KEYS.map((k) => [k.key, k]));
 
 export function configKeyDefinition(key: string): ConfigKeyDefinition {
   const def = BY_KEY.get(key);

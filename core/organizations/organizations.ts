@@ -1,5 +1,5 @@
 import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
-import type { Database, DbOrTx } from '../../db/client';
+import { columnsReader, prepareStatement, type Database, type DbOrTx } from '../../db/client';
 import { apiKeys, organizations } from '../../db/schema';
 import { AppError, forbidden, notFound } from '../platform/errors';
 import { newId } from '../platform/ids';
@@ -58,20 +58,16 @@ function toView(row: typeof apiKeys.$inferSelect): ApiKeyView {
   };
 }
 
-/**
- * The key lookup runs on every API request: built once per database handle and sent as a prepared
- * statement (one round trip; db/client.ts prepareStatement says why drizzle's default costs two).
- */
-const keyLookups = new WeakMap<Database, ReturnType<typeof prepareKeyLookup>>();
+/** The columns authentication reads of a key (ApiKeyRecord). */
+const KEY_COLUMNS = columnsReader(apiKeys, ['id', 'organizationId', 'role', 'keyHash', 'revokedAt']);
 
-function prepareKeyLookup(db: Database) {
-  return db
-    .select({ id: apiKeys.id, organizationId: apiKeys.organizationId, role: apiKeys.role, keyHash: apiKeys.keyHash, revokedAt: apiKeys.revokedAt })
-    .from(apiKeys)
-    .where(eq(apiKeys.keyHash, sql.placeholder('hash')))
-    .limit(1)
-    .prepare('api_key_by_hash');
-}
+/**
+ * The key lookup runs on every API request: one prepared statement (one round trip; db/client.ts
+ * prepareStatement says why drizzle's default costs two). Hand-written for that; its text is
+ * snapshotted (test/foundation/hand-written-sql.test.ts).
+ */
+const keyLookupStatement = prepareStatement<{ hash: string }>('organizations.api_key_by_hash', sql`
+  select ${sql.raw(KEY_COLUMNS.names.join(', '))} from api_keys where key_hash = ${sql.placeholder('hash')} limit 1`);
 
 /** What authentication reads of a key. */
 export interface ApiKeyRecord {
@@ -91,9 +87,10 @@ export interface ApiKeyLookup {
 export async function authenticateApiKey(db: Database, presented: string, cache?: ApiKeyLookup): Promise<Caller | null> {
   if (!/^pk_[A-Za-z0-9_-]{20,100}$/.test(presented)) return null;
   const hash = sha256Hex(presented);
-  let lookup = keyLookups.get(db);
-  if (!lookup) keyLookups.set(db, (lookup = prepareKeyLookup(db)));
-  const load = async () => ((await lookup.execute({ hash }))[0] as ApiKeyRecord | undefined) ?? null;
+  const load = async () => {
+    const [raw] = await keyLookupStatement.run(db, { hash });
+    return raw ? (KEY_COLUMNS.read(raw) as ApiKeyRecord) : null;
+  };
   const row = cache ? await cache.find(hash, load) : await load();
   if (!row || row.revokedAt || !constantTimeEqual(row.keyHash, hash)) return null;
   return { organizationId: row.organizationId, keyId: row.id, role: row.role };

@@ -7,6 +7,7 @@ import '../../core/events/events';
 import '../../core/orders/orders';
 import '../../core/orders/payment-page';
 import '../../core/pool/allocation';
+import '../../core/organizations/organizations';
 
 /**
  * Snapshots of the hand-written statements' texts, as sent to Postgres (one .sql file each, named
