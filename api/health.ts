@@ -25,7 +25,7 @@ export function healthHandler(deps: ApiDeps) {
     const [database, redis, redisEviction] = await Promise.all([
       withTimeout(pingDatabase(deps.db), 2000).then(() => 'ok', () => 'down'),
       withTimeout(deps.redis.ping(), 2000).then(() => 'ok', () => 'down'),
-      // Redis that may evict keys can lose queued jobs (core/redis-eviction.ts).
+      // Redis that may evict keys can lose queued jobs (core/platform/redis-eviction.ts).
       withTimeout(readEvictionPolicy(deps.redis), 2000).then(evictionHealth, () => 'unknown'),
     ]);
     const stalled = database === 'ok' ? await withTimeout(stalledChains(deps.db), 2000).catch(() => null) : null;
