@@ -5,7 +5,8 @@ import type { ServiceContext } from '../service/context';
 import { emitEvent } from '../events/events';
 import { dropTransfers } from './record-transfer';
 import type { ChainAdapter } from './adapter';
-import { claimCheckpoint, forgetBlocksAbove, rememberedBlocks, type Checkpoint } from './checkpoints';
+import type { Checkpoint } from './checkpoints';
+import { claimCheckpoint, forgetBlocksAbove, rememberedBlocks } from './scan-position';
 
 /**
  * Reorganisations (design.md §4, §4b). The checkpoint's block is no longer canonical:

@@ -4,7 +4,7 @@ import { AllocationHints } from '../pool/allocation';
 
 /**
  * What order creation keeps per process (the service assembles it into ServiceContext.memory,
- * core/service/service.ts): where this process's creations stand in each pool, and the creations
+ * core/service/process-memory.ts): where this process's creations stand in each pool, and the creations
  * waiting to go together. Apart from orders.ts so the context can name it without importing the
  * domain code that uses the context.
  */

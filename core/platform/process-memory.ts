@@ -7,7 +7,7 @@ import type { Transporter } from 'nodemailer';
  * nothing needs resetting between them. This file holds the platform's part and knows no domain:
  * each domain declares its own part beside its code (core/orders/order-memory.ts,
  * core/webhooks/delivery-memory.ts) and the service assembles them into one
- * (core/service/service.ts newProcessMemory). The detection core keeps its own
+ * (core/service/process-memory.ts newProcessMemory). The detection core keeps its own
  * (core/detection/state.ts, ServiceContext.detection).
  */
 export interface PlatformMemory {

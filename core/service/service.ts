@@ -3,11 +3,8 @@ import { SCANNED_FAMILIES } from '../chains/adapters';
 import { systemClock, type Clock } from '../platform/clock';
 import { queryPoolSizeFor, type Config, type ProcessKind } from '../platform/config';
 import { DetectionState } from '../detection/state';
-import { newPlatformMemory } from '../platform/process-memory';
-import { newOrdersMemory } from '../orders/order-memory';
-import type { AllocationHints } from '../pool/allocation';
-import { newWebhooksMemory } from '../webhooks/delivery-memory';
-import type { ProcessMemory, ServiceContext } from './context';
+import { newProcessMemory } from './process-memory';
+import type { ServiceContext } from './context';
 import { createLogger, type Logger } from '../platform/logger';
 import { createDb, type DbHandle } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
@@ -15,14 +12,6 @@ import { lazyJobQueue } from '../jobs/bullmq-job-queue';
 import { loadLocalChainState } from '../chains/evm/local-chain-state';
 import { loadTronLocalState } from '../chains/tron/tron-local-state';
 import { assertLocalChainTooling } from '../chains/local-tooling';
-
-/**
- * One process's memory, from each domain's part (core/platform/process-memory.ts says what
- * belongs there). `allocationHints`: a test may freeze the allocation hints' clock.
- */
-export function newProcessMemory(config: Pick<Config, 'databasePoolSize' | 'webhooks'>, opts: { allocationHints?: AllocationHints } = {}): ProcessMemory {
-  return { ...newPlatformMemory(), ...newOrdersMemory(opts), ...newWebhooksMemory(config) };
-}
 
 export interface ServiceHandle {
   ctx: ServiceContext;

@@ -3,7 +3,7 @@ import { queryPoolSizeFor } from '../platform/config';
 
 /**
  * What webhook delivery keeps per process (the service assembles it into ServiceContext.memory,
- * core/service/service.ts).
+ * core/service/process-memory.ts).
  */
 export interface WebhooksMemory {
   /**

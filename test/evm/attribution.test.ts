@@ -3,7 +3,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import type { ManualClock } from '../../core/platform/clock';
 import type { ServiceContext } from '../../core/service/context';
-import { resetCheckpoint } from '../../core/detection/checkpoints';
+import { resetCheckpoint } from '../../core/detection/scan-position';
 import { expireDueOrders } from '../../core/orders/order-expiry';
 import { createOrder } from '../../core/orders/orders';
 import { setConfigValue } from '../../core/organizations/org-config';

@@ -11,7 +11,7 @@ import { ManualClock, type Clock } from '../../core/platform/clock';
 import { loadConfig, type Config } from '../../core/platform/config';
 import type { ServiceContext } from '../../core/service/context';
 import { DetectionState } from '../../core/detection/state';
-import { newProcessMemory } from '../../core/service/service';
+import { newProcessMemory } from '../../core/service/process-memory';
 import { createLogger, type Logger } from '../../core/platform/logger';
 import { createOrganization, createApiKey } from '../../core/organizations/organizations';
 import { createProducerRedis, deleteKeysWithPrefix } from '../../core/platform/redis';

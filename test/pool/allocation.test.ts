@@ -6,7 +6,7 @@ import { AppError, isUniqueViolation } from '../../core/platform/errors';
 import { ManualClock } from '../../core/platform/clock';
 import { WireFormat } from '../../api/format';
 import { AllocationHints, allocatePoolAddress, releasePoolAddress, releasePoolAddressFor, type Holder } from '../../core/pool/allocation';
-import { newProcessMemory } from '../../core/service/service';
+import { newProcessMemory } from '../../core/service/process-memory';
 import { createOrder } from '../../core/orders/orders';
 import type { ServiceContext } from '../../core/service/context';
 import { cooldownMinutesFor, releaseCooledDownAddresses } from '../../core/pool/cooldown';

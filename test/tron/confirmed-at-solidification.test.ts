@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../core/service/context';
 import { TRON_LOCAL_CHAIN_ID, applyTronLocalState } from '../../core/chains/tron/tron-local-state';
 import { bindDepositReference } from '../../core/deposits/bindings';
 import { runChainConfirmations, runChainScan } from '../../core/detection/monitor';
-import { resetCheckpoint } from '../../core/detection/checkpoints';
+import { resetCheckpoint } from '../../core/detection/scan-position';
 import { createOrder } from '../../core/orders/orders';
 import { setConfigValue } from '../../core/organizations/org-config';
 import { deposits, transfers } from '../../db/schema';
