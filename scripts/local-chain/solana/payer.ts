@@ -311,8 +311,10 @@ export class SolanaLocalClient {
   }
 
   /**
-   * A v0 payment whose recipient token account (and the mint) come from an address lookup table:
-   * in getBlock/getTransaction they appear under meta.loadedAddresses, indexed after the static keys.
+   * A v0 payment whose recipient token account, the mint and the owner come from an address
+   * lookup table (created first): in getBlock/getTransaction they appear under
+   * meta.loadedAddresses, indexed after the static keys. The recipient's associated account is
+   * created in the same transaction when it does not exist.
    */
   async payWithLookupTable(owner: string, amount: bigint, currency: SolanaTestCurrency = 'USDT', options: SendOptions = {}): Promise<SolanaPayment & { lookupTable: string }> {
     const payer = this.wallet.payer;
@@ -320,16 +322,13 @@ export class SolanaLocalClient {
     const source = await this.ensurePayerHolds(mint, amount);
     const recipient = await this.ata(owner, mint);
     const create = !(await this.exists(recipient));
-    // An account the transaction creates must be static (the ATA program checks it); a table
-    // holds the recipient only when its account exists already.
-    if (create) await this.send(payer, [getCreateAssociatedTokenIdempotentInstruction({ payer, ata: recipient, owner: address(owner), mint })], { waitFor: 'processed' });
-    const table = await this.createLookupTable([recipient, mint]);
-    const sent = await this.send(
-      payer,
-      [getTransferCheckedInstruction({ source, mint, destination: recipient, authority: payer, amount, decimals: TEST_MINT_DECIMALS })],
-      { ...options, lookupTables: { [table]: [recipient, mint] } },
-    );
-    return { ...sent, from: payer.address, to: owner, tokenAccount: recipient, mint, amount, createdTokenAccount: false, lookupTable: table };
+    const addresses = [recipient, mint, owner];
+    const table = await this.createLookupTable(addresses);
+    const instructions: Instruction[] = [];
+    if (create) instructions.push(getCreateAssociatedTokenIdempotentInstruction({ payer, ata: recipient, owner: address(owner), mint }));
+    instructions.push(getTransferCheckedInstruction({ source, mint, destination: recipient, authority: payer, amount, decimals: TEST_MINT_DECIMALS }));
+    const sent = await this.send(payer, instructions, { ...options, lookupTables: { [table]: addresses } });
+    return { ...sent, from: payer.address, to: owner, tokenAccount: recipient, mint, amount, createdTokenAccount: create, lookupTable: table };
   }
 
   /** Sends lamports from the faucet (as requestAirdrop does). */

@@ -171,7 +171,7 @@ function jsonTransaction(tx: TxRecord): Record<string, unknown> {
       accounts: [...(ix.accountIndices ?? [])],
       data: toBase58(new Uint8Array(ix.data ?? new Uint8Array())),
       programIdIndex: ix.programAddressIndex,
-      stackHeight: null,
+      stackHeight: 1,
     })),
     recentBlockhash: m.lifetimeToken,
   };
@@ -222,7 +222,8 @@ function meta(tx: TxRecord, options: { rewards: boolean; accountsOnly?: boolean 
     delete out.loadedAddresses;
     delete out.logMessages;
   }
-  if (!options.rewards) delete out.rewards;
+  // getBlock with rewards: false writes each transaction's rewards as null.
+  if (!options.rewards) out.rewards = null;
   return out;
 }
 
