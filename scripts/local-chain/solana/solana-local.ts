@@ -74,18 +74,17 @@ export async function startSolanaLocal(options: SolanaLocalOptions): Promise<Run
   const wallet = await walletFromKeys(loadOrCreateKeys(dir));
   node.faucet = async (to, amount, blockhash) =>
     signedWire(wallet.faucet, [getTransferSolInstruction({ source: wallet.faucet, destination: to as Address, amount })], blockhash, 0n);
-  let info = readInfoIn(dir);
-  const created = !info || info.genesisHash !== node.genesisHash;
-  if (created) {
-    info = await createTestMints(node, wallet);
-    writeInfo(dir, info);
-  }
-  node.details = { mints: info!.mints, decimals: info!.decimals, payer: info!.payer, faucet: info!.faucet };
+  const existing = readInfoIn(dir);
+  const created = !existing || existing.genesisHash !== node.genesisHash;
+  const minted = created ? await createTestMints(node, wallet) : existing;
+  node.details = { mints: minted.mints, decimals: minted.decimals, payer: minted.payer, faucet: minted.faucet };
   const url = await node.start();
+  const info = { ...minted, rpcUrl: url };
+  writeInfo(dir, info);
   return {
     url,
     node,
-    info: info!,
+    info,
     wallet,
     created,
     stop: () => node.stop(),

@@ -36,6 +36,8 @@ export interface SolanaLocalKeys {
 
 export interface SolanaLocalInfo {
   genesisHash: string;
+  /** Where the chain listened when last started (read by `npm run pay` in another process). */
+  rpcUrl?: string;
   mints: Record<SolanaTestCurrency, string>;
   decimals: number;
   payer: string;
