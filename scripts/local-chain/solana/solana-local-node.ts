@@ -1,11 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { LiteSVM } from 'litesvm';
 import { type AccountWrite, type BlockRecord, LedgerLog, type LedgerEntry, type StoredAccount, type TxRecord } from './ledger';
 import { type DecodedTransaction, decodeWireTransaction, executeTransaction, parseMint, readAccount, simulate, transactionErrorText, writeAccount } from './execute';
-import { handleRpc } from './rpc';
-import { RpcError, rpcErrors, stringifyJson, toBase58 } from './wire';
+import { RpcError, rpcErrors, toBase58 } from './wire';
 
 /**
  * solana-local: a Solana JSON-RPC node for development and tests over LiteSVM (the real SVM with
@@ -20,8 +17,6 @@ import { RpcError, rpcErrors, stringifyJson, toBase58 } from './wire';
  */
 
 export interface SolanaLocalNodeOptions {
-  /** 0 picks a free port. */
-  port?: number;
   /** The ledger file; none: memory only. */
   ledgerFile?: string | null;
   /** Slot interval in ms; 0 produces slots only on demand. */
@@ -57,8 +52,8 @@ export class SolanaLocalNode {
   private highestSlot = 0;
   private finalizedFloor = 0;
   private mintDecimals = new Map<string, number>();
-  private server: http.Server | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private running = false;
   genesisHash = '';
   createdAt = 0;
   /** Signs a faucet transfer for requestAirdrop (set by startSolanaLocal, which holds the key). */
@@ -68,7 +63,6 @@ export class SolanaLocalNode {
   slotMs: number;
   readonly confirmationLag: number;
   readonly finalizationLag: number;
-  url = '';
 
   constructor(private readonly options: SolanaLocalNodeOptions = {}) {
     this.slotMs = options.slotMs ?? 400;
@@ -425,18 +419,12 @@ export class SolanaLocalNode {
     this.svm.setSlotHashes(recent.map((b) => ({ slot: BigInt(b.slot), hash: b.blockhash })) as never);
   }
 
-  // --- HTTP ----------------------------------------------------------------------------------
+  // --- running ------------------------------------------------------------------------------
 
-  async start(): Promise<string> {
-    this.server = http.createServer((req, res) => void this.handle(req, res));
-    this.server.keepAliveTimeout = 5000;
-    await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject);
-      this.server!.listen(this.options.port ?? 0, '127.0.0.1', () => resolve());
-    });
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  /** Starts producing slots on the timer (slotMs > 0). */
+  startSlots(): void {
+    this.running = true;
     this.setSlotMs(this.slotMs);
-    return this.url;
   }
 
   setSlotMs(slotMs: number): void {
@@ -444,55 +432,15 @@ export class SolanaLocalNode {
     this.slotMs = slotMs;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    if (slotMs > 0 && this.server) this.timer = setInterval(() => this.produceSlots(1), slotMs);
+    if (slotMs > 0 && this.running) this.timer = setInterval(() => this.produceSlots(1), slotMs);
   }
 
-  async stop(): Promise<void> {
+  /** Stops the timer; what was executed but not yet in a block goes into one, so nothing submitted is lost. */
+  stopSlots(): void {
+    this.running = false;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    // What was executed but not yet in a block goes into one, so nothing submitted is lost.
     if (this.pending.length > 0) this.produceSlots(1);
-    if (this.server) {
-      this.server.closeAllConnections();
-      await new Promise<void>((resolve) => this.server!.close(() => resolve()));
-    }
-    this.server = null;
-  }
-
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const send = (status: number, body: string): void => {
-      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(body);
-    };
-    if (req.method !== 'POST') return send(405, '');
-    let raw = '';
-    for await (const chunk of req) raw += chunk;
-    let request: unknown;
-    try {
-      request = JSON.parse(raw);
-    } catch {
-      return send(200, stringifyJson({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null }));
-    }
-    if (Array.isArray(request)) {
-      const answers = [];
-      for (const r of request) answers.push(await this.answer(r));
-      return send(200, stringifyJson(answers));
-    }
-    return send(200, stringifyJson(await this.answer(request)));
-  }
-
-  private async answer(request: unknown): Promise<unknown> {
-    const r = request as { id?: unknown; method?: unknown; params?: unknown };
-    const id = r && typeof r === 'object' && 'id' in r ? r.id : null;
-    try {
-      if (!r || typeof r !== 'object' || typeof r.method !== 'string') throw rpcErrors.invalidRequest();
-      const params = r.params === undefined ? [] : r.params;
-      if (!Array.isArray(params)) throw rpcErrors.invalidParams('Invalid params: expected an array');
-      const result = await handleRpc(this, r.method, params);
-      return { jsonrpc: '2.0', result, id };
-    } catch (err) {
-      if (err instanceof RpcError) return { jsonrpc: '2.0', error: { code: err.code, message: err.message, ...(err.data === undefined ? {} : { data: err.data }) }, id };
-      return { jsonrpc: '2.0', error: { code: -32603, message: `Internal error: ${(err as Error).message}` }, id };
-    }
   }
 }
 

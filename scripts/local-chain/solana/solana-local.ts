@@ -9,6 +9,7 @@ import {
   getMintToInstruction,
   TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token';
+import { serveRpc } from './server';
 import { SolanaLocalNode } from './solana-local-node';
 import {
   loadOrCreateKeys,
@@ -65,7 +66,6 @@ export const PAYER_TOKEN_BALANCE = 1_000_000_000n * 10n ** BigInt(TEST_MINT_DECI
 export async function startSolanaLocal(options: SolanaLocalOptions): Promise<RunningSolanaLocal> {
   const dir = options.dataDir === null ? null : solanaLocalDir(options.dataDir);
   const node = new SolanaLocalNode({
-    port: options.port ?? 0,
     ledgerFile: dir ? path.join(dir, 'ledger.jsonl') : null,
     slotMs: options.slotMs,
     confirmationLag: options.confirmationLag,
@@ -78,16 +78,23 @@ export async function startSolanaLocal(options: SolanaLocalOptions): Promise<Run
   const created = !existing || existing.genesisHash !== node.genesisHash;
   const minted = created ? await createTestMints(node, wallet) : existing;
   node.details = { mints: minted.mints, decimals: minted.decimals, payer: minted.payer, faucet: minted.faucet };
-  const url = await node.start();
-  const info = { ...minted, rpcUrl: url };
+  const server = await serveRpc(node, options.port ?? 0);
+  node.startSlots();
+  const info = { ...minted, rpcUrl: server.url };
   writeInfo(dir, info);
+  let stopped = false;
   return {
-    url,
+    url: server.url,
     node,
     info,
     wallet,
     created,
-    stop: () => node.stop(),
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      node.stopSlots();
+      await server.close();
+    },
   };
 }
 
