@@ -51,29 +51,21 @@ function slotParam(value: unknown, what = 'slot'): number {
   return value;
 }
 
-function addressParam(value: unknown): string {
-  if (typeof value !== 'string') throw rpcErrors.invalidParams('Invalid param: expected a base58 address');
+/** A base58 parameter of a fixed byte length (addresses 32, signatures 64), refused as the validator refuses it. */
+function base58Param(value: unknown, length: 32 | 64): string {
+  if (typeof value !== 'string') throw rpcErrors.invalidParams(`Invalid param: expected a base58 ${length === 32 ? 'address' : 'signature'}`);
   let bytes: Uint8Array;
   try {
     bytes = fromBase58(value);
   } catch {
     throw rpcErrors.invalidParams('Invalid param: Invalid');
   }
-  if (bytes.length !== 32) throw rpcErrors.invalidParams('Invalid param: WrongSize');
+  if (bytes.length !== length) throw rpcErrors.invalidParams('Invalid param: WrongSize');
   return value;
 }
 
-function signatureParam(value: unknown): string {
-  if (typeof value !== 'string') throw rpcErrors.invalidParams('Invalid param: expected a base58 signature');
-  let bytes: Uint8Array;
-  try {
-    bytes = fromBase58(value);
-  } catch {
-    throw rpcErrors.invalidParams('Invalid param: Invalid');
-  }
-  if (bytes.length !== 64) throw rpcErrors.invalidParams('Invalid param: WrongSize');
-  return value;
-}
+const addressParam = (value: unknown): string => base58Param(value, 32);
+const signatureParam = (value: unknown): string => base58Param(value, 64);
 
 /** A block at a commitment, checked against minContextSlot. */
 function contextBlock(node: SolanaLocalNode, c: Config): BlockRecord {
