@@ -142,6 +142,9 @@ describe('solana-local: the local Solana chain', function () {
       info: { isNative: false, mint: chain.info.mints.USDC, owner, state: 'initialized', tokenAmount: { amount: '1500000', decimals: 6, uiAmount: 1.5, uiAmountString: '1.5' } },
       type: 'account',
     });
+    // Without an encoding the validator answers in base58, which it refuses for data over 128 bytes.
+    const tooBig = await rawRpc(chain.url, 'getAccountInfo', [paid.tokenAccount]);
+    expect(tooBig.error).to.deep.equal({ code: -32602, message: 'Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.' });
     const byOwner = bigintFree((await rpc.getTokenAccountsByOwner(address(owner), { mint: address(chain.info.mints.USDC) }, { encoding: 'jsonParsed' }).send()).value);
     expect(byOwner.map((a: { pubkey: string }) => a.pubkey)).to.deep.equal([paid.tokenAccount]);
   });

@@ -18,6 +18,8 @@ const MAX_STATUS_QUERY = 256;
 /** Slots a signature stays in the status cache (searched without searchTransactionHistory). */
 const STATUS_CACHE_SLOTS = 300;
 const U64_MAX = new RawNumber('18446744073709551615');
+/** Accounts larger than this are refused in base58 (the validator's MAX_BASE58_BYTES). */
+const MAX_BASE58_BYTES = 128;
 
 type Params = unknown[];
 interface Config {
@@ -86,6 +88,9 @@ function encodeAccount(
 ): Record<string, unknown> {
   const raw = Buffer.from(account.data, 'base64');
   const sliced = dataSlice ? raw.subarray(dataSlice.offset, dataSlice.offset + dataSlice.length) : raw;
+  if ((encoding ?? 'binary') === 'binary' || encoding === 'base58') {
+    if (sliced.length > MAX_BASE58_BYTES) throw rpcErrors.invalidParams(`Encoded binary (base 58) data should be less than ${MAX_BASE58_BYTES} bytes, please use Base64 encoding.`);
+  }
   let data: unknown;
   switch (encoding ?? 'binary') {
     case 'binary':
@@ -404,7 +409,7 @@ export async function handleRpc(node: SolanaLocalNode, method: string, params: P
     case 'getSignaturesForAddress': {
       const address = addressParam(params[0]);
       const c = configOf(params[1]) as Config & { limit?: number; before?: string; until?: string };
-      const commitment = atLeastConfirmed(c);
+      atLeastConfirmed(c);
       const limit = c.limit ?? MAX_SIGNATURES_LIMIT;
       if (!Number.isInteger(limit) || limit <= 0 || limit > MAX_SIGNATURES_LIMIT) throw rpcErrors.invalidParams(`Invalid limit; max ${MAX_SIGNATURES_LIMIT}`);
       const highest = contextBlock(node, c).slot;
@@ -419,7 +424,6 @@ export async function handleRpc(node: SolanaLocalNode, method: string, params: P
         const at = list.findIndex((s) => s.signature === signatureParam(c.until));
         if (at !== -1) list = list.slice(0, at);
       }
-      void commitment;
       return list.slice(0, limit).map(({ slot, signature }) => {
         const { block, index } = node.findTransaction(signature)!;
         const tx = block.txs[index];
