@@ -1,5 +1,5 @@
 // The registry this project installs from lacks some other-platform builds of optional
-// packages (anvil, msgpackr-extract). npm then leaves them out of package-lock.json and
+// packages (anvil, msgpackr-extract, litesvm). npm then leaves them out of package-lock.json and
 // `npm ci` refuses the lock as out of sync. This adds them back as optional, platform-bound
 // entries: npm skips them on other platforms, and nothing is downloaded for them here.
 // Run after any `npm install` that rewrites the lock: `npm run lockfile:patch`.
@@ -21,16 +21,24 @@ const platformPackages = {
     '@msgpackr-extract/msgpackr-extract-linux-arm': ['linux', 'arm'],
     '@msgpackr-extract/msgpackr-extract-win32-x64': ['win32', 'x64'],
   },
+  'node_modules/litesvm': {
+    'litesvm-darwin-arm64': ['darwin', 'arm64'],
+    'litesvm-darwin-x64': ['darwin', 'x64'],
+    'litesvm-linux-arm64-gnu': ['linux', 'arm64', 'glibc'],
+    'litesvm-linux-arm64-musl': ['linux', 'arm64', 'musl'],
+    'litesvm-linux-x64-gnu': ['linux', 'x64', 'glibc'],
+    'litesvm-linux-x64-musl': ['linux', 'x64', 'musl'],
+  },
 };
 const added = [];
 for (const [parent, children] of Object.entries(platformPackages)) {
   const version = pk[parent]?.version;
   if (!version) continue;
-  for (const [name, [os, cpu]] of Object.entries(children)) {
+  for (const [name, [os, cpu, libc]] of Object.entries(children)) {
     const key = `node_modules/${name}`;
     if (pk[key]) continue;
     // A dev dependency's platform builds are dev too (`npm ci --omit=dev` leaves them out).
-    pk[key] = { version, cpu: [cpu], ...(pk[parent].dev ? { dev: true } : {}), license: 'MIT', optional: true, os: [os] };
+    pk[key] = { version, cpu: [cpu], ...(pk[parent].dev ? { dev: true } : {}), ...(libc ? { libc: [libc] } : {}), license: 'MIT', optional: true, os: [os] };
     added.push(name);
   }
 }

@@ -2,13 +2,13 @@ import { loadConfig } from '../../core/platform/config';
 import { createService } from '../../core/service/service';
 import { payOnLocalChain, PayError } from './payment';
 
-/** `npm run pay -- <orderId|address> <amount> [currency] [--force]`: a test payment on the local chain. */
+/** `npm run pay -- <orderId|address> <amount> [currency] [--force]`: a test payment on a local chain (EVM, Tron or Solana by the address's form). */
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   const force = argv.includes('--force');
   const [target, amount, currency] = argv.filter((a) => a !== '--force');
   if (!target || !amount) {
-    process.stderr.write('usage: npm run pay -- <orderId|0x…|T…> <amount> [USDT|USDC|DAI] [--force]\n');
+    process.stderr.write('usage: npm run pay -- <orderId|0x…|T…|Solana address> <amount> [USDT|USDC|DAI] [--force]\n');
     return 2;
   }
   const config = loadConfig({ ...process.env, NETWORK: 'local', LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' });

@@ -9,6 +9,8 @@ import { TRON_LOCAL_CHAIN_ID } from '../../core/chains/tron/tron-local-state';
 import { normalizeTronAddress } from '../../core/chains/tron/tron-address';
 import { localProvider } from './local-chain';
 import { TEST_TOKEN_ABI } from './test-tokens';
+import { isSolanaAddress, paySolana, SolanaPayError } from './solana/pay-solana';
+import { TEST_MINT_DECIMALS } from './solana/wallet';
 
 /**
  * `npm run pay`: a test payment on the local chain from one of anvil's funded dev accounts (taken
@@ -32,6 +34,8 @@ export async function payOnLocalChain(
   currencyArg?: string,
   options: { force?: boolean } = {},
 ): Promise<PaymentResult> {
+  // (An ord_… of a Solana chain joins here once Solana orders exist: resolve its address and currency, then pay as below.)
+  if (isSolanaAddress(target)) return payOnSolanaLocal(ctx, target, amountText, currencyArg);
   if (await isTronTarget(ctx, target)) return payOnTronLocal(ctx, target, amountText, currencyArg, options);
   const chain = ctx.registry.get(LOCAL_CHAIN_ID);
   if (!chain) throw new PayError('the local chain is not configured (NETWORK must be local)');
@@ -59,7 +63,7 @@ export async function payOnLocalChain(
     }
     currency = (currencyArg?.toUpperCase() ?? 'USDT') as Currency;
   } else {
-    throw new PayError(`"${target}" is neither an order id (ord_…), an EVM address (0x…) nor a Tron address (T…)`);
+    throw new PayError(`"${target}" is neither an order id (ord_…), an EVM address (0x…), a Tron address (T…) nor a Solana address`);
   }
   if (!CURRENCIES.includes(currency)) throw new PayError(`unknown currency ${currency} (use ${CURRENCIES.join(', ')})`);
   const token = chain.tokens[currency];
@@ -135,6 +139,22 @@ async function payOnTronLocal(ctx: ServiceContext, target: string, amountText: s
   if (!answer.success) throw new PayError(`the transfer ${answer.txID} failed on chain`);
   const info = (await (await fetch(`${rpcUrl}/dev/info`, { method: 'POST' })).json()) as { faucet: string };
   return { to, currency, amount: amountText, txHash: answer.txID, blockNumber: answer.blockNumber ?? 0, from: info.faucet };
+}
+
+/**
+ * A test payment on solana-local: transferChecked from its funded payer to the owner's associated
+ * token account (created in the same transaction when needed). The chain's URL and keys come from
+ * DATA_DIR (solana-local writes them there), not from the registry.
+ */
+async function payOnSolanaLocal(ctx: ServiceContext, to: string, amountText: string, currencyArg: string | undefined): Promise<PaymentResult> {
+  const units = baseUnits(amountText, TEST_MINT_DECIMALS);
+  try {
+    const paid = await paySolana({ dataDir: ctx.config.dataDir, to, units, currency: currencyArg ?? 'USDT' });
+    return { to, currency: paid.currency, amount: amountText, txHash: paid.signature, blockNumber: paid.slot, from: paid.from };
+  } catch (err) {
+    if (err instanceof SolanaPayError) throw new PayError(err.message);
+    throw err;
+  }
 }
 
 function baseUnits(amountText: string, decimals: number): bigint {
