@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import type { Config } from '../core/config';
-import { AppError } from '../core/errors';
-import { SERVICE_VERSION } from '../core/version';
+import type { Config } from '../core/platform/config';
+import { AppError } from '../core/platform/errors';
+import { SERVICE_VERSION } from '../core/platform/version';
 import { BULL_BOARD_PATH, bullBoardRouter } from './bull-board';
 import type { ApiDeps } from './deps';
 import { WireFormat } from './format';

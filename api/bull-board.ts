@@ -3,7 +3,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Request, Response, NextFunction, Router } from 'express';
 import express from 'express';
-import { constantTimeEqual } from '../core/secrets';
+import { constantTimeEqual } from '../core/platform/secrets';
 import type { ApiDeps } from './deps';
 import { BULL_BOARD_POLICY } from './security-headers';
 

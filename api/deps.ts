@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { ServiceContext } from '../core/context';
+import type { ServiceContext } from '../core/service/context';
 import type { Queues } from '../core/jobs/catalog';
 import type { PaymentPageCache } from '../core/orders/payment-page-cache';
 import { ApiKeyCache } from './key-cache';

@@ -1,13 +1,13 @@
 import type { Response } from 'express';
-import type { ApiStyle } from '../core/config';
-import { AppError, type ErrorCode } from '../core/errors';
+import type { ApiStyle } from '../core/platform/config';
+import { AppError, type ErrorCode } from '../core/platform/errors';
 import { sendJson } from './answer';
 
 /**
  * The one module that owns the difference between wire formats A and B (design.md §2): the
  * envelope, the list shape and the error body. Route handlers hand it plain resources from the
- * presenters (api/presenters/); a resource whose shape itself differs by style (deposit
- * references, the pool import) has its presenter pick the shape from `style`.
+ * views (core/views/, one presenter per resource); a resource whose shape itself differs by style
+ * (deposit references, the pool import) has its A/B form picked from `style` in api/presenters/.
  */
 
 export interface Page {

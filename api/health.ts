@@ -1,9 +1,9 @@
 import type { Request, Response } from 'express';
 import type { ApiDeps } from './deps';
-import { SERVICE_VERSION } from '../core/version';
+import { SERVICE_VERSION } from '../core/platform/version';
 import { pingDatabase } from '../db/client';
 import { stalledChains } from '../core/detection/stall';
-import { evictionHealth, readEvictionPolicy } from '../core/redis-eviction';
+import { evictionHealth, readEvictionPolicy } from '../core/platform/redis-eviction';
 
 async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -25,7 +25,7 @@ export function healthHandler(deps: ApiDeps) {
     const [database, redis, redisEviction] = await Promise.all([
       withTimeout(pingDatabase(deps.db), 2000).then(() => 'ok', () => 'down'),
       withTimeout(deps.redis.ping(), 2000).then(() => 'ok', () => 'down'),
-      // Redis that may evict keys can lose queued jobs (core/redis-eviction.ts).
+      // Redis that may evict keys can lose queued jobs (core/platform/redis-eviction.ts).
       withTimeout(readEvictionPolicy(deps.redis), 2000).then(evictionHealth, () => 'unknown'),
     ]);
     const stalled = database === 'ok' ? await withTimeout(stalledChains(deps.db), 2000).catch(() => null) : null;

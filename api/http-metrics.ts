@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { processMetrics } from '../core/metrics/metrics';
+import { processMetrics } from '../core/platform/metrics';
 
 /**
  * Observes every answer's duration by method, route pattern (`/api/v1/orders/:orderId`, never

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
-import { systemClock, type Clock } from '../core/clock';
-import type { Logger } from '../core/logger';
-import type { ApiKeyLookup, ApiKeyRecord } from '../core/organizations';
+import { systemClock, type Clock } from '../core/platform/clock';
+import type { Logger } from '../core/platform/logger';
+import type { ApiKeyLookup, ApiKeyRecord } from '../core/organizations/organizations';
 
 /**
  * This API instance's memory of recently used API keys, so that an authenticated request does not

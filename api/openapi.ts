@@ -1,4 +1,4 @@
-import type { ApiStyle } from '../core/config';
+import type { ApiStyle } from '../core/platform/config';
 import type { RouteSpec } from './route-kit';
 import { WireFormat } from './format';
 import { webhookEventsOpenApi } from './webhook-events.openapi';

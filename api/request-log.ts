@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
-import type { Logger } from '../core/logger';
-import { newId } from '../core/ids';
+import type { Logger } from '../core/platform/logger';
+import { newId } from '../core/platform/ids';
 import { maskPublicTokens } from './pages/log-mask';
 
 /** Fields the auth middleware adds to the request's log line once the caller is known. */

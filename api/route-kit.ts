@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { TObject, TSchema } from '@sinclair/typebox';
-import type { Caller } from '../core/organizations';
-import type { Role } from '../core/roles';
+import type { Caller } from '../core/organizations/organizations';
+import type { Role } from '../core/organizations/roles';
 import { withSuccessFalse, type WireFormat, type Page } from './format';
 import { EMPTY_QUERY, rejectUnstorableValues, validateBody, validateQuery } from './validation';
 import type { ApiDeps } from './deps';

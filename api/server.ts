@@ -1,7 +1,7 @@
 import http from 'node:http';
-import type { ServiceContext } from '../core/context';
-import { createProducerRedis, waitForRedis } from '../core/redis';
-import { checkRedisFitForQueues } from '../core/redis-eviction';
+import type { ServiceContext } from '../core/service/context';
+import { createProducerRedis, waitForRedis } from '../core/platform/redis';
+import { checkRedisFitForQueues } from '../core/platform/redis-eviction';
 import { closeQueues, createQueues, type Queues } from '../core/jobs/catalog';
 import { bullJobQueue } from '../core/jobs/bullmq-job-queue';
 import { createApp } from './app';

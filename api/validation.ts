@@ -1,8 +1,8 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { Type, type TProperties, type TSchema } from '@sinclair/typebox';
-import { StringEnum } from '../core/wire-schema';
-import { validationError } from '../core/errors';
+import { StringEnum } from '../core/platform/wire-schema';
+import { validationError } from '../core/platform/errors';
 
 /**
  * JSON Schema (the subset we use); the same objects feed ajv and the OpenAPI document. Routes

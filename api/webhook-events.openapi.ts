@@ -1,4 +1,4 @@
-import { EVENT_TYPES, type EventType } from '../core/events';
+import { EVENT_TYPES, type EventType } from '../core/events/events';
 
 /**
  * The events a merchant's endpoint receives, as the OpenAPI 3.1 `webhooks` section: one entry per

@@ -1,6 +1,6 @@
-import { loadConfig } from '../core/config';
+import { loadConfig } from '../core/platform/config';
 import { runMigrations } from './migrate';
-import { describeStartupError } from '../core/startup-errors';
+import { describeStartupError } from '../core/platform/startup-errors';
 
 async function main() {
   const config = loadConfig();

@@ -387,7 +387,7 @@ export const webhookEndpoints = pgTable(
     organizationId: text('organization_id').notNull().references(() => organizations.id),
     url: text('url').notNull(),
     events: text('events').array().notNull(),
-    /** AES-256-GCM ciphertext of the signing secret (core/secrets.ts). */
+    /** AES-256-GCM ciphertext of the signing secret (core/platform/secrets.ts). */
     secretCiphertext: text('secret_ciphertext').notNull(),
     enabled: boolean('enabled').notNull().default(true),
     disabledReason: text('disabled_reason'),

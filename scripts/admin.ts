@@ -1,13 +1,13 @@
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../core/config';
-import { AppError } from '../core/errors';
-import { listAllOrganizations, operatorCallerFor, organizationOfApiKey } from '../core/operator';
-import { createApiKey, createOrganization, listApiKeys, revokeApiKey } from '../core/organizations';
+import { loadConfig } from '../core/platform/config';
+import { AppError } from '../core/platform/errors';
+import { listAllOrganizations, operatorCallerFor, organizationOfApiKey } from '../core/organizations/operator';
+import { createApiKey, createOrganization, listApiKeys, revokeApiKey } from '../core/organizations/organizations';
 import { XpubDeriver } from '../core/pool/hd';
 import { assertNoSecrets, derivePoolAddresses, MAX_DERIVE_COUNT } from '../core/pool/import';
-import { runMain } from '../core/process';
-import { createProducerRedis, waitForRedis } from '../core/redis';
-import { ROLES, type Role } from '../core/roles';
+import { runMain } from '../core/platform/process';
+import { createProducerRedis, waitForRedis } from '../core/platform/redis';
+import { ROLES, type Role } from '../core/organizations/roles';
 import { createDb, type DbHandle } from '../db/client';
 import { runMigrations } from '../db/migrate';
 

@@ -1,7 +1,7 @@
-import { loadConfig } from '../core/config';
-import { countOrganizations, createOrganization } from '../core/organizations';
-import { runMain, shutdownInReverse } from '../core/process';
-import { createService } from '../core/service';
+import { loadConfig } from '../core/platform/config';
+import { countOrganizations, createOrganization } from '../core/organizations/organizations';
+import { runMain, shutdownInReverse } from '../core/platform/process';
+import { createService } from '../core/service/service';
 import { startMetricsServer } from '../core/metrics/server';
 import { startApi } from '../api/server';
 import { startWorkerProcess } from '../workers/runtime';

@@ -1,6 +1,6 @@
 import postgres from 'postgres';
-import type { ServiceContext } from '../core/context';
-import { EVENTS_CHANNEL } from '../core/events';
+import type { ServiceContext } from '../core/service/context';
+import { EVENTS_CHANNEL } from '../core/events/events';
 import { fanOutPendingEvents } from '../core/webhooks/relay';
 
 export interface EventListener {
@@ -9,7 +9,7 @@ export interface EventListener {
 
 /**
  * The webhook fast path: LISTEN on EVENTS_CHANNEL over one dedicated connection (counted in
- * DATABASE_POOL_SIZE, core/config.ts dedicatedConnectionsFor) and, on every notification (sent
+ * DATABASE_POOL_SIZE, core/platform/config.ts dedicatedConnectionsFor) and, on every notification (sent
  * by emitEvent, delivered by Postgres only after the event's transaction commits), fan the
  * undispatched events out and enqueue their first attempts at once. The relay stays the recovery
  * path: a notification lost with this process or its connection only waits for the next relay

@@ -1,4 +1,4 @@
-import type { ServiceContext } from '../core/context';
+import type { ServiceContext } from '../core/service/context';
 import { adapterFor } from '../core/detection/monitor';
 import type { HeadSubscription } from '../core/detection/adapter';
 import { headWakeupJobId, type QueueName } from '../core/jobs/catalog';

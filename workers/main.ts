@@ -1,6 +1,6 @@
-import { loadConfig } from '../core/config';
-import { runMain, shutdownInReverse } from '../core/process';
-import { createService } from '../core/service';
+import { loadConfig } from '../core/platform/config';
+import { runMain, shutdownInReverse } from '../core/platform/process';
+import { createService } from '../core/service/service';
 import { startMetricsServer } from '../core/metrics/server';
 import { startWorkerProcess } from './runtime';
 

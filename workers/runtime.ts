@@ -1,7 +1,7 @@
 import type { Worker } from 'bullmq';
-import type { ServiceContext } from '../core/context';
-import { createWorkerRedis, waitForRedis } from '../core/redis';
-import { checkRedisFitForQueues } from '../core/redis-eviction';
+import type { ServiceContext } from '../core/service/context';
+import { createWorkerRedis, waitForRedis } from '../core/platform/redis';
+import { checkRedisFitForQueues } from '../core/platform/redis-eviction';
 import { closeQueues, createQueues, type Queues } from '../core/jobs/catalog';
 import { bullJobQueue } from '../core/jobs/bullmq-job-queue';
 import { registerSchedulers } from './schedulers';

@@ -1,6 +1,6 @@
-import type { Logger } from '../core/logger';
+import type { Logger } from '../core/platform/logger';
 import type { ChainRegistry } from '../core/chains/registry';
-import type { Config } from '../core/config';
+import type { Config } from '../core/platform/config';
 import { repeatableSchedules, type Queues } from '../core/jobs/catalog';
 
 /**

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
-import { AppError, forbidden } from '../../core/errors';
-import { authenticateApiKey, type Caller } from '../../core/organizations';
-import { roleAtLeast, type Role } from '../../core/roles';
+import { AppError, forbidden } from '../../core/platform/errors';
+import { authenticateApiKey, type Caller } from '../../core/organizations/organizations';
+import { roleAtLeast, type Role } from '../../core/organizations/roles';
 import type { ApiDeps } from '../deps';
 import { addRequestLogFields } from '../request-log';
 

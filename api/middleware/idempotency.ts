@@ -1,12 +1,12 @@
 import type { Request, Response } from 'express';
-import { validationError } from '../../core/errors';
+import { validationError } from '../../core/platform/errors';
 import {
   beginIdempotentRequest,
   completeIdempotentRequest,
   releaseIdempotentRequest,
   requestFingerprint,
-} from '../../core/idempotency';
-import type { Caller } from '../../core/organizations';
+} from '../../core/platform/idempotency';
+import type { Caller } from '../../core/organizations/organizations';
 import type { ApiDeps } from '../deps';
 import { holdAnswerUntil, sendJson } from '../answer';
 

@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { AppError } from '../../core/errors';
-import type { Caller } from '../../core/organizations';
+import { AppError } from '../../core/platform/errors';
+import type { Caller } from '../../core/organizations/organizations';
 import type { ApiDeps } from '../deps';
 
 /** Counts one request of the caller; throws RATE_LIMIT_EXCEEDED past a limit. */

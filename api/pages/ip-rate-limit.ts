@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Logger } from '../../core/logger';
+import type { Logger } from '../../core/platform/logger';
 
 export interface IpRateLimitOptions {
   redis: Redis;

@@ -1,105 +1,17 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { CURRENCIES, PROTOCOLS } from '../../core/chains/registry';
-import type { BindingView, Registration, UnbindResult } from '../../core/deposits/bindings';
+import type { UnbindResult } from '../../core/deposits/bindings';
 import type { ReferenceDetail, ReferenceSummary } from '../../core/deposits/queries';
-import { DEPOSIT_STATUSES, presentDeposit } from '../../core/deposits/records';
-import { DateTime, metadataOut, NullableDateTime, StringEnum } from '../../core/wire-schema';
+import { DateTime, iso, metadataOut, NullableDateTime } from '../../core/platform/wire-schema';
+import { depositSchema, presentDeposit } from '../../core/views/deposit';
+import { bindingFields, presentBinding, protocolSchema } from '../../core/views/deposit-reference';
 import type { Page, WireFormat } from '../format';
-import { iso } from '../present';
 
 /**
- * Deposit references and deposits on the wire: their schemas and presenters. Where descriptions
- * A and B conflict (reference detail and list, unbind answer) the functions taking the
- * deployment's WireFormat pick the shape; api/format.ts keeps only the envelope and list shape.
+ * Deposit references where descriptions A and B conflict (reference detail and list, unbind
+ * answer): the functions taking the deployment's WireFormat pick the shape. The resources' own
+ * wire objects are in core/views/ (deposit.ts, deposit-reference.ts); api/format.ts keeps only the
+ * envelope and list shape.
  */
-
-export const DEPOSIT_STATES_DOC =
-  'States: pending (seen on chain) → confirmed (required confirmations reached; event deposit.confirmed) → completed (block final by the chain\'s finality rule; no event). ' +
-  'Extension: dropped — a pending deposit whose block was orphaned by a reorg; it never counted. A confirmed deposit is final.';
-
-const protocolSchema = StringEnum(PROTOCOLS);
-
-/** A deposit (core/deposits/records.ts presents it, for the API and the deposit events alike). */
-export const depositSchema = Type.Object(
-  {
-    depositId: Type.String({ example: 'dep_01jd...' }),
-    id: Type.String({ description: 'Same as depositId' }),
-    depositReference: Type.String(),
-    amount: Type.String({ example: '10.5' }),
-    currency: Type.String({ enum: [...CURRENCIES] }),
-    chainId: Type.String(),
-    chain: Type.String({ description: 'Same as chainId' }),
-    protocol: Type.String({ enum: [...PROTOCOLS] }),
-    address: Type.String(),
-    fromAddress: Type.String(),
-    txHash: Type.String(),
-    logIndex: Type.Integer(),
-    blockNumber: Type.Integer(),
-    status: StringEnum(DEPOSIT_STATUSES),
-    confirmations: Type.Integer(),
-    requiredConfirmations: Type.Integer(),
-    transferId: Type.String(),
-    detectedAt: DateTime(),
-    confirmedAt: NullableDateTime(),
-    completedAt: NullableDateTime(),
-    droppedAt: NullableDateTime(),
-    metadata: metadataOut(),
-  },
-  { description: DEPOSIT_STATES_DOC },
-);
-
-const bindingFields = {
-  depositReference: Type.String(),
-  protocol: protocolSchema,
-  address: Type.String(),
-  depositAddress: Type.String({ description: 'Same as address' }),
-  monitoredChains: Type.Array(Type.String()),
-  monitoringTargets: Type.Array(Type.Object({ chain: Type.String(), contract: Type.String(), token: Type.String() })),
-  metadata: metadataOut(),
-  createdAt: DateTime(),
-  bindingCreatedAt: DateTime({ description: 'Same as createdAt' }),
-};
-export const bindingSchema = Type.Object(bindingFields);
-
-/** The bind answer: description A's fields plus the deposit service page's aliases. */
-export function presentBinding(b: BindingView): Static<typeof bindingSchema> {
-  return {
-    depositReference: b.depositReference,
-    protocol: b.protocol,
-    address: b.address,
-    depositAddress: b.address,
-    monitoredChains: b.monitoredChains,
-    monitoringTargets: b.monitoringTargets,
-    metadata: b.metadata,
-    createdAt: b.createdAt.toISOString(),
-    bindingCreatedAt: b.createdAt.toISOString(),
-  };
-}
-
-export const registrationSchema = Type.Object({
-  depositReference: Type.String(),
-  currency: Type.String(),
-  chainId: Type.String(),
-  protocol: protocolSchema,
-  address: Type.String(),
-  monitoredChains: Type.Array(Type.String()),
-  metadata: metadataOut(),
-  createdAt: DateTime(),
-});
-
-/** Description B's registration answer (one currency on one chain). */
-export function presentRegistration(b: BindingView, r: Registration): Static<typeof registrationSchema> {
-  return {
-    depositReference: b.depositReference,
-    currency: r.currency,
-    chainId: r.chainId,
-    protocol: b.protocol,
-    address: b.address,
-    monitoredChains: b.monitoredChains,
-    metadata: b.metadata,
-    createdAt: r.createdAt.toISOString(),
-  };
-}
 
 const addressEntrySchema = Type.Object({ currency: Type.String(), chainId: Type.String(), protocol: protocolSchema, address: Type.String(), createdAt: DateTime() });
 

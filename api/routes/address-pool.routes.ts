@@ -6,8 +6,9 @@ import { PROTOCOLS } from '../../core/chains/registry';
 import { derivePoolAddresses, importPoolAddresses, MAX_DERIVE_COUNT, MAX_IMPORT_LINES } from '../../core/pool/import';
 import { MAX_DERIVATION_INDEX } from '../../core/pool/hd';
 import { listPoolAddresses, poolStatus, POOL_ADDRESS_SORT, POOL_ADDRESS_STATUSES } from '../../core/pool/queries';
-import { StringEnum } from '../../core/wire-schema';
-import { importAnswer, importAnswerSchemas, poolAddressSchema, poolStatusSchema, presentPoolAddress } from '../presenters/address-pool';
+import { StringEnum } from '../../core/platform/wire-schema';
+import { poolAddressSchema, poolStatusSchema, presentPoolAddress } from '../../core/views/pool-address';
+import { importAnswer, importAnswerSchemas } from '../presenters/address-pool';
 
 const TAG = 'Address pool';
 

@@ -1,8 +1,11 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
-import { CONFIG_KEYS, getConfigEntry, listConfig, resetConfigValue, setConfigValue } from '../../core/org-config';
-import { configEntrySchema, presentConfigEntry, setConfigBody } from '../presenters/config';
+import { CONFIG_KEYS, getConfigEntry, listConfig, resetConfigValue, setConfigValue } from '../../core/organizations/org-config';
+import { Type } from '@sinclair/typebox';
+import { configEntrySchema, configValue, presentConfigEntry } from '../../core/views/config-entry';
 import { pageQuerySchema } from '../validation';
+
+const setConfigBody = Type.Object({ value: configValue }, { additionalProperties: false });
 
 const TAG = 'Configuration';
 

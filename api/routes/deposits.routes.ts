@@ -9,21 +9,17 @@ import {
   unbindDepositReference,
 } from '../../core/deposits/bindings';
 import { getDeposit, getDepositReference, listDepositReferences, listDeposits, RECENT_DEPOSITS } from '../../core/deposits/queries';
-import { DEPOSIT_STATUSES, presentDeposit } from '../../core/deposits/records';
-import { validationError } from '../../core/errors';
-import { StringEnum } from '../../core/wire-schema';
+import { DEPOSIT_STATUSES } from '../../core/deposits/records';
+import { validationError } from '../../core/platform/errors';
+import { StringEnum } from '../../core/platform/wire-schema';
+import { DEPOSIT_STATES_DOC, depositSchema, presentDeposit } from '../../core/views/deposit';
+import { bindingSchema, presentBinding, presentRegistration, registrationSchema } from '../../core/views/deposit-reference';
 import { listQuerySchema, metadataSchema, pageQuerySchema } from '../validation';
 import {
-  bindingSchema,
-  DEPOSIT_STATES_DOC,
-  depositSchema,
-  presentBinding,
-  presentRegistration,
   referenceDetailAnswer,
   referenceDetailSchemas,
   referenceListAnswer,
   referenceListDocs,
-  registrationSchema,
   unbindAnswer,
   unbindSchemas,
 } from '../presenters/deposits';

@@ -2,7 +2,7 @@ import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
 import { Type } from '@sinclair/typebox';
 import { listQuerySchema, metadataSchema } from '../validation';
-import { StringEnum } from '../../core/wire-schema';
+import { StringEnum } from '../../core/platform/wire-schema';
 import {
   createOrder,
   getOrder,
@@ -13,7 +13,7 @@ import {
   ORDER_SORT_FIELDS,
   PAYMENT_WINDOW_MINUTES,
 } from '../../core/orders/orders';
-import { orderSchema, presentOrder } from '../../core/orders/order-view';
+import { orderSchema, presentOrder } from '../../core/views/order';
 
 const createOrderBody = Type.Object(
   {

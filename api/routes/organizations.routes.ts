@@ -1,8 +1,16 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
-import { createApiKey, getOrganization, listApiKeysPage, revokeApiKey } from '../../core/organizations';
-import { apiKeySchema, createApiKeyBody, createdApiKeySchema, organizationSchema, presentApiKey, presentOrganization } from '../presenters/organizations';
+import { createApiKey, getOrganization, listApiKeysPage, revokeApiKey } from '../../core/organizations/organizations';
+import { Type } from '@sinclair/typebox';
+import { ROLES } from '../../core/organizations/roles';
+import { StringEnum } from '../../core/platform/wire-schema';
+import { apiKeySchema, createdApiKeySchema, organizationSchema, presentApiKey, presentOrganization } from '../../core/views/organization';
 import { pageQuerySchema } from '../validation';
+
+const createApiKeyBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 100 }), role: StringEnum(ROLES) },
+  { additionalProperties: false },
+);
 
 const TAG = 'Organizations';
 

@@ -2,9 +2,9 @@ import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
 import { listQuerySchema } from '../validation';
 import { Type } from '@sinclair/typebox';
-import { getTransfer, listTransfers, TRANSFER_SORT_FIELDS } from '../../core/transfers/transfers';
-import { StringEnum } from '../../core/wire-schema';
-import { TRANSFER_STATUSES, transferSchema } from '../presenters/transfers';
+import { getTransfer, listTransfers, TRANSFER_SORT_FIELDS, TRANSFER_STATUSES } from '../../core/transfers/transfers';
+import { StringEnum } from '../../core/platform/wire-schema';
+import { presentTransfer, transferSchema } from '../../core/views/transfer';
 
 const listQuery = listQuerySchema({
   sortBy: TRANSFER_SORT_FIELDS,
@@ -35,13 +35,13 @@ export function registerTransferRoutes(api: ApiBuilder, deps: ApiDeps): void {
       listOf: 'transfers',
     },
     async ({ caller, query, reply }) => {
-      const { items, total } = await listTransfers(deps.db, deps.registry, caller.organizationId, query);
-      return reply.list('transfers', items, { page: query.page, limit: query.limit, total });
+      const { items, total } = await listTransfers(deps.db, caller.organizationId, query);
+      return reply.list('transfers', items.map((t) => presentTransfer(deps.registry, t)), { page: query.page, limit: query.limit, total });
     },
   );
 
   api.route(
     { method: 'get', path: '/transfers/:id', summary: 'One transfer', tag: 'Transfers', minRole: 'viewer', response: transferSchema },
-    async ({ caller, params, reply }) => reply.ok(await getTransfer(deps.db, deps.registry, caller.organizationId, params.id)),
+    async ({ caller, params, reply }) => reply.ok(presentTransfer(deps.registry, await getTransfer(deps.db, caller.organizationId, params.id))),
   );
 }

@@ -9,23 +9,43 @@ import {
   updateWebhookEndpoint,
 } from '../../core/webhooks/endpoints';
 import { listWebhookEvents, redeliverWebhookEvent, sendTestWebhook } from '../../core/webhooks/history';
-import type { DeliveryJob } from '../../core/webhooks/delivery';
+import type { DeliveryJob } from '../../core/webhooks/delivery-types';
 import { pageQuerySchema } from '../validation';
-import { StringEnum } from '../../core/wire-schema';
+import { StringEnum } from '../../core/platform/wire-schema';
+import { EVENT_TYPES } from '../../core/events/events';
 import {
-  createEndpointBody,
   DELIVERY_STATUSES,
   endpointSchema,
   endpointWithSecretSchema,
-  EVENT_FILTER_TYPES,
   eventSchema,
   presentEndpoint,
   presentEvent,
-  updateEndpointBody,
   updatedEndpointSchema,
-} from '../presenters/webhooks';
+} from '../../core/views/webhook';
 
 const TAG = 'Webhooks';
+
+const eventsList = Type.Array(StringEnum(EVENT_TYPES), { minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true });
+const secretInput = Type.String({ minLength: 16, maxLength: 256, pattern: '^[\\x21-\\x7e]+$', description: 'Printable ASCII, 16 to 256 characters' });
+const urlInput = Type.String({ minLength: 1, maxLength: 2048 });
+
+const createEndpointBody = Type.Object(
+  { url: urlInput, events: eventsList, secret: Type.Optional(secretInput) },
+  { additionalProperties: false },
+);
+
+const updateEndpointBody = Type.Object(
+  {
+    url: Type.Optional(urlInput),
+    events: Type.Optional(eventsList),
+    secret: Type.Optional(secretInput),
+    rotateSecret: Type.Optional(Type.Boolean()),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+const EVENT_FILTER_TYPES = [...EVENT_TYPES, 'webhook.test'] as const;
 
 const GUARD_NOTE =
   'The URL must be HTTPS and must not resolve to a private, loopback, link-local, CGNAT, unique-local or metadata address ' +

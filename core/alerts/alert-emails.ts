@@ -2,9 +2,9 @@ import { and, eq, gte, sql } from 'drizzle-orm';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Database } from '../../db/client';
 import { alertEmails } from '../../db/schema';
-import type { ServiceContext } from '../context';
-import { countAlertEmail } from '../metrics/metrics';
-import { getConfigValue } from '../org-config';
+import type { ServiceContext } from '../service/context';
+import { countAlertEmail } from '../platform/metrics';
+import { getConfigValue } from '../organizations/org-config';
 
 /**
  * Alert events (`alert.*`, from the outbox) also go by e-mail to the organization's `alerts.email`

@@ -1,7 +1,7 @@
 import type { AdapterDeps, ChainAdapter, ChainAdapterFactory } from '../detection/adapter';
 import { EvmAdapter } from './evm/evm-adapter';
 import { TronAdapter } from './tron/tron-adapter';
-import type { Chain, Protocol } from './registry';
+import type { Chain, Protocol } from './chain';
 
 /**
  * The protocol families that have a ChainAdapter (core/detection/adapter.ts): the one list the
@@ -13,6 +13,9 @@ export const ADAPTER_FACTORIES: Partial<Record<Protocol, ChainAdapterFactory>> =
   evm: (chain) => new EvmAdapter(chain),
   tron: (chain, deps) => new TronAdapter(chain, TronAdapter.httpFor(chain, deps.logger)),
 };
+
+/** The families with a scanner, which the service offers (core/service/service.ts tells the registry). */
+export const SCANNED_FAMILIES: readonly Protocol[] = Object.keys(ADAPTER_FACTORIES) as Protocol[];
 
 /** The adapter of a chain, or null when its family has none. */
 export function createChainAdapter(chain: Chain, deps: AdapterDeps): ChainAdapter | null {

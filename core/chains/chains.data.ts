@@ -1,28 +1,13 @@
-import type { NetworkName } from '../config';
-import type { Currency, FinalityRule, Protocol, TokenInfo } from './registry';
+import type { ChainDefinition, Currency, TokenInfo } from './chain';
 
 /**
  * Static chain facts per network. RPC URLs and token addresses can be overridden by environment
  * (RPC_URLS_<CHAIN>, TOKEN_<CHAIN>_<CURRENCY>); the local chain's tokens are set at run time.
  * Decimals here are what we expect; scanners read decimals() on start and refuse a mismatch.
  */
-export interface ChainDefinition {
-  chainId: string;
-  protocol: Protocol;
-  network: NetworkName;
-  name: string;
-  evmChainId?: number;
-  rpcUrls: string[];
-  blockTimeMs: number;
-  orderConfirmations: number;
-  depositConfirmations: number;
-  finality: FinalityRule;
-  tokens: Partial<Record<Currency, TokenInfo>>;
-}
-
 const token = (currency: Currency, address: string | null, decimals: number): TokenInfo => ({ currency, address, decimals });
 
-export const CHAIN_DEFINITIONS: ChainDefinition[] = [
+export const CHAIN_DEFINITIONS: readonly ChainDefinition[] = [
   // --- local: anvil started by `npm start` / the test harness; tokens deployed on first start.
   {
     chainId: 'ethereum-local',

@@ -1,6 +1,6 @@
 import { sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { getConfigValue, integerConfigSql } from '../org-config';
+import { getConfigValue, integerConfigSql } from '../organizations/org-config';
 import type { Chain } from './registry';
 
 /**

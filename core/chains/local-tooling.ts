@@ -1,5 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { getServiceState } from '../platform/service-state';
+import { StartupError } from '../platform/startup-errors';
+import type { ChainRegistry } from './registry';
 
 /**
  * NETWORK=local runs on development tooling that production installs leave out: the local chain's
@@ -7,7 +10,7 @@ import path from 'node:path';
  * anvil, a dev dependency (`npm ci --omit=dev` skips it). A process without them refuses
  * NETWORK=local at start with one line instead of failing later on a missing module.
  */
-export class LocalToolingMissingError extends Error {
+export class LocalToolingMissingError extends StartupError {
   constructor(missing: string) {
     super(`NETWORK=local needs the development tooling (${missing} is missing in this installation): set NETWORK=testnet or NETWORK=mainnet, or run from a full checkout after npm install`);
     this.name = 'LocalToolingMissingError';
@@ -31,4 +34,11 @@ export function missingLocalChainTooling(toolingDir = LOCAL_CHAIN_TOOLING_DIR): 
 export function assertLocalChainTooling(toolingDir?: string): void {
   const missing = missingLocalChainTooling(toolingDir);
   if (missing) throw new LocalToolingMissingError(missing);
+}
+
+/** What a local chain's state loader reads from (the service context, at start). */
+export interface LocalStateDeps {
+  db: Parameters<typeof getServiceState>[0];
+  registry: ChainRegistry;
+  config: { chainOverrides: Record<string, string> };
 }

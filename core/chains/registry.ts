@@ -1,75 +1,31 @@
-import { AppError } from '../errors';
-import { ADAPTER_FACTORIES } from './adapters';
-import type { NetworkName } from '../config';
-import { CHAIN_DEFINITIONS, type ChainDefinition } from './chains.data';
+import { AppError } from '../platform/errors';
+import type { NetworkName } from '../platform/config';
+import type { Chain, ChainDefinition, Currency, Protocol, TokenInfo } from './chain';
+import { CHAIN_DEFINITIONS } from './chains.data';
 import { EXPLORER_TX_URLS } from './explorers.data';
+
+export { CURRENCIES, PROTOCOLS, type Chain, type ChainDefinition, type Currency, type FinalityRule, type Protocol, type TokenInfo } from './chain';
 
 /**
  * The chain registry: the one owner of chain facts (design.md §3). Built from the static
  * definitions of the configured network, environment overrides, and token addresses learnt at
- * run time (the local chain's deployed tokens).
+ * run time (the local chain's deployed tokens). Which protocol families have a scanner is told by
+ * whoever assembles the service (core/service/service.ts passes the families of
+ * core/chains/adapters.ts): a chain of another family is listed but not offered.
  */
-
-export type Protocol = 'evm' | 'tron' | 'solana';
-export const PROTOCOLS: readonly Protocol[] = ['evm', 'tron', 'solana'];
-export type Currency = 'USDT' | 'USDC' | 'DAI';
-export const CURRENCIES: readonly Currency[] = ['USDT', 'USDC', 'DAI'];
-
-/**
- * Protocol families that have a ChainAdapter (core/chains/adapters.ts, the one list of families).
- * A chain of another family is listed but not offered.
- */
-export const PROTOCOLS_WITH_SCANNER: ReadonlySet<Protocol> = new Set(Object.keys(ADAPTER_FACTORIES) as Protocol[]);
-
-export interface TokenInfo {
-  currency: Currency;
-  /** Contract (EVM, Tron) or mint (Solana). Null until known: the currency is then not offered. */
-  address: string | null;
-  decimals: number;
-}
-
-export type FinalityRule =
-  | { kind: 'depth'; blocks: number }
-  | { kind: 'finalized-tag' }
-  /** Tron: final once solidified, `depth` blocks from the head (the confirmations a block then has). */
-  | { kind: 'solidified'; depth: number };
-
-export interface Chain {
-  chainId: string;
-  protocol: Protocol;
-  network: NetworkName;
-  name: string;
-  /** EVM numeric chain id, where there is one. */
-  evmChainId?: number;
-  rpcUrls: string[];
-  /** Push endpoints for new heads (RPC_WS_URLS_<CHAIN>; the local chain's ws:// form); empty: polling only. */
-  wsUrls: string[];
-  blockTimeMs: number;
-  orderConfirmations: number;
-  depositConfirmations: number;
-  finality: FinalityRule;
-  /**
-   * S of the clock-skew attribution rule (core/detection/attribution.ts): how far a block's time
-   * may lag the start of the assignment it is attributed to. Block time × 2 + 60 s unless
-   * ATTRIBUTION_SKEW_SECONDS_<CHAIN> says otherwise.
-   */
-  attributionSkewSeconds: number;
-  tokens: Partial<Record<Currency, TokenInfo>>;
-  /** Offered to merchants: its protocol has a scanner. */
-  enabled: boolean;
-  /** Explorer page of a transaction, `{txHash}` replaced (explorers.data.ts, EXPLORER_TX_URL_<CHAIN>); null: none. */
-  explorerTxUrl: string | null;
-  /**
-   * The provider API key (TRON_PRO_API_KEY_<CHAIN> for Tron). A secret: set as a non-enumerable
-   * property, so serialising or logging a chain never writes it.
-   */
-  readonly providerApiKey?: string;
-}
 
 export class ChainRegistry {
   private readonly chains = new Map<string, Chain>();
 
-  constructor(readonly network: NetworkName, definitions: ChainDefinition[], private readonly overrides: Record<string, string> = {}) {
+  private readonly scannedFamilies: ReadonlySet<Protocol>;
+
+  constructor(
+    readonly network: NetworkName,
+    definitions: readonly ChainDefinition[],
+    scannedFamilies: Iterable<Protocol>,
+    private readonly overrides: Record<string, string> = {},
+  ) {
+    this.scannedFamilies = new Set(scannedFamilies);
     for (const def of definitions) {
       if (def.network !== network) continue;
       const env = envKey(def.chainId);
@@ -91,7 +47,7 @@ export class ChainRegistry {
         orderConfirmations: orderConf,
         depositConfirmations: depositConf,
         tokens,
-        enabled: PROTOCOLS_WITH_SCANNER.has(def.protocol),
+        enabled: this.scannedFamilies.has(def.protocol),
         explorerTxUrl: overrides[`EXPLORER_TX_URL_${env}`] ?? EXPLORER_TX_URLS[def.chainId] ?? null,
       };
       const apiKey = overrides[`TRON_PRO_API_KEY_${env}`];
@@ -100,8 +56,9 @@ export class ChainRegistry {
     }
   }
 
-  static forNetwork(network: NetworkName, overrides: Record<string, string> = {}): ChainRegistry {
-    return new ChainRegistry(network, CHAIN_DEFINITIONS, overrides);
+  /** The chains of a network; `scannedFamilies` are offered (the others listed only). */
+  static forNetwork(network: NetworkName, scannedFamilies: Iterable<Protocol>, overrides: Record<string, string> = {}): ChainRegistry {
+    return new ChainRegistry(network, CHAIN_DEFINITIONS, scannedFamilies, overrides);
   }
 
   list(): Chain[] {

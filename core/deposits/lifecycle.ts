@@ -1,15 +1,16 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client';
 import { depositBindings, deposits, transfers } from '../../db/schema';
-import type { ServiceContext } from '../context';
-import { emitEvent } from '../events';
-import { newId } from '../ids';
-import { normalizeAddress } from '../pool/address-formats';
+import type { ServiceContext } from '../service/context';
+import { emitEvent } from '../events/events';
+import { newId } from '../platform/ids';
+import { normalizeAddress } from '../chains/addresses';
 import { requiredConfirmationsFor } from '../chains/confirmation-policy';
 import type { Protocol } from '../chains/registry';
-import { countDepositTransition } from '../metrics/metrics';
-import { logMoney } from '../money-log';
-import { depositEventData, depositFrom, selectDeposits, type DepositRecord } from './records';
+import { countDepositTransition } from '../platform/metrics';
+import { logMoney } from '../platform/money-log';
+import { depositEventData } from '../views/deposit';
+import { depositFrom, selectDeposits, type DepositRecord } from './records';
 
 /**
  * The deposit state machine (spec "Deposit" states, design.md §4). Chain monitoring calls these,

@@ -2,8 +2,8 @@ import { and, asc, count, countDistinct, desc, eq, ilike, inArray, isNull, min, 
 import type { DbOrTx } from '../../db/client';
 import { depositBindings, deposits, transfers } from '../../db/schema';
 import type { ChainRegistry, Protocol } from '../chains/registry';
-import type { ServiceContext } from '../context';
-import { AppError } from '../errors';
+import type { ServiceContext } from '../service/context';
+import { AppError } from '../platform/errors';
 import { bindingView, openBindingsFilter, openRegistrations, type BindingView } from './bindings';
 import { depositFrom, selectDeposits, type DepositRecord, type DepositStatus } from './records';
 import { totalsOf, type DepositSumRow, type DepositTotals } from './totals';

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { depositBindings, deposits, transfers } from '../../db/schema';
-import { formatAmount } from '../amounts';
+import { formatAmount } from '../platform/amounts';
 import type { ChainRegistry } from '../chains/registry';
 import { tokenDecimals } from './totals';
 
@@ -82,50 +82,4 @@ export function selectDeposits(db: DbOrTx) {
     .from(deposits)
     .innerJoin(transfers, eq(transfers.id, deposits.transferId))
     .innerJoin(depositBindings, eq(depositBindings.id, deposits.bindingId));
-}
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
-/**
- * The one wire object of a deposit (API answers and event data alike): both `depositId` and
- * `id`, both `chainId` and `chain` (design.md §4a).
- */
-export function presentDeposit(d: DepositRecord) {
-  return {
-    depositId: d.depositId,
-    id: d.depositId,
-    depositReference: d.depositReference,
-    amount: d.amount,
-    currency: d.currency,
-    chainId: d.chainId,
-    chain: d.chainId,
-    protocol: d.protocol,
-    address: d.address,
-    fromAddress: d.fromAddress,
-    txHash: d.txHash,
-    logIndex: d.logIndex,
-    blockNumber: d.blockNumber,
-    status: d.status,
-    confirmations: d.confirmations,
-    requiredConfirmations: d.requiredConfirmations,
-    transferId: d.transferId,
-    detectedAt: d.detectedAt.toISOString(),
-    confirmedAt: iso(d.confirmedAt),
-    completedAt: iso(d.completedAt),
-    droppedAt: iso(d.droppedAt),
-    metadata: d.metadata,
-  };
-}
-
-/** Fields of deposit.pending / deposit.confirmed data, taken from the deposit's wire object. */
-const DEPOSIT_EVENT_FIELDS = [
-  'depositId', 'depositReference', 'amount', 'currency', 'chainId', 'chain', 'protocol', 'address',
-  'txHash', 'logIndex', 'blockNumber', 'confirmations', 'requiredConfirmations', 'status',
-  'detectedAt', 'confirmedAt', 'metadata',
-] as const satisfies readonly (keyof ReturnType<typeof presentDeposit>)[];
-
-/** The data of deposit.pending / deposit.confirmed (and of every deposit event to come). */
-export function depositEventData(d: DepositRecord): Record<string, unknown> {
-  const view = presentDeposit(d);
-  return Object.fromEntries(DEPOSIT_EVENT_FIELDS.map((f) => [f, view[f]]));
 }

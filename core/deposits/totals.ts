@@ -1,4 +1,4 @@
-import { formatAmount } from '../amounts';
+import { formatAmount } from '../platform/amounts';
 import type { ChainRegistry } from '../chains/registry';
 
 /**

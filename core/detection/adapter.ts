@@ -1,5 +1,5 @@
-import type { Chain, Currency, Protocol } from '../chains/registry';
-import type { Logger } from '../logger';
+import type { Chain, Currency, Protocol } from '../chains/chain';
+import type { Logger } from '../platform/logger';
 
 /**
  * What a protocol family (EVM, Tron, Solana) supplies to the detection core (design.md §4b).
@@ -9,8 +9,10 @@ import type { Logger } from '../logger';
  * the watched pool addresses, attribution, recording, confirmation counting and the recompute
  * requests to orders and deposits. An adapter only talks to its chain and turns the answers into
  * the plain records below. Rules for an adapter:
- * - It never imports orders/, deposits/, webhooks/, transfers/ or the database: it holds no state
- *   the core must trust apart from its RPC client (back-off, call counter).
+ * - It imports only this file, core/chains/ and core/platform/ (never orders/, deposits/,
+ *   webhooks/, transfers/ or the database; test/foundation/layering.test.ts): it holds no state
+ *   the core must trust apart from its RPC client (back-off, call counter). Its address rules
+ *   live beside it (chains/<family>/<family>-address.ts), where core/chains/addresses.ts finds them.
  * - Every method may be called outside any database transaction, and is: the core never holds a
  *   transaction open across an adapter call.
  * - Heights are block numbers (EVM, Tron) or slots (Solana); times are Unix seconds of the block.
@@ -49,9 +51,9 @@ export interface ChainTransfer {
   currency: Currency;
   /** Token contract or mint, in the family's normalised form. */
   tokenAddress: string;
-  /** Normalised (normalizeAddress). */
+  /** In the family's normalised form (core/chains/addresses.ts normalizeAddress, from the family's own rule). */
   fromAddress: string;
-  /** Normalised (normalizeAddress); matched by the core against the watched pool addresses. */
+  /** Normalised likewise; matched by the core against the watched pool addresses. */
   toAddress: string;
   /** Base units; zero-amount transfers may be returned, the core ignores them. */
   amount: bigint;
@@ -112,12 +114,6 @@ export interface ChainAdapter {
    * the registry's). The core caches the verdict per process and refuses to scan on a mismatch.
    */
   verifyTokens(): Promise<TokenVerdict>;
-
-  /**
-   * The one normalised form of an address of this family (EVM: EIP-55 checksum; Tron: base58 T…;
-   * Solana: base58), or null when it is not a valid address of the family.
-   */
-  normalizeAddress(address: string): string | null;
 
   /** JSON-RPC / HTTP requests sent so far (benchmarks and tests). */
   readonly calls: number;

@@ -1,11 +1,11 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { deposits, orders, transfers } from '../../db/schema';
 import type { Chain } from '../chains/registry';
-import type { ServiceContext } from '../context';
+import type { ServiceContext } from '../service/context';
 import { completeDeposit, confirmDeposit } from '../deposits/lifecycle';
 import { recomputeOrder } from '../orders/order-state';
 import type { ChainAdapter } from './adapter';
-import { logMoney, tokenAmount } from '../money-log';
+import { logMoney, tokenAmount } from '../platform/money-log';
 
 /**
  * Confirmation counting (design.md §4): confirmations = head − block + 1. At the required count

@@ -1,6 +1,6 @@
 import { createChainAdapter } from '../chains/adapters';
 import type { Chain } from '../chains/registry';
-import type { ServiceContext } from '../context';
+import type { ServiceContext } from '../service/context';
 import { ProviderUnavailableError, type ChainAdapter } from './adapter';
 import { updateConfirmations, type ConfirmationRun } from './confirmations';
 import { scanChain, type ScanRun } from './scan';

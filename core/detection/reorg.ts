@@ -1,12 +1,12 @@
 import { and, eq, gt, inArray } from 'drizzle-orm';
 import { chainCheckpoints, deposits, transfers } from '../../db/schema';
-import { formatAmount } from '../amounts';
-import type { Checkpoint } from '../checkpoints';
-import type { ServiceContext } from '../context';
-import { emitEvent } from '../events';
-import { dropTransfers } from '../transfers/record-transfer';
+import { formatAmount } from '../platform/amounts';
+import type { ServiceContext } from '../service/context';
+import { emitEvent } from '../events/events';
+import { dropTransfers } from './record-transfer';
 import type { ChainAdapter } from './adapter';
-import { claimCheckpoint, forgetBlocksAbove, rememberedBlocks } from './scan';
+import type { Checkpoint } from './checkpoints';
+import { claimCheckpoint, forgetBlocksAbove, rememberedBlocks } from './scan-position';
 
 /**
  * Reorganisations (design.md §4, §4b). The checkpoint's block is no longer canonical:

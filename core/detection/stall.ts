@@ -1,8 +1,8 @@
 import { and, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import { chainCheckpoints, webhookEndpoints } from '../../db/schema';
 import type { DbOrTx } from '../../db/client';
-import type { ServiceContext } from '../context';
-import { emitEvent } from '../events';
+import type { ServiceContext } from '../service/context';
+import { emitEvent } from '../events/events';
 
 /**
  * A stalled chain is visible (design.md §4b). After each scan attempt the chain's stored state is

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { createProducerRedis } from '../redis';
+import { createProducerRedis } from '../platform/redis';
 import { closeQueues, createQueues, type Queues } from './catalog';
 import type { JobQueue } from './job-queue';
 import { enqueueWebhookDeliveries } from './webhook-jobs';

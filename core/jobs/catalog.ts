@@ -1,5 +1,5 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
-import type { Config } from '../config';
+import type { Config } from '../platform/config';
 import type { ChainRegistry } from '../chains/registry';
 
 /**

@@ -1,4 +1,4 @@
-import type { DeliveryJob } from '../webhooks/delivery';
+import type { DeliveryJob } from '../webhooks/delivery-types';
 import type { JobPayloads, QueueName } from './catalog';
 
 /**

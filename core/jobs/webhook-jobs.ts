@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DeliveryAttempt, DeliveryJob } from '../webhooks/delivery';
+import type { DeliveryAttempt, DeliveryJob } from '../webhooks/delivery-types';
 import { jobId, type JobPayloads, type Queues } from './catalog';
 
 /** Attempts one delivery job carries at most (core/webhooks/delivery.ts deliverWebhooks). */

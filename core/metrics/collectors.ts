@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { Gauge, Registry } from 'prom-client';
-import type { ServiceContext } from '../context';
-import { METRIC_PREFIX, seenChainHead } from './metrics';
+import type { ServiceContext } from '../service/context';
+import { METRIC_PREFIX, seenChainHead } from '../platform/metrics';
 
 /** What a queue tells about its jobs (BullMQ's Queue#getJobCounts). */
 export interface CountableQueue {

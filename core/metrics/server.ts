@@ -1,8 +1,8 @@
 import http from 'node:http';
-import type { ServiceContext } from '../context';
-import { constantTimeEqual } from '../secrets';
+import type { ServiceContext } from '../service/context';
+import { constantTimeEqual } from '../platform/secrets';
 import { scrapeTimeRegistry, type CountableQueue } from './collectors';
-import { processMetrics } from './metrics';
+import { processMetrics } from '../platform/metrics';
 
 export interface RunningMetrics {
   port: number;

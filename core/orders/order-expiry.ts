@@ -1,6 +1,6 @@
 import { and, asc, eq, gte, lte, sql } from 'drizzle-orm';
 import { chainCheckpoints, orders } from '../../db/schema';
-import type { ServiceContext } from '../context';
+import type { ServiceContext } from '../service/context';
 import { recomputeOrder } from './order-state';
 
 export interface ExpiryRunResult {

@@ -1,13 +1,13 @@
 import { and, eq, inArray, ne } from 'drizzle-orm';
 import type { Tx } from '../../db/client';
 import { orders, transfers } from '../../db/schema';
-import type { ServiceContext } from '../context';
-import { getCheckpoint } from '../checkpoints';
-import { emitEvent } from '../events';
+import type { ServiceContext } from '../service/context';
+import { getCheckpoint } from '../detection/checkpoints';
+import { emitEvent } from '../events/events';
 import { releasePoolAddressFor } from '../pool/allocation';
-import { countOrderTransition } from '../metrics/metrics';
-import { logMoney, tokenAmount } from '../money-log';
-import { presentOrder, type OrderRow, type OrderView } from './order-view';
+import { countOrderTransition } from '../platform/metrics';
+import { logMoney, tokenAmount } from '../platform/money-log';
+import { presentOrder, type OrderRow, type OrderView } from '../views/order';
 
 /**
  * The one place that decides an order's status (design.md §4, §8; BTCPay's pattern). Detection

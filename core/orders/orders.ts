@@ -2,19 +2,19 @@ import { and, asc, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { prepareStatement, type DbOrTx } from '../../db/client';
 import { orders } from '../../db/schema';
-import { parseAmount } from '../amounts';
-import type { ServiceContext } from '../context';
-import { AppError, isUniqueViolation, notFound, validationError } from '../errors';
-import { newId } from '../ids';
-import { integerConfigSql, isHttpUrl } from '../org-config';
+import { parseAmount } from '../platform/amounts';
+import type { ServiceContext } from '../service/context';
+import { AppError, isUniqueViolation, notFound, validationError } from '../platform/errors';
+import { newId } from '../platform/ids';
+import { integerConfigSql, isHttpUrl } from '../organizations/org-config';
 import { AFTER_PLACEHOLDERS, takeAddressCtes, takeAddressesForOrdersCtes, takeWithCooledDownRetry, type AllocationPoint } from '../pool/allocation';
 import { assertNoSeedPhrase } from '../pool/secret-scan';
-import { countOrderCreationStatement, countOrderTransition } from '../metrics/metrics';
+import { countOrderCreationStatement, countOrderTransition } from '../platform/metrics';
 import type { Protocol } from '../chains/registry';
-import type { OrderRow } from './order-view';
+import type { OrderRow } from '../views/order';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
 import { newPayToken } from './pay-token';
-import { KeyedBatcher } from '../keyed-batcher';
+import { ALONE, ORDER_BATCH_MAX, type CreatedRow, type CreateOrderStatementValues, type OrderCreation, type OrderCreationOutcome } from './order-memory';
 
 /** Bounds of the order inputs (also in the request schema, which documents them). */
 export const PAYMENT_WINDOW_MINUTES = { min: 1, max: 10_080, fallback: 10 } as const;
@@ -108,25 +108,6 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
 
 const value = (name: keyof CreateOrderStatementValues) => sql.placeholder(name);
 
-type CreateOrderStatementValues = {
-  id: string;
-  organizationId: string;
-  orderReference: string;
-  payToken: string;
-  amount: string;
-  currency: string;
-  chainId: string;
-  protocol: Protocol;
-  successUrl: string | null;
-  cancelUrl: string | null;
-  metadata: string;
-  /** Null: the organization's payment_window_minutes. */
-  paymentWindowMinutes: number | null;
-  graceMinutes: number;
-  chainConfirmations: number;
-  now: string;
-};
-
 /**
  * The order, its pool address and the address's assignment in one statement: one round trip and
  * atomic without an explicit transaction (a statement commits whole or not at all). The window
@@ -170,47 +151,10 @@ const createOrderStatement = prepareStatement<CreateOrderStatementValues & Alloc
   select t.id as pool_address_id, t.address, t.pool_created_at, t.pool_recycled_at, c.payment_window_minutes, c.required_confirmations
   from created c cross join taken t`);
 
-/** What Postgres decided for a new order (driver values). */
-type CreatedRow = {
-  pool_address_id: string | number;
-  address: string;
-  pool_created_at: string;
-  pool_recycled_at: string | null;
-  payment_window_minutes: number;
-  required_confirmations: number;
-};
-
 /**
- * Order creation's group commit: per organization and protocol, one creation statement of this
- * process runs at a time, and creations that arrive meanwhile go together in the next one (up to
- * ORDER_BATCH_MAX): one round trip, one commit and one plan for several orders, where Postgres
- * spent most of a lone creation's time. A lone creation goes at once, alone. (bench:orders: with
- * two statements in flight the batches were half as large, 2.9 orders on average against 4.8,
- * and throughput 0.71 of the baseline against 0.85.) The money rules are those of a lone creation: each order gets
- * its own address, in allocation order by arrival, and a batch is one statement, so a failure
- * anywhere in it (a duplicate reference, a bad value) stores and allocates nothing; each of its
- * creations then runs alone and meets its own outcome, as do those it found no address for.
+ * Through the group commit of order creations (core/orders/order-memory.ts says how they batch).
+ * Null when the pool had no available address (nothing was written).
  */
-export const ORDER_BATCH_MAX = 8;
-const ORDER_STATEMENTS_IN_FLIGHT = 1;
-
-/** The batcher of a service context's order creations (ProcessMemory.orderCreations). */
-export function newOrderCreationBatcher(): KeyedBatcher<OrderCreation, OrderCreationOutcome> {
-  return new KeyedBatcher({ maxInFlight: ORDER_STATEMENTS_IN_FLIGHT, maxBatch: ORDER_BATCH_MAX });
-}
-
-/** One creation waiting for its statement: the values bound alone, and its metadata as given. */
-export interface OrderCreation {
-  values: CreateOrderStatementValues;
-  metadata: Record<string, unknown>;
-}
-
-/** A creation its batch did not serve: it runs alone. */
-const ALONE = Symbol('alone');
-
-export type OrderCreationOutcome = CreatedRow | null | typeof ALONE;
-
-/** Null when the pool had no available address (nothing was written). */
 async function createWithAddress(ctx: Pick<ServiceContext, 'db' | 'memory'>, values: CreateOrderStatementValues, metadata: Record<string, unknown>): Promise<CreatedRow | null> {
   const outcome = await ctx.memory.orderCreations.submit(`${values.organizationId}:${values.protocol}`, { values, metadata }, (batch) =>
     runCreations(ctx, batch),
@@ -299,8 +243,9 @@ function createOrdersStatement(count: number) {
   order by i.n`);
 }
 
-const createOrdersStatements: Record<number, ReturnType<typeof createOrdersStatement>> = {};
-for (let count = 2; count <= ORDER_BATCH_MAX; count++) createOrdersStatements[count] = createOrdersStatement(count);
+const createOrdersStatements: Readonly<Record<number, ReturnType<typeof createOrdersStatement>>> = Object.fromEntries(
+  Array.from({ length: ORDER_BATCH_MAX - 1 }, (_, i) => [i + 2, createOrdersStatement(i + 2)]),
+);
 
 /** Null when the pool had no available address (nothing was written). */
 async function insertOrderWithAddress(ctx: Pick<ServiceContext, 'db' | 'memory'>, values: CreateOrderStatementValues): Promise<CreatedRow | null> {

@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import type { Logger } from '../logger';
+import type { Logger } from '../platform/logger';
 import type { PaymentPageFacts } from './payment-page';
 
 /** Where migration 0007's triggers announce a committed change to an order or its transfers (payload: the order id). */
@@ -108,7 +108,7 @@ export interface PaymentPageListener {
 
 /**
  * The LISTEN connection that keeps a PaymentPageCache honest: one dedicated connection (counted
- * in DATABASE_POOL_SIZE, core/config.ts dedicatedConnectionsFor). The cache is on once the LISTEN
+ * in DATABASE_POOL_SIZE, core/platform/config.ts dedicatedConnectionsFor). The cache is on once the LISTEN
  * has succeeded and off from the moment the connection closes; then it listens again (a new
  * connection), retrying every second while Postgres is unreachable.
  */

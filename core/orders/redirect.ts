@@ -1,7 +1,7 @@
-import { formatAmount } from '../amounts';
-import type { ServiceContext } from '../context';
-import { getConfigValue } from '../org-config';
-import { orderDecimals, type OrderRow, type OrderView } from './order-view';
+import { formatAmount } from '../platform/amounts';
+import type { ServiceContext } from '../service/context';
+import { getConfigValue } from '../organizations/org-config';
+import { orderDecimals, type OrderRow, type OrderView } from '../views/order';
 
 export interface RedirectDefaults {
   /** default_order_success_url */

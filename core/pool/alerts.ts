@@ -2,8 +2,8 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { organizationConfig, poolAlertState } from '../../db/schema';
 import { PROTOCOLS, type Protocol } from '../chains/registry';
-import { emitEvent } from '../events';
-import { configKeyDefinition } from '../org-config';
+import { emitEvent } from '../events/events';
+import { configKeyDefinition } from '../organizations/org-config';
 
 /**
  * Low-pool alert (spec event alert.address_pool_low). Per organization and protocol the threshold

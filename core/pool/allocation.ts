@@ -1,7 +1,7 @@
 import { and, eq, isNull, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import { prepareStatement, type DbOrTx, type PreparedStatement, type Tx } from '../../db/client';
 import { addressAssignments, poolAddresses } from '../../db/schema';
-import { AppError } from '../errors';
+import { AppError } from '../platform/errors';
 import type { Protocol } from '../chains/registry';
 import { cooldownMinutesFor, releaseCooledDownAddresses, secondsUntilNextCooldownEnds, type ReleaseReason } from './cooldown';
 

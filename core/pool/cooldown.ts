@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import type { Protocol } from '../chains/registry';
-import { getConfigValue } from '../org-config';
+import { getConfigValue } from '../organizations/org-config';
 
 /**
  * Cooldown: a released address waits before it can be handed out again, so a late payment to it

@@ -1,5 +1,5 @@
 import { HDNodeWallet } from 'ethers';
-import { tronAddressFromEvm } from './address-formats';
+import { addressOfSecp256k1Key } from '../chains/addresses';
 
 /**
  * Watch-only derivation from an extended public key (BIP32, non-hardened `0/i` below it). EVM and
@@ -36,8 +36,7 @@ export class XpubDeriver {
   }
 
   address(protocol: DerivableProtocol, index: number): string {
-    const evm = this.evmAddress(index);
-    return protocol === 'evm' ? evm : tronAddressFromEvm(evm);
+    return addressOfSecp256k1Key(protocol, this.evmAddress(index));
   }
 }
 

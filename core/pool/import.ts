@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { Database, Tx } from '../../db/client';
 import type { Protocol } from '../chains/registry';
-import { AppError } from '../errors';
-import { checkAddress } from './address-formats';
+import { AppError } from '../platform/errors';
+import { checkAddress } from '../chains/addresses';
 import { DeriverCache, ExtendedKeyError, MAX_DERIVATION_INDEX, XpubDeriver, type DerivableProtocol } from './hd';
 import { findSecretInValues } from './secret-scan';
 

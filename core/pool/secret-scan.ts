@@ -1,6 +1,6 @@
 import { LangEn, Mnemonic } from 'ethers';
-import { base58Bytes, base58CheckPayload } from './address-formats';
-import { validationError } from '../errors';
+import { base58Bytes, base58CheckPayload } from '../chains/base58';
+import { validationError } from '../platform/errors';
 
 /**
  * Finds input that looks like private key material (design.md §7: private keys are never accepted,
@@ -31,14 +31,8 @@ const SEPARATORS = /[\s,;"'|[\]{}()=:]+/;
  */
 const WORD_SEPARATORS = /[^A-Za-z0-9]+/;
 
-let bip39: Set<string> | null = null;
-function bip39Words(): Set<string> {
-  if (!bip39) {
-    const list = LangEn.wordlist();
-    bip39 = new Set(Array.from({ length: 2048 }, (_, i) => list.getWord(i)));
-  }
-  return bip39;
-}
+/** The English BIP-39 word list. */
+const BIP39_WORDS: ReadonlySet<string> = new Set(Array.from({ length: 2048 }, (_, i) => LangEn.wordlist().getWord(i)));
 
 const MNEMONIC_MIN_WORDS = 12;
 
@@ -59,7 +53,7 @@ function isPrivateKeyToken(token: string): boolean {
  * hyphens or other punctuation: 12 or more BIP-39 words in a row, numbers between them ignored.
  */
 export function findSecretLikeInput(text: string): SecretFinding | null {
-  const words = bip39Words();
+  const words = BIP39_WORDS;
   const lines = text.split(/\r\n|\n|\r/);
   let run = 0;
   let runStartLine = 1;
@@ -94,7 +88,7 @@ export function findSecretInValues(values: Record<string, string | undefined>): 
   return null;
 }
 
-const MNEMONIC_LENGTHS = new Set([12, 15, 18, 21, 24]);
+const MNEMONIC_LENGTHS: ReadonlySet<number> = new Set([12, 15, 18, 21, 24]);
 
 /**
  * True when the text is a BIP-39 seed phrase with a valid checksum, however it is cased, numbered
@@ -106,7 +100,7 @@ export function isChecksummedSeedPhrase(text: string): boolean {
   if (text.length < 12 * 3 + 11 || text.length > 24 * 9 + 24 * 4) return false;
   const words = text.split(WORD_SEPARATORS).filter((w) => w !== '' && !/^\d+$/.test(w)).map((w) => w.toLowerCase());
   if (!MNEMONIC_LENGTHS.has(words.length)) return false;
-  const list = bip39Words();
+  const list = BIP39_WORDS;
   if (!words.every((w) => list.has(w))) return false;
   return Mnemonic.isValidMnemonic(words.join(' '));
 }

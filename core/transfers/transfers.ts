@@ -1,10 +1,9 @@
 import { and, asc, count, desc, eq, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { depositBindings, deposits, orders, transfers } from '../../db/schema';
-import { formatAmount } from '../amounts';
-import { PROTOCOLS, type ChainRegistry } from '../chains/registry';
-import { normalizeAddress } from '../pool/address-formats';
-import { notFound } from '../errors';
+import { PROTOCOLS } from '../chains/registry';
+import { normalizeAddress } from '../chains/addresses';
+import { notFound } from '../platform/errors';
 
 /**
  * Reading transfers (GET /transfers): the one record of on-chain token movements into pool
@@ -37,38 +36,6 @@ export interface ListTransfersQuery {
   depositReference?: string;
 }
 
-export interface TransferView {
-  id: string;
-  transferId: string;
-  chainId: string;
-  protocol: string;
-  currency: string;
-  tokenAddress: string;
-  amount: string;
-  from: string;
-  to: string;
-  txHash: string;
-  logIndex: number;
-  blockNumber: number;
-  blockHash: string;
-  blockTimestamp: string;
-  confirmations: number;
-  requiredConfirmations: number | null;
-  status: TransferStatus;
-  /** What the transfer was attributed to: an order, a deposit reference, or nothing (unattributed). */
-  attribution: 'order' | 'deposit' | null;
-  orderId: string | null;
-  orderReference: string | null;
-  depositReference: string | null;
-  depositId: string | null;
-  /** Counts toward its order (right chain, token and time window). */
-  counted: boolean;
-  credited: boolean;
-  detectedAt: string;
-  confirmedAt: string | null;
-  droppedAt: string | null;
-}
-
 const FIELDS = {
   t: transfers,
   orderReference: orders.orderReference,
@@ -87,45 +54,13 @@ function selectTransfers(db: DbOrTx) {
     .leftJoin(deposits, eq(deposits.transferId, transfers.id));
 }
 
-type Row = Awaited<ReturnType<ReturnType<typeof selectTransfers>['execute']>>[number];
+/** A transfer as read: its row and what it was attributed to (core/views/transfer.ts presents it). */
+export type TransferRecord = Awaited<ReturnType<ReturnType<typeof selectTransfers>['execute']>>[number];
 
-function present(registry: ChainRegistry, r: Row): TransferView {
-  const t = r.t;
-  return {
-    id: t.id,
-    transferId: t.id,
-    chainId: t.chainId,
-    protocol: t.protocol,
-    currency: t.currency,
-    tokenAddress: t.tokenAddress,
-    amount: formatAmount(t.amount, registry.tokenDecimals(t.chainId, t.currency)),
-    from: t.fromAddress,
-    to: t.toAddress,
-    txHash: t.txHash,
-    logIndex: t.logIndex,
-    blockNumber: t.blockNumber,
-    blockHash: t.blockHash,
-    blockTimestamp: t.blockTimestamp.toISOString(),
-    confirmations: t.confirmations,
-    requiredConfirmations: r.orderRequired ?? r.depositRequired ?? registry.get(t.chainId)?.orderConfirmations ?? null,
-    status: t.status,
-    attribution: t.orderId ? 'order' : t.depositBindingId ? 'deposit' : null,
-    orderId: t.orderId,
-    orderReference: r.orderReference ?? null,
-    depositReference: r.depositReference ?? null,
-    depositId: r.depositId ?? null,
-    counted: t.counted,
-    credited: t.credited,
-    detectedAt: t.detectedAt.toISOString(),
-    confirmedAt: t.confirmedAt?.toISOString() ?? null,
-    droppedAt: t.droppedAt?.toISOString() ?? null,
-  };
-}
-
-export async function getTransfer(db: DbOrTx, registry: ChainRegistry, organizationId: string, transferId: string): Promise<TransferView> {
+export async function getTransfer(db: DbOrTx, organizationId: string, transferId: string): Promise<TransferRecord> {
   const [row] = await selectTransfers(db).where(and(eq(transfers.id, transferId), eq(transfers.organizationId, organizationId)));
   if (!row) throw notFound(`Transfer ${transferId}`);
-  return present(registry, row);
+  return row;
 }
 
 const SORT_COLUMNS = {
@@ -137,10 +72,9 @@ const SORT_COLUMNS = {
 
 export async function listTransfers(
   db: DbOrTx,
-  registry: ChainRegistry,
   organizationId: string,
   q: ListTransfersQuery,
-): Promise<{ items: TransferView[]; total: number }> {
+): Promise<{ items: TransferRecord[]; total: number }> {
   const where: SQL[] = [eq(transfers.organizationId, organizationId)];
   if (q.status) where.push(eq(transfers.status, q.status));
   if (q.currency) where.push(eq(transfers.currency, q.currency.toUpperCase()));
@@ -162,7 +96,7 @@ export async function listTransfers(
     .from(transfers)
     .leftJoin(depositBindings, eq(depositBindings.id, transfers.depositBindingId))
     .where(filter);
-  return { items: rows.map((r) => present(registry, r)), total };
+  return { items: rows, total };
 }
 
 /**

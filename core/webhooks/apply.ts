@@ -1,11 +1,11 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client';
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema';
-import { emitEvent } from '../events';
-import type { Logger } from '../logger';
+import { emitEvent } from '../events/events';
+import type { Logger } from '../platform/logger';
 import type { ClaimedDelivery } from './claim';
 import type { Classification } from './classify';
-import type { DeliveryResult } from './delivery';
+import type { DeliveryResult } from './delivery-types';
 import { failPendingDeliveries, type WebhookDeps } from './endpoints';
 import type { SendOutcome } from './sender';
 

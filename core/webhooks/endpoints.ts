@@ -1,13 +1,13 @@
 import { and, asc, count, eq, isNull } from 'drizzle-orm';
 import type { Database, DbOrTx } from '../../db/client';
 import { webhookDeliveries, webhookEndpoints } from '../../db/schema';
-import type { Clock } from '../clock';
-import type { Config } from '../config';
-import { notFound } from '../errors';
-import type { EventType } from '../events';
-import { newId } from '../ids';
-import type { Caller } from '../organizations';
-import { decryptSecret, encryptSecret, randomToken } from '../secrets';
+import type { Clock } from '../platform/clock';
+import type { Config } from '../platform/config';
+import { notFound } from '../platform/errors';
+import type { EventType } from '../events/events';
+import { newId } from '../platform/ids';
+import type { Caller } from '../organizations/organizations';
+import { decryptSecret, encryptSecret, randomToken } from '../platform/secrets';
 import { assertWebhookUrlAllowed } from './url-guard';
 
 /** What webhook domain operations need from the service context. */

@@ -1,11 +1,11 @@
 import { and, asc, count, desc, eq, exists, inArray, isNull, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema';
-import { AppError, notFound } from '../errors';
-import { newId } from '../ids';
-import type { Caller } from '../organizations';
-import { emitEvent } from '../events';
-import type { DeliveryJob } from './delivery';
+import { AppError, notFound } from '../platform/errors';
+import { newId } from '../platform/ids';
+import type { Caller } from '../organizations/organizations';
+import { emitEvent } from '../events/events';
+import type { DeliveryJob } from './delivery-types';
 import { fanOutEvents } from './relay';
 import type { WebhookDeps } from './endpoints';
 

@@ -1,8 +1,8 @@
 import { and, asc, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client';
 import { events, webhookDeliveries, webhookEndpoints } from '../../db/schema';
-import { newId } from '../ids';
-import type { DeliveryJob } from './delivery';
+import { newId } from '../platform/ids';
+import type { DeliveryJob } from './delivery-types';
 import type { WebhookDeps } from './endpoints';
 
 /** Events fanned out per transaction, and at most this many batches per relay run. */

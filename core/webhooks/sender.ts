@@ -31,7 +31,7 @@ export interface SendOutcome {
   retryAfterMs: number | null;
 }
 
-const TLS_CODES = new Set([
+const TLS_CODES: ReadonlySet<string> = new Set([
   'EPROTO',
   'CERT_HAS_EXPIRED',
   'CERT_NOT_YET_VALID',

@@ -1,7 +1,7 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import type { LookupFunction } from 'node:net';
-import { validationError } from '../errors';
+import { validationError } from '../platform/errors';
 
 /**
  * SSRF guard for webhook URLs (design.md §6). A URL must be HTTPS and every address its host
@@ -11,9 +11,6 @@ import { validationError } from '../errors';
  * `allowInsecure` (WEBHOOK_ALLOW_INSECURE) relaxes both rules for local development and tests.
  */
 
-// Two lists: a BlockList holding IPv6 rules also matches IPv4 addresses as ::ffff:a.b.c.d.
-const BLOCKED_V4 = new net.BlockList();
-const BLOCKED_V6 = new net.BlockList();
 const V4: [string, number][] = [
   ['0.0.0.0', 8], // "this network", unspecified
   ['10.0.0.0', 8], // private
@@ -44,8 +41,17 @@ const V6: [string, number][] = [
   ['fec0::', 10], // site-local (deprecated)
   ['ff00::', 8], // multicast
 ];
-for (const [a, p] of V4) BLOCKED_V4.addSubnet(a, p, 'ipv4');
-for (const [a, p] of V6) BLOCKED_V6.addSubnet(a, p, 'ipv6');
+
+/** A BlockList of `ranges`, only to be read. */
+function blockList(ranges: [string, number][], family: 'ipv4' | 'ipv6'): Pick<net.BlockList, 'check'> {
+  const list = new net.BlockList();
+  for (const [address, prefix] of ranges) list.addSubnet(address, prefix, family);
+  return list;
+}
+
+// Two lists: a BlockList holding IPv6 rules also matches IPv4 addresses as ::ffff:a.b.c.d.
+const BLOCKED_V4 = blockList(V4, 'ipv4');
+const BLOCKED_V6 = blockList(V6, 'ipv6');
 
 /** The 8 16-bit groups of an IPv6 address (with an optional dotted IPv4 tail). */
 function ipv6Groups(address: string): number[] {

@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import postgres from 'postgres';
 import { Redis } from 'ioredis';
-import { deleteKeysWithPrefix } from '../../core/redis';
+import { deleteKeysWithPrefix } from '../../core/platform/redis';
 
 interface Histogram {
   average: number;

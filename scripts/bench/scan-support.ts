@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
-import type { ServiceContext } from '../../core/context';
+import type { ServiceContext } from '../../core/service/context';
 import type { Protocol } from '../../core/chains/registry';
-import { createWorkerRedis, deleteKeysWithPrefix } from '../../core/redis';
+import { createWorkerRedis, deleteKeysWithPrefix } from '../../core/platform/redis';
 import { events, poolAddresses } from '../../db/schema';
 
 /** What the scan benchmarks of every chain family share: their own store, pool filling, latency figures. */

@@ -14,20 +14,22 @@ import { performance } from 'node:perf_hooks';
 import { eq, sql } from 'drizzle-orm';
 import { Contract, getAddress, hexlify, JsonRpcProvider, Network } from 'ethers';
 import { ChainRegistry } from '../../core/chains/registry';
+import { SCANNED_FAMILIES } from '../../core/chains/adapters';
 import { EvmRpc } from '../../core/chains/evm/evm-rpc';
 import { EvmAdapter } from '../../core/chains/evm/evm-adapter';
-import { resetCheckpoint, scanChain } from '../../core/detection/scan';
+import { resetCheckpoint } from '../../core/detection/scan-position';
+import { scanChain } from '../../core/detection/scan';
 import { DetectionState } from '../../core/detection/state';
-import { ProcessMemory } from '../../core/process-memory';
+import { newProcessMemory } from '../../core/service/process-memory';
 import { startAnvil } from '../../scripts/local-chain/anvil';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS } from '../../scripts/local-chain/test-tokens';
-import { systemClock } from '../../core/clock';
-import { loadConfig } from '../../core/config';
-import type { ServiceContext } from '../../core/context';
-import { createLogger } from '../../core/logger';
+import { systemClock } from '../../core/platform/clock';
+import { loadConfig } from '../../core/platform/config';
+import type { ServiceContext } from '../../core/service/context';
+import { createLogger } from '../../core/platform/logger';
 import { createOrder } from '../../core/orders/orders';
-import { createOrganization } from '../../core/organizations';
+import { createOrganization } from '../../core/organizations/organizations';
 import { createDb } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
 import { poolAddresses, scannedBlocks, transfers } from '../../db/schema';
@@ -55,14 +57,14 @@ async function main(): Promise<void> {
   const provider = new JsonRpcProvider(anvil.url, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1, pollingInterval: 50 });
   let workers: Awaited<ReturnType<typeof startWorkerProcess>> | null = null;
   try {
-    const registry = ChainRegistry.forNetwork('local', {});
+    const registry = ChainRegistry.forNetwork('local', SCANNED_FAMILIES);
     const [deployer] = await provider.send('eth_accounts', []);
     const signer = await provider.getSigner(deployer);
     const tokens = await deployTestTokens(signer);
     for (const t of TEST_TOKENS) registry.setTokenAddress(LOCAL_CHAIN_ID, t.currency, tokens[t.currency], t.decimals);
     registry.setRpcUrls(LOCAL_CHAIN_ID, [anvil.url]);
     // The scanner enqueues nothing; a lazy job queue never opens its connection.
-    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix), detection: new DetectionState(), memory: new ProcessMemory() };
+    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix), detection: new DetectionState(), memory: newProcessMemory(config) };
     const chain = registry.get(LOCAL_CHAIN_ID)!;
     const { organizationId } = await createOrganization(dbHandle.db, 'Bench org');
 

@@ -1,6 +1,6 @@
-import { loadConfig } from '../../core/config';
-import { handleShutdown, runMain } from '../../core/process';
-import { createService } from '../../core/service';
+import { loadConfig } from '../../core/platform/config';
+import { handleShutdown, runMain } from '../../core/platform/process';
+import { createService } from '../../core/service/service';
 import { startLocalChain } from './local-chain';
 import { startTronLocal } from './tron/tron-local';
 

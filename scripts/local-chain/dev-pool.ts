@@ -4,7 +4,7 @@ import { HDNodeWallet } from 'ethers';
 import type { Database } from '../../db/client';
 import { poolAddresses } from '../../db/schema';
 import { derivePoolAddresses } from '../../core/pool/import';
-import { getServiceState, setServiceState } from '../../core/service-state';
+import { getServiceState, setServiceState } from '../../core/platform/service-state';
 
 /**
  * The local organization's development pool: watch-only EVM and Tron addresses derived

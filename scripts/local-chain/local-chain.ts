@@ -2,11 +2,11 @@ import path from 'node:path';
 import { and, eq, inArray } from 'drizzle-orm';
 import { JsonRpcProvider, Network } from 'ethers';
 import { scannedBlocks, transfers } from '../../db/schema';
-import type { ServiceContext } from '../../core/context';
+import type { ServiceContext } from '../../core/service/context';
 import { applyLocalChainState, LOCAL_CHAIN_ID, LOCAL_CHAIN_STATE_KEY, type LocalChainState } from '../../core/chains/evm/local-chain-state';
-import { resetCheckpoint } from '../../core/detection/scan';
-import { getServiceState, setServiceState } from '../../core/service-state';
-import { dropTransfers } from '../../core/transfers/record-transfer';
+import { resetCheckpoint } from '../../core/detection/scan-position';
+import { getServiceState, setServiceState } from '../../core/platform/service-state';
+import { dropTransfers } from '../../core/detection/record-transfer';
 import { startAnvil, type RunningAnvil } from './anvil';
 import { deployTestTokens } from './test-tokens';
 

@@ -1,5 +1,5 @@
-import { loadConfig } from '../../core/config';
-import { createService } from '../../core/service';
+import { loadConfig } from '../../core/platform/config';
+import { createService } from '../../core/service/service';
 import { payOnLocalChain, PayError } from './payment';
 
 /** `npm run pay -- <orderId|address> <amount> [currency] [--force]`: a test payment on a local chain (EVM, Tron or Solana by the address's form). */

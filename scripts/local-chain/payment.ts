@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
 import { Contract, getAddress } from 'ethers';
 import { orders } from '../../db/schema';
-import { parseAmount } from '../../core/amounts';
-import type { ServiceContext } from '../../core/context';
+import { parseAmount } from '../../core/platform/amounts';
+import type { ServiceContext } from '../../core/service/context';
 import { CURRENCIES, type Currency } from '../../core/chains/registry';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { TRON_LOCAL_CHAIN_ID } from '../../core/chains/tron/tron-local-state';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { eq } from 'drizzle-orm';
 import { bindDepositReference } from '../../core/deposits/bindings';
 import { completeDeposit, confirmDeposit, dropDeposit, recordDeposit } from '../../core/deposits/lifecycle';
-import type { ServiceContext } from '../../core/context';
+import type { ServiceContext } from '../../core/service/context';
 import { deposits, transfers } from '../../db/schema';
 import { createTestOrg, testConfig, testContext, testDb } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { and, eq } from 'drizzle-orm';
 import request from 'supertest';
-import { setConfigValue } from '../../core/org-config';
+import { setConfigValue } from '../../core/organizations/org-config';
 import { addressAssignments, depositBindingChains, depositBindings, poolAddresses } from '../../db/schema';
 import { buildTestApp, createTestOrg, STYLES, testDb, type TestOrg } from '../helpers/harness';
 import { randomEvmAddress, seedPoolAddresses } from '../helpers/pool';

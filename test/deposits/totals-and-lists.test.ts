@@ -3,7 +3,7 @@ import { and, eq, isNull } from 'drizzle-orm';
 import request from 'supertest';
 import { completeDeposit, confirmDeposit, dropDeposit, recordDeposit } from '../../core/deposits/lifecycle';
 import { depositBindings, deposits, transfers } from '../../db/schema';
-import { newId } from '../../core/ids';
+import { newId } from '../../core/platform/ids';
 import { buildTestApp, createTestOrg, STYLES, testDb, type TestOrg } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
 import { insertTestTransfer } from '../helpers/transfers';

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { hexlify } from 'ethers';
 import type { Chain, Currency } from '../../core/chains/registry';
 import { RangeTooLargeError, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../../core/detection/adapter';
-import { checkEvmAddress } from '../../core/pool/address-formats';
 
 /**
  * An in-memory chain behind the ChainAdapter interface, so the detection core is tested apart
@@ -121,11 +120,6 @@ export class MemoryChain implements ChainAdapter {
 
   async verifyTokens(): Promise<TokenVerdict> {
     return { ok: true, problems: [] };
-  }
-
-  normalizeAddress(address: string): string | null {
-    const check = checkEvmAddress(address);
-    return check.ok ? check.address : null;
   }
 }
 

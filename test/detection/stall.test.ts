@@ -3,8 +3,9 @@ import { and, eq } from 'drizzle-orm';
 import request from 'supertest';
 import { CHAIN_DEFINITIONS } from '../../core/chains/chains.data';
 import { ChainRegistry } from '../../core/chains/registry';
-import type { ManualClock } from '../../core/clock';
-import { deleteCheckpoint } from '../../core/checkpoints';
+import { SCANNED_FAMILIES } from '../../core/chains/adapters';
+import type { ManualClock } from '../../core/platform/clock';
+import { deleteCheckpoint } from '../../core/detection/checkpoints';
 import { scanChain } from '../../core/detection/scan';
 import { checkChainStall, noteProviderFailure } from '../../core/detection/stall';
 import { events } from '../../db/schema';
@@ -24,7 +25,7 @@ describe('chain stall detection (in-memory chain)', function () {
     const clock = t.clock as ManualClock;
     const chainId = `memory-stall-${Date.now().toString(36)}`;
     const base = CHAIN_DEFINITIONS.find((d) => d.chainId === 'ethereum-local')!;
-    ctx.registry = new ChainRegistry('local', [{ ...base, chainId }]);
+    ctx.registry = new ChainRegistry('local', [{ ...base, chainId }], SCANNED_FAMILIES);
     const chain = new MemoryChain(ctx.registry.get(chainId)!, Math.floor(Date.now() / 1000));
 
     const subscribed = await createTestOrg('stall subscribed');

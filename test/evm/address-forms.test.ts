@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { getAddress } from 'ethers';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
-import type { ServiceContext } from '../../core/context';
+import type { ServiceContext } from '../../core/service/context';
 import { buildTestApp, createTestOrg, type TestApp, type TestOrg } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { randomEvmAddress } from '../helpers/pool';

@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import { and, eq, inArray } from 'drizzle-orm';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
-import type { ManualClock } from '../../core/clock';
-import type { ServiceContext } from '../../core/context';
-import { resetCheckpoint } from '../../core/detection/scan';
+import type { ManualClock } from '../../core/platform/clock';
+import type { ServiceContext } from '../../core/service/context';
+import { resetCheckpoint } from '../../core/detection/scan-position';
 import { expireDueOrders } from '../../core/orders/order-expiry';
 import { createOrder } from '../../core/orders/orders';
-import { setConfigValue } from '../../core/org-config';
+import { setConfigValue } from '../../core/organizations/org-config';
 import { poolAddresses, scannedBlocks, transfers } from '../../db/schema';
 import { createTestOrg, testContext } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';

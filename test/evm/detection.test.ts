@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { eq, type SQL } from 'drizzle-orm';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
-import type { ServiceContext } from '../../core/context';
+import type { ServiceContext } from '../../core/service/context';
 import { bindDepositReference, unbindDepositReference } from '../../core/deposits/bindings';
-import { setConfigValue } from '../../core/org-config';
+import { setConfigValue } from '../../core/organizations/org-config';
 import { createOrder } from '../../core/orders/orders';
 import { addressAssignments, deposits, transfers } from '../../db/schema';
 import { createTestOrg, testContext } from '../helpers/harness';

@@ -3,12 +3,12 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { runChainScan } from '../../core/detection/monitor';
 import { currentRangeSize } from '../../core/detection/scan';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
-import { getCheckpoint, setCheckpoint } from '../../core/checkpoints';
+import { getCheckpoint, setCheckpoint } from '../../core/detection/checkpoints';
 import { chainCheckpoints, scannedBlocks, transfers } from '../../db/schema';
 import { createTestOrg, testContext } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { randomEvmAddress, seedPoolAddresses } from '../helpers/pool';
-import type { ServiceContext } from '../../core/context';
+import type { ServiceContext } from '../../core/service/context';
 import { eventually } from '../helpers/wait';
 
 describe('evm scanner on a local chain', function () {

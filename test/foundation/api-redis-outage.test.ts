@@ -18,7 +18,7 @@ describe('the API process while Redis is down', function () {
       await redis.stop();
       await api.waitFor(/Redis unreachable/, 15_000);
       // An observation window for what must NOT happen (more warnings, raw stacks): the producer
-      // connection retries every 200-2000 ms (core/redis.ts), so 2 s of outage after the first
+      // connection retries every 200-2000 ms (core/platform/redis.ts), so 2 s of outage after the first
       // warning span several reconnect attempts. It gates no positive assertion.
       await new Promise((r) => setTimeout(r, 2_000));
       expect(api.stderr(), api.stderr()).to.not.match(/ECONNREFUSED/);

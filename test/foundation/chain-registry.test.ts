@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { ChainRegistry } from '../../core/chains/registry';
-import { AppError } from '../../core/errors';
+import { SCANNED_FAMILIES } from '../../core/chains/adapters';
+import { AppError } from '../../core/platform/errors';
 
 function errorOf(fn: () => unknown): AppError {
   try {
@@ -13,7 +14,7 @@ function errorOf(fn: () => unknown): AppError {
 
 describe('chain registry', () => {
   it('NETWORK=local has ethereum-local with USDT, USDC and DAI (addresses learnt at run time)', () => {
-    const r = ChainRegistry.forNetwork('local');
+    const r = ChainRegistry.forNetwork('local', SCANNED_FAMILIES);
     expect(r.list().map((c) => c.chainId)).to.deep.equal(['ethereum-local', 'tron-local']);
     const chain = r.requireOfferedChain('ethereum-local');
     expect(Object.keys(chain.tokens).sort()).to.deep.equal(['DAI', 'USDC', 'USDT']);
@@ -24,7 +25,7 @@ describe('chain registry', () => {
   });
 
   it('Tron chains: USDT only by default (DAI is INVALID_CURRENCY, USDC retired), Nile USDT overridable, solidification depth as confirmations, the API key kept out of serialisation', () => {
-    const r = ChainRegistry.forNetwork('testnet', { TRON_PRO_API_KEY_TRON_NILE: 'trongrid-secret' });
+    const r = ChainRegistry.forNetwork('testnet', SCANNED_FAMILIES, { TRON_PRO_API_KEY_TRON_NILE: 'trongrid-secret' });
     const nile = r.get('tron-nile')!;
     expect(r.offeredTokens(nile).map((t) => [t.currency, t.address, t.decimals])).to.deep.equal([['USDT', 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', 6]]);
     expect(errorOf(() => r.requireToken(nile, 'DAI')).code).to.equal('INVALID_CURRENCY');
@@ -32,14 +33,14 @@ describe('chain registry', () => {
     expect(nile.orderConfirmations).to.equal(19);
     expect(nile.providerApiKey).to.equal('trongrid-secret');
     expect(JSON.stringify(nile)).not.to.contain('trongrid-secret');
-    const overridden = ChainRegistry.forNetwork('testnet', { TOKEN_TRON_NILE_USDT: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' });
+    const overridden = ChainRegistry.forNetwork('testnet', SCANNED_FAMILIES, { TOKEN_TRON_NILE_USDT: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' });
     expect(overridden.get('tron-nile')!.tokens.USDT!.address).to.equal('TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t');
-    const mainnet = ChainRegistry.forNetwork('mainnet').get('tron-mainnet')!;
+    const mainnet = ChainRegistry.forNetwork('mainnet', SCANNED_FAMILIES).get('tron-mainnet')!;
     expect(mainnet.tokens.USDT!.address).to.equal('TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t');
   });
 
   it('NETWORK=testnet offers tron-nile (Tron has an adapter) and lists Solana without offering it until it has one', () => {
-    const r = ChainRegistry.forNetwork('testnet');
+    const r = ChainRegistry.forNetwork('testnet', SCANNED_FAMILIES);
     expect(r.list().map((c) => c.chainId).sort()).to.deep.equal(['ethereum-sepolia', 'polygon-amoy', 'solana-devnet', 'tron-nile']);
     expect(r.requireOfferedChain('tron-nile').protocol).to.equal('tron');
     for (const id of ['solana-devnet']) {
@@ -57,7 +58,7 @@ describe('chain registry', () => {
   });
 
   it('takes RPC URLs and token addresses from the environment, and confirmations may only be raised', () => {
-    const r = ChainRegistry.forNetwork('testnet', {
+    const r = ChainRegistry.forNetwork('testnet', SCANNED_FAMILIES, {
       RPC_URLS_ETHEREUM_SEPOLIA: 'https://a.example, https://b.example',
       TOKEN_ETHEREUM_SEPOLIA_USDT: '0x7169D38820dfd117C3FA1f22a697dBA58d90BA06',
       CONFIRMATIONS_ETHEREUM_SEPOLIA: '12',

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { databasePoolSizeFor, queryPoolSizeFor, loadConfig, ConfigError } from '../../core/config';
+import { databasePoolSizeFor, queryPoolSizeFor, loadConfig, ConfigError } from '../../core/platform/config';
 import { buildTestApp, createTestOrg, STYLES, type TestOrg } from '../helpers/harness';
 import { dataOf, expectError, listOf } from '../helpers/wire';
 

@@ -3,10 +3,11 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { handWrittenStatements } from '../../db/client';
 // The modules that define the product's hand-written statements (registered when loaded).
-import '../../core/events';
+import '../../core/events/events';
 import '../../core/orders/orders';
 import '../../core/orders/payment-page';
 import '../../core/pool/allocation';
+import '../../core/organizations/organizations';
 
 /**
  * Snapshots of the hand-written statements' texts, as sent to Postgres (one .sql file each, named

@@ -7,7 +7,7 @@ import { PROCESSORS } from '../../workers/processors';
 import { createTestOrg, knownSecrets, testConfig, testContext, testDb, testRedis, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../helpers/harness';
 import { eventually } from '../helpers/wait';
 import { spawnEntry } from '../helpers/processes';
-import { ManualClock } from '../../core/clock';
+import { ManualClock } from '../../core/platform/clock';
 
 describe('job tier', () => {
   it('has exactly one processor per queue of the catalog', () => {

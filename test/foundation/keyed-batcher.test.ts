@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { KeyedBatcher } from '../../core/keyed-batcher';
+import { KeyedBatcher } from '../../core/platform/keyed-batcher';
 
 /** A run whose batches finish when the test says so: what each batch held, in order. */
 function controlledRun() {

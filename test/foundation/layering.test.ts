@@ -45,28 +45,40 @@ function violations(file: string, source: string): string[] {
 }
 
 /**
- * Chain families (issue 14, design.md §4b): a family's adapter under core/chains/<family>/ supplies
- * chain facts only and never reaches up into orders, deposits or webhooks; the API and workers see
- * chains only through the registry and core/detection, never a family's folder. Families are the
- * folders of core/chains/, so a new one (solana) is covered without editing this test.
+ * Chain families (issue 14, design.md §4b, issue 26): a family's folder core/chains/<family>/
+ * supplies chain facts only. Its arrows go to the detection core's adapter contract
+ * (core/detection/adapter.ts), the registry's room (files of core/chains/ itself), its own folder
+ * and the platform (core/platform/); nothing else: not orders, deposits, webhooks, the pool, the
+ * service context or the database. The API and workers see chains only through the registry and
+ * core/detection, never a family's folder. Families are the folders of core/chains/, so a new one
+ * (solana) is covered without editing this test.
  */
 const FAMILY_DIR = /^core\/chains\/([^/]+)\//;
-const DOMAIN_ABOVE_ADAPTERS = ['core/orders', 'core/deposits', 'core/webhooks'];
 const TIERS_WITHOUT_FAMILIES = ['api', 'workers'];
+
+/** What a family's file may import besides its own folder. */
+function familyMayImport(target: string): boolean {
+  if (target === 'core/detection/adapter' || target === 'core/detection/adapter.ts') return true;
+  if (target.startsWith('core/platform/')) return true;
+  const parts = target.split('/');
+  return parts[0] === 'core' && parts[1] === 'chains' && parts.length === 3 && familyOf(target) === undefined;
+}
 
 function familyViolations(file: string, source: string): string[] {
   const normalised = file.split(path.sep).join('/');
   const fromFamily = FAMILY_DIR.exec(normalised)?.[1];
   const fromTier = TIERS_WITHOUT_FAMILIES.includes(normalised.split('/')[0]);
   if (!fromFamily && !fromTier) return [];
-  const under = (target: string, dir: string) => target === dir || target.startsWith(`${dir}/`);
   return importSpecifiers(source)
     .filter((spec) => spec.startsWith('.'))
     .map((spec) => ({ spec, target: targetOf(file, spec) }))
     .flatMap(({ spec, target }) => {
       if (fromFamily) {
-        const domain = DOMAIN_ABOVE_ADAPTERS.find((d) => under(target, d));
-        if (domain) return [`${file} imports ${spec} (the ${fromFamily} adapter must not import ${domain}/)`];
+        const own = target.startsWith(`core/chains/${fromFamily}/`);
+        if (!own && !familyMayImport(target)) {
+          return [`${file} imports ${spec} (the ${fromFamily} family imports only core/detection/adapter, core/chains/, core/platform/ and its own folder)`];
+        }
+        return [];
       }
       const family = familyOf(target);
       if (fromTier && family) return [`${file} imports ${spec} (api/ and workers/ must not import core/chains/${family}/)`];
@@ -84,6 +96,75 @@ function familyOf(target: string): string | undefined {
   if (parts.length > 3) return parts[2];
   return existsSync(path.join(ROOT, target)) && statSync(path.join(ROOT, target)).isDirectory() ? parts[2] : undefined;
 }
+
+/**
+ * core/platform/ is what every domain stands on (config, logging, Redis, errors, ids, process
+ * memory's own part…): none of its files imports a domain folder of core/ (anything of core/
+ * outside core/platform/), so a reader finds the platform first and the domain second.
+ */
+function platformViolations(file: string, source: string): string[] {
+  if (!file.split(path.sep).join('/').startsWith('core/platform/')) return [];
+  return importSpecifiers(source)
+    .filter((spec) => spec.startsWith('.'))
+    .map((spec) => ({ spec, target: targetOf(file, spec) }))
+    .filter(({ target }) => target.startsWith('core/') && !target.startsWith('core/platform/'))
+    .map(({ spec }) => `${file} imports ${spec} (core/platform/ must not import a domain folder)`);
+}
+
+/**
+ * Import circles among the project's own files (as /work/shared/tools/import-circles.mjs finds
+ * them): strongly connected components of the relative-import graph, `import type` counting as an
+ * arrow, as it does for a reader. Returns each circle's files, sorted.
+ */
+function importCircles(files: Map<string, string>): string[][] {
+  const known = new Set(files.keys());
+  const resolveTarget = (from: string, spec: string): string | undefined => {
+    const base = targetOf(from, spec);
+    return [base, `${base}.ts`, `${base}/index.ts`].find((candidate) => known.has(candidate));
+  };
+  const edges = new Map<string, string[]>();
+  for (const [file, source] of files) {
+    const targets = importSpecifiers(source)
+      .filter((spec) => spec.startsWith('.'))
+      .map((spec) => resolveTarget(file, spec))
+      .filter((t): t is string => t !== undefined && t !== file);
+    edges.set(file, [...new Set(targets)]);
+  }
+  // Tarjan's algorithm.
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, counter);
+    low.set(v, counter);
+    counter++;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) circles.push(component.sort());
+    }
+  };
+  for (const file of files.keys()) if (!index.has(file)) visit(file);
+  return circles;
+}
+
+const CIRCLE_ROOTS = ['api', 'core', 'db', 'workers', 'scripts'];
 
 describe('layering', () => {
   it('finds a forbidden import however it is written (the check itself can fail)', () => {
@@ -107,13 +188,18 @@ describe('layering', () => {
     expect(found).to.deep.equal([]);
   });
 
-  it('finds a family adapter importing orders, deposits or webhooks, and api/ or workers/ importing a family (the check itself can fail)', () => {
+  it("finds a family importing outside its allowed rooms, and api/ or workers/ importing a family (the check itself can fail)", () => {
     for (const [file, line] of [
       ['core/chains/evm/evm-adapter.ts', "import { a } from '../../orders/order-state';"],
       ['core/chains/evm/evm-adapter.ts', "import type { B } from '../../deposits/lifecycle';"],
       ['core/chains/tron/tron-adapter.ts', "export { c } from '../../webhooks/emit';"],
       ['core/chains/solana/solana-adapter.ts', "const d = require('../../deposits');"],
       ['core/chains/evm/deep/x.ts', "async function f() { await import('../../../orders/orders'); }"],
+      ['core/chains/evm/evm-adapter.ts', "import { normalizeAddress } from '../../pool/address-formats';"],
+      ['core/chains/evm/local-chain-state.ts', "import type { ServiceContext } from '../../service/context';"],
+      ['core/chains/evm/evm-rpc.ts', "import type { Database } from '../../../db/client';"],
+      ['core/chains/tron/tron-adapter.ts', "import { recordTransfers } from '../../detection/record-transfer';"],
+      ['core/chains/tron/tron-adapter.ts', "import { x } from '../evm/evm-rpc';"],
       ['api/routes/x.routes.ts', "import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';"],
       ['api/main.ts', "import type { T } from '../core/chains/tron/tron-http';"],
       ['workers/main.ts', "import { e } from '../core/chains/solana/anything';"],
@@ -121,14 +207,17 @@ describe('layering', () => {
     ]) {
       expect(familyViolations(file, line), `${file}: ${line}`).to.have.length(1);
     }
-    // Allowed: the registry and the detection core from anywhere; a family's own files, core/ below it.
+    // Allowed: the registry and the detection core from anywhere; a family's own files, the
+    // adapter contract, the registry's room and the platform from a family.
     for (const [file, line] of [
       ['api/routes/x.routes.ts', "import { ChainRegistry } from '../../core/chains/registry';"],
       ['workers/main.ts', "import { ADAPTER_FACTORIES } from '../core/chains/adapters';"],
       ['workers/main.ts', "import { runChainScan } from '../core/detection/monitor';"],
-      ['core/chains/evm/evm-adapter.ts', "import { normalizeAddress } from '../../pool/address-formats';"],
       ['core/chains/evm/evm-adapter.ts', "import type { ChainAdapter } from '../../detection/adapter';"],
       ['core/chains/evm/evm-adapter.ts', "import { x } from './evm-rpc';"],
+      ['core/chains/evm/evm-adapter.ts', "import type { Chain } from '../chain';"],
+      ['core/chains/tron/tron-address.ts', "import { base58Bytes } from '../base58';"],
+      ['core/chains/evm/evm-rpc.ts', "import { countRpcCall } from '../../platform/metrics';"],
       ['core/detection/confirmations.ts', "import { a } from '../orders/order-state';"],
       ['core/chains/registry.ts', "import { a } from '../orders/orders';"],
     ]) {
@@ -136,10 +225,45 @@ describe('layering', () => {
     }
   });
 
-  it('no family adapter imports orders, deposits or webhooks, and api/ and workers/ import no family folder', () => {
+  it('each family imports only core/detection/adapter, core/chains/, core/platform/ and its own folder; api/ and workers/ import no family folder', () => {
     const found = ['core/chains', 'api', 'workers']
       .flatMap(sourceFiles)
       .flatMap((file) => familyViolations(file, readFileSync(path.join(ROOT, file), 'utf8')));
     expect(found).to.deep.equal([]);
+  });
+
+  it('finds a platform file importing a domain folder (the check itself can fail)', () => {
+    expect(platformViolations('core/platform/process-memory.ts', "import type { X } from '../orders/orders';")).to.have.length(1);
+    expect(platformViolations('core/platform/money-log.ts', "import type { ChainRegistry } from '../chains/registry';")).to.have.length(1);
+    expect(platformViolations('core/platform/logger.ts', "import type { LogLevel } from './config';")).to.deep.equal([]);
+    expect(platformViolations('core/platform/service-state.ts', "import type { DbOrTx } from '../../db/client';")).to.deep.equal([]);
+    expect(platformViolations('core/orders/orders.ts', "import { a } from '../pool/allocation';")).to.deep.equal([]);
+  });
+
+  it('no file under core/platform/ imports a domain folder', () => {
+    const found = sourceFiles('core/platform').flatMap((file) => platformViolations(file, readFileSync(path.join(ROOT, file), 'utf8')));
+    expect(found).to.deep.equal([]);
+  });
+
+  it('finds an import circle, type-only arrows included (the check itself can fail)', () => {
+    const circles = importCircles(
+      new Map([
+        ['core/a.ts', "import { b } from './b';"],
+        ['core/b.ts', "import type { C } from './c/index';"],
+        ['core/c/index.ts', "export { a } from '../a';"],
+        ['core/d.ts', "import { a } from './a';"],
+      ]),
+    );
+    expect(circles).to.deep.equal([['core/a.ts', 'core/b.ts', 'core/c/index.ts']]);
+    expect(importCircles(new Map([['core/a.ts', "import { b } from './b';"], ['core/b.ts', "import { c } from 'drizzle-orm';"]]))).to.deep.equal([]);
+  });
+
+  it('has no import circles among api/, core/, db/, workers/ and scripts/', () => {
+    const files = new Map(
+      CIRCLE_ROOTS.flatMap(sourceFiles)
+        .filter((file) => /\.(ts|mts|cts)$/.test(file) && !file.endsWith('.d.ts'))
+        .map((file) => [file.split(path.sep).join('/'), readFileSync(path.join(ROOT, file), 'utf8')] as const),
+    );
+    expect(importCircles(files)).to.deep.equal([]);
   });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { safeErrorSerializer } from '../../core/logger';
+import { safeErrorSerializer } from '../../core/platform/logger';
 import { buildTestApp, capturedLogLines, checkLogLines, createTestOrg, knownSecrets } from '../helpers/harness';
 
 /**

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import request from 'supertest';
-import { createProducerRedis } from '../../core/redis';
+import { createProducerRedis } from '../../core/platform/redis';
 import { createDb } from '../../db/client';
 import { buildTestApp, createTestOrg, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../helpers/harness';
 import { eventually } from '../helpers/wait';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { CONFIG_KEYS } from '../../core/org-config';
+import { CONFIG_KEYS } from '../../core/organizations/org-config';
 import { buildTestApp, createTestOrg, STYLES, type TestOrg } from '../helpers/harness';
 import { randomEvmAddress } from '../helpers/pool';
 import { dataOf, expectError, listOf } from '../helpers/wire';

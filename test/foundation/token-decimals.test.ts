@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import { ChainRegistry } from '../../core/chains/registry';
-import { tokenAmount } from '../../core/money-log';
+import { SCANNED_FAMILIES } from '../../core/chains/adapters';
+import { tokenAmount } from '../../core/platform/money-log';
 
 /** registry.tokenDecimals is the one authority on decimals: every other reader goes through it. */
 describe('token decimals: one authority', () => {
   it('an unknown token is a clear error, never a guessed 18', () => {
-    const r = ChainRegistry.forNetwork('local');
+    const r = ChainRegistry.forNetwork('local', SCANNED_FAMILIES);
     expect(() => r.tokenDecimals('ethereum-local', 'EURC')).to.throw(/No decimals known for EURC on ethereum-local/);
     expect(() => r.tokenDecimals('bitcoin-local', 'USDT')).to.throw(/No decimals known for USDT on bitcoin-local/);
     // tron-local defines USDT only: an address learnt for DAI without its decimals is refused.
@@ -19,7 +20,7 @@ describe('token decimals: one authority', () => {
   });
 
   it('money log amounts use it: a row of another network formats, an unknown token throws', () => {
-    const r = ChainRegistry.forNetwork('local');
+    const r = ChainRegistry.forNetwork('local', SCANNED_FAMILIES);
     expect(tokenAmount(r, 'ethereum-local', 'USDT', 12_500_000n)).to.equal('12.5');
     // A row written under NETWORK=testnet, read by a local deployment (the registry's fallback).
     expect(tokenAmount(r, 'ethereum-sepolia', 'USDC', '1500000')).to.equal('1.5');
@@ -27,7 +28,7 @@ describe('token decimals: one authority', () => {
   });
 
   it('knownTokens lists the decimals tokenDecimals gives, this network and the others', () => {
-    const r = ChainRegistry.forNetwork('local');
+    const r = ChainRegistry.forNetwork('local', SCANNED_FAMILIES);
     r.setTokenAddress('tron-local', 'DAI', 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', 18);
     const known = r.knownTokens();
     expect(known.map((t) => `${t.chainId}|${t.currency}`)).to.include.members(['ethereum-local|DAI', 'tron-local|DAI', 'ethereum-sepolia|USDC', 'tron-mainnet|USDT']);

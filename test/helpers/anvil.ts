@@ -3,10 +3,10 @@ import { Contract, JsonRpcProvider, Network, type JsonRpcSigner } from 'ethers';
 import { startAnvil, type RunningAnvil } from '../../scripts/local-chain/anvil';
 import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS } from '../../scripts/local-chain/test-tokens';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
-import { initCheckpoint } from '../../core/detection/scan';
+import { initCheckpoint } from '../../core/detection/scan-position';
 import type { ChainRegistry, Currency } from '../../core/chains/registry';
-import type { ServiceContext } from '../../core/context';
-import { deleteCheckpoint } from '../../core/checkpoints';
+import type { ServiceContext } from '../../core/service/context';
+import { deleteCheckpoint } from '../../core/detection/checkpoints';
 import { scannedBlocks } from '../../db/schema';
 import { eq } from 'drizzle-orm';
 

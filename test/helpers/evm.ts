@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { runChainConfirmations, runChainScan } from '../../core/detection/monitor';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
-import type { ServiceContext } from '../../core/context';
+import type { ServiceContext } from '../../core/service/context';
 import { events, orders, transfers } from '../../db/schema';
 
 /** One scan and one confirmation count, as the two repeatable jobs would do. */

@@ -6,15 +6,16 @@ import { createApp, type App } from '../../api/app';
 import { PaymentPageCache, listenForPaymentPageChanges } from '../../core/orders/payment-page-cache';
 import { createKeyCache, type ApiDeps } from '../../api/deps';
 import { ChainRegistry } from '../../core/chains/registry';
-import { ManualClock, type Clock } from '../../core/clock';
-import { loadConfig, type Config } from '../../core/config';
-import type { ServiceContext } from '../../core/context';
+import { SCANNED_FAMILIES } from '../../core/chains/adapters';
+import { ManualClock, type Clock } from '../../core/platform/clock';
+import { loadConfig, type Config } from '../../core/platform/config';
+import type { ServiceContext } from '../../core/service/context';
 import { DetectionState } from '../../core/detection/state';
-import { ProcessMemory } from '../../core/process-memory';
-import { createLogger, type Logger } from '../../core/logger';
-import { createOrganization, createApiKey } from '../../core/organizations';
-import { createProducerRedis, deleteKeysWithPrefix } from '../../core/redis';
-import type { Role } from '../../core/roles';
+import { newProcessMemory } from '../../core/service/process-memory';
+import { createLogger, type Logger } from '../../core/platform/logger';
+import { createOrganization, createApiKey } from '../../core/organizations/organizations';
+import { createProducerRedis, deleteKeysWithPrefix } from '../../core/platform/redis';
+import type { Role } from '../../core/organizations/roles';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { createDb, type DbHandle } from '../../db/client';
 import * as schema from '../../db/schema';
@@ -250,7 +251,7 @@ export function testJobQueue(): JobQueue {
 
 /** A service context over the current file's database; each gets its own registry and (movable) clock. */
 export function testContext(config: Config = testConfig(), clock: Clock = new ManualClock()): ServiceContext {
-  return { config, db: testDb(), registry: ChainRegistry.forNetwork(config.network, config.chainOverrides), clock, logger: testLogger(), jobs: testJobQueue(), detection: new DetectionState(), memory: new ProcessMemory() };
+  return { config, db: testDb(), registry: ChainRegistry.forNetwork(config.network, SCANNED_FAMILIES, config.chainOverrides), clock, logger: testLogger(), jobs: testJobQueue(), detection: new DetectionState(), memory: newProcessMemory(config) };
 }
 
 export interface TestApp {

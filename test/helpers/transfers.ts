@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hexlify } from 'ethers';
 import { transfers } from '../../db/schema';
-import { newId } from '../../core/ids';
+import { newId } from '../../core/platform/ids';
 import type { DbOrTx } from '../../db/client';
 import { testDb } from './harness';
 import { randomEvmAddress } from './pool';

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import type { Config } from '../../core/config';
+import type { Config } from '../../core/platform/config';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
 import { testConfig, testContext } from './harness';
 import { eventually } from './wait';

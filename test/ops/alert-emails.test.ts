@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { SMTPServer } from 'smtp-server';
 import request from 'supertest';
-import { ManualClock } from '../../core/clock';
+import { ManualClock } from '../../core/platform/clock';
 import { checkPoolLevel } from '../../core/pool/alerts';
 import { alertEmails } from '../../db/schema';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';

@@ -163,7 +163,7 @@ describe('npm start on a busy port', function () {
 
 describe('.env.example', () => {
   it('lists every variable the configuration reads', () => {
-    const source = readFileSync(path.join(ROOT, 'core', 'config.ts'), 'utf8');
+    const source = readFileSync(path.join(ROOT, 'core', 'platform', 'config.ts'), 'utf8');
     const names = new Set([...source.matchAll(/read\.[a-zA-Z]+\('([A-Z][A-Z0-9_]+)'/g), ...source.matchAll(/env\.([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]));
     expect(names.size).to.be.greaterThan(40);
     const example = readFileSync(path.join(ROOT, '.env.example'), 'utf8');

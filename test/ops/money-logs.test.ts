@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { eq } from 'drizzle-orm';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
-import type { ManualClock } from '../../core/clock';
-import type { ServiceContext } from '../../core/context';
+import type { ManualClock } from '../../core/platform/clock';
+import type { ServiceContext } from '../../core/service/context';
 import { bindDepositReference } from '../../core/deposits/bindings';
 import { recomputeOrder } from '../../core/orders/order-state';
 import { createOrder } from '../../core/orders/orders';

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import request from 'supertest';
-import { ConfigError } from '../../core/config';
-import { createProducerRedis, waitForRedis } from '../../core/redis';
-import { checkRedisFitForQueues, readEvictionPolicy } from '../../core/redis-eviction';
-import { ProcessMemory } from '../../core/process-memory';
+import { ConfigError } from '../../core/platform/config';
+import { createProducerRedis, waitForRedis } from '../../core/platform/redis';
+import { checkRedisFitForQueues, readEvictionPolicy } from '../../core/platform/redis-eviction';
+import { newPlatformMemory } from '../../core/platform/process-memory';
 import { buildTestApp, capturedLogLines, TEST_DATABASE_URL, TEST_REDIS_PREFIX, testLogger } from '../helpers/harness';
 import { spawnEntry, startPrivateRedis } from '../helpers/processes';
 
@@ -49,7 +49,7 @@ describe('Redis fit for queues (maxmemory-policy)', function () {
 
   it('outside NETWORK=local refuses unless ALLOW_REDIS_EVICTION=true; on local it is an error line; unknown is a warning', async () => {
     const redis = await connect(lru.url);
-    const memory = new ProcessMemory();
+    const memory = newPlatformMemory();
     let refused: unknown = null;
     await checkRedisFitForQueues(redis, { config: { network: 'mainnet', allowRedisEviction: false }, logger: testLogger(), memory }).catch((e) => (refused = e));
     expect(refused).to.be.instanceOf(ConfigError);
@@ -66,7 +66,7 @@ describe('Redis fit for queues (maxmemory-policy)', function () {
     const beforeRepeat = capturedLogLines.length;
     await checkRedisFitForQueues(redis, { config: { network: 'local', allowRedisEviction: false }, logger: testLogger(), memory });
     expect(evictionErrors(beforeRepeat)).to.have.length(0);
-    await checkRedisFitForQueues(redis, { config: { network: 'local', allowRedisEviction: false }, logger: testLogger(), memory: new ProcessMemory() });
+    await checkRedisFitForQueues(redis, { config: { network: 'local', allowRedisEviction: false }, logger: testLogger(), memory: newPlatformMemory() });
     expect(evictionErrors(beforeRepeat)).to.have.length(1);
 
     const beforeUnknown = capturedLogLines.length;

@@ -3,7 +3,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import request from 'supertest';
 import type { Worker } from 'bullmq';
 import { expireDueOrders } from '../../core/orders/order-expiry';
-import { createWorkerRedis } from '../../core/redis';
+import { createWorkerRedis } from '../../core/platform/redis';
 import { addressAssignments, events, orders, poolAddresses } from '../../db/schema';
 import { closeQueues, createQueues, repeatableSchedules, type Queues } from '../../core/jobs/catalog';
 import { startWorkers } from '../../workers/worker-pool';

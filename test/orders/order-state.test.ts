@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { eq } from 'drizzle-orm';
-import { ManualClock } from '../../core/clock';
+import { ManualClock } from '../../core/platform/clock';
 import { createOrder } from '../../core/orders/orders';
 import {
   decideOrderStatus,

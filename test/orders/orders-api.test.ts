@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { eq } from 'drizzle-orm';
 import request from 'supertest';
 import { recomputeOrder } from '../../core/orders/order-state';
-import { setConfigValue } from '../../core/org-config';
+import { setConfigValue } from '../../core/organizations/org-config';
 import { releasePoolAddressFor } from '../../core/pool/allocation';
 import { orders, transfers } from '../../db/schema';
 import { buildTestApp, createTestOrg, STYLES, testDb, type TestOrg } from '../helpers/harness';

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { eq } from 'drizzle-orm';
-import { ManualClock } from '../../core/clock';
+import { ManualClock } from '../../core/platform/clock';
 import { createOrder } from '../../core/orders/orders';
 import { recomputeOrder } from '../../core/orders/order-state';
 import { buildOrderRedirect, orderRedirectUrl } from '../../core/orders/redirect';
-import type { OrderView } from '../../core/orders/order-view';
-import { setConfigValue } from '../../core/org-config';
+import type { OrderView } from '../../core/views/order';
+import { setConfigValue } from '../../core/organizations/org-config';
 import { orders } from '../../db/schema';
 import { createTestOrg, testConfig, testContext, testDb, type TestOrg } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';

@@ -2,12 +2,12 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { walletUri } from '../../core/chains/wallet-uri';
 import { paymentStatusJson, paymentStatusText } from '../../api/pages/pay/pay-status';
-import { loadConfig, ConfigError } from '../../core/config';
+import { loadConfig, ConfigError } from '../../core/platform/config';
 import { buildTestApp, capturedLogLines, createTestOrg, knownSecrets, STYLES, TEST_REDIS_PREFIX, type TestApp, type TestOrg } from '../helpers/harness';
 import { CHAIN, tokenEnv } from '../helpers/orders';
 import { seedPoolAddresses } from '../helpers/pool';
 import { eventually } from '../helpers/wait';
-import { processMetrics } from '../../core/metrics/metrics';
+import { processMetrics } from '../../core/platform/metrics';
 
 /** The payment page over HTTP: routing, headers, the status JSON, limits and languages (the browser suite covers the payer's view). */
 describe('payment page over HTTP', () => {

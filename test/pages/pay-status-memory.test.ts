@@ -3,7 +3,7 @@ import request from 'supertest';
 import { randomBytes } from 'node:crypto';
 import { getAddress, hexlify } from 'ethers';
 import { sql } from 'drizzle-orm';
-import { newId } from '../../core/ids';
+import { newId } from '../../core/platform/ids';
 import { findPaymentPage } from '../../core/orders/payment-page';
 import { transfers } from '../../db/schema';
 import { buildTestApp, createTestOrg, knownSecrets, listenForPageChanges, testDb, type TestApp, type TestOrg } from '../helpers/harness';

@@ -1,13 +1,15 @@
 import { expect } from 'chai';
 import { ChainRegistry } from '../../core/chains/registry';
+import { SCANNED_FAMILIES } from '../../core/chains/adapters';
 import type { TransferFacts } from '../../core/orders/order-state';
-import type { OrderRow } from '../../core/orders/order-view';
-import { presentPaymentPage, type PaymentPageFacts } from '../../core/orders/payment-page';
+import type { OrderRow } from '../../core/views/order';
+import type { PaymentPageFacts } from '../../core/orders/payment-page';
+import { presentPaymentPage } from '../../core/views/payment-page';
 import { testConfig, testDb } from '../helpers/harness';
 
 /** The page's view of orders the local chain cannot produce: Tron (solidification, bare-address QR). */
 describe('payment page view of a Tron order', () => {
-  const ctx = { db: testDb(), registry: ChainRegistry.forNetwork('testnet'), config: testConfig() };
+  const ctx = { db: testDb(), registry: ChainRegistry.forNetwork('testnet', SCANNED_FAMILIES), config: testConfig() };
   const created = new Date('2026-01-01T10:00:00Z');
   const order = {
     id: 'ord_tron', organizationId: 'org_t', orderReference: 'tron-1', payToken: 'A'.repeat(22), amount: 5_000_000n, amountReceived: 0n,

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { and, asc, eq } from 'drizzle-orm';
 import { events } from '../../db/schema';
-import { ManualClock } from '../../core/clock';
+import { ManualClock } from '../../core/platform/clock';
 import { allocatePoolAddress, releasePoolAddress, type Allocation } from '../../core/pool/allocation';
 import { checkPoolLevels, isLow, parseThreshold } from '../../core/pool/alerts';
 import { Redis } from 'ioredis';

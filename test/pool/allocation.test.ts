@@ -2,13 +2,13 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { and, eq, isNull } from 'drizzle-orm';
 import { addressAssignments, poolAddresses } from '../../db/schema';
-import { AppError, isUniqueViolation } from '../../core/errors';
-import { ManualClock } from '../../core/clock';
+import { AppError, isUniqueViolation } from '../../core/platform/errors';
+import { ManualClock } from '../../core/platform/clock';
 import { WireFormat } from '../../api/format';
 import { AllocationHints, allocatePoolAddress, releasePoolAddress, releasePoolAddressFor, type Holder } from '../../core/pool/allocation';
-import { ProcessMemory } from '../../core/process-memory';
+import { newProcessMemory } from '../../core/service/process-memory';
 import { createOrder } from '../../core/orders/orders';
-import type { ServiceContext } from '../../core/context';
+import type { ServiceContext } from '../../core/service/context';
 import { cooldownMinutesFor, releaseCooledDownAddresses } from '../../core/pool/cooldown';
 import { Redis } from 'ioredis';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
@@ -251,7 +251,7 @@ describe('allocation point per service context', () => {
   it('two service contexts in one process do not share the allocation point: a point set by one is not used by the other', async () => {
     const config = testConfig(tokenEnv());
     // Hint lifetimes frozen, so each context keeps its point for the whole test however slow the machine.
-    const frozenMemory = () => new ProcessMemory({ allocationHints: new AllocationHints(() => 0) });
+    const frozenMemory = () => newProcessMemory(config, { allocationHints: new AllocationHints(() => 0) });
     const a: ServiceContext = { ...testContext(config), memory: frozenMemory() };
     const b: ServiceContext = { ...testContext(config), memory: frozenMemory() };
     const org = await createTestOrg('Two contexts org');

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { eq } from 'drizzle-orm';
 import { HDNodeWallet, Mnemonic, Wallet, encodeBase58, concat, sha256 } from 'ethers';
 import { poolAddresses } from '../../db/schema';
-import { tronAddressFromEvm } from '../../core/pool/address-formats';
+import { tronAddressFromEvm } from '../../core/chains/tron/tron-address';
 import { buildTestApp, capturedLogLines, createTestOrg, STYLES, testDb, testSql, type TestOrg } from '../helpers/harness';
 import { randomEvmAddress, randomSolanaAddress, randomTronAddress } from '../helpers/pool';
 import { dataOf, expectError } from '../helpers/wire';

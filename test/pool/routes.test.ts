@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { HDNodeWallet } from 'ethers';
 import { allocatePoolAddress } from '../../core/pool/allocation';
-import { tronAddressFromEvm } from '../../core/pool/address-formats';
+import { tronAddressFromEvm } from '../../core/chains/tron/tron-address';
 import { buildTestApp, createTestOrg, STYLES, testDb, type TestOrg } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
 import { dataOf, expectError, listOf } from '../helpers/wire';

@@ -7,7 +7,7 @@ import { chromium as playwright, type Browser, type Page } from 'playwright-core
 import request from 'supertest';
 import express from 'express';
 import helmet from 'helmet';
-import { ConfigError, loadConfig } from '../../core/config';
+import { ConfigError, loadConfig } from '../../core/platform/config';
 import { QUEUE_NAMES } from '../../core/jobs/catalog';
 import { buildTestApp, createTestOrg } from '../helpers/harness';
 import { eventually } from '../helpers/wait';

@@ -8,8 +8,8 @@ import { deployTestTokens, TEST_TOKEN_ABI } from '../../scripts/local-chain/test
 import { CHAIN_DEFINITIONS } from '../../core/chains/chains.data';
 import { envKey } from '../../core/chains/registry';
 import { TRON_LOCAL_STATE_KEY, type TronLocalState } from '../../core/chains/tron/tron-local-state';
-import { createOrganization } from '../../core/organizations';
-import { setServiceState } from '../../core/service-state';
+import { createOrganization } from '../../core/organizations/organizations';
+import { setServiceState } from '../../core/platform/service-state';
 import { createDb, type DbHandle } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
 import { poolAddresses } from '../../db/schema';

@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import { and, eq, sql } from 'drizzle-orm';
-import type { ServiceContext } from '../../core/context';
+import type { ServiceContext } from '../../core/service/context';
 import { TRON_LOCAL_CHAIN_ID, applyTronLocalState } from '../../core/chains/tron/tron-local-state';
 import { bindDepositReference } from '../../core/deposits/bindings';
 import { runChainConfirmations, runChainScan } from '../../core/detection/monitor';
-import { resetCheckpoint } from '../../core/detection/scan';
+import { resetCheckpoint } from '../../core/detection/scan-position';
 import { createOrder } from '../../core/orders/orders';
-import { setConfigValue } from '../../core/org-config';
+import { setConfigValue } from '../../core/organizations/org-config';
 import { deposits, transfers } from '../../db/schema';
 import { TronLocalNode } from '../../scripts/local-chain/tron/tron-local-node';
 import { createTestOrg, testConfig, testContext } from '../helpers/harness';

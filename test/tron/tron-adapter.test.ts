@@ -1,18 +1,20 @@
 import { expect } from 'chai';
 import { ChainRegistry } from '../../core/chains/registry';
+import { SCANNED_FAMILIES } from '../../core/chains/adapters';
 import { TronAdapter } from '../../core/chains/tron/tron-adapter';
 import { TronHttp } from '../../core/chains/tron/tron-http';
+import { normalizeAddress } from '../../core/chains/addresses';
 import { applyTronLocalState, TRON_LOCAL_CHAIN_ID } from '../../core/chains/tron/tron-local-state';
 import { TronLocalNode } from '../../scripts/local-chain/tron/tron-local-node';
 import { adapterFor } from '../../core/detection/monitor';
-import { createLogger } from '../../core/logger';
+import { createLogger } from '../../core/platform/logger';
 import { closedPort } from '../helpers/processes';
 import { testConfig, testContext } from '../helpers/harness';
 
 describe('Tron adapter on tron-local', () => {
   let node: TronLocalNode;
   const adapterWith = (overrides: Record<string, string> = {}, decimals?: number) => {
-    const registry = ChainRegistry.forNetwork('local', overrides);
+    const registry = ChainRegistry.forNetwork('local', SCANNED_FAMILIES, overrides);
     applyTronLocalState(registry, { rpcUrl: node.url, genesisHash: node.genesisHash, token: node.token, startedAt: '' });
     if (decimals !== undefined) registry.setTokenAddress(TRON_LOCAL_CHAIN_ID, 'USDT', node.token, decimals);
     const chain = registry.get(TRON_LOCAL_CHAIN_ID)!;
@@ -62,8 +64,8 @@ describe('Tron adapter on tron-local', () => {
       [tx.id, 0, payee, node.faucet, 5n, 1, block.hash, Math.floor(block.timestamp / 1000)],
       [tx.id, 1, payee, node.faucet, 6n, 1, block.hash, Math.floor(block.timestamp / 1000)],
     ]);
-    expect(adapter.normalizeAddress(payee)).to.equal(payee);
-    expect(adapter.normalizeAddress('0x' + '11'.repeat(20))).to.equal(null);
+    expect(normalizeAddress('tron', payee)).to.equal(payee);
+    expect(normalizeAddress('tron', '0x' + '11'.repeat(20))).to.equal(null);
   });
 
   it("provider lines go to the service context's logger (no module-level logger), without the API key", async () => {

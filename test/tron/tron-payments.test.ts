@@ -3,8 +3,8 @@ import { and, eq, sql } from 'drizzle-orm';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ManualClock } from '../../core/clock';
-import type { ServiceContext } from '../../core/context';
+import type { ManualClock } from '../../core/platform/clock';
+import type { ServiceContext } from '../../core/service/context';
 import { TRON_LOCAL_CHAIN_ID, applyTronLocalState } from '../../core/chains/tron/tron-local-state';
 import { bindDepositReference } from '../../core/deposits/bindings';
 import { runChainConfirmations, runChainScan } from '../../core/detection/monitor';
@@ -20,7 +20,7 @@ import { createTestOrg, testContext } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
 import { orderRow, orderTransfers } from '../helpers/evm';
 import { tronProxy } from '../helpers/tron-proxy';
-import { getCheckpoint } from '../../core/checkpoints';
+import { getCheckpoint } from '../../core/detection/checkpoints';
 
 /**
  * Tron payments end to end on tron-local (solidified 2 blocks behind its head, so a block is

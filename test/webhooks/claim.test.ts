@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { emitEvent } from '../../core/events';
-import { ManualClock } from '../../core/clock';
+import { emitEvent } from '../../core/events/events';
+import { ManualClock } from '../../core/platform/clock';
 import { claimLeaseMs, INTERRUPTED_ERROR } from '../../core/webhooks/claim';
 import { deliverWebhook } from '../../core/webhooks/delivery';
 import { relayWebhookEvents } from '../../core/webhooks/relay';

@@ -1,9 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
-import { ManualClock } from '../../core/clock';
+import { ManualClock } from '../../core/platform/clock';
 import { deliveryAttemptsOf } from '../../core/jobs/webhook-jobs';
-import { emitEvent, type EventType } from '../../core/events';
+import { emitEvent, type EventType } from '../../core/events/events';
 import type { RunningWorkers } from '../../workers/runtime';
 import { buildTestApp, capturedLogLines, createTestOrg, testConfig, testContext, testDb, type TestOrg } from '../helpers/harness';
 import { dataOf, listOf } from '../helpers/wire';

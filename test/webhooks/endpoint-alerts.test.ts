@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import request from 'supertest';
-import { EVENT_TYPES, emitEvent, type EventType } from '../../core/events';
-import { ManualClock } from '../../core/clock';
+import { EVENT_TYPES, emitEvent, type EventType } from '../../core/events/events';
+import { ManualClock } from '../../core/platform/clock';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
 import { buildTestApp, capturedLogLines, createTestOrg, testConfig, testContext, testDb, type TestOrg } from '../helpers/harness';
 import { eventually, FAST_WEBHOOK_ENV, sleep, startReceiver, type Receiver } from '../helpers/webhooks';

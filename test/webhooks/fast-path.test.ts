@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { emitEvent, EVENTS_CHANNEL } from '../../core/events';
+import { emitEvent, EVENTS_CHANNEL } from '../../core/events/events';
 import { eq } from 'drizzle-orm';
 import { webhookDeliveries } from '../../db/schema';
 import type { RunningWorkers } from '../../workers/runtime';

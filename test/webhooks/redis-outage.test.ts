@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import request from 'supertest';
-import { emitEvent } from '../../core/events';
+import { emitEvent } from '../../core/events/events';
 import type { RunningWorkers } from '../../workers/runtime';
 import { buildTestApp, createTestOrg, testDb } from '../helpers/harness';
 import { eventually, freePort, sleep, startReceiver, startTestWorkers, type Receiver } from '../helpers/webhooks';

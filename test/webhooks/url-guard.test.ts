@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { deliverWebhook } from '../../core/webhooks/delivery';
 import { guardedLookup, isForbiddenAddress } from '../../core/webhooks/url-guard';
-import { createService } from '../../core/service';
+import { createService } from '../../core/service/service';
 import { buildTestApp, capturedLogLines, createTestOrg, STYLES, testConfig, testContext, testLogger, type TestOrg } from '../helpers/harness';
 import { expectError } from '../helpers/wire';
 import { startReceiver, type Receiver } from '../helpers/webhooks';

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { expect } from 'chai';
 import request from 'supertest';
-import { emitEvent } from '../../core/events';
+import { emitEvent } from '../../core/events/events';
 import { buildTestApp, createTestOrg, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL, testDb } from '../helpers/harness';
 import { eventually, startReceiver, type Receiver } from '../helpers/webhooks';
 

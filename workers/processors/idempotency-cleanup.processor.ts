@@ -1,4 +1,4 @@
-import { deleteExpiredIdempotencyRecords } from '../../core/idempotency';
+import { deleteExpiredIdempotencyRecords } from '../../core/platform/idempotency';
 import type { Processor } from './types';
 
 /** Removes Idempotency-Key records past their 24 hours. */

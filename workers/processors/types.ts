@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import type { ServiceContext } from '../../core/context';
+import type { ServiceContext } from '../../core/service/context';
 import type { JobPayloads, QueueName } from '../../core/jobs/catalog';
 
 /** What a job processor receives: the shared service context; follow-up jobs go through `ctx.jobs`. */

@@ -1,7 +1,6 @@
 import { getAddress, id as keccakId } from 'ethers';
 import { UnstableChainError, type HeadSubscription, type HeadSubscriptionState, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../../detection/adapter';
-import { normalizeAddress } from '../../pool/address-formats';
-import type { Chain, Currency } from '../registry';
+import type { Chain, Currency } from '../chain';
 import { subscribeEvmHeads } from './evm-heads';
 import { EvmRpc, RpcUnavailableError, type RpcBlockHeader, type RpcLog } from './evm-rpc';
 
@@ -132,9 +131,5 @@ export class EvmAdapter implements ChainAdapter {
       }
     }
     return { ok: problems.length === 0, problems };
-  }
-
-  normalizeAddress(address: string): string | null {
-    return normalizeAddress('evm', address);
   }
 }

@@ -1,6 +1,6 @@
 import { WebSocketProvider } from 'ethers';
 import type { HeadSubscription, HeadSubscriptionState } from '../../detection/adapter';
-import type { Chain } from '../registry';
+import type { Chain } from '../chain';
 
 const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 30_000;

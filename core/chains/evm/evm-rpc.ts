@@ -1,7 +1,7 @@
 import { FetchRequest, JsonRpcProvider, Network } from 'ethers';
-import { countRpcCall, observeChainHead } from '../../metrics/metrics';
+import { countRpcCall, observeChainHead } from '../../platform/metrics';
 import { ProviderUnavailableError, RangeTooLargeError } from '../../detection/adapter';
-import type { Chain } from '../registry';
+import type { Chain } from '../chain';
 
 export { RangeTooLargeError };
 

@@ -1,5 +1,5 @@
-import type { ServiceContext } from '../../context';
-import { getServiceState } from '../../service-state';
+import { getServiceState } from '../../platform/service-state';
+import type { LocalStateDeps } from '../local-tooling';
 import { CURRENCIES, envKey, type ChainRegistry, type Currency } from '../registry';
 
 /**
@@ -40,7 +40,7 @@ export function applyLocalChainState(registry: ChainRegistry, state: LocalChainS
 }
 
 /** Every process at start (NETWORK=local): what the local chain process stored. */
-export async function loadLocalChainState(ctx: ServiceContext): Promise<LocalChainState | null> {
+export async function loadLocalChainState(ctx: LocalStateDeps): Promise<LocalChainState | null> {
   const state = await getServiceState<LocalChainState>(ctx.db, LOCAL_CHAIN_STATE_KEY);
   if (state) applyLocalChainState(ctx.registry, state, ctx.config.chainOverrides);
   return state;

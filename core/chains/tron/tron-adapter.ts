@@ -1,7 +1,7 @@
 import { ProviderUnavailableError, UnstableChainError, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../../detection/adapter';
-import type { Logger } from '../../logger';
-import type { Chain } from '../registry';
-import { hex20FromTron, hex41FromTron, normalizeTronAddress } from './tron-address';
+import type { Logger } from '../../platform/logger';
+import type { Chain } from '../chain';
+import { hex20FromTron, hex41FromTron } from './tron-address';
 import { TronHttp, TronUnavailableError, type TronBlock, type TronTransactionInfo, type TronView } from './tron-http';
 import { parseTronTransfers, type TronToken } from './tron-transfers';
 
@@ -159,9 +159,5 @@ export class TronAdapter implements ChainAdapter {
       }
     }
     return { ok: problems.length === 0, problems };
-  }
-
-  normalizeAddress(address: string): string | null {
-    return normalizeTronAddress(address);
   }
 }

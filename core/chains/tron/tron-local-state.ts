@@ -1,5 +1,5 @@
-import type { ServiceContext } from '../../context';
-import { getServiceState } from '../../service-state';
+import { getServiceState } from '../../platform/service-state';
+import type { LocalStateDeps } from '../local-tooling';
 import { envKey, type ChainRegistry } from '../registry';
 
 /**
@@ -33,7 +33,7 @@ export function applyTronLocalState(registry: ChainRegistry, state: TronLocalSta
   if (state.solidificationLag !== undefined) registry.setSolidificationDepth(TRON_LOCAL_CHAIN_ID, state.solidificationLag + 1);
 }
 
-export async function loadTronLocalState(ctx: ServiceContext): Promise<TronLocalState | null> {
+export async function loadTronLocalState(ctx: LocalStateDeps): Promise<TronLocalState | null> {
   const state = await getServiceState<TronLocalState>(ctx.db, TRON_LOCAL_STATE_KEY);
   if (state) applyTronLocalState(ctx.registry, state, ctx.config.chainOverrides);
   return state;

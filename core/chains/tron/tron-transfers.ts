@@ -1,6 +1,6 @@
 import { id as keccakId } from 'ethers';
 import type { ChainTransfer } from '../../detection/adapter';
-import type { Currency } from '../registry';
+import type { Currency } from '../chain';
 import { tronFromHex20 } from './tron-address';
 import type { TronTransactionInfo } from './tron-http';
 

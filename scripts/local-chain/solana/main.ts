@@ -1,6 +1,6 @@
-import { loadConfig } from '../../../core/config';
-import { createLogger } from '../../../core/logger';
-import { handleShutdown, runMain } from '../../../core/process';
+import { loadConfig } from '../../../core/platform/config';
+import { createLogger } from '../../../core/platform/logger';
+import { handleShutdown, runMain } from '../../../core/platform/process';
 import { startSolanaLocal } from './solana-local';
 
 /**

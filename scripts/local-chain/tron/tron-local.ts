@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { and, eq } from 'drizzle-orm';
 import { chainCheckpoints, scannedBlocks, transfers } from '../../../db/schema';
-import type { ServiceContext } from '../../../core/context';
+import type { ServiceContext } from '../../../core/service/context';
 import { applyTronLocalState, TRON_LOCAL_CHAIN_ID, TRON_LOCAL_STATE_KEY, type TronLocalState } from '../../../core/chains/tron/tron-local-state';
-import { getServiceState, setServiceState } from '../../../core/service-state';
-import { dropTransfers } from '../../../core/transfers/record-transfer';
+import { getServiceState, setServiceState } from '../../../core/platform/service-state';
+import { dropTransfers } from '../../../core/detection/record-transfer';
 import { TronLocalNode } from './tron-local-node';
 
 /**

@@ -1,0 +1,71 @@
+import type { NetworkName } from '../platform/config';
+
+/**
+ * What a chain is: the types of the chain registry (./registry.ts), apart from it so the static
+ * definitions (./chains.data.ts), the families (./evm, ./tron, ./solana) and the detection core can
+ * name a chain without importing the registry that builds chains from them.
+ */
+
+export type Protocol = 'evm' | 'tron' | 'solana';
+export const PROTOCOLS: readonly Protocol[] = ['evm', 'tron', 'solana'];
+export type Currency = 'USDT' | 'USDC' | 'DAI';
+export const CURRENCIES: readonly Currency[] = ['USDT', 'USDC', 'DAI'];
+
+export interface TokenInfo {
+  currency: Currency;
+  /** Contract (EVM, Tron) or mint (Solana). Null until known: the currency is then not offered. */
+  address: string | null;
+  decimals: number;
+}
+
+export type FinalityRule =
+  | { kind: 'depth'; blocks: number }
+  | { kind: 'finalized-tag' }
+  /** Tron: final once solidified, `depth` blocks from the head (the confirmations a block then has). */
+  | { kind: 'solidified'; depth: number };
+
+/**
+ * A chain's facts. The static table (chains.data.ts) states the first group; the registry fills in
+ * the rest for this deployment (environment overrides, run-time facts of the local chains).
+ */
+export interface ChainDefinition {
+  chainId: string;
+  protocol: Protocol;
+  network: NetworkName;
+  name: string;
+  /** EVM numeric chain id, where there is one. */
+  evmChainId?: number;
+  rpcUrls: string[];
+  blockTimeMs: number;
+  orderConfirmations: number;
+  depositConfirmations: number;
+  finality: FinalityRule;
+  tokens: Partial<Record<Currency, TokenInfo>>;
+}
+
+/**
+ * A chain of this deployment: its definition (overrides applied) and what the registry resolves
+ * here, which the static table leaves out.
+ */
+export interface Chain extends ChainDefinition {
+  /** Offered to merchants: its protocol family has a scanner (the families the service was assembled with). */
+  enabled: boolean;
+  /** Push endpoints for new heads (RPC_WS_URLS_<CHAIN>; the local chain's ws:// form); empty: polling only. */
+  wsUrls: string[];
+  /**
+   * S of the clock-skew attribution rule (core/detection/attribution.ts): how far a block's time
+   * may lag the start of the assignment it is attributed to. Block time × 2 + 60 s unless
+   * ATTRIBUTION_SKEW_SECONDS_<CHAIN> says otherwise.
+   */
+  attributionSkewSeconds: number;
+  /** Explorer page of a transaction, `{txHash}` replaced (explorers.data.ts, EXPLORER_TX_URL_<CHAIN>); null: none. */
+  explorerTxUrl: string | null;
+  /**
+   * The provider API key (TRON_PRO_API_KEY_<CHAIN> for Tron). A secret: set as a non-enumerable
+   * property, so serialising or logging a chain never writes it.
+   */
+  readonly providerApiKey?: string;
+}
+
+/** An address checked against its family's format: the normalised form, or a reason a person can act on. */
+export type AddressCheck = { ok: true; address: string } | { ok: false; error: string };

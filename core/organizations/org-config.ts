@@ -1,0 +1,243 @@
+import { and, eq, sql, type Placeholder, type SQL } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
+import { organizationConfig } from '../../db/schema';
+import { isEmailAddress } from '../platform/config';
+import { AppError, notFound, validationError } from '../platform/errors';
+
+/**
+ * Organization configuration keys (the spec's "Configuration keys that appear" plus ours).
+ * Every key is declared here once with its type, bounds and default; unknown keys are 404.
+ */
+export type ConfigValue = number | string | null;
+
+interface KeyBase {
+  key: string;
+  description: string;
+}
+interface IntegerKey extends KeyBase {
+  type: 'integer';
+  min: number;
+  max: number;
+  default: number | null;
+}
+interface UrlKey extends KeyBase {
+  type: 'url';
+  default: null;
+}
+/** A count (integer) or a percentage (string "N%"), e.g. the low-pool alert thresholds. */
+interface ThresholdKey extends KeyBase {
+  type: 'threshold';
+  default: number | string;
+}
+/** A comma-separated list of e-mail addresses (stored normalised: trimmed, lower-case, no duplicates). */
+interface EmailListKey extends KeyBase {
+  type: 'emails';
+  default: null;
+}
+export type ConfigKeyDefinition = IntegerKey | UrlKey | ThresholdKey | EmailListKey;
+
+/** At most this many addresses in an e-mail list key. */
+export const MAX_ALERT_EMAILS = 10;
+
+/** Low-pool alert threshold per protocol: an address count or a percentage of the pool ("10%"). */
+const lowThresholdKey = (protocol: string): ThresholdKey => ({
+  key: `address_pool.low_threshold.${protocol}`,
+  type: 'threshold',
+  default: '10%',
+  description: `alert.address_pool_low fires when available ${protocol} addresses fall below this: a count (e.g. 100) or a percentage of the ${protocol} pool (e.g. "10%"); 0 turns the alert off.`,
+});
+
+export const CONFIG_KEYS: ConfigKeyDefinition[] = [
+  {
+    key: 'address_pool.cooldown_minutes',
+    type: 'integer',
+    min: 0,
+    max: 10_080,
+    default: 30,
+    description: 'Minutes an address released by a finished order waits before it can be allocated again.',
+  },
+  {
+    key: 'address_pool.unbind_cooldown_minutes',
+    type: 'integer',
+    min: 0,
+    max: 525_600,
+    default: 30,
+    description:
+      'Minutes an address released by unbinding a deposit reference waits before reuse. Payers keep "permanent" addresses, so a longer value is safer.',
+  },
+  {
+    key: 'payment_window_minutes',
+    type: 'integer',
+    min: 1,
+    max: 10_080,
+    default: 10,
+    description: 'Default payment window of new orders, in minutes.',
+  },
+  {
+    key: 'confirmations.orders',
+    type: 'integer',
+    min: 1,
+    max: 1000,
+    default: null,
+    description:
+      "Confirmations a payment needs before it completes an order. Raises the chain's value (ethereum-local 3, Sepolia 3, …); a value below the chain's is ignored. Applies to orders created afterwards.",
+  },
+  {
+    key: 'confirmations.deposits',
+    type: 'integer',
+    min: 1,
+    max: 1000,
+    default: null,
+    description:
+      "Confirmations a deposit needs before it is confirmed. Raises the chain's value (3 to 10 by chain); a value below the chain's is ignored. Applies to deposits detected afterwards.",
+  },
+  {
+    key: 'default_order_success_url',
+    type: 'url',
+    default: null,
+    description: 'Where payers are sent after a completed order that has no successUrl.',
+  },
+  {
+    key: 'default_order_cancel_url',
+    type: 'url',
+    default: null,
+    description: 'Where payers are sent after an expired order that has no cancelUrl.',
+  },
+  lowThresholdKey('evm'),
+  lowThresholdKey('tron'),
+  lowThresholdKey('solana'),
+  {
+    key: 'alerts.email',
+    type: 'emails',
+    default: null,
+    description: `Comma-separated e-mail addresses (at most ${MAX_ALERT_EMAILS}) that receive alert.* events by e-mail as well as by webhook, when the deployment has SMTP_URL set; null or "" turns it off.`,
+  },
+];
+
+const BY_KEY: ReadonlyMap<string, ConfigKeyDefinition> = new Map(CONFIG_KEYS.map((k) => [k.key, k]));
+
+export function configKeyDefinition(key: string): ConfigKeyDefinition {
+  const def = BY_KEY.get(key);
+  if (!def) throw notFound(`Configuration key "${key}"`);
+  return def;
+}
+
+export function validateConfigValue(def: ConfigKeyDefinition, value: unknown): ConfigValue {
+  if (def.type === 'integer') {
+    const n = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < def.min || n > def.max) {
+      throw validationError(`${def.key} must be an integer from ${def.min} to ${def.max}`, [
+        { field: 'value', message: `must be an integer from ${def.min} to ${def.max}` },
+      ]);
+    }
+    return n;
+  }
+  if (def.type === 'threshold') {
+    if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 100_000_000) return value;
+    if (typeof value === 'string' && /^\d+$/.test(value.trim()) && Number(value) <= 100_000_000) return Number(value);
+    if (typeof value === 'string' && /^(100|[0-9]{1,2})(\.[0-9]{1,2})?%$/.test(value.trim()) && parseFloat(value) <= 100) return value.trim();
+    throw validationError(`${def.key} must be a count (integer ≥ 0) or a percentage like "10%"`, [
+      { field: 'value', message: 'must be an integer count or a percentage string like "10%"' },
+    ]);
+  }
+  if (def.type === 'emails') return validateEmailList(def.key, value);
+  if (value === null || value === '') return null;
+  if (typeof value !== 'string' || !isHttpUrl(value)) {
+    throw validationError(`${def.key} must be an absolute http(s) URL`, [{ field: 'value', message: 'must be an absolute http(s) URL' }]);
+  }
+  return value;
+}
+
+function validateEmailList(key: string, value: unknown): string | null {
+  if (value === null || (typeof value === 'string' && value.trim() === '')) return null;
+  const problem = (message: string) => validationError(`${key} ${message}`, [{ field: 'value', message }]);
+  if (typeof value !== 'string') throw problem('must be a comma-separated string of e-mail addresses');
+  const addresses = [...new Set(value.split(',').map((a) => a.trim().toLowerCase()))];
+  if (addresses.some((a) => a === '')) throw problem('has an empty entry (a stray comma?)');
+  const bad = addresses.findIndex((a) => !isEmailAddress(a));
+  if (bad >= 0) throw problem(`entry ${bad + 1} is not an e-mail address`);
+  if (addresses.length > MAX_ALERT_EMAILS) throw problem(`may hold at most ${MAX_ALERT_EMAILS} addresses`);
+  return addresses.join(',');
+}
+
+export function isHttpUrl(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && !!u.hostname && value.length <= 2048;
+  } catch {
+    return false;
+  }
+}
+
+export interface ConfigEntry {
+  key: string;
+  value: ConfigValue;
+  default: ConfigValue;
+  isDefault: boolean;
+  description: string;
+  updatedAt: Date | null;
+}
+
+export async function listConfig(db: DbOrTx, organizationId: string): Promise<ConfigEntry[]> {
+  const rows = await db.select().from(organizationConfig).where(eq(organizationConfig.organizationId, organizationId));
+  const stored = new Map(rows.map((r) => [r.key, r]));
+  return CONFIG_KEYS.map((def) => toEntry(def, stored.get(def.key)));
+}
+
+export async function getConfigEntry(db: DbOrTx, organizationId: string, key: string): Promise<ConfigEntry> {
+  const def = configKeyDefinition(key);
+  const [row] = await db
+    .select()
+    .from(organizationConfig)
+    .where(and(eq(organizationConfig.organizationId, organizationId), eq(organizationConfig.key, key)));
+  return toEntry(def, row);
+}
+
+/**
+ * An integer key's effective value as an SQL expression (its setting, else the declared default),
+ * for statements that read configuration without a round trip of their own.
+ */
+export function integerConfigSql(organizationId: string | Placeholder, key: string): SQL {
+  const def = configKeyDefinition(key);
+  if (def.type !== 'integer') throw new Error(`Configuration key "${key}" is not an integer key`);
+  return sql`coalesce((select (value #>> '{}')::int from organization_config where organization_id = ${organizationId} and key = ${key}), ${def.default}::int)`;
+}
+
+/** The effective value of a key for an organization (its setting, else the default). */
+export async function getConfigValue<T extends ConfigValue = ConfigValue>(db: DbOrTx, organizationId: string, key: string): Promise<T> {
+  return (await getConfigEntry(db, organizationId, key)).value as T;
+}
+
+export async function setConfigValue(db: DbOrTx, organizationId: string, key: string, value: unknown): Promise<ConfigEntry> {
+  const def = configKeyDefinition(key);
+  const checked = validateConfigValue(def, value);
+  const [row] = await db
+    .insert(organizationConfig)
+    .values({ organizationId, key, value: checked as never, updatedAt: sql`now()` as never })
+    .onConflictDoUpdate({
+      target: [organizationConfig.organizationId, organizationConfig.key],
+      set: { value: checked as never, updatedAt: sql`now()` },
+    })
+    .returning();
+  if (!row) throw new AppError('INTERNAL_ERROR', 'Configuration was not saved');
+  return toEntry(def, row);
+}
+
+/** Removes the organization's setting of a known key: its default applies again (idempotent). */
+export async function resetConfigValue(db: DbOrTx, organizationId: string, key: string): Promise<ConfigEntry> {
+  const def = configKeyDefinition(key);
+  await db.delete(organizationConfig).where(and(eq(organizationConfig.organizationId, organizationId), eq(organizationConfig.key, key)));
+  return toEntry(def);
+}
+
+function toEntry(def: ConfigKeyDefinition, row?: typeof organizationConfig.$inferSelect): ConfigEntry {
+  const value = row ? (row.value as ConfigValue) : def.default;
+  return {
+    key: def.key,
+    value,
+    default: def.default,
+    isDefault: !row,
+    description: def.description,
+    updatedAt: row?.updatedAt ?? null,
+  };
+}

@@ -1,0 +1,65 @@
+import { ChainRegistry } from '../chains/registry';
+import { SCANNED_FAMILIES } from '../chains/adapters';
+import { systemClock, type Clock } from '../platform/clock';
+import { queryPoolSizeFor, type Config, type ProcessKind } from '../platform/config';
+import { DetectionState } from '../detection/state';
+import { newProcessMemory } from './process-memory';
+import type { ServiceContext } from './context';
+import { createLogger, type Logger } from '../platform/logger';
+import { createDb, type DbHandle } from '../../db/client';
+import { runMigrations } from '../../db/migrate';
+import { lazyJobQueue } from '../jobs/bullmq-job-queue';
+import { loadLocalChainState } from '../chains/evm/local-chain-state';
+import { loadTronLocalState } from '../chains/tron/tron-local-state';
+import { assertLocalChainTooling } from '../chains/local-tooling';
+
+export interface ServiceHandle {
+  ctx: ServiceContext;
+  dbHandle: DbHandle;
+  /** Closes the job queue's connection (if it was opened) and the database. */
+  close(): Promise<void>;
+}
+
+/**
+ * The shared start-up of every process: logger, migrations (under the advisory lock), database,
+ * chain registry. API and workers are built from the same context (immich's pattern). `kind`
+ * sizes the database pool (default `worker`: also right for a process running both).
+ */
+export async function createService(
+  config: Config,
+  opts: { logger?: Logger; clock?: Clock; migrate?: boolean; kind?: ProcessKind } = {},
+): Promise<ServiceHandle> {
+  // Before any connection: an image without the development tooling refuses NETWORK=local at once.
+  if (config.network === 'local') assertLocalChainTooling();
+  const logger = opts.logger ?? createLogger(config.logLevel);
+  if (opts.migrate !== false) await runMigrations(config.databaseUrl);
+  const dbHandle = createDb(config.databaseUrl, { max: queryPoolSizeFor(config, opts.kind ?? 'worker') });
+  await dbHandle.sql`select 1`;
+  const registry = ChainRegistry.forNetwork(config.network, SCANNED_FAMILIES, config.chainOverrides);
+  if (config.secretEncryptionKeyIsDefault) {
+    logger.warn('SECRET_ENCRYPTION_KEY is not set: using the local development key (never do this outside NETWORK=local)');
+  }
+  if (config.network !== 'local' && config.publicBaseUrl.startsWith('http://')) {
+    logger.warn({ publicBaseUrl: config.publicBaseUrl }, 'ALLOW_INSECURE_PUBLIC_URL is on: payment pages are served over plain http (use https in production)');
+  }
+  if (config.webhooks.allowInsecure) {
+    logger.warn('WEBHOOK_ALLOW_INSECURE is on: webhook URLs may use http and private or loopback addresses (local development only)');
+  }
+  // The API and worker tiers replace `jobs` with one on their own Redis connection; this one
+  // connects only if something else enqueues.
+  const jobs = lazyJobQueue(config.redisUrl, config.redisPrefix);
+  const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger, jobs, detection: new DetectionState(), memory: newProcessMemory(config) };
+  // The local chain's deployed tokens (and RPC URL) are learnt at run time: every process loads them.
+  if (config.network === 'local') {
+    await loadLocalChainState(ctx);
+    await loadTronLocalState(ctx);
+  }
+  return {
+    ctx,
+    dbHandle,
+    async close() {
+      await jobs.close();
+      await dbHandle.close();
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import type { ServiceContext } from '../service/context';
+import { formatAmount } from '../platform/amounts';
+import type { orders } from '../../db/schema';
+import { Type, type Static } from '@sinclair/typebox';
+import { DateTime, metadataOut, Nullable, StringEnum } from '../platform/wire-schema';
+
+/** An order as stored. */
+export type OrderRow = typeof orders.$inferSelect;
+
+/** Decimals of an order's token (the registry's one authority). */
+export function orderDecimals(ctx: Pick<ServiceContext, 'registry'>, order: Pick<OrderRow, 'chainId' | 'currency'>): number {
+  return ctx.registry.tokenDecimals(order.chainId, order.currency);
+}
+
+/** The hosted payment page of an order: its unguessable token, never its id. */
+export function paymentUrlOf(config: Pick<ServiceContext['config'], 'publicBaseUrl'>, order: Pick<OrderRow, 'payToken'>): string {
+  return `${config.publicBaseUrl}/pay/${order.payToken}`;
+}
+
+/**
+ * The order's wire object (the union of descriptions A and B, design.md §2), declared once: the
+ * OpenAPI document shows this schema and OrderView is derived from it.
+ */
+export const orderSchema = Type.Object({
+  orderId: Type.String({ example: 'ord_01jd3k…' }),
+  orderReference: Type.String({ maxLength: 255 }),
+  amount: Type.String({ description: 'Decimal string in token units', example: '10.5' }),
+  amountReceived: Type.String({
+    description:
+      'Sum of the transfers counted toward this order that are not dropped (pending and confirmed): right chain, right token, block time between creation and graceEndsAt. Overpayment shows as the excess over amount.',
+  }),
+  currency: Type.String({ enum: ['USDT', 'USDC', 'DAI'] }),
+  chainId: Type.String({ example: 'ethereum-sepolia' }),
+  protocol: Type.String({ enum: ['evm', 'tron', 'solana'] }),
+  address: Type.String({ description: 'Payment address allocated from the pool' }),
+  paymentUrl: Type.String({ description: 'Hosted payment page: <PUBLIC_BASE_URL>/pay/<token>, the token 128 random bits (not the order id)' }),
+  status: StringEnum(['pending', 'completed', 'expired']),
+  metadata: metadataOut(),
+  successUrl: Nullable(Type.String()),
+  cancelUrl: Nullable(Type.String()),
+  requiredConfirmations: Type.Integer({ description: 'Confirmations a payment needs before it completes the order' }),
+  expiresAt: DateTime({ description: 'End of the payment window' }),
+  graceEndsAt: DateTime({
+    description:
+      'expiresAt + grace: payments mined up to this time still count. The order expires only after this time has passed, the chain has been scanned past it, and no counted payment awaits confirmations.',
+  }),
+  createdAt: DateTime(),
+  txHash: Type.Optional(Type.String({ description: 'Completed orders: the transaction whose confirmation completed the order' })),
+  blockNumber: Type.Optional(Type.Integer({ description: 'Completed orders: the block that transaction is in now (follows it when a reorg re-mines it)' })),
+  confirmations: Type.Optional(Type.Integer({ description: 'Completed orders: confirmations of that transaction at completion' })),
+  completedAt: Type.Optional(DateTime({ description: 'Completed orders' })),
+  expiredAt: Type.Optional(DateTime({ description: 'Expired orders' })),
+});
+
+/** An order on the wire; amountReceived sums the counted, non-dropped transfers (pending or confirmed). */
+export type OrderView = Static<typeof orderSchema>;
+
+/**
+ * The one presenter of an order: every route and every order event's data are built from it.
+ * Completion fields appear only on completed orders, expiredAt only on expired ones.
+ */
+export function presentOrder(ctx: Pick<ServiceContext, 'registry' | 'config'>, order: OrderRow): OrderView {
+  const decimals = orderDecimals(ctx, order);
+  const view: OrderView = {
+    orderId: order.id,
+    orderReference: order.orderReference,
+    amount: formatAmount(order.amount, decimals),
+    amountReceived: formatAmount(order.amountReceived, decimals),
+    currency: order.currency,
+    chainId: order.chainId,
+    protocol: order.protocol,
+    address: order.address,
+    paymentUrl: paymentUrlOf(ctx.config, order),
+    status: order.status,
+    metadata: (order.metadata ?? {}) as Record<string, unknown>,
+    successUrl: order.successUrl,
+    cancelUrl: order.cancelUrl,
+    requiredConfirmations: order.requiredConfirmations,
+    expiresAt: order.expiresAt.toISOString(),
+    graceEndsAt: order.graceEndsAt.toISOString(),
+    createdAt: order.createdAt.toISOString(),
+  };
+  if (order.status === 'completed') {
+    if (order.txHash) view.txHash = order.txHash;
+    if (order.blockNumber !== null) view.blockNumber = order.blockNumber;
+    if (order.confirmations !== null) view.confirmations = order.confirmations;
+    if (order.completedAt) view.completedAt = order.completedAt.toISOString();
+  }
+  if (order.status === 'expired' && order.expiredAt) view.expiredAt = order.expiredAt.toISOString();
+  return view;
+}

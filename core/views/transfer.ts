@@ -1,0 +1,81 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { ChainRegistry } from '../chains/registry';
+import { formatAmount } from '../platform/amounts';
+import { DateTime, Nullable, NullableDateTime, StringEnum } from '../platform/wire-schema';
+import { TRANSFER_STATUSES, type TransferRecord } from '../transfers/transfers';
+
+/**
+ * A transfer on the wire, declared once: the OpenAPI document shows this schema and TransferView
+ * is derived from it. The read model (core/transfers/transfers.ts) reads the records, this
+ * presents them.
+ */
+
+export const transferSchema = Type.Object({
+  id: Type.String({ example: 'trf_01jd…' }),
+  transferId: Type.String({ description: 'Same as id' }),
+  chainId: Type.String(),
+  protocol: Type.String({ enum: ['evm', 'tron', 'solana'] }),
+  currency: Type.String(),
+  tokenAddress: Type.String(),
+  amount: Type.String({ description: 'Decimal string in token units' }),
+  from: Type.String(),
+  to: Type.String({ description: 'The pool address that received it' }),
+  txHash: Type.String(),
+  logIndex: Type.Integer({ description: "The log's position in its block (data; the transfer's identity is chain, txHash and its index within the transaction)" }),
+  blockNumber: Type.Integer(),
+  blockHash: Type.String(),
+  blockTimestamp: DateTime({ description: 'Chain time of the block' }),
+  confirmations: Type.Integer(),
+  requiredConfirmations: Nullable(Type.Integer()),
+  status: StringEnum(TRANSFER_STATUSES, {
+    description:
+      'dropped: its block was orphaned by a reorganisation before confirmation; never credited. reorged: confirmed, then its block was orphaned deeper than the required confirmations; the credit stays (confirmed again if the transaction is mined again)',
+  }),
+  attribution: Nullable(StringEnum(['order', 'deposit']), { description: 'null: the address was held by nobody at the block time (recorded, never credited)' }),
+  orderId: Nullable(Type.String()),
+  orderReference: Nullable(Type.String()),
+  depositReference: Nullable(Type.String()),
+  depositId: Nullable(Type.String()),
+  counted: Type.Boolean({ description: 'Counts toward its order: same chain and token, block time at or before the end of its grace period' }),
+  credited: Type.Boolean({ description: 'Confirmed and credited to its order or deposit' }),
+  detectedAt: DateTime(),
+  confirmedAt: NullableDateTime(),
+  droppedAt: NullableDateTime(),
+});
+
+/** A transfer on the wire. */
+export type TransferView = Static<typeof transferSchema>;
+
+/** The one presenter of a transfer (GET /transfers and /transfers/:id). */
+export function presentTransfer(registry: ChainRegistry, r: TransferRecord): TransferView {
+  const t = r.t;
+  return {
+    id: t.id,
+    transferId: t.id,
+    chainId: t.chainId,
+    protocol: t.protocol,
+    currency: t.currency,
+    tokenAddress: t.tokenAddress,
+    amount: formatAmount(t.amount, registry.tokenDecimals(t.chainId, t.currency)),
+    from: t.fromAddress,
+    to: t.toAddress,
+    txHash: t.txHash,
+    logIndex: t.logIndex,
+    blockNumber: t.blockNumber,
+    blockHash: t.blockHash,
+    blockTimestamp: t.blockTimestamp.toISOString(),
+    confirmations: t.confirmations,
+    requiredConfirmations: r.orderRequired ?? r.depositRequired ?? registry.get(t.chainId)?.orderConfirmations ?? null,
+    status: t.status,
+    attribution: t.orderId ? 'order' : t.depositBindingId ? 'deposit' : null,
+    orderId: t.orderId,
+    orderReference: r.orderReference ?? null,
+    depositReference: r.depositReference ?? null,
+    depositId: r.depositId ?? null,
+    counted: t.counted,
+    credited: t.credited,
+    detectedAt: t.detectedAt.toISOString(),
+    confirmedAt: t.confirmedAt?.toISOString() ?? null,
+    droppedAt: t.droppedAt?.toISOString() ?? null,
+  };
+}
