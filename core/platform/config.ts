@@ -44,6 +44,16 @@ export interface Config {
   /** Prefix of every Redis key (queues, rate limits); tests use a fresh one per run. */
   redisPrefix: string;
   port: number;
+  /**
+   * SHUTDOWN_TIMEOUT_MS: how long a process drains after SIGTERM (in-flight requests and jobs, kept-alive
+   * connections told to close) before it force-closes what is left; below the orchestrator's grace period.
+   */
+  shutdownTimeoutMs: number;
+  /**
+   * DATABASE_REQUEST_TIMEOUT_MS: how long an HTTP request waits for the database (a connection, a
+   * statement) before it is answered 503 with Retry-After; an outage is answered fast, not after 10 s.
+   */
+  databaseRequestTimeoutMs: number;
   apiStyle: ApiStyle;
   network: NetworkName;
   publicBaseUrl: string;
@@ -247,6 +257,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     redisUrl: read.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
     redisPrefix: read.pattern('REDIS_PREFIX', 'sg', /^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ or -'),
     port,
+    shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_MS', 20_000, 1000, 600_000),
+    databaseRequestTimeoutMs: read.integer('DATABASE_REQUEST_TIMEOUT_MS', 3000, 100, 120_000),
     apiStyle,
     network,
     publicBaseUrl,
