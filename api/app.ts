@@ -14,6 +14,7 @@ import { registerRoutes } from './routes';
 import { httpMetrics } from './http-metrics';
 import { docsPolicy, securityHeaderSetter } from './security-headers';
 import { mountPublicPages } from './pages';
+import { databaseOutageError } from './database-outage';
 
 export interface App extends express.Express {
   /** Every declared /api/v1 route (the OpenAPI source; tests walk it). */
@@ -79,7 +80,7 @@ export function createApp(config: Config, deps: ApiDeps): App {
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const appError = toAppError(err);
-    if (appError.code === 'NO_AVAILABLE_ADDRESSES') {
+    if (appError.code === 'NO_AVAILABLE_ADDRESSES' || appError.code === 'SERVICE_UNAVAILABLE') {
       logRequestWarning(deps.logger, res, { code: appError.code, retryAfter: appError.extra?.retryAfter }, appError.message);
     } else if (appError.status >= 500) {
       logRequestError(deps.logger, req, res, err);
@@ -111,6 +112,8 @@ export function createApp(config: Config, deps: ApiDeps): App {
 /** Body-parser and unknown errors mapped to the public error codes, in one place. */
 function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  const outage = databaseOutageError(err);
+  if (outage) return outage;
   const e = err as { type?: string; status?: number; message?: string };
   if (e?.type === 'entity.parse.failed') return new AppError('INVALID_JSON', 'Malformed JSON in request body');
   if (e?.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE', 'Request body is larger than this endpoint accepts');

@@ -5,7 +5,7 @@ import type { ApiDeps } from '../deps';
 import { logRequestError } from '../request-log';
 import { ipRateLimit, ipRateLimiter } from './ip-rate-limit';
 import { payStatusEndpoint } from './pay/status-endpoint';
-import { payRoutes, sendPageError, type PageHandler } from './pay/pay-routes';
+import { pageFailure, payRoutes, sendPageError, type PageHandler } from './pay/pay-routes';
 import { publicPageHeaders, publicPageHeaderSetter } from './public-headers';
 import { ASSETS_PATH, staticAssets } from './static-assets';
 
@@ -48,7 +48,10 @@ export function mountPublicPages(
         await handler(req, res);
       } catch (err) {
         logRequestError(deps.logger, req, res, err);
-        if (!res.headersSent) sendPageError(req, res, 500, 'error');
+        if (!res.headersSent) {
+          const failure = pageFailure(err, res);
+          sendPageError(req, res, failure.status, failure.kind);
+        }
       }
     };
   for (const { path, handler } of payRoutes(deps)) app.get(path, page(handler));
