@@ -5,6 +5,8 @@ import { checkRedisFitForQueues } from '../core/platform/redis-eviction';
 import { closeQueues, createQueues, type Queues } from '../core/jobs/catalog';
 import { bullJobQueue } from '../core/jobs/bullmq-job-queue';
 import { createApp } from './app';
+import { answerClientError } from './client-errors';
+import { WireFormat } from './format';
 import { createKeyCache } from './deps';
 import { PaymentPageCache, listenForPaymentPageChanges } from '../core/orders/payment-page-cache';
 
@@ -49,6 +51,7 @@ export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
   // Jobs go out on the API's own fail-fast connection: a request gets an answer, not a hang.
   const app = createApp(ctx.config, { ...ctx, redis, pageLimitRedis, queues, jobs: bullJobQueue(queues), keyCache, paymentPages });
   const server = http.createServer(app);
+  server.on('clientError', answerClientError(new WireFormat(ctx.config.apiStyle)));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(ctx.config.port, resolve);
