@@ -93,6 +93,14 @@ export interface Config {
     /** A queue-like table is vacuumed once it has this many dead rows (core/maintenance). */
     vacuumMinDeadRows: number;
   };
+  /** History retention (core/maintenance/history-retention.ts): RETENTION_*. */
+  retention: {
+    /** Delivered events, with their deliveries and attempts, older than this go; 0 keeps them. */
+    eventDays: number;
+    intervalMs: number;
+    batchSize: number;
+    maxBatchesPerRun: number;
+  };
   /**
    * TRUST_PROXY: which peers may tell us the client's IP in X-Forwarded-For (Express's
    * 'trust proxy'): false = none (the socket's address is the client), a hop count, or addresses/CIDRs.
@@ -299,6 +307,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     },
     maintenance: {
       vacuumMinDeadRows: read.integer('VACUUM_MIN_DEAD_ROWS', 5000, 1, 100_000_000),
+    },
+    retention: {
+      eventDays: read.integer('RETENTION_EVENT_DAYS', 90, 0, 36_500),
+      intervalMs: read.integer('RETENTION_INTERVAL_MS', 600_000, 50, 86_400_000),
+      batchSize: read.integer('RETENTION_BATCH_SIZE', 1000, 1, 50_000),
+      maxBatchesPerRun: read.integer('RETENTION_MAX_BATCHES_PER_RUN', 100, 1, 100_000),
     },
     chainStallAlertMs: read.integer('CHAIN_STALL_ALERT_SECONDS', 300, 10, 7 * 86_400) * 1000,
     trustProxy: parseTrustProxy(env.TRUST_PROXY, problems),
