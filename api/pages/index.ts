@@ -3,6 +3,7 @@ import type express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import type { ApiDeps } from '../deps';
 import { logRequestError } from '../request-log';
+import { clientIpOf, type TrustProxy } from '../client-ip';
 import { ipRateLimit, ipRateLimiter } from './ip-rate-limit';
 import { payStatusEndpoint } from './pay/status-endpoint';
 import { pageFailure, payRoutes, sendPageError, type PageHandler } from './pay/pay-routes';
@@ -27,7 +28,7 @@ import { ASSETS_PATH, staticAssets } from './static-assets';
 export function mountPublicPages(
   app: express.Express,
   deps: ApiDeps,
-  options: { securityHeaders: (res: ServerResponse) => void },
+  options: { securityHeaders: (res: ServerResponse) => void; trustProxy: TrustProxy },
 ): { payStatus: (req: IncomingMessage, res: ServerResponse) => boolean; notFoundPage: express.RequestHandler } {
   const headersConfig = { frameAncestors: deps.config.pages.frameAncestors };
   app.use(ASSETS_PATH, publicPageHeaders(headersConfig), staticAssets());
@@ -62,13 +63,11 @@ export function mountPublicPages(
 
   // The status endpoint's canonical form, answered before the router (the app calls it first).
   // Its limit counts under the same Redis key as the pages': one budget per client IP.
-  // The client IP exactly as the routed pages get it: Express's req.ip getter (proxy-addr with the
-  // app's compiled TRUST_PROXY), read off the prototype the app gives its requests.
-  const ipOf = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(app.request), 'ip')!.get!;
+  // The client IP exactly as the routed pages get it (req.ip): proxy-addr with the app's compiled TRUST_PROXY.
   const payStatus = payStatusEndpoint(deps, {
     securityHeaders: options.securityHeaders,
     pageHeaders: setHeaders,
-    clientIp: (req) => ipOf.call({ app, headers: req.headers, socket: req.socket, connection: req.socket }) as string | undefined,
+    clientIp: (req) => clientIpOf(req, options.trustProxy),
     limit: ipRateLimiter(limitOptions),
   });
   return { payStatus, notFoundPage: notFoundPage as unknown as express.RequestHandler };
