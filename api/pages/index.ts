@@ -8,6 +8,7 @@ import { payStatusEndpoint } from './pay/status-endpoint';
 import { payRoutes, sendPageError, type PageHandler } from './pay/pay-routes';
 import { publicPageHeaders, publicPageHeaderSetter } from './public-headers';
 import { ASSETS_PATH, staticAssets } from './static-assets';
+import { mountDashboard } from './dashboard';
 
 /**
  * The public, browser-facing part of the service (design.md §6a): our static assets and the
@@ -54,6 +55,7 @@ export function mountPublicPages(
   for (const { path, handler } of payRoutes(deps)) app.get(path, page(handler));
   // Anything else under /pay (any method): the not-found page, behind the same headers and limit.
   app.use('/pay', page(async (req, res) => sendPageError(req, res, 404, 'notFound')));
+  mountDashboard(app, deps, { setHeaders });
 
   // The status endpoint's canonical form, answered before the router (the app calls it first).
   // Its limit counts under the same Redis key as the pages': one budget per client IP.
