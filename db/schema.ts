@@ -227,6 +227,8 @@ export const orders = pgTable(
     uniqueIndex('orders_pay_token_uq').on(t.payToken),
     index('orders_org_created_idx').on(t.organizationId, t.createdAt),
     index('orders_pending_grace_idx').on(t.graceEndsAt).where(sql`${t.status} = 'pending'`),
+    // Orders made from a payment link (0011_payment_links.sql: also its unit triggers).
+    index('orders_payment_link_idx').on(sql`(${t.metadata}->>'paymentLinkId')`).where(sql`${t.metadata} ? 'paymentLinkId'`),
   ],
 );
 
@@ -538,4 +540,41 @@ export const auditLog = pgTable(
     createdAt: createdAt(),
   },
   (t) => [index('audit_log_org_created_idx').on(t.organizationId, t.createdAt)],
+);
+
+// ---------------------------------------------------------------------------
+// Payment links (issue 28). Units are kept by triggers on orders (0011_payment_links.sql): an
+// order carrying metadata.paymentLinkId takes one (or fails) in its own insert; its status changes
+// move it from reserved to sold or back.
+// ---------------------------------------------------------------------------
+
+export const paymentLinks = pgTable(
+  'payment_links',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id').notNull(),
+    slug: text('slug').notNull(),
+    title: text('title').notNull(),
+    description: text('description'),
+    /** The wire's decimal string ("0": the payer chooses, within minAmount/maxAmount). */
+    amount: text('amount').notNull(),
+    minAmount: text('min_amount'),
+    maxAmount: text('max_amount'),
+    currencies: jsonb('currencies').notNull().$type<{ currency: string; chainId: string }[]>(),
+    inventoryTotal: integer('inventory_total'),
+    maxOpenOrders: integer('max_open_orders'),
+    expiresAt: ts('expires_at'),
+    metadata: jsonb('metadata').notNull().default({}),
+    successUrl: text('success_url'),
+    cancelUrl: text('cancel_url'),
+    status: text('status').notNull().$type<'draft' | 'active' | 'archived'>().default('draft'),
+    inventoryReserved: integer('inventory_reserved').notNull().default(0),
+    inventorySold: integer('inventory_sold').notNull().default(0),
+    ordersCreated: integer('orders_created').notNull().default(0),
+    publishedAt: ts('published_at'),
+    archivedAt: ts('archived_at'),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('payment_links_slug_uq').on(t.slug), index('payment_links_org_created_idx').on(t.organizationId, t.createdAt)],
 );

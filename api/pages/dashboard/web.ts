@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import { checkSameOrigin, publicBodyReader, PublicWriteRefusal, type PublicBody } from '../public-write';
 import { AppError } from '../../../core/platform/errors';
 import { constantTimeEqual, randomToken } from '../../../core/platform/secrets';
 import { roleAtLeast, type Role } from '../../../core/organizations/roles';
@@ -21,8 +22,8 @@ export interface Dashboard {
   secure: boolean;
   timeouts: SessionTimeouts;
   limits: SignInLimits;
-  /** Origins a state-changing request may come from: the public base URL's. */
-  allowedOrigins: Set<string>;
+  /** The public write kit's body reader, at the pool import's size (the largest form: a CSV). */
+  readBody: (req: Request, res: Response) => Promise<PublicBody>;
   setHeaders: (res: ServerResponse) => void;
 }
 
@@ -34,7 +35,7 @@ export function dashboardOf(deps: ApiDeps, setHeaders: (res: ServerResponse) => 
     secure,
     timeouts: { idleMs: deps.config.dashboard.sessionIdleMs, absoluteMs: deps.config.dashboard.sessionAbsoluteMs },
     limits: signInLimits({ redis: deps.redis, keyPrefix: `${deps.config.redisPrefix}:signin`, logger: deps.logger }),
-    allowedOrigins: new Set([new URL(deps.config.publicBaseUrl).origin]),
+    readBody: publicBodyReader(deps.config.importBodyLimitBytes),
     setHeaders,
   };
 }
@@ -50,11 +51,6 @@ export interface SignedIn {
 
 export type PageHandler = (req: Request, res: Response, who: SignedIn) => Promise<void>;
 
-const urlencoded = express.urlencoded({ extended: false, limit: '2mb', parameterLimit: 200 });
-function parseForm(req: Request, res: Response): Promise<void> {
-  return new Promise((resolve, reject) => urlencoded(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
-}
-
 /** A form field as one string ('' when absent or sent twice). */
 export function field(req: Request, name: string): string {
   const body = req.body as Record<string, unknown> | undefined;
@@ -67,20 +63,14 @@ export function sendHtml(res: Response, status: number, page: Html): void {
 }
 
 /**
- * Refuses a state-changing request another site made the browser send: Sec-Fetch-Site
- * cross-site (or same-site: a sibling subdomain), or an Origin other than ours. Requests without
- * either header (old browsers, curl) still need the session's CSRF token.
+ * The public write kit's pieces (api/pages/public-write/): a size-limited form body and the
+ * same-origin check (Sec-Fetch-Site, Origin, Referer; a form post naming none is refused). The
+ * session's CSRF token is checked on top of it for signed-in actions.
  */
-export function crossSiteProblem(d: Dashboard, req: Request): string | null {
-  const site = req.headers['sec-fetch-site'];
-  if (site === 'cross-site' || site === 'same-site') return 'This form was sent from another site';
-  const origin = req.headers.origin;
-  if (typeof origin === 'string' && origin !== 'null' && !d.allowedOrigins.has(origin)) {
-    const own = `${req.protocol}://${req.get('host')}`;
-    if (origin !== own) return 'This form was sent from another site';
-  }
-  if (origin === 'null') return 'This form was sent from another site';
-  return null;
+async function readForm(d: Dashboard, req: Request, res: Response): Promise<void> {
+  checkSameOrigin(req, d.deps.config.publicBaseUrl, 'form');
+  const body = await d.readBody(req, res);
+  if (body.kind !== 'form') throw new PublicWriteRefusal('unsupportedType', 'The dashboard takes HTML forms');
 }
 
 async function signedIn(d: Dashboard, req: Request, res: Response): Promise<SignedIn | null> {
@@ -104,6 +94,7 @@ async function signedIn(d: Dashboard, req: Request, res: Response): Promise<Sign
 
 function errorStatus(err: unknown): { status: number; message: string } | null {
   if (err instanceof AppError) return { status: err.status, message: err.message };
+  if (err instanceof PublicWriteRefusal) return { status: err.status, message: err.message };
   const e = err as { type?: string; status?: number };
   if (e?.type === 'entity.too.large') return { status: 413, message: 'The form is larger than the dashboard accepts' };
   if (e?.status && e.status >= 400 && e.status < 500) return { status: e.status, message: 'The form could not be read' };
@@ -142,9 +133,7 @@ export function page(d: Dashboard, minRole: Role, handler: PageHandler) {
  */
 export function action(d: Dashboard, minRole: Role, handler: PageHandler) {
   return run(d, async (req, res) => {
-    const crossSite = crossSiteProblem(d, req);
-    if (crossSite) throw new AppError('INSUFFICIENT_PERMISSIONS', crossSite);
-    await parseForm(req, res);
+    await readForm(d, req, res);
     const who = await signedIn(d, req, res);
     if (!who) return redirectToSignIn(req, res);
     if (!constantTimeEqual(field(req, '_csrf'), who.session.csrfToken)) {
@@ -158,11 +147,7 @@ export function action(d: Dashboard, minRole: Role, handler: PageHandler) {
 /** Pages and actions of people not signed in (sign-in, one-time links). */
 export function publicStep(d: Dashboard, work: (req: Request, res: Response) => Promise<void>, options: { form?: boolean } = {}) {
   return run(d, async (req, res) => {
-    if (options.form) {
-      const crossSite = crossSiteProblem(d, req);
-      if (crossSite) throw new AppError('INSUFFICIENT_PERMISSIONS', crossSite);
-      await parseForm(req, res);
-    }
+    if (options.form) await readForm(d, req, res);
     await work(req, res);
   });
 }
