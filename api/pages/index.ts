@@ -10,6 +10,7 @@ import { pageFailure, payRoutes, sendPageError, type PageHandler } from './pay/p
 import { publicPageHeaders, publicPageHeaderSetter } from './public-headers';
 import { ASSETS_PATH, staticAssets } from './static-assets';
 import { checkoutRoutes } from './checkout/checkout-routes';
+import { mountDashboard } from './dashboard';
 
 /**
  * The public, browser-facing part of the service (design.md §6a): our static assets and the
@@ -64,6 +65,7 @@ export function mountPublicPages(
   // Payment links' checkout (its posts go through the public write kit, api/pages/public-write/).
   for (const { method, path, handler } of checkoutRoutes(deps)) app[method](path, page(handler as unknown as PageHandler));
   app.use('/l', notFoundPage);
+  mountDashboard(app, deps, { setHeaders });
 
   // The status endpoint's canonical form, answered before the router (the app calls it first).
   // Its limit counts under the same Redis key as the pages': one budget per client IP.
