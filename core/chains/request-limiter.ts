@@ -1,7 +1,6 @@
 /**
  * What every chain family's HTTP client needs per provider: a bound on requests in flight and on
- * their start rate (a provider's budget), and a provider's name for logs that never carries the
- * URL's path or query (where an API key may travel).
+ * their start rate (a provider's budget).
  */
 
 /** Bounds requests in flight and their start rate for one provider. */
@@ -30,14 +29,5 @@ export class RequestLimiter {
       this.active--;
       this.waiting.shift()?.();
     }
-  }
-}
-
-/** A provider as logs may name it: scheme, host and port only. */
-export function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return '(invalid URL)';
   }
 }

@@ -1,5 +1,6 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import { chainCheckpoints, scannedBlocks } from '../../db/schema';
+import { prepareStatement } from '../../db/client';
 import { getCheckpoint, type Checkpoint } from './checkpoints';
 import { claimCheckpoint, initCheckpoint, recordHeadSeen, rememberBlocks, SCANNED_BLOCKS_KEPT, toCheckpoint } from './scan-position';
 import type { ServiceContext } from '../service/context';
@@ -137,17 +138,19 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   return { status: 'scanned', fromBlock, toBlock, recorded: outcome, logs: found.length, head: head.number };
 }
 
-/** The family's pool addresses, for adapters that query per address (Solana). */
+/** The family's pool addresses (all of them, or those that can receive now), for adapters that query per address (Solana). */
+const watchedStatement = prepareStatement<{ protocol: string }>(
+  'detection.watched_addresses',
+  sql`select address from pool_addresses where protocol = ${sql.placeholder('protocol')}`,
+);
+const activeStatement = prepareStatement<{ protocol: string }>(
+  'detection.active_addresses',
+  sql`select address from pool_addresses where protocol = ${sql.placeholder('protocol')} and status in ('allocated', 'bound', 'cooldown')`,
+);
+
 function watchedSource(ctx: ServiceContext, adapter: ChainAdapter): WatchedAddressSource {
-  const query = async (activeOnly: boolean) => {
-    const rows = (await ctx.db.execute(
-      activeOnly
-        ? sql`select address from pool_addresses where protocol = ${adapter.protocol} and status in ('allocated', 'bound', 'cooldown')`
-        : sql`select address from pool_addresses where protocol = ${adapter.protocol}`,
-    )) as unknown as { address: string }[];
-    return rows.map((r) => r.address);
-  };
-  return { all: () => query(false), active: () => query(true) };
+  const query = async (statement: typeof watchedStatement) => (await statement.run<{ address: string }>(ctx.db, { protocol: adapter.protocol })).map((r) => r.address);
+  return { all: () => query(watchedStatement), active: () => query(activeStatement) };
 }
 
 /** Walk back (RPC, no transaction), then apply the fork point (one transaction, compare-and-set). */

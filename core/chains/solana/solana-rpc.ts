@@ -7,7 +7,8 @@ import {
   type RpcTransport,
   type SolanaRpcApi,
 } from '@solana/kit';
-import { originOf, RequestLimiter } from '../request-limiter';
+import { urlOrigin } from '../../platform/provider-urls';
+import { RequestLimiter } from '../request-limiter';
 
 /**
  * JSON-RPC access to one Solana chain over one or more providers, with `@solana/kit`'s client
@@ -93,7 +94,7 @@ export class SolanaRpcClient {
       rateLimitBackoffMs: options.rateLimitBackoffMs ?? 10_000,
     };
     this.providers = urls.map((url) => ({
-      origin: originOf(url),
+      origin: urlOrigin(url),
       transport: createDefaultRpcTransport({ url }),
       limiter: new RequestLimiter(this.opts.maxConcurrent, this.opts.requestsPerSecond),
       failures: 0,

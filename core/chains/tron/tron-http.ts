@@ -1,4 +1,5 @@
-import { originOf, RequestLimiter } from '../request-limiter';
+import { urlOrigin } from '../../platform/provider-urls';
+import { RequestLimiter } from '../request-limiter';
 
 /**
  * HTTP access to one Tron chain (java-tron full node / TronGrid HTTP API) over one or more
@@ -109,7 +110,7 @@ export class TronHttp {
     };
     this.providers = urls.map((url) => ({
       url: url.replace(/\/+$/, ''),
-      origin: originOf(url),
+      origin: urlOrigin(url),
       limiter: new RequestLimiter(this.opts.maxConcurrent, this.opts.requestsPerSecond),
       failures: 0,
       downUntil: 0,
