@@ -149,6 +149,8 @@ export interface Config {
   localChainPort: number | null;
   /** tron-local (NETWORK=local): port (unset: free with `npm start`, 8090 with `npm run chain`), block time, solidification lag. */
   tronLocal: { port: number | null; blockTimeMs: number; solidificationLag: number };
+  /** solana-local (NETWORK=local): port (unset: free with `npm start`, 8899 with `npm run chain`), slot interval, finalization lag in blocks. */
+  solanaLocal: { port: number | null; slotMs: number; finalizationLag: number };
   /** ALLOW_INSECURE_PUBLIC_URL: an http:// PUBLIC_BASE_URL outside NETWORK=local was accepted on purpose. */
   allowInsecurePublicUrl: boolean;
   metrics: MetricsConfig;
@@ -261,8 +263,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const chainOverrides: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value && /^(RPC_URLS|RPC_WS_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|TRON_PRO_API_KEY)_[A-Z0-9_]+$/.test(name)) {
+    if (value && /^(RPC_URLS|RPC_WS_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|TRON_PRO_API_KEY|SOLANA_SCAN_MODE|RPC_REQUESTS_PER_SECOND)_[A-Z0-9_]+$/.test(name)) {
       chainOverrides[name] = value;
+      if (name.startsWith('SOLANA_SCAN_MODE_') && !['blocks', 'addresses'].includes(value.trim())) {
+        problems.push(`${name} must be blocks (a dedicated provider or own node) or addresses (public endpoints), got "${value}"`);
+      }
+      if (name.startsWith('RPC_REQUESTS_PER_SECOND_') && !/^\d{1,6}$/.test(value.trim())) {
+        problems.push(`${name} must be a whole number of requests per second per provider (0: unlimited), got "${value}"`);
+      }
       if (name.startsWith('EXPLORER_TX_URL_') && !/^https?:\/\/[^/\s]+\S*\{txHash\}/.test(value)) {
         problems.push(`${name} must be an http(s) URL containing {txHash}, e.g. https://etherscan.io/tx/{txHash}`);
       }
@@ -374,6 +382,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       port: read.integer('TRON_LOCAL_PORT', null, 0, 65535),
       blockTimeMs: read.integer('TRON_LOCAL_BLOCK_TIME_MS', 3000, 0, 600_000),
       solidificationLag: read.integer('TRON_LOCAL_SOLIDIFICATION_LAG', 2, 0, 1000),
+    },
+    solanaLocal: {
+      port: read.integer('SOLANA_LOCAL_PORT', null, 0, 65535),
+      slotMs: read.integer('SOLANA_LOCAL_SLOT_MS', 400, 0, 600_000),
+      finalizationLag: read.integer('SOLANA_LOCAL_FINALIZATION_LAG', 32, 1, 1000),
     },
     allowInsecurePublicUrl,
     metrics: {
