@@ -37,14 +37,6 @@ export interface CreateOrderInput {
 const duplicateReference = (orderReference: string, existingOrderId: string) =>
   new AppError('DUPLICATE_ORDER_REFERENCE', `An order with orderReference "${orderReference}" already exists`, undefined, { existingOrderId });
 
-function checkInteger(field: string, value: number, bounds: { min: number; max: number }): void {
-  if (!Number.isInteger(value) || value < bounds.min || value > bounds.max) {
-    throw validationError(`${field} must be an integer from ${bounds.min} to ${bounds.max}`, [
-      { field, message: `must be an integer from ${bounds.min} to ${bounds.max}` },
-    ]);
-  }
-}
-
 /**
  * Creates an order: validates everything first (chain, currency, amount, URLs, window), then in one
  * statement takes a pool address of the chain's protocol for the new order id and inserts the
@@ -62,10 +54,10 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
       throw validationError(`${field} must be an absolute http(s) URL`, [{ field, message: 'must be an absolute http(s) URL' }]);
     }
   }
-  // The organization's payment_window_minutes was bounded when it was set; the statement reads it.
-  if (input.paymentWindowMinutes !== undefined) checkInteger('paymentWindowMinutes', input.paymentWindowMinutes, PAYMENT_WINDOW_MINUTES);
+  // paymentWindowMinutes and graceMinutes are bounded once, by the request schema
+  // (api/routes/orders.routes.ts, from PAYMENT_WINDOW_MINUTES and GRACE_MINUTES); the
+  // organization's payment_window_minutes was bounded when it was set, and the statement reads it.
   const graceMinutes = input.graceMinutes ?? GRACE_MINUTES.fallback;
-  checkInteger('graceMinutes', graceMinutes, GRACE_MINUTES);
 
   const now = ctx.clock.now();
   const metadata = input.metadata ?? {};

@@ -137,10 +137,8 @@ type Env = Record<string, string | undefined>;
 /**
  * Database connections per process when DATABASE_POOL_SIZE is not set. An API process answers
  * with short statements, which postgres.js pipelines on busy connections, so a few connections
- * serve many requests; more only add backends contending for the same index pages and CPU. On a
- * 2-core machine (bench:orders, 10 HTTP connections) POST /orders ran at 0.45–0.51 of the
- * baseline with 10 connections and 0.53–0.70 with 5, with about 100 µs less Postgres CPU per order
- * at 4–5. A worker process runs jobs that hold a transaction across chain RPC calls (chain-scan,
+ * serve many requests; more only add backends contending for the same index pages and CPU
+ * (bench:orders; the figures are in scripts/bench/FINDINGS.md). A worker process runs jobs that hold a transaction across chain RPC calls (chain-scan,
  * 4 at a time) and keeps ten. The API's six are five for queries and the payment pages' LISTEN
  * connection (dedicatedConnectionsFor).
  */
