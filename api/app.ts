@@ -14,6 +14,8 @@ import { registerRoutes } from './routes';
 import { httpMetrics } from './http-metrics';
 import { docsPolicy, securityHeaderSetter } from './security-headers';
 import { mountPublicPages } from './pages';
+import { databaseOutageError } from './database-outage';
+import { MAX_URL_LENGTH } from './client-errors';
 import { compileTrustProxy } from './client-ip';
 
 /**
@@ -60,16 +62,16 @@ export function createApp(config: Config, deps: ApiDeps): App {
 
   const securityHeaders = securityHeaderSetter({ https: config.publicBaseUrl.startsWith('https://') });
   app.use(
-    inOneLayer(httpMetrics(), requestLogger(deps.logger), (_req, res, next) => {
+    inOneLayer(httpMetrics(), requestLogger(deps.logger), (req, res, next) => {
       securityHeaders(res);
-      next();
+      next(req.url.length > MAX_URL_LENGTH ? new AppError('URI_TOO_LONG', `The request URL is longer than ${MAX_URL_LENGTH} characters`) : undefined);
     }),
   );
 
   app.get('/health', healthHandler(deps));
   // The public pages (/static, /pay) before the API's routes: their paths never meet, and a page
   // request then does not walk every /api/v1 route layer first.
-  const payStatus = mountPublicPages(app, deps, { securityHeaders, trustProxy });
+  const { payStatus, notFoundPage } = mountPublicPages(app, deps, { securityHeaders, trustProxy });
 
   const api = new ApiBuilder(deps, format, app, '/api/v1');
   registerRoutes(api, deps);
@@ -86,10 +88,15 @@ export function createApp(config: Config, deps: ApiDeps): App {
 
   app.use('/api/v1', (_req, _res, next) => next(new AppError('RESOURCE_NOT_FOUND', 'No such endpoint')));
   app.use(BULL_BOARD_PATH, bullBoardRouter(deps));
+  // Any other path: a browser gets the public pages' not-found page, any other client the error format.
+  app.use((req, res, next) => {
+    if (req.accepts(['json', 'html']) === 'html') notFoundPage(req, res, next);
+    else next(new AppError('RESOURCE_NOT_FOUND', 'No such path'));
+  });
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const appError = toAppError(err);
-    if (appError.code === 'NO_AVAILABLE_ADDRESSES') {
+    if (appError.code === 'NO_AVAILABLE_ADDRESSES' || appError.code === 'SERVICE_UNAVAILABLE') {
       logRequestWarning(deps.logger, res, { code: appError.code, retryAfter: appError.extra?.retryAfter }, appError.message);
     } else if (appError.status >= 500) {
       logRequestError(deps.logger, req, res, err);
@@ -97,10 +104,6 @@ export function createApp(config: Config, deps: ApiDeps): App {
     if (res.headersSent) return;
     // A temporary condition says when to come back (the body carries it as retryAfter too).
     if (typeof appError.extra?.retryAfter === 'number') res.setHeader('Retry-After', String(appError.extra.retryAfter));
-    if (!req.originalUrl.startsWith('/api/')) {
-      res.status(appError.status).type('text/plain').send(appError.message);
-      return;
-    }
     format.sendError(res, appError);
   });
 
@@ -117,6 +120,8 @@ export function createApp(config: Config, deps: ApiDeps): App {
 /** Body-parser and unknown errors mapped to the public error codes, in one place. */
 function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  const outage = databaseOutageError(err);
+  if (outage) return outage;
   const e = err as { type?: string; status?: number; message?: string };
   if (e?.type === 'entity.parse.failed') return new AppError('INVALID_JSON', 'Malformed JSON in request body');
   if (e?.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE', 'Request body is larger than this endpoint accepts');

@@ -16,7 +16,7 @@ function localChainTooling(): typeof import('./local-chain/local-chain') & typeo
 runMain(async () => {
   const config = loadConfig();
   const { ctx, dbHandle } = await createService(config);
-  const shutdown = shutdownInReverse(ctx.logger);
+  const shutdown = shutdownInReverse(ctx.logger, config.shutdownTimeoutMs);
   shutdown.add(() => dbHandle.close());
 
   // NETWORK=local: the local chain runs inside this process (`npm run chain` runs it alone). Its
@@ -39,9 +39,10 @@ runMain(async () => {
   // The ports are taken before anything is created: a busy port fails the start before an
   // organization exists or a key is printed (a key printed by a process that then died is lost).
   const api = await startApi(ctx);
-  shutdown.add(() => api.close());
+  shutdown.atSignal(() => api.drain());
+  shutdown.add((deadline) => api.close(deadline));
   const workers = await startWorkerProcess(ctx);
-  shutdown.add(() => workers.close());
+  shutdown.add((deadline) => workers.close(deadline));
   const metrics = await startMetricsServer(ctx, Object.values(workers.queues));
   shutdown.add(() => metrics.close());
 

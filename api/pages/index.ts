@@ -6,7 +6,7 @@ import { logRequestError } from '../request-log';
 import { clientIpOf, type TrustProxy } from '../client-ip';
 import { ipRateLimit, ipRateLimiter } from './ip-rate-limit';
 import { payStatusEndpoint } from './pay/status-endpoint';
-import { payRoutes, sendPageError, type PageHandler } from './pay/pay-routes';
+import { pageFailure, payRoutes, sendPageError, type PageHandler } from './pay/pay-routes';
 import { publicPageHeaders, publicPageHeaderSetter } from './public-headers';
 import { ASSETS_PATH, staticAssets } from './static-assets';
 
@@ -22,13 +22,14 @@ import { ASSETS_PATH, staticAssets } from './static-assets';
  * endpoint a large share of the API's CPU per request (bench:pages; scripts/bench/FINDINGS.md).
  *
  * Returns the status endpoint's handler for its canonical form, which the app runs before its
- * router (api/app.ts; pay/status-endpoint.ts): the same steps without the router's own work.
+ * router (api/app.ts; pay/status-endpoint.ts): the same steps without the router's own work; and
+ * the not-found page, which the app also gives a browser for any path it does not know.
  */
 export function mountPublicPages(
   app: express.Express,
   deps: ApiDeps,
   options: { securityHeaders: (res: ServerResponse) => void; trustProxy: TrustProxy },
-): (req: IncomingMessage, res: ServerResponse) => boolean {
+): { payStatus: (req: IncomingMessage, res: ServerResponse) => boolean; notFoundPage: express.RequestHandler } {
   const headersConfig = { frameAncestors: deps.config.pages.frameAncestors };
   app.use(ASSETS_PATH, publicPageHeaders(headersConfig), staticAssets());
 
@@ -49,20 +50,25 @@ export function mountPublicPages(
         await handler(req, res);
       } catch (err) {
         logRequestError(deps.logger, req, res, err);
-        if (!res.headersSent) sendPageError(req, res, 500, 'error');
+        if (!res.headersSent) {
+          const failure = pageFailure(err, res);
+          sendPageError(req, res, failure.status, failure.kind);
+        }
       }
     };
   for (const { path, handler } of payRoutes(deps)) app.get(path, page(handler));
   // Anything else under /pay (any method): the not-found page, behind the same headers and limit.
-  app.use('/pay', page(async (req, res) => sendPageError(req, res, 404, 'notFound')));
+  const notFoundPage = page(async (req, res) => sendPageError(req, res, 404, 'notFound'));
+  app.use('/pay', notFoundPage);
 
   // The status endpoint's canonical form, answered before the router (the app calls it first).
   // Its limit counts under the same Redis key as the pages': one budget per client IP.
   // The client IP exactly as the routed pages get it (req.ip): proxy-addr with the app's compiled TRUST_PROXY.
-  return payStatusEndpoint(deps, {
+  const payStatus = payStatusEndpoint(deps, {
     securityHeaders: options.securityHeaders,
     pageHeaders: setHeaders,
     clientIp: (req) => clientIpOf(req, options.trustProxy),
     limit: ipRateLimiter(limitOptions),
   });
+  return { payStatus, notFoundPage: notFoundPage as unknown as express.RequestHandler };
 }
