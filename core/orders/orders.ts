@@ -15,6 +15,7 @@ import type { OrderRow } from '../views/order';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
 import { newPayToken } from './pay-token';
 import { ALONE, ORDER_BATCH_MAX, type CreatedRow, type CreateOrderStatementValues, type OrderCreation, type OrderCreationOutcome } from './order-memory';
+import { escapeLike, faceValueSql, paginate } from '../platform/sql-fragments';
 
 /** Bounds of the order inputs (also in the request schema, which documents them). */
 export const PAYMENT_WINDOW_MINUTES = { min: 1, max: 10_080, fallback: 10 } as const;
@@ -329,23 +330,9 @@ export interface ListOrdersQuery {
   orderReference?: string;
 }
 
-/** `%`, `_` and `\` taken literally in a LIKE pattern (escape character `\`). */
-export function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
-const SORT_SCALE = 18;
-
-/**
- * Amounts of different tokens have different decimals: sorting by amount compares token units, so
- * base units are scaled to 18 decimals by (chain, currency) from the registry.
- */
-function amountInCommonScale(ctx: Pick<ServiceContext, 'registry'>): SQL {
-  const cases: SQL[] = [];
-  for (const token of ctx.registry.knownTokens()) {
-    cases.push(sql`when ${orders.chainId} = ${token.chainId} and ${orders.currency} = ${token.currency} then ${Math.max(0, SORT_SCALE - token.decimals)}`);
-  }
-  return sql`(${orders.amount} * power(10::numeric, (case ${sql.join(cases, sql` `)} else 0 end)::int))`;
+/** Amounts compared at face value across tokens (core/platform/sql-fragments.ts). */
+function amountAtFaceValue(ctx: Pick<ServiceContext, 'registry'>): SQL {
+  return faceValueSql({ amount: orders.amount, chainId: orders.chainId, currency: orders.currency }, ctx.registry.knownTokens());
 }
 
 export async function listOrders(
@@ -362,16 +349,10 @@ export async function listOrders(
   }
   const where = and(...conditions);
   const sortColumn: SQL | AnyPgColumn =
-    query.sortBy === 'amount' ? amountInCommonScale(ctx) : query.sortBy === 'expiresAt' ? orders.expiresAt : orders.createdAt;
+    query.sortBy === 'amount' ? amountAtFaceValue(ctx) : query.sortBy === 'expiresAt' ? orders.expiresAt : orders.createdAt;
   const direction = query.sortOrder === 'asc' ? asc : desc;
   const [items, [{ total }]] = await Promise.all([
-    ctx.db
-      .select()
-      .from(orders)
-      .where(where)
-      .orderBy(direction(sortColumn), direction(orders.id))
-      .limit(query.limit)
-      .offset((query.page - 1) * query.limit),
+    paginate(ctx.db.select().from(orders).where(where).orderBy(direction(sortColumn), direction(orders.id)).$dynamic(), query),
     ctx.db.select({ total: count() }).from(orders).where(where),
   ]);
   return { items, total };

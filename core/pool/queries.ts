@@ -2,6 +2,7 @@ import { and, asc, count, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { addressAssignments, poolAddresses } from '../../db/schema';
 import { PROTOCOLS, type Protocol } from '../chains/registry';
+import { paginate } from '../platform/sql-fragments';
 
 /** Read side of the pool: status counts and the address list, always of one organization. */
 
@@ -80,14 +81,16 @@ export async function listPoolAddresses(db: DbOrTx, organizationId: string, q: P
   const dir = q.sortOrder === 'asc' ? asc : desc;
   const column = SORT_COLUMNS[q.sortBy];
   const [rows, [{ n }]] = await Promise.all([
-    db
-      .select({ p: poolAddresses, a: { kind: addressAssignments.kind, orderId: addressAssignments.orderId, depositBindingId: addressAssignments.depositBindingId } })
-      .from(poolAddresses)
-      .leftJoin(addressAssignments, and(eq(addressAssignments.poolAddressId, poolAddresses.id), isNull(addressAssignments.endedAt)))
-      .where(where)
-      .orderBy(q.sortBy === 'recycledAt' ? sql`${column} ${sql.raw(q.sortOrder)} nulls last` : dir(column), dir(poolAddresses.id))
-      .limit(q.limit)
-      .offset((q.page - 1) * q.limit),
+    paginate(
+      db
+        .select({ p: poolAddresses, a: { kind: addressAssignments.kind, orderId: addressAssignments.orderId, depositBindingId: addressAssignments.depositBindingId } })
+        .from(poolAddresses)
+        .leftJoin(addressAssignments, and(eq(addressAssignments.poolAddressId, poolAddresses.id), isNull(addressAssignments.endedAt)))
+        .where(where)
+        .orderBy(q.sortBy === 'recycledAt' ? sql`${column} ${sql.raw(q.sortOrder)} nulls last` : dir(column), dir(poolAddresses.id))
+        .$dynamic(),
+      q,
+    ),
     db.select({ n: count() }).from(poolAddresses).where(where),
   ]);
   const items = rows.map(({ p, a }) => ({
