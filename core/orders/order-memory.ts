@@ -47,6 +47,9 @@ export type CreatedRow = {
   pool_recycled_at: string | null;
   payment_window_minutes: number;
   required_confirmations: number;
+  /** Timestamps as Postgres's text (the statement computed them). */
+  expires_at: string;
+  grace_ends_at: string;
 };
 
 /**
