@@ -9,6 +9,7 @@ import { findWatchedAddresses, recordTransfers } from './record-transfer';
 import { RangeTooLargeError, UnstableChainError, type BlockRef, type ChainAdapter, type ChainTransfer } from './adapter';
 import { applyReorg, findForkPoint } from './reorg';
 import { countTransfersRecorded, observeChainHead } from '../platform/metrics';
+import { forgetOldHeadObservations, recordHeadObservation } from './head-observations';
 
 /**
  * The scan job of one chain, for every protocol family (design.md §4, §4b):
@@ -58,13 +59,19 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   const chainId = adapter.chain.chainId;
   const cp = await getCheckpoint(ctx.db, chainId);
   if (!cp) {
+    const askedAt = ctx.clock.now();
     const head = await adapter.head();
+    await recordHeadObservation(ctx.db, { chainId, head: head.number, askedAt, answeredAt: ctx.clock.now() });
     const created = await ctx.db.transaction((tx) => initCheckpoint(tx, chainId, head));
     if (created) ctx.logger.info({ chainId, block: head.number }, 'chain checkpoint initialised at the head');
     return { status: created ? 'initialized' : 'conflict', toBlock: head.number, recorded: 0, logs: 0, head: head.number };
   }
 
+  const askedAt = ctx.clock.now();
   const head = await adapter.head();
+  // What the provider answered is evidence of when blocks were mined (attribution.ts), whatever
+  // the scan does next; recorded on its own, before the range's transaction.
+  await recordHeadObservation(ctx.db, { chainId, head: head.number, askedAt, answeredAt: ctx.clock.now() });
   // A provider behind our checkpoint (a lagging node, a local chain restarted from an older state)
   // proves nothing yet: wait until it reaches the checkpoint, then compare hashes.
   if (head.number < cp.blockNumber) {
@@ -130,6 +137,8 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
       .set({ ...toCheckpoint(chainId, end), updatedAt: ctx.clock.now() })
       .where(eq(chainCheckpoints.chainId, chainId));
     await tx.delete(scannedBlocks).where(and(eq(scannedBlocks.chainId, chainId), lt(scannedBlocks.blockNumber, toBlock - SCANNED_BLOCKS_KEPT)));
+    // Now and then (every thousandth block), not on every range.
+    if (Math.floor(fromBlock / 1000) !== Math.floor(toBlock / 1000)) await forgetOldHeadObservations(tx, chainId, ctx.clock.now());
     return recorded;
   });
   if (outcome === null) return { status: 'conflict', recorded: 0, logs: 0, head: head.number };

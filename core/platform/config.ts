@@ -69,7 +69,7 @@ export interface Config {
   /** Queues this worker process consumes; 'all' or a list of queue names. */
   workerQueues: 'all' | string[];
   dataDir: string;
-  /** Per-chain overrides: RPC_URLS_<CHAIN>, TOKEN_<CHAIN>_<CURRENCY>, CONFIRMATIONS_<CHAIN>, EXPLORER_TX_URL_<CHAIN>, ATTRIBUTION_SKEW_SECONDS_<CHAIN>. */
+  /** Per-chain overrides: RPC_URLS_<CHAIN>, TOKEN_<CHAIN>_<CURRENCY>, CONFIRMATIONS_<CHAIN>, EXPLORER_TX_URL_<CHAIN>, ATTRIBUTION_SKEW_SECONDS_<CHAIN>, HEAD_LAG_SECONDS(_<CHAIN>). */
   chainOverrides: Record<string, string>;
   webhooks: WebhookConfig;
   /**
@@ -229,10 +229,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const chainOverrides: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value && /^(RPC_URLS|RPC_WS_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|TRON_PRO_API_KEY)_[A-Z0-9_]+$/.test(name)) {
+    if (value && (/^(RPC_URLS|RPC_WS_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|HEAD_LAG_SECONDS|TRON_PRO_API_KEY)_[A-Z0-9_]+$/.test(name) || name === 'HEAD_LAG_SECONDS')) {
       chainOverrides[name] = value;
       if (name.startsWith('EXPLORER_TX_URL_') && !/^https?:\/\/[^/\s]+\S*\{txHash\}/.test(value)) {
         problems.push(`${name} must be an http(s) URL containing {txHash}, e.g. https://etherscan.io/tx/{txHash}`);
+      }
+      if (name.startsWith('HEAD_LAG_SECONDS') && !/^\d{1,3}$/.test(value.trim())) {
+        problems.push(`${name} must be a whole number of seconds from 0 to 999 (got "${value}")`);
       }
       if (name.startsWith('ATTRIBUTION_SKEW_SECONDS_') && !/^\d{1,6}$/.test(value.trim())) {
         problems.push(`${name} must be a whole number of seconds from 0 to 999999 (got "${value}")`);
