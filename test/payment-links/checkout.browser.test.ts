@@ -1,14 +1,14 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import request from 'supertest';
 import { artifactPath, decodeQr, launchBrowser } from '../helpers/browser';
-import { buildTestApp, createTestOrg, knownSecrets, listenForPageChanges, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL, type TestOrg } from '../helpers/harness';
+import { buildTestApp, createTestOrg, knownSecrets, listenForPageChanges, TEST_DATABASE_URL, TEST_REDIS_URL, type TestOrg } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { preserveCheckpoint } from '../helpers/orders';
 import { seedPoolAddresses } from '../helpers/pool';
 import { spawnEntry, type Spawned } from '../helpers/processes';
+import { chainEnv, listenOnFreePort, startChainWorker, startShop, stopWorker } from '../helpers/page-service';
 
 /**
  * A payment link's checkout in headless Chromium against the running service (API on a real port,
@@ -31,44 +31,21 @@ describe('payment link checkout in a real browser (Chromium, anvil, worker proce
   before(async () => {
     chain = await startTestChain();
     api = http.createServer();
-    base = `http://127.0.0.1:${await listen(api)}`;
+    base = `http://127.0.0.1:${await listenOnFreePort(api)}`;
     const testApp = buildTestApp({ env: { PUBLIC_BASE_URL: base, PAGE_RATE_LIMIT_PER_MINUTE: '10000', CHECKOUT_ORDERS_PER_IP: '1000' } });
     await listenForPageChanges(testApp);
     useTestChain(testApp.deps.registry, chain);
     api.on('request', testApp.app);
-    merchant = http.createServer((_req, res) => {
-      res.setHeader('content-type', 'text/html');
-      res.end('<!doctype html><title>Shop</title><h1 id="shop">Back at the shop</h1>');
-    });
-    merchantBase = `http://127.0.0.1:${await listen(merchant)}`;
+    ({ server: merchant, base: merchantBase } = await startShop());
     org = await createTestOrg('Tee Shop');
     await seedPoolAddresses(org.organizationId, 'evm', 30);
     await resetCheckpointToHead(testApp.deps, chain);
-    worker = spawnEntry('workers/main.ts', {
-      DATABASE_URL: TEST_DATABASE_URL,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: `${TEST_REDIS_PREFIX}pl`,
-      NETWORK: 'local',
-      LOG_LEVEL: 'info',
-      WORKER_QUEUES: 'chain-scan,chain-confirmations,order-expiry',
-      CHAIN_SCAN_INTERVAL_MS: '150',
-      CONFIRMATIONS_INTERVAL_MS: '150',
-      ORDER_EXPIRY_INTERVAL_MS: '300',
-      RPC_URLS_ETHEREUM_LOCAL: chain.url,
-      TOKEN_ETHEREUM_LOCAL_USDT: chain.tokens.USDT,
-      TOKEN_ETHEREUM_LOCAL_USDC: chain.tokens.USDC,
-      TOKEN_ETHEREUM_LOCAL_DAI: chain.tokens.DAI,
-    });
-    [browser] = await Promise.all([launchBrowser(), worker.waitFor(/workers started/, 90_000)]);
+    [browser, worker] = await Promise.all([launchBrowser(), startChainWorker(chain, 'pl')]);
   });
 
   after(async () => {
     await browser?.close();
-    if (worker) {
-      worker.child.kill('SIGTERM');
-      await Promise.race([worker.exited, new Promise((r) => setTimeout(r, 5000))]);
-      worker.killGroup();
-    }
+    await stopWorker(worker);
     await new Promise((r) => api?.close(r));
     await new Promise((r) => merchant?.close(r));
     await chain?.stop();
@@ -139,14 +116,7 @@ describe('payment link checkout in a real browser (Chromium, anvil, worker proce
     expect((await counters(link.id)).ordersCreated).to.equal(1);
 
     await chain.rpc('evm_setAutomine', [true]);
-    const payer = spawnEntry('scripts/local-chain/pay.ts', {
-      DATABASE_URL: TEST_DATABASE_URL,
-      REDIS_URL: TEST_REDIS_URL,
-      RPC_URLS_ETHEREUM_LOCAL: chain.url,
-      TOKEN_ETHEREUM_LOCAL_USDT: chain.tokens.USDT,
-      TOKEN_ETHEREUM_LOCAL_USDC: chain.tokens.USDC,
-      TOKEN_ETHEREUM_LOCAL_DAI: chain.tokens.DAI,
-    }, [address, '12.5', 'USDC']);
+    const payer = spawnEntry('scripts/local-chain/pay.ts', { DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, ...chainEnv(chain) }, [address, '12.5', 'USDC']);
     const payerExit = await payer.exited;
     await chain.rpc('evm_setAutomine', [false]);
     expect(payerExit, payer.stderr()).to.equal(0);
@@ -195,7 +165,3 @@ describe('payment link checkout in a real browser (Chromium, anvil, worker proce
   });
 });
 
-async function listen(server: http.Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as AddressInfo).port;
-}
