@@ -466,6 +466,83 @@ export const alertEmails = pgTable(
 );
 
 // ---------------------------------------------------------------------------
+// The merchant dashboard (issue 29): people, memberships, sessions, one-time links, audit log.
+// ---------------------------------------------------------------------------
+
+export const users = pgTable(
+  'users',
+  {
+    id: text('id').primaryKey(),
+    email: text('email').notNull(),
+    /** scrypt$N$r$p$salt$hash (core/users/passwords.ts); null until the user sets one. */
+    passwordHash: text('password_hash'),
+    passwordChangedAt: ts('password_changed_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('users_email_uq').using('btree', sql`lower(${t.email})`)],
+);
+
+export const memberships = pgTable(
+  'memberships',
+  {
+    userId: text('user_id').notNull().references(() => users.id),
+    organizationId: text('organization_id').notNull().references(() => organizations.id),
+    role: text('role').notNull().$type<'owner' | 'admin' | 'member' | 'viewer'>(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ name: 'memberships_pk', columns: [t.userId, t.organizationId] }), index('memberships_org_idx').on(t.organizationId)],
+);
+
+export const userSessions = pgTable(
+  'user_sessions',
+  {
+    /** SHA-256 of the session cookie's value: a database read never yields a usable session. */
+    idHash: text('id_hash').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id),
+    /** The organization the user is acting in (switchable among their memberships). */
+    organizationId: text('organization_id').notNull(),
+    csrfToken: text('csrf_token').notNull(),
+    ip: text('ip'),
+    createdAt: createdAt(),
+    lastSeenAt: ts('last_seen_at').notNull().defaultNow(),
+    /** The absolute end, whatever the activity. */
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [index('user_sessions_user_idx').on(t.userId)],
+);
+
+export const signInLinks = pgTable(
+  'sign_in_links',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id),
+    purpose: text('purpose').notNull().$type<'sign-in' | 'invitation'>(),
+    expiresAt: ts('expires_at').notNull(),
+    usedAt: ts('used_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('sign_in_links_user_idx').on(t.userId)],
+);
+
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    id: text('id').primaryKey(),
+    /** Null for events of no organization (a failed sign-in of an unknown e-mail is not recorded). */
+    organizationId: text('organization_id'),
+    userId: text('user_id'),
+    /** Who, as people read it: the user's e-mail, or "operator" for the admin CLI. */
+    actor: text('actor').notNull(),
+    action: text('action').notNull(),
+    target: text('target'),
+    detail: jsonb('detail'),
+    ip: text('ip'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('audit_log_org_created_idx').on(t.organizationId, t.createdAt)],
+);
+
+// ---------------------------------------------------------------------------
 // Payment links (issue 28). Units are kept by triggers on orders (0011_payment_links.sql): an
 // order carrying metadata.paymentLinkId takes one (or fails) in its own insert; its status changes
 // move it from reserved to sold or back.
