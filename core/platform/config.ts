@@ -371,9 +371,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       bodyLimitBytes: read.integer('PUBLIC_WRITE_BODY_LIMIT_BYTES', 8 * 1024, 256, 1024 * 1024),
     },
     checkout: {
-      ordersPerIp: read.integer('CHECKOUT_ORDERS_PER_IP', 10, 1, 1_000_000),
+      ordersPerIp: read.integer('CHECKOUT_ORDERS_PER_IP', 10, 1, 100_000_000),
       ipWindowSeconds: read.integer('CHECKOUT_IP_WINDOW_SECONDS', 3600, 1, 86_400),
-      ordersPerLinkPerMinute: read.integer('CHECKOUT_ORDERS_PER_LINK_PER_MINUTE', 60, 1, 1_000_000),
+      ordersPerLinkPerMinute: read.integer('CHECKOUT_ORDERS_PER_LINK_PER_MINUTE', 60, 1, 100_000_000),
       poolReservePercent: read.integer('CHECKOUT_POOL_RESERVE_PERCENT', 20, 0, 99),
       poolReserveMin: read.integer('CHECKOUT_POOL_RESERVE_MIN', 5, 0, 1_000_000),
     },

@@ -114,3 +114,25 @@ export async function listPoolAddresses(db: DbOrTx, organizationId: string, q: P
   }));
   return { items, total: Number(n) };
 }
+
+/**
+ * Available addresses of one organization's protocol, counted up to `cap` only (a guard that needs
+ * to know "more than n free?" reads at most n + 1 index entries, whatever the pool's size).
+ */
+export async function countAvailableUpTo(db: DbOrTx, organizationId: string, protocol: Protocol, cap: number): Promise<number> {
+  const [row] = await db.execute<{ n: number }>(sql`
+    select count(*)::int as n from (
+      select 1 from ${poolAddresses}
+      where ${poolAddresses.organizationId} = ${organizationId} and ${poolAddresses.protocol} = ${protocol} and ${poolAddresses.status} = 'available'
+      limit ${cap}) capped`);
+  return Number(row.n);
+}
+
+/** Every address of one organization's protocol, whatever its status. */
+export async function countPoolAddresses(db: DbOrTx, organizationId: string, protocol: Protocol): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(poolAddresses)
+    .where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, protocol)));
+  return Number(row.n);
+}
