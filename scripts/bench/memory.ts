@@ -53,14 +53,19 @@ const PREFIX = `sgb_${RUN}`;
 type ProcessKind = 'api' | 'worker' | 'all';
 const ENTRIES: Record<ProcessKind, string> = { api: 'api/main', worker: 'workers/main', all: 'scripts/start' };
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
+/** Free ports, held until all are found (two asked one after the other could be the same). */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: count }, () => new Promise<net.Server>((resolve) => {
+      const s = net.createServer();
+      s.listen(0, '127.0.0.1', () => resolve(s));
+    })),
+  );
+  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  return ports;
+}
+const freePort = async () => (await freePorts(1))[0];
 
 /** CPU time (user + system) the process has used: start-up cost on a machine whose wall clock is shared. */
 const cpuMs = (pid: number) => {
@@ -96,7 +101,7 @@ interface Running {
 }
 
 async function start(kind: ProcessKind, mode: 'tsx' | 'dist', env: Record<string, string>): Promise<Running> {
-  const [port, metricsPort] = [await freePort(), await freePort()];
+  const [port, metricsPort] = await freePorts(2);
   const args = mode === 'tsx' ? ['--import', 'tsx', `${ENTRIES[kind]}.ts`] : ['--enable-source-maps', `dist/${ENTRIES[kind]}.js`];
   const snapshot = SNAPSHOT_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${SNAPSHOT_DIR}`] : [];
   const t0 = performance.now();
