@@ -21,6 +21,8 @@ const A_ERROR_NAMES: Record<ErrorCode, string> = {
   VALIDATION_ERROR: 'ValidationError',
   INVALID_JSON: 'ValidationError',
   PAYLOAD_TOO_LARGE: 'PayloadTooLarge',
+  URI_TOO_LONG: 'UriTooLong',
+  HEADERS_TOO_LARGE: 'HeadersTooLarge',
   INVALID_API_KEY: 'Unauthorized',
   INSUFFICIENT_PERMISSIONS: 'Forbidden',
   RESOURCE_NOT_FOUND: 'NotFound',
@@ -41,6 +43,12 @@ const A_ERROR_NAMES: Record<ErrorCode, string> = {
   IMPORT_REJECTED: 'ValidationError',
   SERVICE_UNAVAILABLE: 'ServiceUnavailable',
   INTERNAL_ERROR: 'InternalError',
+  DUPLICATE_SLUG: 'Conflict',
+  INVALID_STATUS_TRANSITION: 'Conflict',
+  PAYMENT_LINK_FROZEN: 'Conflict',
+  PAYMENT_LINK_SOLD_OUT: 'SoldOut',
+  PAYMENT_LINK_UNAVAILABLE: 'Gone',
+  PAYMENT_LINK_BUSY: 'ServiceUnavailable',
 };
 
 /** Description B's short `error` text per status. */
@@ -50,7 +58,10 @@ const B_ERROR_TITLES: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   409: 'Conflict',
+  410: 'Gone',
   413: 'Payload Too Large',
+  414: 'URI Too Long',
+  431: 'Request Header Fields Too Large',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
