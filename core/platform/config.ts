@@ -41,6 +41,8 @@ export interface Config {
   /** DATABASE_POOL_SIZE: connections each process keeps to PostgreSQL; null: by kind (databasePoolSizeFor). */
   databasePoolSize: number | null;
   redisUrl: string;
+  /** REDIS_CLUSTER_NODES: seed nodes of a Redis Cluster (redis:// URLs); null: one Redis at REDIS_URL. */
+  redisClusterNodes: string[] | null;
   /** Prefix of every Redis key (queues, rate limits); tests use a fresh one per run. */
   redisPrefix: string;
   port: number;
@@ -304,6 +306,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseUrl: read.url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/stablegate', ['postgres:', 'postgresql:']),
     databasePoolSize: read.integer('DATABASE_POOL_SIZE', null, 2, 200),
     redisUrl: read.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+    redisClusterNodes: parseRedisClusterNodes(env.REDIS_CLUSTER_NODES, problems),
     redisPrefix: read.pattern('REDIS_PREFIX', 'sg', /^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ or -'),
     port,
     shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_MS', 20_000, 1000, 600_000),
@@ -525,4 +528,28 @@ class EnvReader {
     }
     return v;
   }
+}
+
+/**
+ * REDIS_CLUSTER_NODES: comma-separated seed nodes of a Redis Cluster, `host:port` or
+ * `redis://[user:password@]host:port` (`rediss://` for TLS); the client finds the other nodes itself.
+ */
+function parseRedisClusterNodes(text: string | undefined, problems: string[]): string[] | null {
+  if (!text?.trim()) return null;
+  const nodes: string[] = [];
+  for (const raw of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const withScheme = /^[a-z]+:\/\//.test(raw) ? raw : `redis://${raw}`;
+    let url: URL | null = null;
+    try {
+      url = new URL(withScheme);
+    } catch {
+      url = null;
+    }
+    if (!url || !['redis:', 'rediss:'].includes(url.protocol) || !url.hostname || !url.port) {
+      problems.push(`REDIS_CLUSTER_NODES must list host:port or redis://host:port entries separated by commas (got "${raw}")`);
+      return null;
+    }
+    nodes.push(url.toString());
+  }
+  return nodes.length ? nodes : null;
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../../core/platform/redis';
 import type { DbOrTx } from '../../../db/client';
 import type { Protocol } from '../../../core/chains/registry';
 import type { Logger } from '../../../core/platform/logger';
@@ -7,7 +7,7 @@ import { countAvailableUpTo, countPoolAddresses } from '../../../core/pool/queri
 import { PublicWriteRefusal } from './refusal';
 
 export interface PoolReserveOptions {
-  redis: Redis;
+  redis: RedisClient;
   db: DbOrTx;
   logger: Logger;
   keyPrefix: string;
