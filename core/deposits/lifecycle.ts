@@ -112,6 +112,8 @@ export async function confirmDeposit(tx: Tx, ctx: ServiceContext, transferId: st
     )
     .returning({ id: deposits.id });
   if (updated.length === 0) return false;
+  // The deposit's payment is credited with its confirmation (the one writer of `credited` for deposits).
+  await tx.update(transfers).set({ credited: true }).where(eq(transfers.id, transferId));
   const deposit = await loadDeposit(tx, ctx, updated[0].id);
   await emitEvent(tx, { organizationId: deposit.organizationId, type: 'deposit.confirmed', data: depositEventData(deposit), createdAt: now });
   countDepositTransition('confirmed');

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { DbOrTx } from '../../db/client';
+import { prepareStatement, type DbOrTx } from '../../db/client';
 import type { MiningEvidence } from './head-observations';
 
 /**
@@ -40,24 +40,37 @@ export type UnattributedReason = 'no_holder' | 'undecidable';
 
 export type AttributionDecision = { assignment: AssignmentSpan; reason: null } | { assignment: null; reason: UnattributedReason };
 
+/** An assignment's row (driver values: timestamps as text). */
+interface AssignmentRow extends Record<string, unknown> {
+  id: string | number;
+  pool_address_id: string | number;
+  kind: 'order' | 'deposit';
+  order_id: string | null;
+  deposit_binding_id: string | null;
+  started_at: string;
+  ended_at: string | null;
+}
+
+/** `from`/`to` unbounded are '-infinity'/'infinity': one text for every call. */
+const assignmentsAroundStatement = prepareStatement<{ poolAddressIds: number[]; from: string; to: string }>(
+  'detection.assignments_around',
+  sql`
+    select id, pool_address_id, kind, order_id, deposit_binding_id, started_at, ended_at
+    from address_assignments
+    where pool_address_id = any(${sql.placeholder('poolAddressIds')}::bigint[])
+      and started_at <= ${sql.placeholder('to')}::timestamptz
+      and (ended_at is null or ended_at >= ${sql.placeholder('from')}::timestamptz)
+    order by pool_address_id, started_at`,
+);
+
 /** Assignments of some addresses that may have held them between `from` (null: any time) and `to` (null: now). */
 export async function assignmentsAround(db: DbOrTx, poolAddressIds: number[], from: Date | null, to: Date | null): Promise<AssignmentSpan[]> {
   if (poolAddressIds.length === 0) return [];
-  const rows = (await db.execute(sql`
-    select id, pool_address_id, kind, order_id, deposit_binding_id, started_at, ended_at
-    from address_assignments
-    where pool_address_id = any(${sql.param(poolAddressIds)}::bigint[])
-      ${to === null ? sql`` : sql`and started_at <= ${to.toISOString()}::timestamptz`}
-      ${from === null ? sql`` : sql`and (ended_at is null or ended_at >= ${from.toISOString()}::timestamptz)`}
-    order by pool_address_id, started_at`)) as unknown as {
-    id: string | number;
-    pool_address_id: string | number;
-    kind: 'order' | 'deposit';
-    order_id: string | null;
-    deposit_binding_id: string | null;
-    started_at: string | Date;
-    ended_at: string | Date | null;
-  }[];
+  const rows = await assignmentsAroundStatement.run<AssignmentRow>(db, {
+    poolAddressIds,
+    from: from === null ? '-infinity' : from.toISOString(),
+    to: to === null ? 'infinity' : to.toISOString(),
+  });
   return rows.map((r) => ({
     assignmentId: Number(r.id),
     poolAddressId: Number(r.pool_address_id),

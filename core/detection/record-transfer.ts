@@ -260,7 +260,9 @@ export async function dropTransfers(tx: Tx, ctx: ServiceContext, transferIds: st
   if (transferIds.length === 0) return 0;
   const dropped = await tx
     .update(transfers)
-    .set({ status: 'dropped', droppedAt: ctx.clock.now(), credited: false })
+    // Only pending transfers are dropped, and a pending one was never credited: `credited` stays the
+    // order's and the deposit's to write.
+    .set({ status: 'dropped', droppedAt: ctx.clock.now() })
     .where(and(inArray(transfers.id, transferIds), eq(transfers.status, 'pending')))
     .returning({
       id: transfers.id,

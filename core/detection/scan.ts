@@ -1,6 +1,7 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import { chainCheckpoints, scannedBlocks } from '../../db/schema';
 import { prepareStatement } from '../../db/client';
+import { elapsedMs } from '../platform/clock';
 import { getCheckpoint, type Checkpoint } from './checkpoints';
 import { claimCheckpoint, initCheckpoint, recordHeadSeen, rememberBlocks, SCANNED_BLOCKS_KEPT, toCheckpoint } from './scan-position';
 import type { ServiceContext } from '../service/context';
@@ -47,8 +48,9 @@ export function currentRangeSize(ctx: ServiceContext, chainId: string): number {
 
 /** Operators must see a provider stuck behind the checkpoint: nothing is scanned meanwhile. */
 function warnBehind(ctx: ServiceContext, chainId: string, head: number, checkpoint: number): void {
-  const now = Date.now();
-  if (now - (ctx.detection.behindWarnings.get(chainId) ?? 0) < 60_000) return;
+  const now = elapsedMs();
+  const last = ctx.detection.behindWarnings.get(chainId);
+  if (last !== undefined && now - last < 60_000) return;
   ctx.detection.behindWarnings.set(chainId, now);
   ctx.logger.warn({ chainId, head, checkpoint }, 'provider head is behind the scan checkpoint: waiting for it to catch up');
 }
@@ -182,10 +184,10 @@ export interface ScanRun {
  * `unstable` (the chain moved under us) retries at once a few times.
  */
 export async function scanChain(ctx: ServiceContext, adapter: ChainAdapter, budgetMs = 5000): Promise<ScanRun> {
-  const started = Date.now();
+  const started = elapsedMs();
   const run: ScanRun = { ranges: 0, recorded: 0, lastStatus: 'idle' };
   let unstable = 0;
-  while (Date.now() - started < budgetMs) {
+  while (elapsedMs() - started < budgetMs) {
     const step = await scanChainOnce(ctx, adapter);
     // Metrics after the range's transaction: what was committed (core/metrics).
     countTransfersRecorded(adapter.chain.chainId, step.recorded);
