@@ -8,10 +8,11 @@ runMain(async () => {
   const config = loadConfig();
   const service = await createService(config, { kind: 'api' });
   const { ctx } = service;
-  const shutdown = shutdownInReverse(ctx.logger);
+  const shutdown = shutdownInReverse(ctx.logger, config.shutdownTimeoutMs);
   shutdown.add(() => service.close());
   const api = await startApi(ctx);
-  shutdown.add(() => api.close());
+  shutdown.atSignal(() => api.drain());
+  shutdown.add((deadline) => api.close(deadline));
   const metrics = await startMetricsServer(ctx, Object.values(api.queues));
   shutdown.add(() => metrics.close());
 });

@@ -8,16 +8,25 @@ import { startApi } from '../api/server';
 import { startWorkerProcess } from '../workers/runtime';
 
 /** Required on use, so that this file also runs where scripts/local-chain/ is left out (the image). */
-function localChainTooling(): typeof import('./local-chain/local-chain') & typeof import('./local-chain/dev-pool') & typeof import('./local-chain/tron/tron-local') {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return { ...require('./local-chain/local-chain'), ...require('./local-chain/dev-pool'), ...require('./local-chain/tron/tron-local') };
+function localChainTooling(): typeof import('./local-chain/local-chain') &
+  typeof import('./local-chain/dev-pool') &
+  typeof import('./local-chain/tron/tron-local') &
+  typeof import('./local-chain/solana/solana-local-chain') {
+  return {
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    ...require('./local-chain/local-chain'),
+    ...require('./local-chain/dev-pool'),
+    ...require('./local-chain/tron/tron-local'),
+    ...require('./local-chain/solana/solana-local-chain'),
+    /* eslint-enable @typescript-eslint/no-require-imports */
+  };
 }
 
 /** `npm start`: API and workers in one process, on local defaults. */
 runMain(async () => {
   const config = loadConfig();
   const { ctx, dbHandle } = await createService(config);
-  const shutdown = shutdownInReverse(ctx.logger);
+  const shutdown = shutdownInReverse(ctx.logger, config.shutdownTimeoutMs);
   shutdown.add(() => dbHandle.close());
 
   // NETWORK=local: the local chain runs inside this process (`npm run chain` runs it alone). Its
@@ -30,6 +39,9 @@ runMain(async () => {
   const tronLocal = config.network === 'local' && config.startLocalChain ? await localChainTooling().startTronLocal(ctx, config.tronLocal.port ?? 0) : null;
   if (tronLocal) shutdown.add(() => tronLocal.node.stop());
   if (tronLocal) process.stdout.write(`\n  Local chain tron-local on ${tronLocal.node.url} (USDT ${tronLocal.state.token})\n`);
+  const solanaLocal = config.network === 'local' && config.startLocalChain ? await localChainTooling().startSolanaLocalChain(ctx, config.solanaLocal.port ?? 0) : null;
+  if (solanaLocal) shutdown.add(() => solanaLocal.chain.stop());
+  if (solanaLocal) process.stdout.write(`\n  Local chain solana-local on ${solanaLocal.chain.url} (USDC ${solanaLocal.state.mints.USDC}, USDT ${solanaLocal.state.mints.USDT})\n`);
   if (localChain) process.stdout.write(`\n  Local chain ethereum-local on ${localChain.anvil.url} (tokens: ${(['USDT', 'USDC', 'DAI'] as const).map((c) => `${c} ${localChain.state.tokens[c]}`).join(', ')})\n`);
 
   if (config.network === 'local' && (await countOrganizations(ctx.db)) > 0) {
@@ -40,9 +52,10 @@ runMain(async () => {
   // The ports are taken before anything is created: a busy port fails the start before an
   // organization exists or a key is printed (a key printed by a process that then died is lost).
   const api = await startApi(ctx);
-  shutdown.add(() => api.close());
+  shutdown.atSignal(() => api.drain());
+  shutdown.add((deadline) => api.close(deadline));
   const workers = await startWorkerProcess(ctx);
-  shutdown.add(() => workers.close());
+  shutdown.add((deadline) => workers.close(deadline));
   const metrics = await startMetricsServer(ctx, Object.values(workers.queues));
   shutdown.add(() => metrics.close());
 
@@ -59,7 +72,7 @@ runMain(async () => {
     );
     if (config.network === 'local') {
       const { added } = await localChainTooling().seedLocalDevPool(ctx.db, organizationId);
-      process.stdout.write(`  Added ${added} watch-only development EVM and Tron addresses to its pool: pay orders with npm run pay -- <orderId> <amount>\n`);
+      process.stdout.write(`  Added ${added} watch-only development EVM, Tron and Solana addresses to its pool: pay orders with npm run pay -- <orderId> <amount>\n`);
     }
     process.stdout.write(
       `  Fill a pool: POST ${base}/api/v1/address-pool/derive {"protocol":"evm","masterPublicKey":"xpub…","count":1000}\n` +

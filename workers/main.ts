@@ -8,10 +8,10 @@ runMain(async () => {
   const config = loadConfig();
   const service = await createService(config, { kind: 'worker' });
   const { ctx } = service;
-  const shutdown = shutdownInReverse(ctx.logger);
+  const shutdown = shutdownInReverse(ctx.logger, config.shutdownTimeoutMs);
   shutdown.add(() => service.close());
   const workers = await startWorkerProcess(ctx);
-  shutdown.add(() => workers.close());
+  shutdown.add((deadline) => workers.close(deadline));
   const metrics = await startMetricsServer(ctx, Object.values(workers.queues));
   shutdown.add(() => metrics.close());
 });

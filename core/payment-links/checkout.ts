@@ -1,12 +1,12 @@
 import { and, eq } from 'drizzle-orm';
-import { orders } from '../../db/schema';
+import { orders, organizations } from '../../db/schema';
 import { parseAmount } from '../platform/amounts';
 import { AppError } from '../platform/errors';
 import { newId } from '../platform/ids';
 import type { ServiceContext } from '../service/context';
 import { createOrder } from '../orders/orders';
 import type { OrderRow } from '../views/order';
-import { linkStatus, PAYER_CHOOSES, PAYMENT_LINK_ID_KEY, type PaymentLinkRow } from './links';
+import { findPaymentLinkBySlug, linkStatus, PAYER_CHOOSES, PAYMENT_LINK_ID_KEY, type PaymentLinkRow } from './links';
 
 export interface CheckoutChoice {
   currency: string;
@@ -38,6 +38,26 @@ export function assertCheckoutOpen(ctx: Pick<ServiceContext, 'clock'>, link: Pay
 }
 
 /**
+ * The payer's choice checked against the link: an offered currency/chain pair (INVALID_CURRENCY
+ * otherwise) and the amount, the link's or, when the payer chooses, a valid one within minAmount
+ * and maxAmount (INVALID_AMOUNT with the bound in extra otherwise). Stores nothing.
+ */
+export function resolveCheckoutChoice(ctx: Pick<ServiceContext, 'registry'>, link: PaymentLinkRow, choice: CheckoutChoice): { currency: string; chainId: string; amount: string } {
+  const offered = link.currencies.find((c) => c.currency === choice.currency && c.chainId === choice.chainId);
+  if (!offered) throw new AppError('INVALID_CURRENCY', `${String(choice.currency)} on ${String(choice.chainId)} is not offered by this link`);
+  if (link.amount !== PAYER_CHOOSES) return { ...offered, amount: link.amount };
+  const decimals = ctx.registry.tokenDecimals(offered.chainId, offered.currency);
+  const units = parseAmount(choice.amount, decimals);
+  if (link.minAmount !== null && units < parseAmount(link.minAmount, decimals, 'minAmount')) {
+    throw new AppError('INVALID_AMOUNT', `The amount must be at least ${link.minAmount} ${offered.currency}`, undefined, { minAmount: link.minAmount });
+  }
+  if (link.maxAmount !== null && units > parseAmount(link.maxAmount, decimals, 'maxAmount')) {
+    throw new AppError('INVALID_AMOUNT', `The amount must be at most ${link.maxAmount} ${offered.currency}`, undefined, { maxAmount: link.maxAmount });
+  }
+  return { ...offered, amount: choice.amount as string };
+}
+
+/**
  * A checkout that proceeds: a fresh order for the payer's choice, made by the same operation as
  * POST /orders (createOrder) with an orderReference from the link, the link's metadata plus
  * paymentLinkId, and the link's redirects (the organization's defaults when it has none). The
@@ -46,26 +66,13 @@ export function assertCheckoutOpen(ctx: Pick<ServiceContext, 'clock'>, link: Pay
  */
 export async function createCheckoutOrder(ctx: ServiceContext, link: PaymentLinkRow, choice: CheckoutChoice): Promise<OrderRow> {
   assertCheckoutOpen(ctx, link);
-  const offered = link.currencies.find((c) => c.currency === choice.currency && c.chainId === choice.chainId);
-  if (!offered) throw new AppError('INVALID_CURRENCY', `${choice.currency} on ${choice.chainId} is not offered by this link`);
-  const decimals = ctx.registry.tokenDecimals(offered.chainId, offered.currency);
-  let amount = link.amount;
-  if (link.amount === PAYER_CHOOSES) {
-    const units = parseAmount(choice.amount, decimals);
-    if (link.minAmount !== null && units < parseAmount(link.minAmount, decimals, 'minAmount')) {
-      throw new AppError('INVALID_AMOUNT', `The amount must be at least ${link.minAmount} ${offered.currency}`, undefined, { minAmount: link.minAmount });
-    }
-    if (link.maxAmount !== null && units > parseAmount(link.maxAmount, decimals, 'maxAmount')) {
-      throw new AppError('INVALID_AMOUNT', `The amount must be at most ${link.maxAmount} ${offered.currency}`, undefined, { maxAmount: link.maxAmount });
-    }
-    amount = choice.amount as string;
-  }
+  const { currency, chainId, amount } = resolveCheckoutChoice(ctx, link, choice);
   try {
     return await createOrder(ctx, link.organizationId, {
       orderReference: `${link.id}/${newId('ord').slice(4)}`,
       amount,
-      currency: offered.currency,
-      chainId: offered.chainId,
+      currency,
+      chainId,
       successUrl: link.successUrl ?? undefined,
       cancelUrl: link.cancelUrl ?? undefined,
       metadata: { ...(link.metadata as Record<string, unknown>), [PAYMENT_LINK_ID_KEY]: link.id },
@@ -87,4 +94,12 @@ export async function findOpenCheckoutOrder(ctx: Pick<ServiceContext, 'db' | 'cl
     .where(and(eq(orders.payToken, payToken), eq(orders.organizationId, link.organizationId), eq(orders.status, 'pending')));
   if (!order || (order.metadata as Record<string, unknown>)[PAYMENT_LINK_ID_KEY] !== link.id) return null;
   return order.expiresAt.getTime() > ctx.clock.now().getTime() ? order : null;
+}
+
+/** What the checkout page shows of a link: the link and its seller's name. Null: no such slug. */
+export async function findCheckout(ctx: Pick<ServiceContext, 'db'>, slug: string): Promise<{ link: PaymentLinkRow; organizationName: string } | null> {
+  const link = await findPaymentLinkBySlug(ctx.db, slug);
+  if (!link) return null;
+  const [org] = await ctx.db.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, link.organizationId));
+  return { link, organizationName: org?.name ?? '' };
 }

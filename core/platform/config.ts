@@ -44,6 +44,16 @@ export interface Config {
   /** Prefix of every Redis key (queues, rate limits); tests use a fresh one per run. */
   redisPrefix: string;
   port: number;
+  /**
+   * SHUTDOWN_TIMEOUT_MS: how long a process drains after SIGTERM (in-flight requests and jobs, kept-alive
+   * connections told to close) before it force-closes what is left; below the orchestrator's grace period.
+   */
+  shutdownTimeoutMs: number;
+  /**
+   * DATABASE_REQUEST_TIMEOUT_MS: how long an HTTP request waits for the database (a connection, a
+   * statement) before it is answered 503 with Retry-After; an outage is answered fast, not after 10 s.
+   */
+  databaseRequestTimeoutMs: number;
   apiStyle: ApiStyle;
   network: NetworkName;
   publicBaseUrl: string;
@@ -82,6 +92,14 @@ export interface Config {
   maintenance: {
     /** A queue-like table is vacuumed once it has this many dead rows (core/maintenance). */
     vacuumMinDeadRows: number;
+  };
+  /** History retention (core/maintenance/history-retention.ts): RETENTION_*. */
+  retention: {
+    /** Delivered events, with their deliveries and attempts, older than this go; 0 keeps them. */
+    eventDays: number;
+    intervalMs: number;
+    batchSize: number;
+    maxBatchesPerRun: number;
   };
   /**
    * TRUST_PROXY: which peers may tell us the client's IP in X-Forwarded-For (Express's
@@ -131,6 +149,8 @@ export interface Config {
   localChainPort: number | null;
   /** tron-local (NETWORK=local): port (unset: free with `npm start`, 8090 with `npm run chain`), block time, solidification lag. */
   tronLocal: { port: number | null; blockTimeMs: number; solidificationLag: number };
+  /** solana-local (NETWORK=local): port (unset: free with `npm start`, 8899 with `npm run chain`), slot interval, finalization lag in blocks. */
+  solanaLocal: { port: number | null; slotMs: number; finalizationLag: number };
   /** ALLOW_INSECURE_PUBLIC_URL: an http:// PUBLIC_BASE_URL outside NETWORK=local was accepted on purpose. */
   allowInsecurePublicUrl: boolean;
   metrics: MetricsConfig;
@@ -243,8 +263,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const chainOverrides: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value && /^(RPC_URLS|RPC_WS_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|TRON_PRO_API_KEY)_[A-Z0-9_]+$/.test(name)) {
+    if (value && /^(RPC_URLS|RPC_WS_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|TRON_PRO_API_KEY|SOLANA_SCAN_MODE|RPC_REQUESTS_PER_SECOND)_[A-Z0-9_]+$/.test(name)) {
       chainOverrides[name] = value;
+      if (name.startsWith('SOLANA_SCAN_MODE_') && !['blocks', 'addresses'].includes(value.trim())) {
+        problems.push(`${name} must be blocks (a dedicated provider or own node) or addresses (public endpoints), got "${value}"`);
+      }
+      if (name.startsWith('RPC_REQUESTS_PER_SECOND_') && !/^\d{1,6}$/.test(value.trim())) {
+        problems.push(`${name} must be a whole number of requests per second per provider (0: unlimited), got "${value}"`);
+      }
       if (name.startsWith('EXPLORER_TX_URL_') && !/^https?:\/\/[^/\s]+\S*\{txHash\}/.test(value)) {
         problems.push(`${name} must be an http(s) URL containing {txHash}, e.g. https://etherscan.io/tx/{txHash}`);
       }
@@ -279,6 +305,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     redisUrl: read.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
     redisPrefix: read.pattern('REDIS_PREFIX', 'sg', /^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ or -'),
     port,
+    shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_MS', 20_000, 1000, 600_000),
+    databaseRequestTimeoutMs: read.integer('DATABASE_REQUEST_TIMEOUT_MS', 3000, 100, 120_000),
     apiStyle,
     network,
     publicBaseUrl,
@@ -320,6 +348,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maintenance: {
       vacuumMinDeadRows: read.integer('VACUUM_MIN_DEAD_ROWS', 5000, 1, 100_000_000),
     },
+    retention: {
+      eventDays: read.integer('RETENTION_EVENT_DAYS', 90, 0, 36_500),
+      intervalMs: read.integer('RETENTION_INTERVAL_MS', 600_000, 50, 86_400_000),
+      batchSize: read.integer('RETENTION_BATCH_SIZE', 1000, 1, 50_000),
+      maxBatchesPerRun: read.integer('RETENTION_MAX_BATCHES_PER_RUN', 100, 1, 100_000),
+    },
     chainStallAlertMs: read.integer('CHAIN_STALL_ALERT_SECONDS', 300, 10, 7 * 86_400) * 1000,
     trustProxy: parseTrustProxy(env.TRUST_PROXY, problems),
     pages: {
@@ -348,6 +382,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       port: read.integer('TRON_LOCAL_PORT', null, 0, 65535),
       blockTimeMs: read.integer('TRON_LOCAL_BLOCK_TIME_MS', 3000, 0, 600_000),
       solidificationLag: read.integer('TRON_LOCAL_SOLIDIFICATION_LAG', 2, 0, 1000),
+    },
+    solanaLocal: {
+      port: read.integer('SOLANA_LOCAL_PORT', null, 0, 65535),
+      slotMs: read.integer('SOLANA_LOCAL_SLOT_MS', 400, 0, 600_000),
+      finalizationLag: read.integer('SOLANA_LOCAL_FINALIZATION_LAG', 32, 1, 1000),
     },
     allowInsecurePublicUrl,
     metrics: {

@@ -11,6 +11,7 @@ import { runMigrations } from '../../db/migrate';
 import { lazyJobQueue } from '../jobs/bullmq-job-queue';
 import { loadLocalChainState } from '../chains/evm/local-chain-state';
 import { loadTronLocalState } from '../chains/tron/tron-local-state';
+import { loadSolanaLocalState } from '../chains/solana/solana-local-state';
 import { assertLocalChainTooling } from '../chains/local-tooling';
 
 export interface ServiceHandle {
@@ -33,7 +34,9 @@ export async function createService(
   if (config.network === 'local') assertLocalChainTooling();
   const logger = opts.logger ?? createLogger(config.logLevel);
   if (opts.migrate !== false) await runMigrations(config.databaseUrl);
-  const dbHandle = createDb(config.databaseUrl, { max: queryPoolSizeFor(config, opts.kind ?? 'worker') });
+  // A process that answers requests (the API, npm start): a database it cannot reach is a fast 503 (DATABASE_REQUEST_TIMEOUT_MS), not a hang.
+  const connectTimeoutMs = opts.kind !== 'worker' ? config.databaseRequestTimeoutMs : undefined;
+  const dbHandle = createDb(config.databaseUrl, { max: queryPoolSizeFor(config, opts.kind ?? 'worker'), connectTimeoutMs });
   await dbHandle.sql`select 1`;
   const registry = ChainRegistry.forNetwork(config.network, SCANNED_FAMILIES, config.chainOverrides);
   if (config.secretEncryptionKeyIsDefault) {
@@ -53,6 +56,7 @@ export async function createService(
   if (config.network === 'local') {
     await loadLocalChainState(ctx);
     await loadTronLocalState(ctx);
+    await loadSolanaLocalState(ctx);
   }
   return {
     ctx,

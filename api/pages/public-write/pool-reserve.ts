@@ -14,9 +14,9 @@ export interface PoolReserveOptions {
   /** The reserve: the larger of this share of the protocol's pool (percent) and `reserveMin` addresses. */
   reservePercent: number;
   reserveMin: number;
-  /** How long one take may hold the pool's lock (a crashed holder's lock lapses then). */
+  /** How long one take may hold the pool's lock (a crashed holder's lock lapses then); default 15 s. */
   lockTtlMs?: number;
-  /** How long a take waits for the lock before answering busy (503). */
+  /** How long a take waits for the lock before answering busy (503); default 5 s. */
   waitMs?: number;
 }
 
@@ -56,8 +56,8 @@ export class PoolReserveGuard {
   }
 
   private async lock(key: string, token: string): Promise<void> {
-    const ttl = this.options.lockTtlMs ?? 5000;
-    const deadline = Date.now() + (this.options.waitMs ?? 3000);
+    const ttl = this.options.lockTtlMs ?? 15_000;
+    const deadline = Date.now() + (this.options.waitMs ?? 5000);
     for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
       let got: string | null;
       try {

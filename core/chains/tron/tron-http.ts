@@ -1,3 +1,6 @@
+import { urlOrigin } from '../../platform/provider-urls';
+import { RequestLimiter } from '../request-limiter';
+
 /**
  * HTTP access to one Tron chain (java-tron full node / TronGrid HTTP API) over one or more
  * providers (design.md §3, issue 17).
@@ -76,35 +79,6 @@ export interface TronHttpOptions {
   logger?: TronHttpLogger;
 }
 
-/** Bounds requests in flight and their start rate for one provider. */
-class RequestLimiter {
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-  private nextStart = 0;
-
-  constructor(
-    private readonly maxConcurrent: number,
-    private readonly requestsPerSecond: number,
-  ) {}
-
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.active >= this.maxConcurrent) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.active++;
-    try {
-      if (this.requestsPerSecond > 0) {
-        const now = Date.now();
-        const start = Math.max(now, this.nextStart);
-        this.nextStart = start + 1000 / this.requestsPerSecond;
-        if (start > now) await new Promise((r) => setTimeout(r, start - now));
-      }
-      return await fn();
-    } finally {
-      this.active--;
-      this.waiting.shift()?.();
-    }
-  }
-}
-
 interface Provider {
   url: string;
   origin: string;
@@ -136,7 +110,7 @@ export class TronHttp {
     };
     this.providers = urls.map((url) => ({
       url: url.replace(/\/+$/, ''),
-      origin: originOf(url),
+      origin: urlOrigin(url),
       limiter: new RequestLimiter(this.opts.maxConcurrent, this.opts.requestsPerSecond),
       failures: 0,
       downUntil: 0,
@@ -256,12 +230,4 @@ export type TronView = 'wallet' | 'walletsolidity';
 function asBlock(answer: unknown): TronBlock | null {
   if (!answer || typeof answer !== 'object' || !('blockID' in answer)) return null;
   return answer as TronBlock;
-}
-
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return '(invalid URL)';
-  }
 }
