@@ -135,7 +135,10 @@ describe('merchant dashboard in a real browser (Chromium, anvil, worker process)
     expect(key).to.match(/^pk_/);
     await page.screenshot({ path: artifactPath('dashboard-2-api-key-created'), fullPage: true });
     const { stdout } = await run('curl', ['-s', '-H', `X-API-Key: ${key}`, `${base}/api/v1/orders?limit=1`]);
-    expect(JSON.parse(stdout)).to.have.property('success', true);
+    // Style B (the test default) answers a list as { data, pagination }.
+    expect(JSON.parse(stdout)).to.have.property('data').that.is.an('array');
+    const { stdout: refused } = await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-H', 'X-API-Key: pk_not_a_real_key_at_all_000000', `${base}/api/v1/orders`]);
+    expect(refused).to.equal('401');
     // Shown once: the list has its prefix only.
     await page.goto(`${base}/dashboard/settings/api-keys`);
     expect(await page.content()).to.contain('Shop server').and.not.contain(key);
@@ -205,13 +208,14 @@ describe('merchant dashboard in a real browser (Chromium, anvil, worker process)
     const { context, page } = await signedIn(owner);
     await page.getByRole('link', { name: 'Address pool' }).click();
     const before = await page.textContent('tr[data-protocol="evm"] td:nth-child(2)');
-    await page.getByLabel('Protocol', { exact: true }).selectOption('evm');
-    await page.getByLabel('CSV text (header: address[,derivation_index,master_public_key])').fill(
-      ['address', '0x1111111111111111111111111111111111111111', '0xnot-an-address', '0x2222222222222222222222222222222222222222'].join('\n'),
+    const form = page.getByRole('region', { name: 'Import addresses (CSV)' });
+    await form.getByLabel('Protocol', { exact: true }).selectOption('evm');
+    await form.getByLabel('CSV text (header: address,protocol[,derivation_index,master_public_key])').fill(
+      ['address,protocol', '0x1111111111111111111111111111111111111111,evm', '0xnot-an-address,evm', '0x2222222222222222222222222222222222222222,evm'].join('\n'),
     );
     await page.getByRole('button', { name: 'Import' }).click();
     const errors = page.locator('#import-errors');
-    expect(await errors.textContent()).to.contain('0xnot-an-address');
+    expect(await errors.textContent(), String(await errors.textContent())).to.contain('0xnot-an-address');
     expect(await page.textContent('#import-errors tbody tr td:first-child')).to.equal('3');
     expect(await page.textContent('tr[data-protocol="evm"] td:nth-child(2)')).to.equal(before);
     await page.screenshot({ path: artifactPath('dashboard-8-import-error'), fullPage: true });

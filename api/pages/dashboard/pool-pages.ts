@@ -43,7 +43,7 @@ ${admin
 <form method="post" action="/dashboard/pool/import">${csrf}
 <div class="row"><div><label for="imp-protocol">Protocol</label><select id="imp-protocol" name="protocol">${PROTOCOLS.map((p) => html`<option>${p}</option>`)}</select></div>
 <div><label for="imp-mode">Mode</label><select id="imp-mode" name="mode"><option value="self_managed">self_managed</option><option value="hd_wallet">hd_wallet</option></select></div></div>
-<label for="imp-csv">CSV text (header: address[,derivation_index,master_public_key])</label><textarea id="imp-csv" name="addresses" rows="8" required></textarea>
+<label for="imp-csv">CSV text (header: address,protocol[,derivation_index,master_public_key])</label><textarea id="imp-csv" name="addresses" rows="8" required></textarea>
 <p><button type="submit">Import</button></p></form></section>
 <section class="panel" aria-labelledby="der-h"><h2 id="der-h">Derive from an extended public key</h2>
 <form method="post" action="/dashboard/pool/derive" class="row">${csrf}
