@@ -49,6 +49,7 @@ describe('dashboard: sign-in, sessions, CSRF and permissions', function () {
     expect(overview.text).to.contain('Overview').and.contain(owner.email);
     expect(overview.headers['content-security-policy']).to.contain("script-src 'self'").and.contain("form-action 'self'");
     expect(overview.headers['cache-control']).to.equal('no-store');
+    expect((await c.get('/dashboard/no-such-page')).status).to.equal(404);
   });
 
   it('in a deployment other than local, the session cookie is Secure with the __Host- prefix', async () => {

@@ -28,7 +28,7 @@ function dailyChart(daily: Overview['daily']): Html {
       return `<rect x="${i * w + 1}" y="${100 - h}" width="${w - 2}" height="${h}"><title>${d.day}: ${d.volume.toFixed(2)} (${d.count} orders)</title></rect>`;
     })
     .join('');
-  return trustedHtml(`<svg class="chart" viewBox="0 0 ${daily.length * w} 100" role="img" aria-label="Completed order volume per day, last 30 days" xmlns="http://www.w3.org/2000/svg">${bars}</svg>`);
+  return trustedHtml(`<svg class="chart" viewBox="0 0 ${daily.length * w} 100" preserveAspectRatio="none" role="img" aria-label="Completed order volume per day, last 30 days" xmlns="http://www.w3.org/2000/svg">${bars}</svg>`);
 }
 
 export function mountOverviewPages(app: Express, d: Dashboard): void {
