@@ -4,6 +4,7 @@ import { depositBindings, deposits, orders, transfers } from '../../db/schema';
 import { PROTOCOLS } from '../chains/registry';
 import { normalizeAddress } from '../chains/addresses';
 import { notFound } from '../platform/errors';
+import { paginate } from '../platform/sql-fragments';
 
 /**
  * Reading transfers (GET /transfers): the one record of on-chain token movements into pool
@@ -89,17 +90,19 @@ export async function listTransfers(
   const filter = and(...where);
   const column = SORT_COLUMNS[q.sortBy];
   const direction = q.sortOrder === 'asc' ? asc : desc;
-  const rows = await selectTransfers(db)
-    .where(filter)
-    // Only confirmedAt may be null (and sorts its nulls last either way). The others sort plainly,
-    // so the default order, newest first, is (organization_id, created_at) read backwards: with
-    // `nulls last` Postgres sorted every row of the organization (1 s at 250,000, bench:scale).
-    .orderBy(
-      q.sortBy !== 'confirmedAt' ? direction(column) : q.sortOrder === 'asc' ? sql`${column} asc nulls last` : sql`${column} desc nulls last`,
-      direction(transfers.id),
-    )
-    .limit(q.limit)
-    .offset((q.page - 1) * q.limit);
+  const rows = await paginate(
+    selectTransfers(db)
+      .where(filter)
+      // Only confirmedAt may be null (and sorts its nulls last either way). The others sort plainly,
+      // so the default order, newest first, is (organization_id, created_at) read backwards: with
+      // `nulls last` Postgres sorted every row of the organization (1 s at 250,000, bench:scale).
+      .orderBy(
+        q.sortBy !== 'confirmedAt' ? direction(column) : q.sortOrder === 'asc' ? sql`${column} asc nulls last` : sql`${column} desc nulls last`,
+        direction(transfers.id),
+      )
+      .$dynamic(),
+    q,
+  );
   const [{ total }] = await db
     .select({ total: count() })
     .from(transfers)
