@@ -31,7 +31,7 @@ export interface AlertEmailRun {
 }
 
 /** This context's transporter for `url` (kept on the context: contexts share none). */
-function transporter(ctx: Pick<ServiceContext, 'memory'>, url: string): Transporter {
+export function transporter(ctx: Pick<ServiceContext, 'memory'>, url: string): Transporter {
   const transporters = ctx.memory.mailTransporters;
   let t = transporters.get(url);
   if (!t) transporters.set(url, (t = nodemailer.createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 })));
