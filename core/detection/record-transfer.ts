@@ -235,6 +235,10 @@ function logPaymentSeen(ctx: ServiceContext, t: typeof transfers.$inferInsert): 
     orderId: t.orderId,
     depositBindingId: t.depositBindingId,
     attributed: !!(t.orderId || t.depositBindingId),
+    // Why nobody (README "Attribution"), and the evidence it was decided on.
+    unattributedReason: t.unattributedReason ?? null,
+    minedAfter: t.minedAfter ?? null,
+    minedBy: t.minedBy ?? null,
     counted: t.counted,
     chainId: t.chainId,
     currency: t.currency,

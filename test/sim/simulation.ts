@@ -340,6 +340,33 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     };
     const pay = (family: Family, to: string, currency: Currency, amount: bigint, ref: string) =>
       sendTx(family, [{ to, currency, amount, ref }], { ref, to, currency, amount: amount.toString() });
+    /**
+     * The intent oracle judges a payment by what it was meant for, so a payer pays only where that
+     * is fair to ask of any service: to an address its holder still holds, or one cooling down long
+     * enough (5 s) that nobody else can hold it when the payment is mined. A payment to an address
+     * another holder took meanwhile, or back in the pool (it may be handed out the next instant), is
+     * indistinguishable on chain from that holder's payer: such a payment is not sent (traced).
+     */
+    const fairToPay = async (address: string, holder: { orderId?: string; depositRef?: string } | null): Promise<boolean> => {
+      const [row] = await db!.sql<{ status: string; cooldown_left_ms: number | null; order_id: string | null; deposit_reference: string | null }[]>`
+        select p.status, (extract(epoch from p.cooldown_until - now()) * 1000)::float8 as cooldown_left_ms, a.order_id, b.deposit_reference
+        from pool_addresses p
+        left join address_assignments a on a.pool_address_id = p.id and a.ended_at is null
+        left join deposit_bindings b on b.id = a.deposit_binding_id
+        where p.address = ${address}`;
+      if (!row) return false;
+      if (row.status === 'cooldown') return (row.cooldown_left_ms ?? 0) > 5_000;
+      if (!holder) return false;
+      return (holder.orderId !== undefined && row.order_id === holder.orderId) || (holder.depositRef !== undefined && row.deposit_reference === holder.depositRef);
+    };
+    const payFairly = async (family: Family, to: string, currency: Currency, amount: bigint, ref: string, holder: { orderId?: string; depositRef?: string } | null, batched = false) => {
+      if (!(await fairToPay(to, holder))) {
+        trace.add('payment-not-sent', { ref, to, reason: 'the address is back in the pool or another holder has it' });
+        return;
+      }
+      if (batched) batch[family].push({ to, currency, amount, ref });
+      else await pay(family, to, currency, amount, ref);
+    };
     // Batched payments wait here and go out together, several transfers in one transaction.
     const batch: Record<Family, Item[]> = { evm: [], tron: [] };
     const flushBatch = async () => {
@@ -402,8 +429,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       for (const p of o.payments) {
         const send = async () => {
           const value = amount(p.partsPerMillion, p.currency);
-          if (p.batched) batch[o.family].push({ to: address, currency: p.currency, amount: value, ref });
-          else await pay(o.family, address, p.currency, value, ref);
+          await payFairly(o.family, address, p.currency, value, ref, { orderId: id }, p.batched);
         };
         const t = p.timing;
         if (t.phase === 'instant') jobs.push(sleep(c + t.offsetMs - Date.now()).then(send));
@@ -429,13 +455,22 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       await Promise.all(jobs);
     };
     for (const o of scenario.orders) at(o.createAtMs, () => runOrder(o));
-    // Strays: a pool address of the organization, whatever its state, paid for nothing.
+    // Strays: a pool address of the organization paid for nothing.
     for (const st of scenario.strays) {
       at(st.atMs, async () => {
-        const candidates = orgs[st.org].pool.filter((a) => (st.family === 'evm') === a.startsWith('0x'));
-        if (candidates.length === 0) return;
+        // An address of the organization that nobody holds and nobody can take before it is mined (cooling down).
+        const candidates = (
+          await db!.sql<{ address: string }[]>`
+            select address from pool_addresses
+            where organization_id = ${orgs[st.org].id} and protocol = ${st.family} and status = 'cooldown' and cooldown_until > now() + interval '5 seconds'
+            order by id`
+        ).map((r) => r.address);
+        if (candidates.length === 0) {
+          trace.add('payment-not-sent', { ref: `sim-${opts.seed}-s${st.n}`, reason: 'no address cooling down' });
+          return;
+        }
         const to = candidates[(st.n * 7919) % candidates.length];
-        await pay(st.family, to, st.currency, units(st.hundredths, st.currency), `sim-${opts.seed}-s${st.n}`);
+        await payFairly(st.family, to, st.currency, units(st.hundredths, st.currency), `sim-${opts.seed}-s${st.n}`, null);
       });
     }
 
@@ -460,8 +495,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
         const jobs = d.payments.map((p) =>
           sleep(t0 + p.atMs - Date.now()).then(async () => {
             const value = units(p.hundredths, p.currency);
-            if (p.batched) batch[d.family].push({ to: address, currency: p.currency, amount: value, ref });
-            else await pay(d.family, address, p.currency, value, ref);
+            await payFairly(d.family, address, p.currency, value, ref, { depositRef: ref }, p.batched);
           }),
         );
         if (d.unbindAtMs !== null) {
@@ -471,7 +505,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
               trace.add('unbind', { ref, address });
               const after = d.paidAfterUnbind!;
               await sleep(t0 + after.atMs - Date.now());
-              await pay(d.family, address, after.currency, units(after.hundredths, after.currency), `${ref}-after-unbind`);
+              await payFairly(d.family, address, after.currency, units(after.hundredths, after.currency), `${ref}-after-unbind`, { depositRef: ref });
             }),
           );
         }
