@@ -35,6 +35,7 @@ import { startWorkerProcess } from '../../workers/runtime';
 import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
 import { startSolanaLocal, type RunningSolanaLocal } from '../local-chain/solana/solana-local';
 import { SolanaLocalClient } from '../local-chain/solana/payer';
+import { solanaLocalStateOf } from '../local-chain/solana/solana-local-chain';
 import { benchStore, completionLatency, insertPool, ms, reportLatencies, sleep } from './scan-support';
 import { runBench } from './bench-kit';
 
@@ -56,8 +57,7 @@ async function main(): Promise<void> {
   let workers: Awaited<ReturnType<typeof startWorkerProcess>> | null = null;
   try {
     const registry = ChainRegistry.forNetwork('local', SCANNED_FAMILIES);
-    const useChain = (c: RunningSolanaLocal) =>
-      applySolanaLocalState(registry, { rpcUrl: c.url, genesisHash: c.info.genesisHash, mints: { USDC: c.info.mints.USDC, USDT: c.info.mints.USDT }, confirmationLag: c.node.confirmationLag, finalizationLag: c.node.finalizationLag, startedAt: new Date().toISOString() });
+    const useChain = (c: RunningSolanaLocal) => applySolanaLocalState(registry, solanaLocalStateOf(c));
     useChain(chain);
     const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix), detection: new DetectionState(), memory: newProcessMemory(config) };
     const sol = registry.get(SOLANA_LOCAL_CHAIN_ID)!;

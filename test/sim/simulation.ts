@@ -8,7 +8,8 @@ import { deployTestTokens, TEST_TOKEN_ABI } from '../../scripts/local-chain/test
 import { CHAIN_DEFINITIONS } from '../../core/chains/chains.data';
 import { envKey } from '../../core/chains/registry';
 import { TRON_LOCAL_STATE_KEY, type TronLocalState } from '../../core/chains/tron/tron-local-state';
-import { SOLANA_LOCAL_STATE_KEY, type SolanaLocalState } from '../../core/chains/solana/solana-local-state';
+import { SOLANA_LOCAL_STATE_KEY } from '../../core/chains/solana/solana-local-state';
+import { solanaLocalStateOf } from '../../scripts/local-chain/solana/solana-local-chain';
 import { createOrganization } from '../../core/organizations/organizations';
 import { setServiceState } from '../../core/platform/service-state';
 import { createDb, type DbHandle } from '../../db/client';
@@ -217,15 +218,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     const tronState: TronLocalState = { rpcUrl: tronProxy.url, genesisHash: tron.node.genesisHash, token: tron.token, startedAt: new Date().toISOString(), solidificationLag: TRON_SOLIDIFICATION_LAG };
     await setServiceState(db.db, TRON_LOCAL_STATE_KEY, tronState);
     solanaProxy = await startFaultyRpcProxy(solana.chain.url, rng.fork('solana-rpc'));
-    const solanaState: SolanaLocalState = {
-      rpcUrl: solanaProxy.url,
-      genesisHash: solana.chain.info.genesisHash,
-      mints: solana.mints,
-      confirmationLag: solana.chain.node.confirmationLag,
-      finalizationLag: solana.chain.node.finalizationLag,
-      startedAt: new Date().toISOString(),
-    };
-    await setServiceState(db.db, SOLANA_LOCAL_STATE_KEY, solanaState);
+    await setServiceState(db.db, SOLANA_LOCAL_STATE_KEY, solanaLocalStateOf(solana.chain, solanaProxy.url));
     receiver = await startChaosReceiver(rng.fork('receiver'), { timeoutMs: WEBHOOK_TIMEOUT_MS });
 
     const orgs: { id: string; key: string; pool: string[] }[] = [];

@@ -5,7 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import type { ServiceContext } from '../../core/service/context';
-import { applySolanaLocalState, SOLANA_LOCAL_CHAIN_ID, SOLANA_LOCAL_STATE_KEY, solanaFinalizationDepth, type SolanaLocalState } from '../../core/chains/solana/solana-local-state';
+import { applySolanaLocalState, SOLANA_LOCAL_CHAIN_ID, SOLANA_LOCAL_STATE_KEY, solanaFinalizationDepth } from '../../core/chains/solana/solana-local-state';
+import { solanaLocalStateOf } from '../../scripts/local-chain/solana/solana-local-chain';
 import { runChainConfirmations, runChainScan } from '../../core/detection/monitor';
 import { setServiceState } from '../../core/platform/service-state';
 import { chainCheckpoints, events, scannedBlocks } from '../../db/schema';
@@ -58,19 +59,17 @@ describe('solana over the HTTP API, styles A and B (solana-local)', function () 
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'solana-api-'));
     chain = await startSolanaLocal({ dataDir: dir, port: 0, slotMs: 100, finalizationLag: FINALIZATION_LAG });
-    const state: SolanaLocalState = {
-      rpcUrl: chain.url,
-      genesisHash: chain.info.genesisHash,
-      mints: { USDC: chain.info.mints.USDC, USDT: chain.info.mints.USDT },
-      confirmationLag: chain.node.confirmationLag,
-      finalizationLag: chain.node.finalizationLag,
-      startedAt: new Date().toISOString(),
-    };
+    const state = solanaLocalStateOf(chain);
     for (const { deps } of Object.values(apps)) applySolanaLocalState(deps.registry, state);
     await setServiceState(testDb(), SOLANA_LOCAL_STATE_KEY, state); // what `npm start` records for every process
     await testDb().delete(chainCheckpoints).where(eq(chainCheckpoints.chainId, SOLANA_LOCAL_CHAIN_ID));
     await testDb().delete(scannedBlocks).where(eq(scannedBlocks.chainId, SOLANA_LOCAL_CHAIN_ID));
-    await settle(apps.a.deps); // the checkpoint starts at the head
+    // The checkpoint starts at the head; the new chain's mints are confirmed a slot after its start
+    // (until then the token check fails the run, as it would a worker's first tick, and is asked again).
+    for (const deadline = Date.now() + 10_000; ; await new Promise((r) => setTimeout(r, 100))) {
+      const ok = await settle(apps.a.deps).then(() => true, (err: Error) => (Date.now() > deadline ? Promise.reject(err) : false));
+      if (ok) break;
+    }
   });
   after(async () => {
     await chain?.stop();
