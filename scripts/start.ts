@@ -1,5 +1,6 @@
 import { loadConfig } from '../core/platform/config';
 import { countOrganizations, createOrganization } from '../core/organizations/organizations';
+import { operatorSignInLink } from '../core/users/users';
 import { runMain, shutdownInReverse } from '../core/platform/process';
 import { createService } from '../core/service/service';
 import { startMetricsServer } from '../core/metrics/server';
@@ -63,9 +64,11 @@ runMain(async () => {
     const { organizationId, ownerKey } = await createOrganization(ctx.db, 'Local organization');
     const base = `http://localhost:${api.port}`;
     // The one exception to "no secret in output": printed once, on the terminal, never logged.
+    const signIn = await operatorSignInLink(ctx.db, { organizationId, email: config.dashboard.firstOwnerEmail, role: 'owner', now: new Date() });
     process.stdout.write(
       `\n  Created organization ${organizationId}\n  Owner API key (shown once, store it now): ${ownerKey.key}\n` +
-        `  Try: curl -H "X-API-Key: ${ownerKey.key}" ${base}/api/v1/organizations\n`,
+        `  Try: curl -H "X-API-Key: ${ownerKey.key}" ${base}/api/v1/organizations\n` +
+        `  Dashboard: one-time sign-in link for ${signIn.user.email} (24 hours; set a password there): ${base}/dashboard/link/${signIn.token}\n`,
     );
     if (config.network === 'local') {
       const { added } = await localChainTooling().seedLocalDevPool(ctx.db, organizationId);
