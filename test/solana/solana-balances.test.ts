@@ -68,6 +68,22 @@ describe('Solana credits from token balance changes (recorded mainnet answers)',
     expect(creditsOf(asBigints, MINTS).map((c) => [c.accountIndex, c.amount])).to.deep.equal([[3, 42n]]);
   });
 
+  it('a Token-2022 account is credited what arrived (a transfer fee withheld is not counted); an unknown token program is not credited', () => {
+    const tx = fixture<RpcTransaction>('gettransaction.v0-usdc.mainnet-328883613.json');
+    const TOKEN_2022 = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
+    // A transfer of 100 with a 1 % fee: the sender's account falls by 100, the recipient's rises by 99.
+    const under = (program: string): RpcTransaction => ({
+      ...tx,
+      meta: {
+        ...tx.meta!,
+        preTokenBalances: tx.meta!.preTokenBalances!.map((b) => ({ ...b, programId: program, uiTokenAmount: { ...b.uiTokenAmount, amount: Number(b.accountIndex) === 3 ? '1000' : '5000' } })),
+        postTokenBalances: tx.meta!.postTokenBalances!.map((b) => ({ ...b, programId: program, uiTokenAmount: { ...b.uiTokenAmount, amount: Number(b.accountIndex) === 3 ? '1099' : '4900' } })),
+      },
+    });
+    expect(creditsOf(under(TOKEN_2022), MINTS).map((c) => [c.accountIndex, c.amount])).to.deep.equal([[3, 99n]]);
+    expect(creditsOf(under('11111111111111111111111111111111'), MINTS)).to.deep.equal([]);
+  });
+
   it('a token account created in the transaction (no pre entry) counts from 0; an account re-created under another mint does not carry the old balance', () => {
     const tx = fixture<RpcTransaction>('gettransaction.v0-usdc.mainnet-328883613.json');
     const fresh: RpcTransaction = { ...tx, meta: { ...tx.meta!, preTokenBalances: tx.meta!.preTokenBalances!.filter((b) => Number(b.accountIndex) !== 3) } };
