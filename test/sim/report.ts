@@ -1,3 +1,4 @@
+import { formatIntent } from './intent';
 import type { SimReport } from './simulation';
 
 /** The summary the CLI prints (and the test shows on failure). */
@@ -17,6 +18,7 @@ export function formatReport(r: SimReport): string {
     `skipped slots         ${r.skippedSlots ?? 0} (solana-local)`,
     `mismatches            ${r.mismatches.length}`,
     `invariant violations  ${r.violations.length}`,
+    ...(r.intent ? formatIntent(r.intent) : ['credited to something it was not meant for: not judged (the run did not finish)']),
     `webhook events        expected ${r.webhooks.expected}, delivered ${r.webhooks.delivered}, duplicated ${r.webhooks.duplicated} (${r.webhooks.posts} POSTs)`,
     `wall time             ${(r.wallMs / 1000).toFixed(1)} s`,
   ];
