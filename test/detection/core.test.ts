@@ -234,6 +234,35 @@ describe('detection core with an in-memory chain', function () {
       expect(after.status).to.equal('completed');
     });
 
+    it('a payment dropped by a reorg and re-mined after the grace end no longer counts: its flag and the order agree', async () => {
+      const { ctx, chain } = setUp();
+      const org = await createTestOrg('memory remined late');
+      await seedPoolAddresses(org.organizationId, 'evm', 1);
+      chain.mineEmpty(2);
+      await scanChain(ctx, chain);
+      const order = await orderAt(ctx, chain, org.organizationId);
+      const tx = newTxHash();
+      chain.mine([{ txHash: tx, to: order.address, amount: 20n }], Math.floor(order.createdAt.getTime() / 1000) + 1);
+      await scanChain(ctx, chain);
+      const [first] = await rowsOf(ctx, chain.chain.chainId);
+      expect(first).to.include({ orderId: order.id, counted: true, status: 'pending' });
+      // Orphaned while pending, then mined again in a block stamped after the order's grace end.
+      chain.reorgFrom(chain.tip.number);
+      await scanChain(ctx, chain);
+      const late = Math.floor(order.graceEndsAt.getTime() / 1000) + 5;
+      chain.mine([{ txHash: tx, to: order.address, amount: 20n }], late);
+      chain.mineEmpty(12);
+      clockOf(ctx).advance((late + 20) * 1000 - ctx.clock.now().getTime());
+      await scanChain(ctx, chain);
+      await updateConfirmations(ctx, chain);
+      const rows = await rowsOf(ctx, chain.chain.chainId);
+      expect(rows).to.have.length(1);
+      expect(rows[0]).to.include({ id: first.id, orderId: order.id, counted: false, status: 'confirmed' });
+      const [after] = await ctx.db.select().from(orders).where(eq(orders.id, order.id));
+      expect(after.status).to.equal('expired');
+      expect(after.amountReceived).to.equal(0n);
+    });
+
     it('a block the scanner saw before the order began is not the order\'s, however it is stamped (no_holder)', async () => {
       const { ctx, chain } = setUp();
       const org = await createTestOrg('memory skew 2');
