@@ -6,7 +6,7 @@ import type { ServiceContext } from '../service/context';
 import { findWatchedAddresses, recordTransfers } from './record-transfer';
 import { RangeTooLargeError, UnstableChainError, type BlockRef, type ChainAdapter, type ChainTransfer } from './adapter';
 import { applyReorg, findForkPoint } from './reorg';
-import { countTransfersRecorded, observeChainHead } from '../platform/metrics';
+import { countTransfersRecorded } from '../platform/metrics';
 
 /**
  * The scan job of one chain, for every protocol family (design.md §4, §4b):
@@ -166,7 +166,6 @@ export async function scanChain(ctx: ServiceContext, adapter: ChainAdapter, budg
     const step = await scanChainOnce(ctx, adapter);
     // Metrics after the range's transaction: what was committed (core/metrics).
     countTransfersRecorded(adapter.chain.chainId, step.recorded);
-    if (step.head !== undefined) observeChainHead(adapter.chain.chainId, step.head);
     run.lastStatus = step.status;
     run.recorded += step.recorded;
     if (step.head !== undefined) run.head = step.head;
