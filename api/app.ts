@@ -16,10 +16,18 @@ import { docsPolicy, securityHeaderSetter } from './security-headers';
 import { mountPublicPages } from './pages';
 import { databaseOutageError } from './database-outage';
 import { MAX_URL_LENGTH } from './client-errors';
+import { compileTrustProxy } from './client-ip';
 
-export interface App extends express.Express {
+/**
+ * The HTTP app: a request listener (http.createServer(app), supertest) that answers the status
+ * endpoint's early path or hands the request to the Express app.
+ */
+export interface App {
+  (req: IncomingMessage, res: ServerResponse): void;
   /** Every declared /api/v1 route (the OpenAPI source; tests walk it). */
   routeTable: ApiBuilder['routes'];
+  /** The Express app behind the early path: every request but the status endpoint's canonical form. */
+  express: express.Express;
 }
 
 /**
@@ -42,12 +50,14 @@ export function inOneLayer(...steps: RequestHandler[]): RequestHandler {
 
 /** Builds the HTTP app. It does not listen: entry points and supertest do. */
 export function createApp(config: Config, deps: ApiDeps): App {
-  const app = express() as unknown as App;
+  const app = express();
   app.disable('x-powered-by');
   // Every answer is per-request JSON: hashing each body for an ETag buys nothing.
   app.set('etag', false);
   // Who may tell us the client's IP (per-IP limits of the public pages): TRUST_PROXY, default nobody.
-  app.set('trust proxy', config.trustProxy);
+  // Compiled once; req.ip and the status endpoint's early path both use it.
+  const trustProxy = compileTrustProxy(config.trustProxy);
+  app.set('trust proxy', trustProxy);
   const format = new WireFormat(config.apiStyle);
 
   const securityHeaders = securityHeaderSetter({ https: config.publicBaseUrl.startsWith('https://') });
@@ -61,7 +71,7 @@ export function createApp(config: Config, deps: ApiDeps): App {
   app.get('/health', healthHandler(deps));
   // The public pages (/static, /pay) before the API's routes: their paths never meet, and a page
   // request then does not walk every /api/v1 route layer first.
-  const { payStatus, notFoundPage } = mountPublicPages(app, deps, { securityHeaders });
+  const { payStatus, notFoundPage } = mountPublicPages(app, deps, { securityHeaders, trustProxy });
 
   const api = new ApiBuilder(deps, format, app, '/api/v1');
   registerRoutes(api, deps);
@@ -98,17 +108,13 @@ export function createApp(config: Config, deps: ApiDeps): App {
   });
 
   // GET /pay/<token>/status, every open payment page's poll, is answered before the router
-  // (api/pages/pay/status-endpoint.ts); everything else, its other forms included, is routed.
-  // (Express's app function calls app.handle, which runs the router.)
-  type Handle = (req: IncomingMessage, res: ServerResponse, callback?: (err?: unknown) => void) => void;
-  const withHandle = app as unknown as { handle: Handle };
-  const route = withHandle.handle;
-  withHandle.handle = function handle(this: unknown, req, res, callback) {
-    if (!payStatus(req, res)) route.call(this, req, res, callback);
-  };
-
-  app.routeTable = api.routes;
-  return app;
+  // (api/pages/pay/status-endpoint.ts); everything else, its other forms included, goes to Express.
+  const listener = ((req: IncomingMessage, res: ServerResponse) => {
+    if (!payStatus(req, res)) app(req, res);
+  }) as App;
+  listener.routeTable = api.routes;
+  listener.express = app;
+  return listener;
 }
 
 /** Body-parser and unknown errors mapped to the public error codes, in one place. */

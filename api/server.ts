@@ -47,7 +47,7 @@ export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
   const keyCache = createKeyCache(ctx);
   // The status endpoint's memory of open orders, kept honest by a LISTEN connection of its own.
   const paymentPages = new PaymentPageCache();
-  const pageListener = await listenForPaymentPageChanges(ctx.config.databaseUrl, paymentPages, ctx.logger);
+  const pageListener = await listenForPaymentPageChanges({ databaseUrl: ctx.config.databaseUrl, db: ctx.db }, paymentPages, ctx.logger);
   // Jobs go out on the API's own fail-fast connection: a request gets an answer, not a hang.
   const app = createApp(ctx.config, { ...ctx, redis, pageLimitRedis, queues, jobs: bullJobQueue(queues), keyCache, paymentPages });
   const server = http.createServer(app);

@@ -3,16 +3,19 @@ import type express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import type { ApiDeps } from '../deps';
 import { logRequestError } from '../request-log';
+import { clientIpOf, type TrustProxy } from '../client-ip';
 import { ipRateLimit, ipRateLimiter } from './ip-rate-limit';
 import { payStatusEndpoint } from './pay/status-endpoint';
 import { pageFailure, payRoutes, sendPageError, type PageHandler } from './pay/pay-routes';
 import { publicPageHeaders, publicPageHeaderSetter } from './public-headers';
 import { ASSETS_PATH, staticAssets } from './static-assets';
+import { checkoutRoutes } from './checkout/checkout-routes';
+import { mountDashboard } from './dashboard';
 
 /**
  * The public, browser-facing part of the service (design.md §6a): our static assets and the
- * payment page, behind the public pages' headers and a per-client-IP limit. Wave 3's checkout and
- * dashboard mount their routes here on the same layer.
+ * payment page and the payment links' checkout (/l/<slug>), behind the public pages' headers and a
+ * per-client-IP limit. Wave 3's dashboard mounts its routes here on the same layer.
  *
  * Mounted on the app itself, ahead of the /api/v1 routes (api/app.ts), and each page is one
  * Express layer running its steps (headers, limit, handler, error page) rather than nested
@@ -27,7 +30,7 @@ import { ASSETS_PATH, staticAssets } from './static-assets';
 export function mountPublicPages(
   app: express.Express,
   deps: ApiDeps,
-  options: { securityHeaders: (res: ServerResponse) => void },
+  options: { securityHeaders: (res: ServerResponse) => void; trustProxy: TrustProxy },
 ): { payStatus: (req: IncomingMessage, res: ServerResponse) => boolean; notFoundPage: express.RequestHandler } {
   const headersConfig = { frameAncestors: deps.config.pages.frameAncestors };
   app.use(ASSETS_PATH, publicPageHeaders(headersConfig), staticAssets());
@@ -59,16 +62,18 @@ export function mountPublicPages(
   // Anything else under /pay (any method): the not-found page, behind the same headers and limit.
   const notFoundPage = page(async (req, res) => sendPageError(req, res, 404, 'notFound'));
   app.use('/pay', notFoundPage);
+  // Payment links' checkout (its posts go through the public write kit, api/pages/public-write/).
+  for (const { method, path, handler } of checkoutRoutes(deps)) app[method](path, page(handler as unknown as PageHandler));
+  app.use('/l', notFoundPage);
+  mountDashboard(app, deps, { setHeaders });
 
   // The status endpoint's canonical form, answered before the router (the app calls it first).
   // Its limit counts under the same Redis key as the pages': one budget per client IP.
-  // The client IP exactly as the routed pages get it: Express's req.ip getter (proxy-addr with the
-  // app's compiled TRUST_PROXY), read off the prototype the app gives its requests.
-  const ipOf = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(app.request), 'ip')!.get!;
+  // The client IP exactly as the routed pages get it (req.ip): proxy-addr with the app's compiled TRUST_PROXY.
   const payStatus = payStatusEndpoint(deps, {
     securityHeaders: options.securityHeaders,
     pageHeaders: setHeaders,
-    clientIp: (req) => ipOf.call({ app, headers: req.headers, socket: req.socket, connection: req.socket }) as string | undefined,
+    clientIp: (req) => clientIpOf(req, options.trustProxy),
     limit: ipRateLimiter(limitOptions),
   });
   return { payStatus, notFoundPage: notFoundPage as unknown as express.RequestHandler };

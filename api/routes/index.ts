@@ -5,6 +5,7 @@ import { registerConfigRoutes } from './config.routes';
 import { registerDepositRoutes } from './deposits.routes';
 import { registerOrganizationRoutes } from './organizations.routes';
 import { registerOrderRoutes } from './orders.routes';
+import { registerPaymentLinkRoutes } from './payment-links.routes';
 import { registerWebhookRoutes } from './webhooks.routes';
 import { registerTransferRoutes } from './transfers.routes';
 
@@ -17,4 +18,5 @@ export function registerRoutes(api: ApiBuilder, deps: ApiDeps): void {
   registerAddressPoolRoutes(api, deps);
   registerOrderRoutes(api, deps);
   registerWebhookRoutes(api, deps);
+  registerPaymentLinkRoutes(api, deps);
 }
