@@ -175,10 +175,11 @@ async function confirmVerified(ctx: ServiceContext, chain: Chain, head: number, 
       const [deposit] = await tx.select({ id: deposits.id }).from(deposits).where(eq(deposits.transferId, t.id));
       await tx
         .update(transfers)
-        .set({ status: 'confirmed', confirmations, confirmedAt: ctx.clock.now(), credited: !!deposit })
+        .set({ status: 'confirmed', confirmations, confirmedAt: ctx.clock.now() })
         .where(eq(transfers.id, t.id));
+      // `credited` is written by the deposit and order state code only: confirming the deposit
+      // credits its transfer; the order's one state function credits its counted confirmed ones.
       if (deposit) await confirmDeposit(tx, ctx, t.id);
-      // The order's one state function decides (and credits the counted confirmed transfers).
       if (row.orderId) await recomputeOrder(tx, ctx, row.orderId);
       return true;
     });

@@ -50,7 +50,7 @@ export async function applyReorg(ctx: ServiceContext, adapter: ChainAdapter, cp:
   const orphanedIds = above.filter((t) => canonical.get(t.blockNumber) !== t.blockHash).map((t) => t.id);
 
   const result = await ctx.db.transaction(async (tx) => {
-    if (!(await claimCheckpoint(tx, cp, head, ctx.clock.now()))) return null;
+    if (!(await claimCheckpoint(tx, cp, { head, at: ctx.clock.now() }))) return null;
     const rows =
       orphanedIds.length === 0
         ? []

@@ -5,6 +5,7 @@ import { AppError, forbidden, notFound } from '../platform/errors';
 import { newId } from '../platform/ids';
 import { roleAtLeast, type Role } from './roles';
 import { constantTimeEqual, randomToken, sha256Hex } from '../platform/secrets';
+import { paginate } from '../platform/sql-fragments';
 
 export interface Caller {
   organizationId: string;
@@ -131,13 +132,7 @@ export async function listApiKeysPage(
   requireOwnOrganization(caller, organizationId);
   const where = eq(apiKeys.organizationId, organizationId);
   const [{ n }] = await db.select({ n: count() }).from(apiKeys).where(where);
-  const rows = await db
-    .select()
-    .from(apiKeys)
-    .where(where)
-    .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id))
-    .limit(page.limit)
-    .offset((page.page - 1) * page.limit);
+  const rows = await paginate(db.select().from(apiKeys).where(where).orderBy(asc(apiKeys.createdAt), asc(apiKeys.id)).$dynamic(), page);
   return { items: rows.map(toView), total: n };
 }
 

@@ -4,6 +4,7 @@ import { depositBindings, deposits, orders, transfers } from '../../db/schema';
 import { PROTOCOLS } from '../chains/registry';
 import { normalizeAddress } from '../chains/addresses';
 import { notFound } from '../platform/errors';
+import { paginate } from '../platform/sql-fragments';
 
 /**
  * Reading transfers (GET /transfers): the one record of on-chain token movements into pool
@@ -89,11 +90,13 @@ export async function listTransfers(
   const filter = and(...where);
   const column = SORT_COLUMNS[q.sortBy];
   const direction = q.sortOrder === 'asc' ? asc : desc;
-  const rows = await selectTransfers(db)
-    .where(filter)
-    .orderBy(q.sortOrder === 'asc' ? sql`${column} asc nulls last` : sql`${column} desc nulls last`, direction(transfers.id))
-    .limit(q.limit)
-    .offset((q.page - 1) * q.limit);
+  const rows = await paginate(
+    selectTransfers(db)
+      .where(filter)
+      .orderBy(q.sortOrder === 'asc' ? sql`${column} asc nulls last` : sql`${column} desc nulls last`, direction(transfers.id))
+      .$dynamic(),
+    q,
+  );
   const [{ total }] = await db
     .select({ total: count() })
     .from(transfers)

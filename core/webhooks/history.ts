@@ -8,6 +8,7 @@ import { emitEvent } from '../events/events';
 import type { DeliveryJob } from './delivery-types';
 import { fanOutEvents } from './relay';
 import type { WebhookDeps } from './endpoints';
+import { paginate } from '../platform/sql-fragments';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
@@ -68,13 +69,7 @@ export async function listWebhookEvents(db: DbOrTx, caller: Caller, q: EventList
   }
   const where = and(...conditions);
   const [{ n }] = await db.select({ n: count() }).from(events).where(where);
-  const rows = await db
-    .select()
-    .from(events)
-    .where(where)
-    .orderBy(desc(events.createdAt), desc(events.id))
-    .limit(q.limit)
-    .offset((q.page - 1) * q.limit);
+  const rows = await paginate(db.select().from(events).where(where).orderBy(desc(events.createdAt), desc(events.id)).$dynamic(), q);
   return { items: await withDeliveries(db, rows), total: Number(n) };
 }
 
