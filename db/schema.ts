@@ -154,8 +154,8 @@ export const addressAssignments = pgTable(
     startedAt: ts('started_at').notNull(),
     endedAt: ts('ended_at'),
     /**
-     * Per chain of the address's family: the highest block the scanner had seen when this
-     * assignment began (the clock-skew attribution rule, core/detection/attribution.ts).
+     * Per chain of the address's family: the highest block the scanner had recorded when this
+     * assignment began (informational; attribution reads chain_head_observations).
      */
     headsSeen: jsonb('heads_seen').$type<Record<string, number>>().notNull().default({}),
   },

@@ -5,6 +5,7 @@ import type { ServiceContext } from '../service/context';
 import { completeDeposit, confirmDeposit } from '../deposits/lifecycle';
 import { recomputeOrder } from '../orders/order-state';
 import type { ChainAdapter } from './adapter';
+import { recordHeadObservation } from './head-observations';
 import { logMoney, tokenAmount } from '../platform/money-log';
 
 /**
@@ -55,7 +56,10 @@ function logPaymentConfirmed(
 
 export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAdapter): Promise<ConfirmationRun> {
   const chain = adapter.chain;
+  const askedAt = ctx.clock.now();
   const head = (await adapter.head()).number;
+  // Another look at the head: evidence for attribution (head-observations.ts), as the scan's.
+  await recordHeadObservation(ctx.db, { chainId: chain.chainId, head, askedAt, answeredAt: ctx.clock.now() });
   // The count shown is from the head; the decision may be from a lower height (Tron: solidification).
   const deciding = adapter.confirmingHead ? Math.min(head, await adapter.confirmingHead(head)) : head;
   const run: ConfirmationRun = { head, updated: 0, confirmed: 0, completed: 0, mismatched: 0 };

@@ -78,6 +78,7 @@ export async function applyReorg(ctx: ServiceContext, adapter: ChainAdapter, cp:
     for (const t of deep) {
       await tx.update(transfers).set({ status: 'reorged' }).where(and(eq(transfers.id, t.id), eq(transfers.status, 'confirmed')));
       const [deposit] = await tx.select({ id: deposits.id, reference: deposits.depositReference }).from(deposits).where(eq(deposits.transferId, t.id));
+      // The transfer's depth below the checkpoint (its confirmations then), not the reorg's length (README, OpenAPI).
       const depth = cp.blockNumber - t.blockNumber + 1;
       ctx.logger.error(
         { chainId, transferId: t.id, block: t.blockNumber, depth, orderId: t.orderId, depositId: deposit?.id },

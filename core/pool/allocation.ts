@@ -191,9 +191,9 @@ export function takeAddressesForOrdersCtes(input: {
 }
 
 /**
- * The highest block of every chain the scanners had seen, recorded on a new assignment: the
- * clock-skew attribution rule (core/detection/attribution.ts) reads it, so a live scan and a
- * catch-up decide from the same stored fact.
+ * The highest block of every chain the scanners had recorded, kept on a new assignment for
+ * operators reading it. Attribution no longer reads it (core/detection/attribution.ts decides from
+ * chain_head_observations, which say when each head was seen).
  */
 export const HEADS_SEEN_SQL = sql.raw(
   `(select coalesce(jsonb_object_agg(chain_id, head_number), '{}'::jsonb) from chain_checkpoints where head_number is not null)`,

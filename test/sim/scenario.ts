@@ -206,8 +206,9 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
   const orgCount = Math.max(2, Math.min(20, Math.round(shape.payments / 60)));
   const orgs: PlannedOrg[] = Array.from({ length: orgCount }, (_, n) => ({
     n,
-    // Half the organizations recycle addresses at once: payments to a released address then reach
-    // the next holder. The others keep them cooling down for a minute: such payments stay unattributed.
+    // Half the organizations configure a cooldown of 0 (the service raises it to S), the others a
+    // minute: a payment to a released address in its cooldown stays unattributed; one after it, to
+    // the next holder, must never be credited to that holder (issue 25).
     cooldownMinutes: n % 2 === 0 ? 0 : 1,
     unbindCooldownMinutes: n % 2 === 0 ? 0 : 1,
     poolSize: { evm: 0, tron: 0 },
