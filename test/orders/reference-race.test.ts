@@ -25,7 +25,7 @@ describe('the duplicate-reference race on an exhausted pool (two real API proces
     for (const api of apis) api.killGroup('SIGKILL');
   });
 
-  it('the loser of a slow winner (its order committed 300 ms after it took the last address) is 409, not 503', async () => {
+  it('the loser of a slow winner (its order committed 500 ms after it took the last address) is 409, not 503', async () => {
     // The window widened for certain: the winner's statement sleeps after its insert (a trigger),
     // holding the pool's last address while its order is not yet visible.
     await checkpointAt(new Date());
@@ -34,7 +34,7 @@ describe('the duplicate-reference race on an exhausted pool (two real API proces
     const db = testDb();
     await db.execute(
       sql.raw(`create or replace function test_slow_order_insert() returns trigger language plpgsql as $$
-                 begin if new.order_reference like 'slow-%' then perform pg_sleep(0.3); end if; return new; end $$;
+                 begin if new.order_reference like 'slow-%' then perform pg_sleep(0.5); end if; return new; end $$;
                create trigger test_slow_order_insert after insert on orders for each row execute function test_slow_order_insert();`),
     );
     try {
@@ -42,7 +42,12 @@ describe('the duplicate-reference race on an exhausted pool (two real API proces
       const post = (base: string) =>
         fetch(`${base}/api/v1/orders`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': org.keys.member }, body }).then(async (r) => ({ status: r.status, body: await r.json() }));
       const first = post(bases[0]);
-      await new Promise((r) => setTimeout(r, 100)); // the first holds the address now, its order not committed
+      // The first holds the pool's last address, its order not yet committed: its statement sleeps.
+      const sleeping = async () => {
+        const [row] = (await db.execute(sql`select count(*)::int as n from pg_stat_activity where wait_event = 'PgSleep' and datname = current_database()`)) as unknown as { n: number }[];
+        return row.n > 0;
+      };
+      for (let i = 0; i < 100 && !(await sleeping()); i++) await new Promise((r) => setTimeout(r, 20));
       const second = await post(bases[1]);
       const winner = await first;
       expect(winner.status).to.equal(201);
