@@ -75,6 +75,18 @@ export function isDatabaseUnreachable(err: unknown): boolean {
   return false;
 }
 
+/**
+ * Whether an error came from the database rather than from the caller's own logic: unreachable
+ * (above) or a statement the server refused (postgres.js's PostgresError, wrapped or not).
+ */
+export function isDatabaseError(err: unknown): boolean {
+  if (isDatabaseUnreachable(err)) return true;
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { name?: unknown }).name === 'PostgresError') return true;
+  }
+  return false;
+}
+
 /** The health check's database probe. */
 export async function pingDatabase(db: DbOrTx): Promise<void> {
   await db.execute(sql`select 1`);

@@ -493,6 +493,28 @@ export const alertEmails = pgTable(
   ],
 );
 
+/**
+ * An address of an organization's alerts.email and whether it agreed (issue 32): alert e-mails go
+ * only to confirmed ones. One confirmation e-mail per row (its link carries the token, stored
+ * hashed); the row stays when the address leaves the list.
+ */
+export const alertRecipients = pgTable(
+  'alert_recipients',
+  {
+    organizationId: text('organization_id').notNull(),
+    email: text('email').notNull(),
+    tokenHash: text('token_hash'),
+    confirmationSentAt: ts('confirmation_sent_at'),
+    confirmedAt: ts('confirmed_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.email] }),
+    uniqueIndex('alert_recipients_token_hash_idx').on(t.tokenHash),
+    index('alert_recipients_email_sent_idx').on(t.email, t.confirmationSentAt),
+  ],
+);
+
 // ---------------------------------------------------------------------------
 // The merchant dashboard (issue 29): people, memberships, sessions, one-time links, audit log.
 // ---------------------------------------------------------------------------

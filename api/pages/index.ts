@@ -7,6 +7,7 @@ import { clientIpOf, type TrustProxy } from '../client-ip';
 import { ipRateLimit, ipRateLimiter } from './ip-rate-limit';
 import { payStatusEndpoint } from './pay/status-endpoint';
 import { pageFailure, payRoutes, sendPageError, type PageHandler } from './pay/pay-routes';
+import { alertConfirmRoutes } from './alerts/confirm-routes';
 import { publicPageHeaders, publicPageHeaderSetter } from './public-headers';
 import { ASSETS_PATH, staticAssets } from './static-assets';
 import { checkoutRoutes } from './checkout/checkout-routes';
@@ -59,6 +60,7 @@ export function mountPublicPages(
       }
     };
   for (const { path, handler } of payRoutes(deps)) app.get(path, page(handler));
+  for (const { method, path, handler } of alertConfirmRoutes(deps)) app[method](path, page(handler));
   // Anything else under /pay (any method): the not-found page, behind the same headers and limit.
   const notFoundPage = page(async (req, res) => sendPageError(req, res, 404, 'notFound'));
   app.use('/pay', notFoundPage);

@@ -4,14 +4,16 @@ import { prepareStatement, type Database } from '../../db/client';
 import { alertEmails } from '../../db/schema';
 import type { ServiceContext } from '../service/context';
 import { countAlertEmail } from '../platform/metrics';
-import { getConfigValue } from '../organizations/org-config';
+import { alertEmailList, getConfigValue } from '../organizations/org-config';
+import { claimDueConfirmations, composeConfirmationEmail, confirmedRecipients, releaseConfirmation } from './alert-recipients';
 
 /**
  * Alert events (`alert.*`, from the outbox) also go by e-mail to the organization's `alerts.email`
  * addresses. The alert-email job picks new alert events into alert_emails rows, then sends the
  * due ones: a claim in a short transaction, the SMTP conversation outside any transaction (never
  * inside a money transaction: the event was committed long before), the outcome in another.
- * Failures retry with backoff; each organization gets at most ALERT_EMAILS_PER_HOUR.
+ * Failures retry with backoff; each organization gets at most ALERT_EMAILS_PER_HOUR. Alerts go only to
+ * the addresses that confirmed (alert-recipients.ts); the same job sends the confirmation e-mails.
  */
 
 /** Alert events older than this when first seen are not mailed (a deployment turning SMTP on does not mail history). */
@@ -28,6 +30,8 @@ export interface AlertEmailRun {
   failed: number;
   rateLimited: number;
   noRecipients: number;
+  /** Confirmation e-mails sent to new recipients. */
+  confirmations: number;
 }
 
 /** This context's transporter for `url` (kept on the context: contexts share none). */
@@ -80,10 +84,11 @@ const claimDueStatement = prepareStatement<{ now: string; lease: string }>(
 
 /** One run of the alert-email job. Without SMTP_URL it does nothing (alerts go by webhook only). */
 export async function sendAlertEmails(ctx: ServiceContext): Promise<AlertEmailRun> {
-  const run: AlertEmailRun = { queued: 0, sent: 0, failed: 0, rateLimited: 0, noRecipients: 0 };
+  const run: AlertEmailRun = { queued: 0, sent: 0, failed: 0, rateLimited: 0, noRecipients: 0, confirmations: 0 };
   const smtp = ctx.config.smtp;
   if (!smtp) return run;
   const now = ctx.clock.now();
+  run.confirmations = await sendConfirmations(ctx, smtp, now);
   run.queued = await queueNewAlertEvents(ctx.db, now);
   for (const claimed of await claimDue(ctx.db, now)) {
     const outcome = await sendOne(ctx, claimed, smtp);
@@ -115,8 +120,28 @@ async function claimDue(db: Database, now: Date): Promise<ClaimedEmail[]> {
   return rows.map((r) => ({ eventId: r.event_id, organizationId: r.organization_id, attempts: Number(r.attempts), type: r.type, data: r.data, createdAt: new Date(r.created_at) }));
 }
 
-async function sendOne(ctx: ServiceContext, email: ClaimedEmail, smtp: { url: string; from: string }): Promise<keyof Omit<AlertEmailRun, 'queued'>> {
-  const recipients = await getConfigValue<string | null>(ctx.db, email.organizationId, 'alerts.email');
+/** The confirmation e-mails due (one per new recipient, within the daily limits); a failed send is due again next run. */
+async function sendConfirmations(ctx: ServiceContext, smtp: { url: string; from: string }, now: Date): Promise<number> {
+  let sent = 0;
+  for (const due of await claimDueConfirmations(ctx.db, now)) {
+    const message = composeConfirmationEmail(due.organizationId, `${ctx.config.publicBaseUrl}/alerts/confirm/${due.token}`);
+    try {
+      await transporter(ctx, smtp.url).sendMail({ from: smtp.from, to: due.email, subject: message.subject, text: message.text });
+      sent++;
+      ctx.logger.info({ organizationId: due.organizationId }, 'alert recipient confirmation e-mail sent');
+    } catch (err) {
+      await releaseConfirmation(ctx.db, due);
+      ctx.logger.warn({ organizationId: due.organizationId, error: (err as Error).message.slice(0, 500) }, 'alert recipient confirmation e-mail failed: will retry');
+    }
+  }
+  return sent;
+}
+
+async function sendOne(ctx: ServiceContext, email: ClaimedEmail, smtp: { url: string; from: string }): Promise<keyof Omit<AlertEmailRun, 'queued' | 'confirmations'>> {
+  const listed = alertEmailList(await getConfigValue<string | null>(ctx.db, email.organizationId, 'alerts.email'));
+  // Only the addresses that agreed to receive alerts (issue 32).
+  const confirmed = await confirmedRecipients(ctx.db, email.organizationId, listed);
+  const recipients = confirmed.length > 0 ? confirmed.join(',') : null;
   const finish = (set: Partial<typeof alertEmails.$inferInsert>) =>
     ctx.db.update(alertEmails).set(set).where(and(eq(alertEmails.eventId, email.eventId), eq(alertEmails.status, 'pending')));
   if (!recipients) {
@@ -170,7 +195,7 @@ export function composeAlertEmail(email: Pick<ClaimedEmail, 'eventId' | 'organiz
     '',
     email.type === 'alert.address_pool_low' ? 'Add addresses: POST /api/v1/address-pool/import (CSV) or POST /api/v1/address-pool/derive (xpub).' : '',
     `Event id: ${email.eventId} (the same event went to your webhook endpoints subscribed to ${email.type}).`,
-    'You get this because your organization configuration alerts.email lists this address.',
+    'You get this because your organization configuration alerts.email lists this address and you confirmed it.',
   ];
   return { subject, text: lines.filter((l, i, all) => !(l === '' && all[i - 1] === '')).join('\n') + '\n' };
 }

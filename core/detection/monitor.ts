@@ -4,6 +4,7 @@ import type { ServiceContext } from '../service/context';
 import { ProviderUnavailableError, type ChainAdapter } from './adapter';
 import { updateConfirmations, type ConfirmationRun } from './confirmations';
 import { scanChain, type ScanRun } from './scan';
+import { isDatabaseError } from '../../db/client';
 import { checkChainStall, noteProviderFailure, noteProviderSuccess } from './stall';
 
 /**
@@ -44,10 +45,13 @@ async function readyAdapter(ctx: ServiceContext, chainId: string): Promise<Chain
 }
 
 /**
- * One scan job run, then the chain's stall check (also after a failed run: a provider outage
- * long enough is a stall too).
+ * One scan job run, then the chain's stall check: after a successful run, and after a run its
+ * providers failed (a provider outage long enough is a stall too). Not after a run its database
+ * failed: the head or checkpoint it could not store would be blamed on a healthy chain (issue 32).
+ * That failure is the job's error, logged and retried, and /health reports the database.
  */
 export async function runChainScan(ctx: ServiceContext, chainId: string, budgetMs?: number): Promise<ScanRun | Skipped> {
+  let judge = true;
   try {
     const adapter = await readyAdapter(ctx, chainId);
     if ('skipped' in adapter) return adapter;
@@ -56,9 +60,10 @@ export async function runChainScan(ctx: ServiceContext, chainId: string, budgetM
     return run;
   } catch (err) {
     if (err instanceof ProviderUnavailableError) await noteProviderFailure(ctx, chainId);
+    else if (isDatabaseError(err)) judge = false;
     throw err;
   } finally {
-    await checkChainStall(ctx, chainId).catch((err) => ctx.logger.error({ err, chainId }, 'chain stall check failed'));
+    if (judge) await checkChainStall(ctx, chainId).catch((err) => ctx.logger.error({ err, chainId }, 'chain stall check failed'));
   }
 }
 

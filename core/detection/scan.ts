@@ -9,7 +9,7 @@ import { findWatchedAddresses, recordTransfers } from './record-transfer';
 import { RangeTooLargeError, UnstableChainError, type BlockRef, type ChainAdapter, type ChainTransfer, type WatchedAddressSource } from './adapter';
 import { rangeEndBlock } from './heights';
 import { applyReorg, findForkPoint } from './reorg';
-import { countTransfersRecorded, observeChainHead } from '../platform/metrics';
+import { countTransfersRecorded } from '../platform/metrics';
 import { forgetOldHeadObservations, recordHeadObservation } from './head-observations';
 
 /**
@@ -191,7 +191,6 @@ export async function scanChain(ctx: ServiceContext, adapter: ChainAdapter, budg
     const step = await scanChainOnce(ctx, adapter);
     // Metrics after the range's transaction: what was committed (core/metrics).
     countTransfersRecorded(adapter.chain.chainId, step.recorded);
-    if (step.head !== undefined) observeChainHead(adapter.chain.chainId, step.head);
     run.lastStatus = step.status;
     run.recorded += step.recorded;
     if (step.head !== undefined) run.head = step.head;

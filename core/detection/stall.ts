@@ -5,11 +5,16 @@ import type { ServiceContext } from '../service/context';
 import { emitEvent } from '../events/events';
 
 /**
- * A stalled chain is visible (design.md §4b). After each scan attempt the chain's stored state is
- * checked against CHAIN_STALL_ALERT_SECONDS:
- * - providers_failing: every provider has failed for that long;
- * - head_stalled: the head has not advanced for that long (a stuck provider or a halted chain);
+ * A stalled chain is visible (design.md §4b). After each scan attempt that reached the chain's
+ * providers the chain's stored state is checked against CHAIN_STALL_ALERT_SECONDS:
+ * - providers_failing: the providers are failing now (every one of the last attempt's), and have
+ *   for that long or no head has been seen for that long (a hanging provider: the last head is
+ *   older than the first failure, and is what crosses the threshold first);
+ * - head_stalled: the providers answer but the head has not advanced for that long (a halted chain
+ *   or a provider stuck on an old block);
  * - checkpoint_stalled: the head is ahead but the checkpoint has not moved for that long.
+ * A run that failed for the service's own reason (its database) is not judged at all
+ * (core/detection/monitor.ts): state it could not store says nothing about the chain.
  * An episode begins once (stalled_since set under the row lock): an error log line and one
  * alert.chain_stalled per organization with an enabled endpoint subscribed to it. It ends with a
  * recovery log line. /health shows the chain as degraded meanwhile, still answering 200.
@@ -36,7 +41,7 @@ type Row = typeof chainCheckpoints.$inferSelect;
 /** Pure: why a chain is stalled at `now`, or null. */
 export function stallReason(row: Pick<Row, 'blockNumber' | 'headNumber' | 'headSeenAt' | 'providersFailingSince' | 'updatedAt'>, now: Date, thresholdMs: number): StallReason | null {
   const over = (since: Date | null) => since !== null && now.getTime() - since.getTime() >= thresholdMs;
-  if (over(row.providersFailingSince)) return 'providers_failing';
+  if (row.providersFailingSince !== null && (over(row.providersFailingSince) || over(row.headSeenAt))) return 'providers_failing';
   if (over(row.headSeenAt)) return 'head_stalled';
   if (row.headNumber !== null && row.headNumber > row.blockNumber && over(row.updatedAt)) return 'checkpoint_stalled';
   return null;

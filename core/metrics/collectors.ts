@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { Gauge, Registry } from 'prom-client';
 import type { ServiceContext } from '../service/context';
-import { METRIC_PREFIX, seenChainHead } from '../platform/metrics';
+import { METRIC_PREFIX } from '../platform/metrics';
 
 /** What a queue tells about its jobs (BullMQ's Queue#getJobCounts). */
 export interface CountableQueue {
@@ -37,7 +37,24 @@ export function scrapeTimeRegistry(ctx: ServiceContext, queues: CountableQueue[]
   });
 
   const checkpoints = async () =>
-    (await ctx.db.execute(sql`select chain_id, block_number, block_timestamp from chain_checkpoints`)) as unknown as { chain_id: string; block_number: number | string; block_timestamp: Date | string }[];
+    (await ctx.db.execute(sql`select chain_id, block_number, block_timestamp, head_number from chain_checkpoints`)) as unknown as {
+      chain_id: string;
+      block_number: number | string;
+      block_timestamp: Date | string;
+      head_number: number | string | null;
+    }[];
+  // The head is the fleet's (the highest any scan stored), not this process's: a process that did
+  // not run the last scan would otherwise export the head it saw long ago.
+  new Gauge({
+    name: `${METRIC_PREFIX}chain_head_block`,
+    help: 'Latest head block of each chain that a scan has seen (stored, so every process reports the same)',
+    labelNames: ['chain'],
+    registers,
+    async collect() {
+      this.reset();
+      for (const row of await checkpoints()) if (row.head_number !== null) this.set({ chain: row.chain_id }, Number(row.head_number));
+    },
+  });
   new Gauge({
     name: `${METRIC_PREFIX}chain_checkpoint_block`,
     help: 'Last block scanned per chain (the stored checkpoint)',
@@ -61,14 +78,13 @@ export function scrapeTimeRegistry(ctx: ServiceContext, queues: CountableQueue[]
   });
   new Gauge({
     name: `${METRIC_PREFIX}chain_lag_blocks`,
-    help: 'Blocks between the head this process saw and the checkpoint (only in processes that scan)',
+    help: 'Blocks between the stored head and the checkpoint',
     labelNames: ['chain'],
     registers,
     async collect() {
       this.reset();
       for (const row of await checkpoints()) {
-        const head = await seenChainHead(row.chain_id);
-        if (head !== null) this.set({ chain: row.chain_id }, Math.max(0, head - Number(row.block_number)));
+        if (row.head_number !== null) this.set({ chain: row.chain_id }, Math.max(0, Number(row.head_number) - Number(row.block_number)));
       }
     },
   });

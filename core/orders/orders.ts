@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { columnsReader, prepareStatement, type DbOrTx } from '../../db/client';
-import { orders } from '../../db/schema';
+import { orders, poolAddresses } from '../../db/schema';
 import { parseAmount } from '../platform/amounts';
 import type { ServiceContext } from '../service/context';
 import { AppError, isUniqueViolation, notFound, validationError } from '../platform/errors';
@@ -92,7 +92,9 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
     const duplicate =
       isUniqueViolation(err, 'orders_org_reference_uq') || (err instanceof AppError && err.code === 'NO_AVAILABLE_ADDRESSES');
     if (duplicate) {
-      const existing = await findIdByReference(ctx.db, organizationId, input.orderReference);
+      const existing =
+        (await findIdByReference(ctx.db, organizationId, input.orderReference)) ??
+        (err instanceof AppError ? await findIdAfterAllocationsInFlight(ctx.db, organizationId, chain.protocol, input.orderReference) : null);
       if (existing) throw duplicateReference(input.orderReference, existing);
     }
     throw err;
@@ -296,6 +298,31 @@ function storedOrder(values: CreateOrderStatementValues, made: { amount: bigint;
     createdAt: made.now,
     updatedAt: made.now,
   };
+}
+
+/** Waits between looks for a competing creation still in flight (milliseconds; about 0.4 s in all). */
+const IN_FLIGHT_RECHECKS_MS = [10, 30, 60, 100, 200];
+
+/**
+ * The duplicate-reference race on an exhausted pool (issue 32: 3 in 180 races answered 503): the
+ * creation that lost to a concurrent one with the same reference found the pool empty because
+ * the other held its last address (skip locked), before that one committed; its order is not yet
+ * visible. While any of the pool's addresses still reads as available (taken by a creation not yet
+ * committed: an empty pool has none), the reference is looked up again shortly after, so the
+ * answer is the 409 it is. On the empty-pool path only.
+ */
+async function findIdAfterAllocationsInFlight(db: DbOrTx, organizationId: string, protocol: Protocol, orderReference: string): Promise<string | null> {
+  for (const waitMs of IN_FLIGHT_RECHECKS_MS) {
+    const [{ n }] = await db
+      .select({ n: count() })
+      .from(poolAddresses)
+      .where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, protocol), eq(poolAddresses.status, 'available')));
+    if (n === 0) return findIdByReference(db, organizationId, orderReference);
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+    const existing = await findIdByReference(db, organizationId, orderReference);
+    if (existing) return existing;
+  }
+  return null;
 }
 
 async function findIdByReference(db: DbOrTx, organizationId: string, orderReference: string): Promise<string | null> {

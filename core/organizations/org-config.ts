@@ -3,6 +3,7 @@ import type { DbOrTx } from '../../db/client';
 import { organizationConfig } from '../../db/schema';
 import { isEmailAddress } from '../platform/config';
 import { AppError, notFound, validationError } from '../platform/errors';
+import { addAlertRecipients, recipientStates, type RecipientState } from '../alerts/alert-recipients';
 
 /**
  * Organization configuration keys (the spec's "Configuration keys that appear" plus ours).
@@ -110,7 +111,7 @@ export const CONFIG_KEYS: ConfigKeyDefinition[] = [
     key: 'alerts.email',
     type: 'emails',
     default: null,
-    description: `Comma-separated e-mail addresses (at most ${MAX_ALERT_EMAILS}) that receive alert.* events by e-mail as well as by webhook, when the deployment has SMTP_URL set; null or "" turns it off.`,
+    description: `Comma-separated e-mail addresses (at most ${MAX_ALERT_EMAILS}) that receive alert.* events by e-mail as well as by webhook, when the deployment has SMTP_URL set; null or "" turns it off. Each new address first gets one confirmation e-mail and receives alerts only once it confirmed through its link (recipients shows which did).`,
   },
 ];
 
@@ -156,6 +157,10 @@ function validateEmailList(key: string, value: unknown): string | null {
   if (addresses.some((a) => a === '')) throw problem('has an empty entry (a stray comma?)');
   const bad = addresses.findIndex((a) => !isEmailAddress(a));
   if (bad >= 0) throw problem(`entry ${bad + 1} is not an e-mail address`);
+  // Source routes (user%host@relay, host!user@relay) have a relay forward the mail to another
+  // address than the one that was checked and confirmed.
+  const routed = addresses.findIndex((a) => /[%!]/.test(a.slice(0, a.lastIndexOf('@'))));
+  if (routed >= 0) throw problem(`entry ${routed + 1} is a source-routed address (% or ! before the @): give the final address`);
   if (addresses.length > MAX_ALERT_EMAILS) throw problem(`may hold at most ${MAX_ALERT_EMAILS} addresses`);
   return addresses.join(',');
 }
@@ -176,12 +181,25 @@ export interface ConfigEntry {
   isDefault: boolean;
   description: string;
   updatedAt: Date | null;
+  /** alerts.email only: each address and whether it confirmed (alert e-mails go to confirmed ones only). */
+  recipients?: RecipientState[];
+}
+
+/** The addresses of an alerts.email value. */
+export function alertEmailList(value: ConfigValue): string[] {
+  return typeof value === 'string' && value !== '' ? value.split(',') : [];
+}
+
+/** An entry with what the API shows beside its value (alerts.email: its recipients' confirmation). */
+async function withRecipients(db: DbOrTx, organizationId: string, entry: ConfigEntry): Promise<ConfigEntry> {
+  if (entry.key !== 'alerts.email') return entry;
+  return { ...entry, recipients: await recipientStates(db, organizationId, alertEmailList(entry.value)) };
 }
 
 export async function listConfig(db: DbOrTx, organizationId: string): Promise<ConfigEntry[]> {
   const rows = await db.select().from(organizationConfig).where(eq(organizationConfig.organizationId, organizationId));
   const stored = new Map(rows.map((r) => [r.key, r]));
-  return CONFIG_KEYS.map((def) => toEntry(def, stored.get(def.key)));
+  return Promise.all(CONFIG_KEYS.map((def) => withRecipients(db, organizationId, toEntry(def, stored.get(def.key)))));
 }
 
 export async function getConfigEntry(db: DbOrTx, organizationId: string, key: string): Promise<ConfigEntry> {
@@ -190,7 +208,7 @@ export async function getConfigEntry(db: DbOrTx, organizationId: string, key: st
     .select()
     .from(organizationConfig)
     .where(and(eq(organizationConfig.organizationId, organizationId), eq(organizationConfig.key, key)));
-  return toEntry(def, row);
+  return withRecipients(db, organizationId, toEntry(def, row));
 }
 
 /**
@@ -220,14 +238,16 @@ export async function setConfigValue(db: DbOrTx, organizationId: string, key: st
     })
     .returning();
   if (!row) throw new AppError('INTERNAL_ERROR', 'Configuration was not saved');
-  return toEntry(def, row);
+  // New alert recipients start unconfirmed: the alert-email job sends each its confirmation e-mail.
+  if (key === 'alerts.email') await addAlertRecipients(db, organizationId, alertEmailList(checked));
+  return withRecipients(db, organizationId, toEntry(def, row));
 }
 
 /** Removes the organization's setting of a known key: its default applies again (idempotent). */
 export async function resetConfigValue(db: DbOrTx, organizationId: string, key: string): Promise<ConfigEntry> {
   const def = configKeyDefinition(key);
   await db.delete(organizationConfig).where(and(eq(organizationConfig.organizationId, organizationId), eq(organizationConfig.key, key)));
-  return toEntry(def);
+  return withRecipients(db, organizationId, toEntry(def));
 }
 
 function toEntry(def: ConfigKeyDefinition, row?: typeof organizationConfig.$inferSelect): ConfigEntry {

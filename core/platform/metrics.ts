@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * The process's Prometheus metrics. One registry per process (prom-client's own model): the API
@@ -12,7 +12,6 @@ export const METRIC_PREFIX = 'stablegate_';
 export interface ProcessMetrics {
   registry: Registry;
   httpDuration: Histogram<'method' | 'route' | 'status'>;
-  chainHead: Gauge<'chain'>;
   rpcCalls: Counter<'chain' | 'provider'>;
   rpcErrors: Counter<'chain' | 'provider'>;
   transfersRecorded: Counter<'chain'>;
@@ -45,7 +44,6 @@ export function processMetrics(): ProcessMetrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: r,
     }),
-    chainHead: new Gauge({ name: `${METRIC_PREFIX}chain_head_block`, help: 'Latest block number this process saw from the chain', labelNames: ['chain'], registers: r }),
     rpcCalls: new Counter({ name: `${METRIC_PREFIX}chain_rpc_calls_total`, help: 'RPC requests sent, by chain and provider host', labelNames: ['chain', 'provider'], registers: r }),
     rpcErrors: new Counter({ name: `${METRIC_PREFIX}chain_rpc_errors_total`, help: 'RPC requests that failed (error, timeout, refusal), by chain and provider host', labelNames: ['chain', 'provider'], registers: r }),
     transfersRecorded: new Counter({ name: `${METRIC_PREFIX}chain_transfers_recorded_total`, help: 'Token transfers into pool addresses recorded by the scanner', labelNames: ['chain'], registers: r }),
@@ -86,16 +84,6 @@ export function countRpcCall(chainId: string, url: string, ok: boolean): void {
   const labels = { chain: chainId, provider: providerLabel(url) };
   m.rpcCalls.inc(labels);
   if (!ok) m.rpcErrors.inc(labels);
-}
-
-export function observeChainHead(chainId: string, blockNumber: number): void {
-  processMetrics().chainHead.set({ chain: chainId }, blockNumber);
-}
-
-/** The head this process last saw for the chain, if any (lag in blocks is computed from it). */
-export async function seenChainHead(chainId: string): Promise<number | null> {
-  const value = (await processMetrics().chainHead.get()).values.find((v) => v.labels.chain === chainId);
-  return value ? value.value : null;
 }
 
 export function countTransfersRecorded(chainId: string, n: number): void {

@@ -12,8 +12,23 @@ export const configEntrySchema = Type.Object({
   isDefault: Type.Boolean(),
   description: Type.String(),
   updatedAt: NullableDateTime(),
+  recipients: Type.Optional(
+    Type.Array(
+      Type.Object({
+        email: Type.String(),
+        confirmed: Type.Boolean({ description: 'Followed the link of its confirmation e-mail: only confirmed addresses receive alert e-mails' }),
+        confirmationSentAt: NullableDateTime(),
+      }),
+      { description: 'alerts.email only: each address and whether it confirmed' },
+    ),
+  ),
 });
 
 export function presentConfigEntry(e: ConfigEntry): Static<typeof configEntrySchema> {
-  return { ...e, updatedAt: iso(e.updatedAt) };
+  const { recipients, ...rest } = e;
+  return {
+    ...rest,
+    updatedAt: iso(e.updatedAt),
+    ...(recipients ? { recipients: recipients.map((r) => ({ ...r, confirmationSentAt: iso(r.confirmationSentAt) })) } : {}),
+  };
 }

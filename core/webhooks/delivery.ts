@@ -53,6 +53,14 @@ export async function deliverWebhooks(deps: DeliveryDeps, attempts: DeliveryAtte
       if ('skip' in claimed) return { outcome: 'skipped', reason: claimed.skip };
       const startedAt = deps.clock.now();
       const sent = await sendClaimed(deps, claimed, startedAt, secrets);
+      if (sent.pausedMs !== undefined) {
+        // What was observed: the attempt spanned a pause of this process, so its answer (if any)
+        // was read only afterwards, possibly after the claim's lease passed and the relay resent it.
+        deps.logger?.warn(
+          { deliveryId: claimed.deliveryId, attempt: claimed.attempt, pausedMs: sent.pausedMs, statusCode: sent.statusCode, durationMs: sent.durationMs },
+          'webhook attempt spanned a pause of this process: its answer was read after the pause',
+        );
+      }
       const verdict = classifyAttempt(sent, { attempt: claimed.attempt, retryBase: claimed.retryBase, failingSince: claimed.endpoint.failingSince, startedAt, now: deps.clock.now() }, deps.config.webhooks);
       let result: DeliveryResult;
       try {

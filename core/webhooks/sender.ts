@@ -29,7 +29,20 @@ export interface SendOutcome {
   responseTruncated: boolean;
   /** Retry-After of a 429 or 503, in milliseconds. */
   retryAfterMs: number | null;
+  /**
+   * How long this process was paused during the attempt (SIGSTOP, a frozen VM): its timeout fired
+   * that much late. The answer, if any, may have arrived meanwhile, and the job's lease may be lost.
+   */
+  pausedMs?: number;
 }
+
+/** A timeout that fires this much later than it was due means the process was paused. */
+const PAUSED_AFTER_MS = 1000;
+/**
+ * After a pause, the time given to read an answer that arrived meanwhile: it sits in the socket's
+ * buffer, but timers run before I/O when the process resumes, so the overdue timeout fires first.
+ */
+const PAUSE_READ_GRACE_MS = 250;
 
 const TLS_CODES: ReadonlySet<string> = new Set([
   'EPROTO',
@@ -99,7 +112,7 @@ export function sendWebhook(req: SendRequest): Promise<SendOutcome> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve({ ...outcome, durationMs: Date.now() - started });
+      resolve({ ...outcome, durationMs: Date.now() - started, ...(pausedMs === undefined ? {} : { pausedMs }) });
     };
     const fail = (failure: SendFailure) => finish({ statusCode: null, failure, responseExcerpt: null, responseTruncated: false, retryAfterMs: null });
 
@@ -141,10 +154,23 @@ export function sendWebhook(req: SendRequest): Promise<SendOutcome> {
         res.on('error', () => done(false));
       },
     );
-    const timer = setTimeout(() => {
-      fail({ kind: 'timeout', message: `timed out after ${req.timeoutMs} ms` });
+    let pausedMs: number | undefined;
+    const onTimeout = () => {
+      const lateMs = Date.now() - started - req.timeoutMs;
+      if (pausedMs === undefined && lateMs > PAUSED_AFTER_MS) {
+        // Record what was observed, not a timeout the receiver never caused (issue 32).
+        pausedMs = lateMs;
+        timer = setTimeout(onTimeout, PAUSE_READ_GRACE_MS);
+        return;
+      }
+      const message =
+        pausedMs === undefined
+          ? `timed out after ${req.timeoutMs} ms`
+          : `no answer within ${req.timeoutMs} ms; this process was paused for ${pausedMs} ms meanwhile (its job's lease may have passed)`;
+      finish({ statusCode: null, failure: { kind: 'timeout', message }, responseExcerpt: null, responseTruncated: false, retryAfterMs: null, ...(pausedMs === undefined ? {} : { pausedMs }) });
       request.destroy();
-    }, req.timeoutMs);
+    };
+    let timer = setTimeout(onTimeout, req.timeoutMs);
     request.on('error', (err: NodeJS.ErrnoException) => fail({ kind: failureKind(err), message: err.message || String(err) }));
     request.end(req.body);
   });

@@ -1,7 +1,7 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import request from 'supertest';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { deleteCheckpoint } from '../../core/detection/checkpoints';
@@ -22,7 +22,9 @@ import { eventually } from '../helpers/wait';
  * (still 200) and ends with a recovery log line.
  */
 describe('chain stall detection on a local EVM chain (anvil)', function () {
-  this.timeout(90_000);
+  // A hanging provider's request takes its 10 s RPC timeout; the before-all starts anvil and deploys
+  // tokens, slow on a loaded 2-core runner (it once passed 90 s in a full run).
+  this.timeout(180_000);
   const STALL_SECONDS = 10;
   let chain: TestChain;
   let t: TestApp;
@@ -181,6 +183,78 @@ describe('chain stall detection on a local EVM chain (anvil)', function () {
     } finally {
       ctx.registry.setRpcUrls(LOCAL_CHAIN_ID, [chain.url]);
     }
+  });
+
+  it('says nothing about the chain while the service cannot store what it sees (the database refusing its writes past the threshold)', async () => {
+    // Found by the fault run (issue 32): a database outage longer than the threshold raised
+    // head_stalled for a healthy chain. The database refuses the scanner's writes of what it saw (a
+    // real Postgres error from a trigger) while the rest still works, as when part of a pool
+    // reconnects after an outage and part does not.
+    await chain.mine(1);
+    await settle(ctx);
+    const alertsBefore = (await stallEvents(subscribedOrg)).length;
+    const logMark = capturedLogLines.length;
+    await ctx.db.execute(sql.raw(`
+      create or replace function test_refuse_checkpoint_writes() returns trigger language plpgsql as $$
+      begin raise exception 'checkpoint writes refused (test)' using errcode = '08006'; end $$;
+      create trigger test_refuse_checkpoint_writes before update on chain_checkpoints for each row
+        when (new.head_number is distinct from old.head_number or new.block_number is distinct from old.block_number)
+        execute function test_refuse_checkpoint_writes();
+    `));
+    try {
+      pastThreshold();
+      for (let i = 0; i < 3; i++) {
+        await chain.mine(1); // the chain is healthy: its head moves
+        await scanExpectingFailure();
+      }
+      expect(await stallEvents(subscribedOrg)).to.have.length(alertsBefore);
+      expect((await checkpoint()).stalledSince).to.equal(null);
+      expect(capturedLogLines.slice(logMark).some((l) => l.includes(`chain ${LOCAL_CHAIN_ID} is stalled`))).to.equal(false);
+      // What is wrong is said: the database, in /health (the scan job's error is logged and retried).
+    } finally {
+      await ctx.db.execute(sql.raw('drop trigger if exists test_refuse_checkpoint_writes on chain_checkpoints; drop function if exists test_refuse_checkpoint_writes();'));
+    }
+    // The database back: the scan catches up, and still no alert.
+    await settle(ctx);
+    expect((await checkpoint()).blockNumber).to.equal(await chain.head());
+    expect(await stallEvents(subscribedOrg)).to.have.length(alertsBefore);
+    expect((await checkpoint()).stalledSince).to.equal(null);
+  });
+
+  it('a provider that hangs is providers_failing, although the head it last gave crosses the threshold first', async () => {
+    await chain.mine(1);
+    await settle(ctx);
+    const alertsBefore = (await stallEvents(subscribedOrg)).length;
+    const headSeenAt = (await checkpoint()).headSeenAt!;
+    // A provider that accepts connections and never answers (each request times out).
+    const hanging = net.createServer(() => {});
+    await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r));
+    try {
+      ctx.registry.setRpcUrls(LOCAL_CHAIN_ID, [`http://127.0.0.1:${(hanging.address() as AddressInfo).port}`]);
+      // Its first failure is known only when the request times out (10 s, CHAIN_STALL_ALERT_SECONDS
+      // here): by then the last head is past the threshold, the first failure seconds old at most.
+      t.clock.advance(1000);
+      await scanExpectingFailure();
+      const row = await checkpoint();
+      expect(t.clock.now().getTime() - headSeenAt.getTime()).to.be.at.least(STALL_SECONDS * 1000);
+      expect(row.stallReason).to.equal('providers_failing');
+      const sent = (await stallEvents(subscribedOrg)).slice(alertsBefore);
+      expect(sent).to.have.length(1);
+      expect(sent[0].data).to.include({ chainId: LOCAL_CHAIN_ID, reason: 'providers_failing', since: row.providersFailingSince!.toISOString() });
+      expect((await request(t.app).get('/health')).body.stalledChains).to.deep.include({
+        chainId: LOCAL_CHAIN_ID,
+        reason: 'providers_failing',
+        since: row.providersFailingSince!.toISOString(),
+        head: row.headNumber,
+        checkpoint: row.blockNumber,
+      });
+    } finally {
+      ctx.registry.setRpcUrls(LOCAL_CHAIN_ID, [chain.url]);
+      hanging.close();
+    }
+    await chain.mine(1);
+    await settle(ctx);
+    expect(await checkpoint()).to.include({ stalledSince: null, providersFailingSince: null });
   });
 
   async function scanExpectingFailure(): Promise<void> {

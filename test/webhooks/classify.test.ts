@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
@@ -169,5 +170,59 @@ describe('webhook send + classify against real failures', function () {
     } finally {
       await receiver.close();
     }
+  });
+});
+
+/**
+ * Found by the fault run (issue 32): a worker frozen (SIGSTOP) past its lease recorded its resumed
+ * attempt as "timed out after 15000 ms" although the receiver had answered in 5 s: on resume the
+ * overdue timer ran before the buffered answer was read. Here the event loop is blocked as a pause
+ * would (the receiver is another process, so it answers meanwhile).
+ */
+describe('a webhook attempt that spans a pause of the sending process', function () {
+  this.timeout(30_000);
+  let receiver: ChildProcess;
+  let port: number;
+  const body = Buffer.from('{"id":"evt_paused"}');
+  /**
+   * Blocks this process's event loop as SIGSTOP pauses a busy one: in a check-phase callback, so
+   * the loop's next turn starts with its timers (the overdue timeout) before it reads sockets.
+   */
+  const pause = (ms: number) => new Promise<void>((resolve) => setImmediate(() => (Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms), resolve())));
+
+  before(async () => {
+    // Answers /fast after 100 ms; never answers /hang.
+    receiver = spawn(process.execPath, ['-e', `
+      const s = require('http').createServer((q, r) => { q.resume(); if (q.url === '/fast') setTimeout(() => r.end('{"ok":true}'), 100); });
+      s.listen(0, '127.0.0.1', () => console.log(s.address().port));`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    port = await new Promise<number>((resolve) => receiver.stdout!.once('data', (c) => resolve(Number(String(c).trim()))));
+  });
+  after(() => receiver?.kill());
+
+  it('records the answer that arrived during the pause, not a timeout the receiver never caused', async () => {
+    const sending = sendWebhook({ url: `http://127.0.0.1:${port}/fast`, body, headers: {}, timeoutMs: 500, allowInsecure: true });
+    await new Promise((r) => setTimeout(r, 50)); // the request is out
+    await pause(2000);
+    const sent = await sending;
+    expect(sent.failure).to.equal(null);
+    expect(sent.statusCode).to.equal(200);
+    expect(sent.pausedMs).to.be.within(1000, 3000);
+    expect(classifyAttempt(sent, second, policy).outcome).to.equal('succeeded');
+  });
+
+  it('says the process was paused when no answer came either', async () => {
+    const sending = sendWebhook({ url: `http://127.0.0.1:${port}/hang`, body, headers: {}, timeoutMs: 500, allowInsecure: true });
+    await new Promise((r) => setTimeout(r, 50));
+    await pause(2000);
+    const sent = await sending;
+    expect(sent.statusCode).to.equal(null);
+    expect(sent.failure?.kind).to.equal('timeout');
+    expect(classifyAttempt(sent, second, policy).error).to.match(/^no answer within 500 ms; this process was paused for \d+ ms/);
+  });
+
+  it('an ordinary timeout still reads "timed out after"', async () => {
+    const sent = await sendWebhook({ url: `http://127.0.0.1:${port}/hang`, body, headers: {}, timeoutMs: 300, allowInsecure: true });
+    expect(sent.failure?.message).to.equal('timed out after 300 ms');
+    expect(sent.pausedMs).to.equal(undefined);
   });
 });

@@ -1,5 +1,5 @@
 import { FetchRequest, JsonRpcProvider, Network } from 'ethers';
-import { countRpcCall, observeChainHead } from '../../platform/metrics';
+import { countRpcCall } from '../../platform/metrics';
 import { ProviderUnavailableError, RangeTooLargeError } from '../../detection/adapter';
 import type { Chain } from '../chain';
 
@@ -151,9 +151,7 @@ export class EvmRpc {
   }
 
   async blockNumber(): Promise<number> {
-    const head = Number(await this.send<string>('eth_blockNumber', []));
-    observeChainHead(this.chainId, head);
-    return head;
+    return Number(await this.send<string>('eth_blockNumber', []));
   }
 
   async header(tag: number | 'latest' | 'finalized'): Promise<RpcBlockHeader | null> {
