@@ -60,6 +60,28 @@ describe('admin CLI (npm run admin) with settings from .env', function () {
     expect((await request(app).get('/api/v1/organizations').set('X-API-Key', ownerKey)).status).to.equal(200);
   });
 
+  it('create-org without --derive-from says the pools are empty and how to fill them; fill-pool fills them, continuing after the indexes held', async () => {
+    const res = await npmRun('admin', ['create-org', 'Empty CLI org']);
+    expect(res.code, res.stderr).to.equal(0);
+    const emptyOrg = /organization: (org_\S+)/.exec(res.stdout)![1];
+    knownSecrets.add(/owner key \(shown once\): (pk_\S+)/.exec(res.stdout)![1]);
+    expect(res.stdout).to.match(/address pools: empty/);
+    expect(res.stdout).to.include(`npm run admin -- fill-pool ${emptyOrg} --derive-from`);
+    expect(res.stdout).to.match(/address-pool\/derive/);
+    const otherXpub = HDNodeWallet.createRandom().neuter().extendedKey;
+    const first = await npmRun('admin', ['fill-pool', emptyOrg, '--derive-from', otherXpub, '--count', '3']);
+    expect(first.code, first.stderr).to.equal(0);
+    expect(first.stdout).to.match(/evm pool: 3 addresses derived \(0\/0 … 0\/2\)/);
+    const second = await npmRun('admin', ['fill-pool', emptyOrg, '--derive-from', otherXpub, '--count', '2']);
+    expect(second.code, second.stderr).to.equal(0);
+    expect(second.stdout).to.match(/tron pool: 2 addresses derived \(0\/3 … 0\/4\)/);
+    const pool = await testDb().select({ protocol: poolAddresses.protocol }).from(poolAddresses).where(eq(poolAddresses.organizationId, emptyOrg));
+    expect(pool.filter((p) => p.protocol === 'evm')).to.have.length(5);
+    expect(pool.filter((p) => p.protocol === 'tron')).to.have.length(5);
+    const unknown = await npmRun('admin', ['fill-pool', 'org_nope', '--derive-from', otherXpub]);
+    expect(unknown.code).to.not.equal(0);
+  });
+
   it('list-orgs lists it', async () => {
     const res = await npmRun('admin', ['list-orgs']);
     expect(res.code, res.stderr).to.equal(0);
@@ -118,6 +140,19 @@ describe('admin CLI (npm run admin) with settings from .env', function () {
     expect(secret.stdout + secret.stderr).to.not.include(xprv.slice(4, 20));
     expect((await testDb().select().from(organizations)).length).to.equal(before);
   });
+});
+
+describe('ENV_FILE naming a missing file', function () {
+  this.timeout(60_000);
+  for (const script of ['admin', 'migrate']) {
+    it(`stops npm run ${script} with a clear error instead of using the default database`, async () => {
+      const missing = path.join(dir, 'no-such.env');
+      const res = await npmRun(script, script === 'admin' ? ['list-orgs'] : [], { ENV_FILE: missing });
+      expect(res.code).to.equal(1);
+      expect(res.stderr).to.include(`ENV_FILE names ${missing}, which does not exist`);
+      expect(res.stdout).to.equal('');
+    });
+  }
 });
 
 describe('.env is read by the npm scripts, never by npm test', () => {
