@@ -8,6 +8,7 @@ import { payStatusEndpoint } from './pay/status-endpoint';
 import { payRoutes, sendPageError, type PageHandler } from './pay/pay-routes';
 import { publicPageHeaders, publicPageHeaderSetter } from './public-headers';
 import { ASSETS_PATH, staticAssets } from './static-assets';
+import { landingPage } from './landing';
 
 /**
  * The public, browser-facing part of the service (design.md §6a): our static assets and the
@@ -32,6 +33,11 @@ export function mountPublicPages(
   app.use(ASSETS_PATH, publicPageHeaders(headersConfig), staticAssets());
 
   const setHeaders = publicPageHeaderSetter(headersConfig);
+  // GET /: the landing page (service, version, links), not Express's bare "Cannot GET /".
+  app.get('/', (req, res) => {
+    setHeaders(res);
+    landingPage(req, res);
+  });
   const limitOptions = {
     redis: deps.pageLimitRedis,
     keyPrefix: `${deps.config.redisPrefix}:rl:page`,
