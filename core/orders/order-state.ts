@@ -159,15 +159,18 @@ function simFaultCountsDropped(ctx: ServiceContext): boolean {
   return ctx.config.network === 'local' && process.env.SIM_FAULT === 'count-dropped';
 }
 
-/** Fields of the order.completed event data (spec's list plus blockNumber, confirmations, amountReceived, metadata). */
+/**
+ * Fields of the order.completed event data (spec's list plus blockNumber, confirmations,
+ * amountReceived, metadata, and the derived amountDue, amountExcess and paymentState).
+ */
 const COMPLETED_EVENT_FIELDS = [
   'orderId', 'orderReference', 'status', 'amount', 'currency', 'chainId', 'address',
-  'txHash', 'blockNumber', 'confirmations', 'amountReceived', 'completedAt', 'metadata',
+  'txHash', 'blockNumber', 'confirmations', 'amountReceived', 'amountDue', 'amountExcess', 'paymentState', 'completedAt', 'metadata',
 ] as const satisfies readonly (keyof OrderView)[];
 
-/** Fields of the order.expired event data. */
+/** Fields of the order.expired event data (an underpaid expiry shows as paymentState partial). */
 const EXPIRED_EVENT_FIELDS = [
-  'orderId', 'orderReference', 'status', 'amount', 'amountReceived', 'currency', 'chainId',
+  'orderId', 'orderReference', 'status', 'amount', 'amountReceived', 'amountDue', 'amountExcess', 'paymentState', 'currency', 'chainId',
   'address', 'expiresAt', 'expiredAt', 'metadata',
 ] as const satisfies readonly (keyof OrderView)[];
 
