@@ -78,7 +78,7 @@ export function createApp(config: Config, deps: ApiDeps): App {
   app.use(BULL_BOARD_PATH, bullBoardRouter(deps));
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const appError = toAppError(err);
+    const appError = toAppError(err, req);
     if (appError.code === 'NO_AVAILABLE_ADDRESSES') {
       logRequestWarning(deps.logger, res, { code: appError.code, retryAfter: appError.extra?.retryAfter }, appError.message);
     } else if (appError.status >= 500) {
@@ -109,11 +109,29 @@ export function createApp(config: Config, deps: ApiDeps): App {
 }
 
 /** Body-parser and unknown errors mapped to the public error codes, in one place. */
-function toAppError(err: unknown): AppError {
+function toAppError(err: unknown, req: Request): AppError {
   if (err instanceof AppError) return err;
-  const e = err as { type?: string; status?: number; message?: string };
-  if (e?.type === 'entity.parse.failed') return new AppError('INVALID_JSON', 'Malformed JSON in request body');
-  if (e?.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE', 'Request body is larger than this endpoint accepts');
+  const e = err as { type?: string; status?: number; message?: string; limit?: number; length?: number };
+  if (e?.type === 'entity.parse.failed') {
+    // A form or text body is not "malformed JSON" to its sender: it was never JSON.
+    const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    if (type && !/^application\/([a-z0-9.+-]*\+)?json$/.test(type)) {
+      return new AppError('INVALID_JSON', `Request body must be JSON: send Content-Type: application/json with a JSON body (got ${type})`, [
+        { field: '(body)', message: `must be JSON, not ${type}` },
+      ]);
+    }
+    return new AppError('INVALID_JSON', 'Malformed JSON in request body');
+  }
+  if (e?.type === 'entity.too.large') {
+    const limit = typeof e.limit === 'number' ? e.limit : null;
+    const size = typeof e.length === 'number' && Number.isFinite(e.length) ? ` (${e.length} bytes)` : '';
+    return new AppError(
+      'PAYLOAD_TOO_LARGE',
+      limit === null ? 'Request body is larger than this endpoint accepts' : `Request body${size} is larger than this endpoint accepts: at most ${limit} bytes`,
+      undefined,
+      limit === null ? undefined : { limitBytes: limit },
+    );
+  }
   if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return new AppError('VALIDATION_ERROR', e.message ?? 'Unsupported body encoding');
   if (e?.status && e.status >= 400 && e.status < 500) return new AppError('VALIDATION_ERROR', e.message ?? 'Bad request');
   return new AppError('INTERNAL_ERROR', 'Internal server error');
