@@ -14,10 +14,20 @@ import { registerRoutes } from './routes';
 import { httpMetrics } from './http-metrics';
 import { docsPolicy, securityHeaderSetter } from './security-headers';
 import { mountPublicPages } from './pages';
+import { databaseOutageError } from './database-outage';
+import { MAX_URL_LENGTH } from './client-errors';
+import { compileTrustProxy } from './client-ip';
 
-export interface App extends express.Express {
+/**
+ * The HTTP app: a request listener (http.createServer(app), supertest) that answers the status
+ * endpoint's early path or hands the request to the Express app.
+ */
+export interface App {
+  (req: IncomingMessage, res: ServerResponse): void;
   /** Every declared /api/v1 route (the OpenAPI source; tests walk it). */
   routeTable: ApiBuilder['routes'];
+  /** The Express app behind the early path: every request but the status endpoint's canonical form. */
+  express: express.Express;
 }
 
 /**
@@ -40,26 +50,28 @@ export function inOneLayer(...steps: RequestHandler[]): RequestHandler {
 
 /** Builds the HTTP app. It does not listen: entry points and supertest do. */
 export function createApp(config: Config, deps: ApiDeps): App {
-  const app = express() as unknown as App;
+  const app = express();
   app.disable('x-powered-by');
   // Every answer is per-request JSON: hashing each body for an ETag buys nothing.
   app.set('etag', false);
   // Who may tell us the client's IP (per-IP limits of the public pages): TRUST_PROXY, default nobody.
-  app.set('trust proxy', config.trustProxy);
+  // Compiled once; req.ip and the status endpoint's early path both use it.
+  const trustProxy = compileTrustProxy(config.trustProxy);
+  app.set('trust proxy', trustProxy);
   const format = new WireFormat(config.apiStyle);
 
   const securityHeaders = securityHeaderSetter({ https: config.publicBaseUrl.startsWith('https://') });
   app.use(
-    inOneLayer(httpMetrics(), requestLogger(deps.logger), (_req, res, next) => {
+    inOneLayer(httpMetrics(), requestLogger(deps.logger), (req, res, next) => {
       securityHeaders(res);
-      next();
+      next(req.url.length > MAX_URL_LENGTH ? new AppError('URI_TOO_LONG', `The request URL is longer than ${MAX_URL_LENGTH} characters`) : undefined);
     }),
   );
 
   app.get('/health', healthHandler(deps));
   // The public pages (/static, /pay) before the API's routes: their paths never meet, and a page
   // request then does not walk every /api/v1 route layer first.
-  const payStatus = mountPublicPages(app, deps, { securityHeaders });
+  const { payStatus, notFoundPage } = mountPublicPages(app, deps, { securityHeaders, trustProxy });
 
   const api = new ApiBuilder(deps, format, app, '/api/v1');
   registerRoutes(api, deps);
@@ -76,10 +88,15 @@ export function createApp(config: Config, deps: ApiDeps): App {
 
   app.use('/api/v1', (_req, _res, next) => next(new AppError('RESOURCE_NOT_FOUND', 'No such endpoint')));
   app.use(BULL_BOARD_PATH, bullBoardRouter(deps));
+  // Any other path: a browser gets the public pages' not-found page, any other client the error format.
+  app.use((req, res, next) => {
+    if (req.accepts(['json', 'html']) === 'html') notFoundPage(req, res, next);
+    else next(new AppError('RESOURCE_NOT_FOUND', 'No such path'));
+  });
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const appError = toAppError(err, req);
-    if (appError.code === 'NO_AVAILABLE_ADDRESSES') {
+    if (appError.code === 'NO_AVAILABLE_ADDRESSES' || appError.code === 'SERVICE_UNAVAILABLE') {
       logRequestWarning(deps.logger, res, { code: appError.code, retryAfter: appError.extra?.retryAfter }, appError.message);
     } else if (appError.status >= 500) {
       logRequestError(deps.logger, req, res, err);
@@ -87,30 +104,24 @@ export function createApp(config: Config, deps: ApiDeps): App {
     if (res.headersSent) return;
     // A temporary condition says when to come back (the body carries it as retryAfter too).
     if (typeof appError.extra?.retryAfter === 'number') res.setHeader('Retry-After', String(appError.extra.retryAfter));
-    if (!req.originalUrl.startsWith('/api/')) {
-      res.status(appError.status).type('text/plain').send(appError.message);
-      return;
-    }
     format.sendError(res, appError);
   });
 
   // GET /pay/<token>/status, every open payment page's poll, is answered before the router
-  // (api/pages/pay/status-endpoint.ts); everything else, its other forms included, is routed.
-  // (Express's app function calls app.handle, which runs the router.)
-  type Handle = (req: IncomingMessage, res: ServerResponse, callback?: (err?: unknown) => void) => void;
-  const withHandle = app as unknown as { handle: Handle };
-  const route = withHandle.handle;
-  withHandle.handle = function handle(this: unknown, req, res, callback) {
-    if (!payStatus(req, res)) route.call(this, req, res, callback);
-  };
-
-  app.routeTable = api.routes;
-  return app;
+  // (api/pages/pay/status-endpoint.ts); everything else, its other forms included, goes to Express.
+  const listener = ((req: IncomingMessage, res: ServerResponse) => {
+    if (!payStatus(req, res)) app(req, res);
+  }) as App;
+  listener.routeTable = api.routes;
+  listener.express = app;
+  return listener;
 }
 
 /** Body-parser and unknown errors mapped to the public error codes, in one place. */
 function toAppError(err: unknown, req: Request): AppError {
   if (err instanceof AppError) return err;
+  const outage = databaseOutageError(err);
+  if (outage) return outage;
   const e = err as { type?: string; status?: number; message?: string; limit?: number; length?: number };
   if (e?.type === 'entity.parse.failed') {
     // A form or text body is not "malformed JSON" to its sender: it was never JSON.

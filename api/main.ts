@@ -9,11 +9,12 @@ runMain(async (main) => {
   const service = await createService(config, { kind: 'api' });
   const { ctx } = service;
   main.useLogger(ctx.logger);
-  const shutdown = shutdownInReverse(ctx.logger);
+  const shutdown = shutdownInReverse(ctx.logger, config.shutdownTimeoutMs);
   shutdown.add(() => service.close());
   // Both ports are bound before either is announced: a busy one stops the process having said nothing.
   const api = await startApi(ctx, { announce: false });
-  shutdown.add(() => api.close());
+  shutdown.atSignal(() => api.drain());
+  shutdown.add((deadline) => api.close(deadline));
   const metrics = await startMetricsServer(ctx, Object.values(api.queues), { announce: false });
   shutdown.add(() => metrics.close());
   api.announce();

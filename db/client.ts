@@ -16,16 +16,63 @@ export interface DbHandle {
   close(): Promise<void>;
 }
 
-export function createDb(url: string, options: { max?: number } = {}): DbHandle {
+export interface DbOptions {
+  max?: number;
+  /**
+   * How long opening a connection may take (TCP, TLS, start-up) before the query waiting for it
+   * fails; the API sets DATABASE_REQUEST_TIMEOUT_MS, so a request during an outage is answered fast.
+   */
+  connectTimeoutMs?: number;
+}
+
+/**
+ * The longest wait between connection attempts after failures. postgres.js's own back-off grows to
+ * 20 s, and a query waits it out before its connection is even tried: during an outage requests
+ * hung about 10 s, and after it the first ones waited on. Attempts are cheap (one refused connect).
+ */
+const MAX_RECONNECT_DELAY_SECONDS = 0.5;
+
+export function createDb(url: string, options: DbOptions = {}): DbHandle {
   const sql = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
-    connect_timeout: 5,
+    connect_timeout: (options.connectTimeoutMs ?? 5000) / 1000,
+    backoff: (retries: number) => Math.min(MAX_RECONNECT_DELAY_SECONDS, (3 ** retries / 100) * (0.5 + Math.random() / 2)),
     // Keep bigints exact: int8 columns come back as numbers only through drizzle's mode:'number'.
     types: {},
   });
   const db = drizzle(sql, { schema });
   return { db, sql, close: () => sql.end({ timeout: 5 }) };
+}
+
+/** Driver codes of a connection that could not be made or was lost (postgres.js and Node's). */
+const CONNECTION_ERROR_CODES = new Set([
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_DESTROYED',
+  'CONNECTION_ENDED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+
+/**
+ * Whether an error says the database is unreachable (not that a statement failed): a connection
+ * refused, timed out or lost, or a server shutting down, starting or out of connections
+ * (SQLSTATE class 08, 57P01-57P03, 53300). drizzle wraps the driver's error in `cause`.
+ */
+export function isDatabaseUnreachable(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code !== 'string') continue;
+    if (CONNECTION_ERROR_CODES.has(code) || code.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(code)) return true;
+  }
+  return false;
 }
 
 /** The health check's database probe. */

@@ -17,7 +17,7 @@ runMain(async (main) => {
   const config = loadConfig();
   const { ctx, dbHandle } = await createService(config);
   main.useLogger(ctx.logger);
-  const shutdown = shutdownInReverse(ctx.logger);
+  const shutdown = shutdownInReverse(ctx.logger, config.shutdownTimeoutMs);
   shutdown.add(() => dbHandle.close());
 
   // NETWORK=local: the local chain runs inside this process (`npm run chain` runs it alone). Its
@@ -42,13 +42,14 @@ runMain(async (main) => {
   // is lost). /health answers 503 "starting" until the first-start work below is done, so a script
   // that waits for 200 finds the organization, its key and its pool in place.
   const api = await startApi(ctx, { announce: false, ready: false });
-  shutdown.add(() => api.close());
+  shutdown.atSignal(() => api.drain());
+  shutdown.add((deadline) => api.close(deadline));
   const metrics = await startMetricsServer(ctx, Object.values(api.queues), { announce: false });
   shutdown.add(() => metrics.close());
   api.announce();
   metrics.announce();
   const workers = await startWorkerProcess(ctx);
-  shutdown.add(() => workers.close());
+  shutdown.add((deadline) => workers.close(deadline));
 
   // First start on an empty database: a local organization, so a newcomer can call the API at once.
   if ((await countOrganizations(ctx.db)) === 0) {

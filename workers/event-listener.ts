@@ -1,7 +1,7 @@
-import postgres from 'postgres';
 import type { ServiceContext } from '../core/service/context';
 import { EVENTS_CHANNEL } from '../core/events/events';
 import { fanOutPendingEvents } from '../core/webhooks/relay';
+import { listenToChannel } from '../core/platform/listener';
 
 export interface EventListener {
   close(): Promise<void>;
@@ -18,7 +18,6 @@ export interface EventListener {
  * job), and the claim lets only one job send an attempt.
  */
 export async function startEventListener(ctx: ServiceContext): Promise<EventListener> {
-  const sql = postgres(ctx.config.databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
   let running: Promise<void> | null = null;
   let again = false;
   let closed = false;
@@ -47,18 +46,24 @@ export async function startEventListener(ctx: ServiceContext): Promise<EventList
     })();
   };
 
-  // onlisten runs at the first LISTEN and again after every reconnect: catch up on whatever
-  // committed while this connection was not listening.
-  const subscription = await sql.listen(EVENTS_CHANNEL, wake, () => {
-    ctx.logger.debug({ channel: EVENTS_CHANNEL }, 'listening for committed events');
-    wake();
-  });
+  // Hearing at the start and again after every loss (core/platform/listener.ts): catch up on
+  // whatever committed while this connection was not listening.
+  const listener = await listenToChannel(
+    { databaseUrl: ctx.config.databaseUrl, db: ctx.db, channel: EVENTS_CHANNEL, logger: ctx.logger },
+    {
+      onNotify: wake,
+      onHearing: () => {
+        ctx.logger.debug({ channel: EVENTS_CHANNEL }, 'listening for committed events');
+        wake();
+      },
+      onDeaf: () => {},
+    },
+  );
   return {
     async close() {
       closed = true;
-      await subscription.unlisten().catch(() => {});
+      await listener.close();
       await running;
-      await sql.end({ timeout: 5 });
     },
   };
 }

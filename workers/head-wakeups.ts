@@ -1,6 +1,7 @@
 import type { ServiceContext } from '../core/service/context';
 import { adapterFor } from '../core/detection/monitor';
 import type { HeadSubscription } from '../core/detection/adapter';
+import { urlOrigin, withUrlsReduced } from '../core/platform/provider-urls';
 import { headWakeupJobId, type QueueName } from '../core/jobs/catalog';
 
 /**
@@ -24,9 +25,9 @@ export function startHeadWakeups(ctx: ServiceContext, queues: QueueName[]): { cl
         );
       },
       {
-        connected: (url) => ctx.logger.info({ chainId: chain.chainId, url }, 'head subscription connected'),
+        connected: (url) => ctx.logger.info({ chainId: chain.chainId, provider: urlOrigin(url) }, 'head subscription connected'),
         dropped: (url, reason, retryInMs) =>
-          ctx.logger.warn({ chainId: chain.chainId, url, reason, retryInMs }, 'head subscription lost; polling until it reconnects'),
+          ctx.logger.warn({ chainId: chain.chainId, provider: urlOrigin(url), reason: withUrlsReduced(reason), retryInMs }, 'head subscription lost; polling until it reconnects'),
       },
     );
     if (subscription) subscriptions.push(subscription);

@@ -10,7 +10,7 @@ runMain(async (main) => {
   const service = await createService(config, { kind: 'worker' });
   const { ctx } = service;
   main.useLogger(ctx.logger);
-  const shutdown = shutdownInReverse(ctx.logger);
+  const shutdown = shutdownInReverse(ctx.logger, config.shutdownTimeoutMs);
   shutdown.add(() => service.close());
   // The port is bound before the workers start: a busy METRICS_PORT stops the process before it
   // has announced or taken any job. The queues' depths are read at scrape time.
@@ -18,7 +18,7 @@ runMain(async (main) => {
   const metrics = await startMetricsServer(ctx, queues, { announce: false });
   shutdown.add(() => metrics.close());
   const workers = await startWorkerProcess(ctx);
-  shutdown.add(() => workers.close());
+  shutdown.add((deadline) => workers.close(deadline));
   queues.push(...Object.values(workers.queues));
   metrics.announce();
 });

@@ -12,7 +12,8 @@ import { selectedQueues, startWorkers } from './worker-pool';
 export interface RunningWorkers {
   workers: Worker[];
   queues: Queues;
-  close(): Promise<void>;
+  /** Lets active jobs finish; at `deadline` stops waiting (their jobs return to the queue when their lock lapses). */
+  close(deadline?: AbortSignal): Promise<void>;
 }
 
 /** Starts the job tier: schedulers upserted, one worker per selected queue. */
@@ -60,13 +61,32 @@ export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWo
   return {
     workers,
     queues,
-    async close() {
+    async close(deadline) {
       // Stop taking jobs; active ones finish (or go back to the queue if the process is killed).
       await heads.close();
       await listener?.close();
-      await Promise.all(workers.map((w) => w.close()));
+      await closeWorkers(workers, deadline, () => ctx.logger.warn({ active: workers.filter((w) => w.isRunning()).length }, 'shutdown deadline: leaving the jobs still running to be retried'));
       await closeQueues(queues);
       connection.disconnect();
     },
   };
+}
+
+/**
+ * Closes the workers, waiting for their active jobs, but not past `deadline`: then it stops
+ * waiting (BullMQ's close(true) after a close() only returns the same wait) and the process exits;
+ * an unfinished job's lock lapses and a worker takes it up again as stalled: retried, not lost.
+ */
+async function closeWorkers(workers: Worker[], deadline: AbortSignal | undefined, onForce: () => void): Promise<void> {
+  const graceful = Promise.all(workers.map((w) => w.close()));
+  if (!deadline) return void (await graceful);
+  const forced = new Promise<void>((resolve) => {
+    const force = () => {
+      onForce();
+      resolve();
+    };
+    if (deadline.aborted) force();
+    else deadline.addEventListener('abort', force, { once: true });
+  });
+  await Promise.race([graceful, forced]);
 }

@@ -3,9 +3,10 @@ import type express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import type { ApiDeps } from '../deps';
 import { logRequestError } from '../request-log';
+import { clientIpOf, type TrustProxy } from '../client-ip';
 import { ipRateLimit, ipRateLimiter } from './ip-rate-limit';
 import { payStatusEndpoint } from './pay/status-endpoint';
-import { payRoutes, sendPageError, type PageHandler } from './pay/pay-routes';
+import { pageFailure, payRoutes, sendPageError, type PageHandler } from './pay/pay-routes';
 import { publicPageHeaders, publicPageHeaderSetter } from './public-headers';
 import { ASSETS_PATH, staticAssets } from './static-assets';
 import { landingPage } from './landing';
@@ -22,13 +23,14 @@ import { landingPage } from './landing';
  * endpoint that routing was about a sixth of the API's CPU per request (bench:pages).
  *
  * Returns the status endpoint's handler for its canonical form, which the app runs before its
- * router (api/app.ts; pay/status-endpoint.ts): the same steps without the router's own work.
+ * router (api/app.ts; pay/status-endpoint.ts): the same steps without the router's own work; and
+ * the not-found page, which the app also gives a browser for any path it does not know.
  */
 export function mountPublicPages(
   app: express.Express,
   deps: ApiDeps,
-  options: { securityHeaders: (res: ServerResponse) => void },
-): (req: IncomingMessage, res: ServerResponse) => boolean {
+  options: { securityHeaders: (res: ServerResponse) => void; trustProxy: TrustProxy },
+): { payStatus: (req: IncomingMessage, res: ServerResponse) => boolean; notFoundPage: express.RequestHandler } {
   const headersConfig = { frameAncestors: deps.config.pages.frameAncestors };
   app.use(ASSETS_PATH, publicPageHeaders(headersConfig), staticAssets());
 
@@ -54,22 +56,25 @@ export function mountPublicPages(
         await handler(req, res);
       } catch (err) {
         logRequestError(deps.logger, req, res, err);
-        if (!res.headersSent) sendPageError(req, res, 500, 'error');
+        if (!res.headersSent) {
+          const failure = pageFailure(err, res);
+          sendPageError(req, res, failure.status, failure.kind);
+        }
       }
     };
   for (const { path, handler } of payRoutes(deps)) app.get(path, page(handler));
   // Anything else under /pay (any method): the not-found page, behind the same headers and limit.
-  app.use('/pay', page(async (req, res) => sendPageError(req, res, 404, 'notFound')));
+  const notFoundPage = page(async (req, res) => sendPageError(req, res, 404, 'notFound'));
+  app.use('/pay', notFoundPage);
 
   // The status endpoint's canonical form, answered before the router (the app calls it first).
   // Its limit counts under the same Redis key as the pages': one budget per client IP.
-  // The client IP exactly as the routed pages get it: Express's req.ip getter (proxy-addr with the
-  // app's compiled TRUST_PROXY), read off the prototype the app gives its requests.
-  const ipOf = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(app.request), 'ip')!.get!;
-  return payStatusEndpoint(deps, {
+  // The client IP exactly as the routed pages get it (req.ip): proxy-addr with the app's compiled TRUST_PROXY.
+  const payStatus = payStatusEndpoint(deps, {
     securityHeaders: options.securityHeaders,
     pageHeaders: setHeaders,
-    clientIp: (req) => ipOf.call({ app, headers: req.headers, socket: req.socket, connection: req.socket }) as string | undefined,
+    clientIp: (req) => clientIpOf(req, options.trustProxy),
     limit: ipRateLimiter(limitOptions),
   });
+  return { payStatus, notFoundPage: notFoundPage as unknown as express.RequestHandler };
 }

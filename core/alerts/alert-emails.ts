@@ -1,6 +1,6 @@
 import { and, eq, gte, sql } from 'drizzle-orm';
 import nodemailer, { type Transporter } from 'nodemailer';
-import type { Database } from '../../db/client';
+import { prepareStatement, type Database } from '../../db/client';
 import { alertEmails } from '../../db/schema';
 import type { ServiceContext } from '../service/context';
 import { countAlertEmail } from '../platform/metrics';
@@ -38,6 +38,44 @@ function transporter(ctx: Pick<ServiceContext, 'memory'>, url: string): Transpor
   return t;
 }
 
+const p = sql.placeholder;
+/** A row per alert event not seen yet since `since`. */
+const queueNewStatement = prepareStatement<{ now: string; since: string }>(
+  'alerts.queue_new',
+  sql`
+    insert into alert_emails (event_id, organization_id, status, next_attempt_at)
+    select e.id, e.organization_id, 'pending', ${p('now')}::timestamptz
+      from events e
+     where e.type like 'alert.%' and e.created_at >= ${p('since')}::timestamptz
+       and not exists (select 1 from alert_emails a where a.event_id = e.id)
+    on conflict (event_id) do nothing
+    returning event_id`,
+);
+
+/** A claimed e-mail's row (driver values: timestamps as text). */
+interface ClaimedEmailRow extends Record<string, unknown> {
+  event_id: string;
+  organization_id: string;
+  attempts: number;
+  type: string;
+  data: Record<string, unknown>;
+  created_at: string;
+}
+
+const claimDueStatement = prepareStatement<{ now: string; lease: string }>(
+  'alerts.claim_due',
+  sql`
+    with due as (
+      select event_id from alert_emails
+       where status = 'pending' and next_attempt_at <= ${p('now')}::timestamptz
+       order by next_attempt_at limit ${BATCH}
+       for update skip locked)
+    update alert_emails a set next_attempt_at = ${p('lease')}::timestamptz, attempts = a.attempts + 1
+      from due, events e
+     where a.event_id = due.event_id and e.id = a.event_id
+    returning a.event_id, a.organization_id, a.attempts, e.type, e.data, e.created_at`,
+);
+
 /** One run of the alert-email job. Without SMTP_URL it does nothing (alerts go by webhook only). */
 export async function sendAlertEmails(ctx: ServiceContext): Promise<AlertEmailRun> {
   const run: AlertEmailRun = { queued: 0, sent: 0, failed: 0, rateLimited: 0, noRecipients: 0 };
@@ -55,15 +93,8 @@ export async function sendAlertEmails(ctx: ServiceContext): Promise<AlertEmailRu
 /** A row per alert event not seen yet (recent ones only). Idempotent: the event id is the key. */
 async function queueNewAlertEvents(db: Database, now: Date): Promise<number> {
   const since = new Date(now.getTime() - LOOKBACK_MS);
-  const rows = await db.execute(sql`
-    insert into alert_emails (event_id, organization_id, status, next_attempt_at)
-    select e.id, e.organization_id, 'pending', ${now.toISOString()}::timestamptz
-      from events e
-     where e.type like 'alert.%' and e.created_at >= ${since.toISOString()}::timestamptz
-       and not exists (select 1 from alert_emails a where a.event_id = e.id)
-    on conflict (event_id) do nothing
-    returning event_id`);
-  return (rows as unknown as unknown[]).length;
+  const rows = await queueNewStatement.run(db, { now: now.toISOString(), since: since.toISOString() });
+  return rows.length;
 }
 
 interface ClaimedEmail {
@@ -78,16 +109,7 @@ interface ClaimedEmail {
 /** Takes due rows for this worker: moves them past a lease so no other worker sends them too. */
 async function claimDue(db: Database, now: Date): Promise<ClaimedEmail[]> {
   const lease = new Date(now.getTime() + CLAIM_LEASE_MS);
-  const rows = (await db.execute(sql`
-    with due as (
-      select event_id from alert_emails
-       where status = 'pending' and next_attempt_at <= ${now.toISOString()}::timestamptz
-       order by next_attempt_at limit ${BATCH}
-       for update skip locked)
-    update alert_emails a set next_attempt_at = ${lease.toISOString()}::timestamptz, attempts = a.attempts + 1
-      from due, events e
-     where a.event_id = due.event_id and e.id = a.event_id
-    returning a.event_id, a.organization_id, a.attempts, e.type, e.data, e.created_at`)) as unknown as Record<string, any>[];
+  const rows = await claimDueStatement.run<ClaimedEmailRow>(db, { now: now.toISOString(), lease: lease.toISOString() });
   return rows.map((r) => ({ eventId: r.event_id, organizationId: r.organization_id, attempts: Number(r.attempts), type: r.type, data: r.data, createdAt: new Date(r.created_at) }));
 }
 

@@ -1,5 +1,6 @@
 import type { Chain, Currency, Protocol } from '../chains/chain';
 import type { Logger } from '../platform/logger';
+import { withUrlsReduced } from '../platform/provider-urls';
 
 /**
  * What a protocol family (EVM, Tron, Solana) supplies to the detection core (design.md §4b).
@@ -165,7 +166,8 @@ export class UnstableChainError extends Error {
 /** No provider of the chain answered. */
 export class ProviderUnavailableError extends Error {
   constructor(chainId: string, cause: unknown) {
-    super(`No RPC provider of ${chainId} answered: ${cause instanceof Error ? cause.message : String(cause)}`);
+    // Provider errors quote the request's URL (ethers: info.requestUrl), credentials and all.
+    super(`No RPC provider of ${chainId} answered: ${withUrlsReduced(cause instanceof Error ? cause.message : String(cause))}`);
     this.name = 'ProviderUnavailableError';
   }
 }

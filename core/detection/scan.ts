@@ -1,5 +1,6 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import { chainCheckpoints, scannedBlocks } from '../../db/schema';
+import { prepareStatement } from '../../db/client';
 import { getCheckpoint, type Checkpoint } from './checkpoints';
 import { claimCheckpoint, initCheckpoint, recordHeadSeen, rememberBlocks, SCANNED_BLOCKS_KEPT, toCheckpoint } from './scan-position';
 import type { ServiceContext } from '../service/context';
@@ -134,8 +135,14 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   return { status: 'scanned', fromBlock, toBlock, recorded: outcome, logs: found.length, head: head.number };
 }
 
+/** Every pool address of a family: what its scanner watches. */
+const watchedStatement = prepareStatement<{ protocol: string }>(
+  'detection.watched_addresses',
+  sql`select address from pool_addresses where protocol = ${sql.placeholder('protocol')}`,
+);
+
 async function watchedOfFamily(ctx: ServiceContext, adapter: ChainAdapter): Promise<string[]> {
-  const rows = (await ctx.db.execute(sql`select address from pool_addresses where protocol = ${adapter.protocol}`)) as unknown as { address: string }[];
+  const rows = await watchedStatement.run<{ address: string }>(ctx.db, { protocol: adapter.protocol });
   return rows.map((r) => r.address);
 }
 

@@ -32,6 +32,8 @@ export interface JobPayloads {
   'webhook-delivery': { deliveryId: string; attempt: number } | { deliveries: { deliveryId: string; attempt: number }[] };
   /** Vacuums the queue-like tables whose dead rows have piled up. */
   'table-maintenance': Record<string, never>;
+  /** Deletes delivered events, their deliveries and attempts past RETENTION_EVENT_DAYS. */
+  'history-retention': Record<string, never>;
   /** Mails new alert events to the organizations' alerts.email addresses, and retries failed sends. */
   'alert-email': Record<string, never>;
 }
@@ -60,6 +62,7 @@ export const QUEUES: Record<QueueName, QueueDefinition> = {
   // retries are driven by the delivery row (core/webhooks/delivery.ts), not by BullMQ attempts.
   'webhook-delivery': { concurrency: 20, defaultJobOptions: { attempts: 1, removeOnComplete: true, removeOnFail: true } },
   'table-maintenance': { concurrency: 1, defaultJobOptions: REPEATABLE },
+  'history-retention': { concurrency: 1, defaultJobOptions: REPEATABLE },
   'alert-email': { concurrency: 1, defaultJobOptions: REPEATABLE },
 };
 
@@ -82,6 +85,7 @@ export function repeatableSchedules(config: Config, registry: ChainRegistry): Sc
     { queue: 'order-expiry', schedulerId: 'order-expiry', everyMs: config.intervals.orderExpiryMs, data: {} },
     { queue: 'webhook-relay', schedulerId: 'webhook-relay', everyMs: config.intervals.webhookRelayMs, data: {} },
     { queue: 'table-maintenance', schedulerId: 'table-maintenance', everyMs: config.intervals.tableMaintenanceMs, data: {} },
+    { queue: 'history-retention', schedulerId: 'history-retention', everyMs: config.retention.intervalMs, data: {} },
   ];
   // Only where alerts can be mailed at all.
   if (config.smtp) schedules.push({ queue: 'alert-email', schedulerId: 'alert-email', everyMs: config.intervals.alertEmailMs, data: {} });

@@ -151,15 +151,6 @@ export function decideOrderStatus<T extends TransferFacts>(
 }
 
 /**
- * TEST-ONLY FAULT for the money simulation's self-test (test/sim, `npm run sim -- --self-test`):
- * with SIM_FAULT=count-dropped on a NETWORK=local deployment, recompute counts dropped transfers,
- * a deliberate bug the simulation must catch. Inert everywhere else.
- */
-function simFaultCountsDropped(ctx: ServiceContext): boolean {
-  return ctx.config.network === 'local' && process.env.SIM_FAULT === 'count-dropped';
-}
-
-/**
  * Fields of the order.completed event data (spec's list plus blockNumber, confirmations,
  * amountReceived, metadata, and the derived amountDue, amountExcess and paymentState).
  */
@@ -220,10 +211,10 @@ export async function recomputeOrder(tx: Tx, ctx: ServiceContext, orderId: strin
       blockTimestamp: transfers.blockTimestamp,
     })
     .from(transfers)
-    .where(and(eq(transfers.orderId, orderId), eq(transfers.counted, true), simFaultCountsDropped(ctx) ? undefined : ne(transfers.status, 'dropped')));
+    .where(and(eq(transfers.orderId, orderId), eq(transfers.counted, true), ne(transfers.status, 'dropped')));
   const checkpoint = await getCheckpoint(tx, order.chainId);
   const now = ctx.clock.now();
-  const decision = decideOrderStatus(order, simFaultCountsDropped(ctx) ? counted.map((t) => ({ ...t, status: t.status === 'dropped' ? 'pending' : t.status })) : counted, checkpoint, now);
+  const decision = decideOrderStatus(order, counted, checkpoint, now);
 
   switch (decision.kind) {
     case 'final':

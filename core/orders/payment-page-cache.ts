@@ -1,4 +1,5 @@
-import postgres from 'postgres';
+import type { Database } from '../../db/client';
+import { listenToChannel } from '../platform/listener';
 import type { Logger } from '../platform/logger';
 import type { PaymentPageFacts } from './payment-page';
 
@@ -18,9 +19,10 @@ const MAX_RECENT = 10_000;
  * forgets that order. A committed change therefore shows at the next poll after its notification
  * arrives (bench:pages measures it), in every API process, with no time-to-live to tune.
  *
- * Nothing is served from memory unless this process is listening: before the LISTEN connection is
- * up, and from the moment it closes until it is back (when it forgets everything, since changes
- * meanwhile went unheard), every read goes to Postgres. A read that an invalidation overtook is
+ * Nothing is served from memory unless this process is listening and proven to hear (its
+ * listener's pings come back within the deadline): before the LISTEN connection is up, and from
+ * the moment it closes or goes silent until a new one is proven (when it forgets everything, since
+ * changes meanwhile went unheard), every read goes to Postgres. A read that an invalidation overtook is
  * answered but not kept. Only orders that can still change what the page shows are kept (a
  * completed or expired order's page stops polling, and its redirect reads the organization's
  * settings). The state is still decided per request from these facts and the clock
@@ -35,10 +37,12 @@ export class PaymentPageCache {
   /** Reads begun before this value are not kept (everything was forgotten after they began). */
   private floor = 0;
   private listening = false;
+  /** Whether the listener is proven to hear changes now (checked per read: its pings may be overdue before it says so). */
+  private hearing: () => boolean = () => true;
 
   /** The facts of a token: from memory while listening and nothing changed, else by `read`. */
   async find(token: string, read: () => Promise<PaymentPageFacts | null>): Promise<PaymentPageFacts | null> {
-    if (this.listening) {
+    if (this.listening && this.hearing()) {
       const kept = this.entries.get(token);
       if (kept) return kept;
     }
@@ -71,6 +75,11 @@ export class PaymentPageCache {
     this.forget();
   }
 
+  /** Serve from memory only while `hearing` says so (the listener's liveness, core/platform/listener.ts). */
+  trustWhile(hearing: () => boolean): void {
+    this.hearing = hearing;
+  }
+
   /** Orders kept now. */
   get size(): number {
     return this.entries.size;
@@ -78,7 +87,7 @@ export class PaymentPageCache {
 
   /** Whether it serves from memory (its listener is up). */
   get isListening(): boolean {
-    return this.listening;
+    return this.listening && this.hearing();
   }
 
   private forget(): void {
@@ -107,54 +116,31 @@ export interface PaymentPageListener {
 }
 
 /**
- * The LISTEN connection that keeps a PaymentPageCache honest: one dedicated connection (counted
- * in DATABASE_POOL_SIZE, core/platform/config.ts dedicatedConnectionsFor). The cache is on once the LISTEN
- * has succeeded and off from the moment the connection closes; then it listens again (a new
- * connection), retrying every second while Postgres is unreachable.
+ * The LISTEN connection that keeps a PaymentPageCache honest (core/platform/listener.ts): one
+ * dedicated connection (counted in DATABASE_POOL_SIZE, core/platform/config.ts
+ * dedicatedConnectionsFor). The cache serves from memory only while the listener hears its own
+ * pings: a connection that closed or went silent (black-holed) empties it, and status reads go to
+ * Postgres until a new connection is proven, so a page is never stale by more than `deadlineMs`.
  */
-export async function listenForPaymentPageChanges(databaseUrl: string, cache: PaymentPageCache, logger: Logger): Promise<PaymentPageListener> {
-  let closed = false;
-  let subscribing: Promise<void> | null = null;
-  const sql = postgres(databaseUrl, {
-    max: 1,
-    onnotice: () => {},
-    connect_timeout: 5,
-    // Held for as long as the process runs (postgres.js would otherwise recycle it now and then).
-    idle_timeout: 0,
-    max_lifetime: null,
-    onnotify: (channel, orderId) => {
-      if (channel === PAYMENT_PAGE_CHANNEL) cache.invalidate(orderId);
+export async function listenForPaymentPageChanges(
+  target: { databaseUrl: string; db: Database },
+  cache: PaymentPageCache,
+  logger: Logger,
+  options: { deadlineMs?: number } = {},
+): Promise<PaymentPageListener> {
+  const listener = await listenToChannel(
+    { ...target, channel: PAYMENT_PAGE_CHANNEL, logger, deadlineMs: options.deadlineMs },
+    {
+      onNotify: (orderId) => cache.invalidate(orderId),
+      onHearing: () => cache.setListening(true),
+      onDeaf: () => cache.setListening(false),
     },
-    onclose: () => {
-      cache.setListening(false);
-      if (!closed) subscribe();
-    },
-  } as postgres.Options<Record<string, never>> & { onnotify: (channel: string, payload: string) => void });
-  const listenOnce = async () => {
-    await sql.unsafe(`listen "${PAYMENT_PAGE_CHANNEL}"`);
-    if (!closed) cache.setListening(true);
-  };
-  const subscribe = () => {
-    subscribing ??= (async () => {
-      while (!closed) {
-        try {
-          await listenOnce();
-          break;
-        } catch (err) {
-          logger.warn({ err: { message: (err as Error).message } }, 'payment page listener unavailable; status reads go to Postgres');
-          await new Promise((resolve) => setTimeout(resolve, 1000).unref());
-        }
-      }
-      subscribing = null;
-    })();
-  };
-  await listenOnce();
+  );
+  cache.trustWhile(() => listener.hearing);
   return {
     async close() {
-      closed = true;
       cache.setListening(false);
-      await subscribing;
-      await sql.end({ timeout: 5 });
+      await listener.close();
     },
   };
 }

@@ -15,3 +15,12 @@ export class ManualClock implements Clock {
     this.offsetMs += ms;
   }
 }
+
+/**
+ * Milliseconds on a monotonic clock (performance.now()): for measuring how long something took
+ * or how long ago it happened in this process, never for a date. Unaffected by changes of the
+ * system's time and by a ManualClock.
+ */
+export function elapsedMs(): number {
+  return performance.now();
+}

@@ -44,6 +44,16 @@ export interface Config {
   /** Prefix of every Redis key (queues, rate limits); tests use a fresh one per run. */
   redisPrefix: string;
   port: number;
+  /**
+   * SHUTDOWN_TIMEOUT_MS: how long a process drains after SIGTERM (in-flight requests and jobs, kept-alive
+   * connections told to close) before it force-closes what is left; below the orchestrator's grace period.
+   */
+  shutdownTimeoutMs: number;
+  /**
+   * DATABASE_REQUEST_TIMEOUT_MS: how long an HTTP request waits for the database (a connection, a
+   * statement) before it is answered 503 with Retry-After; an outage is answered fast, not after 10 s.
+   */
+  databaseRequestTimeoutMs: number;
   apiStyle: ApiStyle;
   network: NetworkName;
   publicBaseUrl: string;
@@ -82,6 +92,14 @@ export interface Config {
   maintenance: {
     /** A queue-like table is vacuumed once it has this many dead rows (core/maintenance). */
     vacuumMinDeadRows: number;
+  };
+  /** History retention (core/maintenance/history-retention.ts): RETENTION_*. */
+  retention: {
+    /** Delivered events, with their deliveries and attempts, older than this go; 0 keeps them. */
+    eventDays: number;
+    intervalMs: number;
+    batchSize: number;
+    maxBatchesPerRun: number;
   };
   /**
    * TRUST_PROXY: which peers may tell us the client's IP in X-Forwarded-For (Express's
@@ -249,6 +267,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     redisUrl: read.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
     redisPrefix: read.pattern('REDIS_PREFIX', 'sg', /^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ or -'),
     port,
+    shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_MS', 20_000, 1000, 600_000),
+    databaseRequestTimeoutMs: read.integer('DATABASE_REQUEST_TIMEOUT_MS', 3000, 100, 120_000),
     apiStyle,
     network,
     publicBaseUrl,
@@ -289,6 +309,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     },
     maintenance: {
       vacuumMinDeadRows: read.integer('VACUUM_MIN_DEAD_ROWS', 5000, 1, 100_000_000),
+    },
+    retention: {
+      eventDays: read.integer('RETENTION_EVENT_DAYS', 90, 0, 36_500),
+      intervalMs: read.integer('RETENTION_INTERVAL_MS', 600_000, 50, 86_400_000),
+      batchSize: read.integer('RETENTION_BATCH_SIZE', 1000, 1, 50_000),
+      maxBatchesPerRun: read.integer('RETENTION_MAX_BATCHES_PER_RUN', 100, 1, 100_000),
     },
     chainStallAlertMs: read.integer('CHAIN_STALL_ALERT_SECONDS', 300, 10, 7 * 86_400) * 1000,
     trustProxy: parseTrustProxy(env.TRUST_PROXY, problems),

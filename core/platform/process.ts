@@ -1,11 +1,17 @@
 import type { Logger } from './logger';
 import { describeStartupError } from './startup-errors';
 
+/** Time left after the shutdown deadline for forced closes to finish before the process exits anyway. */
+const EXIT_AFTER_DEADLINE_MS = 3000;
+
 /**
  * Runs a long-lived process: on SIGTERM or SIGINT it stops taking work, lets what it holds
- * finish, closes connections, and exits. A second signal exits at once.
+ * finish, closes connections, and exits. A second signal exits at once. With `timeoutMs`
+ * (SHUTDOWN_TIMEOUT_MS) the drain is bounded: `deadline` aborts then (parts force-close what they
+ * still hold), and a process that has still not closed a few seconds later exits with 1, well
+ * inside an orchestrator's grace period rather than being SIGKILLed mid-write.
  */
-export function handleShutdown(close: () => Promise<void>, logger: Logger): void {
+export function handleShutdown(close: (deadline: AbortSignal) => Promise<void>, logger: Logger, timeoutMs?: number): void {
   let closing = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (closing) {
@@ -13,8 +19,20 @@ export function handleShutdown(close: () => Promise<void>, logger: Logger): void
       process.exit(1);
     }
     closing = true;
-    logger.info({ signal }, 'shutting down');
-    close().then(
+    logger.info({ signal, timeoutMs }, 'shutting down');
+    const deadline = new AbortController();
+    if (timeoutMs !== undefined) {
+      setTimeout(() => {
+        logger.warn({ timeoutMs }, 'shutdown deadline reached: closing what is still open');
+        deadline.abort();
+      }, timeoutMs).unref();
+      setTimeout(() => {
+        logger.error({ timeoutMs }, 'not shut down after the deadline: exiting');
+        logger.flush?.();
+        process.exit(1);
+      }, timeoutMs + EXIT_AFTER_DEADLINE_MS).unref();
+    }
+    close(deadline.signal).then(
       () => {
         logger.info('shut down cleanly');
         logger.flush?.();
@@ -30,17 +48,26 @@ export function handleShutdown(close: () => Promise<void>, logger: Logger): void
   process.on('SIGINT', onSignal);
 }
 
+export interface Shutdown {
+  /** A part to close on shutdown, after the parts added later; `deadline` aborts at SHUTDOWN_TIMEOUT_MS. */
+  add(close: (deadline: AbortSignal) => Promise<void>): void;
+  /** Runs at once when the signal arrives, before any part closes (an HTTP server starts draining). */
+  atSignal(begin: () => void): void;
+}
+
 /**
  * handleShutdown for a process that starts several parts: the signal handler is installed before
  * the first part starts (a SIGTERM during start-up still shuts down cleanly), and the parts
- * started so far are closed in reverse order.
+ * started so far are closed in reverse order, all within one deadline.
  */
-export function shutdownInReverse(logger: Logger): { add(close: () => Promise<void>): void } {
-  const closers: (() => Promise<void>)[] = [];
-  handleShutdown(async () => {
-    for (const close of closers.slice().reverse()) await close();
-  }, logger);
-  return { add: (close) => void closers.push(close) };
+export function shutdownInReverse(logger: Logger, timeoutMs?: number): Shutdown {
+  const closers: ((deadline: AbortSignal) => Promise<void>)[] = [];
+  const beginners: (() => void)[] = [];
+  handleShutdown(async (deadline) => {
+    for (const begin of beginners) begin();
+    for (const close of closers.slice().reverse()) await close(deadline);
+  }, logger, timeoutMs);
+  return { add: (close) => void closers.push(close), atSignal: (begin) => void beginners.push(begin) };
 }
 
 /** What an entry point tells runMain once it has a logger. */

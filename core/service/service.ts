@@ -33,7 +33,9 @@ export async function createService(
   if (config.network === 'local') assertLocalChainTooling();
   const logger = opts.logger ?? createLogger(config.logLevel);
   if (opts.migrate !== false) await runMigrations(config.databaseUrl);
-  const dbHandle = createDb(config.databaseUrl, { max: queryPoolSizeFor(config, opts.kind ?? 'worker') });
+  // A process that answers requests (the API, npm start): a database it cannot reach is a fast 503 (DATABASE_REQUEST_TIMEOUT_MS), not a hang.
+  const connectTimeoutMs = opts.kind !== 'worker' ? config.databaseRequestTimeoutMs : undefined;
+  const dbHandle = createDb(config.databaseUrl, { max: queryPoolSizeFor(config, opts.kind ?? 'worker'), connectTimeoutMs });
   await dbHandle.sql`select 1`;
   const registry = ChainRegistry.forNetwork(config.network, SCANNED_FAMILIES, config.chainOverrides);
   if (config.secretEncryptionKeyIsDefault) {

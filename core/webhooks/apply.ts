@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
-import type { Tx } from '../../db/client';
+import { prepareStatement, type Tx } from '../../db/client';
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema';
 import { emitEvent } from '../events/events';
 import type { Logger } from '../platform/logger';
@@ -115,6 +115,37 @@ async function disableEndpoint(
   });
 }
 
+const p = sql.placeholder;
+const applySucceededStatement = prepareStatement<{
+  ids: string[];
+  attempts: number[];
+  startedAt: string[];
+  durationsMs: number[];
+  statusCodes: number[];
+  responseExcerpts: (string | null)[];
+  recoveredEndpointIds: string[];
+  now: string;
+}>(
+  'webhooks.apply_succeeded',
+  sql`
+    with r as (
+      select * from unnest(${p('ids')}::text[], ${p('attempts')}::int[], ${p('startedAt')}::text[], ${p('durationsMs')}::int[],
+                           ${p('statusCodes')}::int[], ${p('responseExcerpts')}::text[])
+        as r(id, attempt, started_at, duration_ms, status_code, response_excerpt)
+    ), replaced as (
+      delete from webhook_attempts a using r where a.delivery_id = r.id and a.attempt_number = r.attempt and a.outcome = 'interrupted'
+    ), logged as (
+      insert into webhook_attempts (delivery_id, attempt_number, started_at, duration_ms, status_code, error, response_excerpt, outcome)
+      select r.id, r.attempt, r.started_at::timestamptz, r.duration_ms, r.status_code, null, r.response_excerpt, 'succeeded' from r
+    ), recovered as (
+      update webhook_endpoints e set failing_since = null
+        from (select id from webhook_endpoints where id = any(${p('recoveredEndpointIds')}::text[]) and failing_since is not null order by id for update) l
+       where e.id = l.id
+    )
+    update webhook_deliveries d set status = 'succeeded', delivered_at = ${p('now')}::timestamptz, next_attempt_at = null
+      from r where d.id = r.id and d.status = 'pending' and d.attempt_count = r.attempt`,
+);
+
 /** A 2xx answer to a claimed attempt, to be recorded. */
 export interface SucceededAttempt {
   claimed: ClaimedDelivery;
@@ -130,25 +161,15 @@ export interface SucceededAttempt {
  */
 export async function applySucceededAttempts(deps: WebhookDeps, items: SucceededAttempt[]): Promise<void> {
   if (items.length === 0) return;
-  // Start times go as text: drizzle's postgres-js driver passes timestamp arrays to the driver unserialised.
-  const column = <T>(pick: (i: SucceededAttempt) => T) => sql.param(items.map(pick));
-  const recovered = sql.param([...new Set(items.filter((i) => i.claimed.endpoint.failingSince).map((i) => i.claimed.endpoint.id))]);
-  await deps.db.execute(sql`
-    with r as (
-      select * from unnest(${column((i) => i.claimed.deliveryId)}::text[], ${column((i) => i.claimed.attempt)}::int[],
-                           ${column((i) => i.startedAt.toISOString())}::text[], ${column((i) => i.sent.durationMs)}::int[],
-                           ${column((i) => i.sent.statusCode ?? 0)}::int[], ${column((i) => i.sent.responseExcerpt)}::text[])
-        as r(id, attempt, started_at, duration_ms, status_code, response_excerpt)
-    ), replaced as (
-      delete from webhook_attempts a using r where a.delivery_id = r.id and a.attempt_number = r.attempt and a.outcome = 'interrupted'
-    ), logged as (
-      insert into webhook_attempts (delivery_id, attempt_number, started_at, duration_ms, status_code, error, response_excerpt, outcome)
-      select r.id, r.attempt, r.started_at::timestamptz, r.duration_ms, r.status_code, null, r.response_excerpt, 'succeeded' from r
-    ), recovered as (
-      update webhook_endpoints e set failing_since = null
-        from (select id from webhook_endpoints where id = any(${recovered}::text[]) and failing_since is not null order by id for update) l
-       where e.id = l.id
-    )
-    update webhook_deliveries d set status = 'succeeded', delivered_at = ${deps.clock.now().toISOString()}::timestamptz, next_attempt_at = null
-      from r where d.id = r.id and d.status = 'pending' and d.attempt_count = r.attempt`);
+  await applySucceededStatement.run(deps.db, {
+    ids: items.map((i) => i.claimed.deliveryId),
+    attempts: items.map((i) => i.claimed.attempt),
+    // Start times go as text: a timestamp array would reach the driver unserialised.
+    startedAt: items.map((i) => i.startedAt.toISOString()),
+    durationsMs: items.map((i) => i.sent.durationMs),
+    statusCodes: items.map((i) => i.sent.statusCode ?? 0),
+    responseExcerpts: items.map((i) => i.sent.responseExcerpt),
+    recoveredEndpointIds: [...new Set(items.filter((i) => i.claimed.endpoint.failingSince).map((i) => i.claimed.endpoint.id))],
+    now: deps.clock.now().toISOString(),
+  });
 }

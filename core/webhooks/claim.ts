@@ -1,5 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { webhookDeliveries, webhookEndpoints } from '../../db/schema';
+import { prepareStatement } from '../../db/client';
 import type { WebhookDeps } from './endpoints';
 
 /** Tolerance for a job that fires a little before its row's next_attempt_at. */
@@ -27,6 +28,48 @@ export interface ClaimedDelivery {
   event: { id: string; type: string; createdAt: Date; data: unknown };
 }
 
+/** A claimed delivery's row (driver values: timestamps as text). */
+interface ClaimedRow extends Record<string, unknown> {
+  id: string;
+  attempt: number;
+  retry_base: number | string;
+  organization_id: string;
+  endpoint_id: string;
+  url: string;
+  secret_ciphertext: string;
+  failing_since: string | null;
+  event_id: string;
+  type: string;
+  created_at: string;
+  data: unknown;
+  previous_attempt_at: string | null;
+}
+
+const p = sql.placeholder;
+const claimStatement = prepareStatement<{ ids: string[]; attempts: number[]; at: string; lease: string; due: string }>(
+  'webhooks.claim',
+  sql`
+    with wanted as (
+      select w.id, w.attempt from unnest(${p('ids')}::text[], ${p('attempts')}::int[]) as w(id, attempt)
+    ), claimed as (
+      update webhook_deliveries d
+         set attempt_count = w.attempt, last_attempt_at = ${p('at')}::timestamptz, next_attempt_at = ${p('lease')}::timestamptz
+        from wanted w, webhook_deliveries prev, webhook_endpoints e, events ev
+       where d.id = w.id and prev.id = w.id and d.status = 'pending' and d.attempt_count = w.attempt - 1
+         and d.next_attempt_at <= ${p('due')}::timestamptz
+         and e.id = d.endpoint_id and e.enabled and e.deleted_at is null
+         and ev.id = d.event_id
+      returning d.id, w.attempt, d.retry_base, d.organization_id, e.id as endpoint_id, e.url, e.secret_ciphertext, e.failing_since,
+                ev.id as event_id, ev.type, ev.created_at, ev.data, prev.last_attempt_at as previous_attempt_at
+    ), interrupted as (
+      insert into webhook_attempts (delivery_id, attempt_number, started_at, duration_ms, status_code, error, response_excerpt, outcome)
+      select c.id, c.attempt - 1, coalesce(c.previous_attempt_at, ${p('at')}::timestamptz), null, null, ${INTERRUPTED_ERROR}, null, 'interrupted'
+        from claimed c
+       where c.attempt > 1 and not exists (select 1 from webhook_attempts a where a.delivery_id = c.id and a.attempt_number = c.attempt - 1)
+    )
+    select * from claimed`,
+);
+
 /**
  * Claims many attempts in one statement, and says for each one, in order, what was claimed or why
  * it was not (a delivery named twice is claimed once, the second is skipped). Each claims only a
@@ -44,28 +87,13 @@ export async function claimDeliveries(deps: WebhookDeps, attempts: DeliveryAttem
   const first = new Map<string, DeliveryAttempt>();
   for (const a of attempts) if (!first.has(a.deliveryId)) first.set(a.deliveryId, a);
   const wanted = [...first.values()];
-  const [ids, numbers] = [sql.param(wanted.map((a) => a.deliveryId)), sql.param(wanted.map((a) => a.attempt))];
-  const [at, lease, due] = [now.toISOString(), leaseUntil.toISOString(), dueBy.toISOString()];
-  const rows = (await deps.db.execute(sql`
-    with wanted as (
-      select w.id, w.attempt from unnest(${ids}::text[], ${numbers}::int[]) as w(id, attempt)
-    ), claimed as (
-      update webhook_deliveries d
-         set attempt_count = w.attempt, last_attempt_at = ${at}::timestamptz, next_attempt_at = ${lease}::timestamptz
-        from wanted w, webhook_deliveries prev, webhook_endpoints e, events ev
-       where d.id = w.id and prev.id = w.id and d.status = 'pending' and d.attempt_count = w.attempt - 1
-         and d.next_attempt_at <= ${due}::timestamptz
-         and e.id = d.endpoint_id and e.enabled and e.deleted_at is null
-         and ev.id = d.event_id
-      returning d.id, w.attempt, d.retry_base, d.organization_id, e.id as endpoint_id, e.url, e.secret_ciphertext, e.failing_since,
-                ev.id as event_id, ev.type, ev.created_at, ev.data, prev.last_attempt_at as previous_attempt_at
-    ), interrupted as (
-      insert into webhook_attempts (delivery_id, attempt_number, started_at, duration_ms, status_code, error, response_excerpt, outcome)
-      select c.id, c.attempt - 1, coalesce(c.previous_attempt_at, ${at}::timestamptz), null, null, ${INTERRUPTED_ERROR}, null, 'interrupted'
-        from claimed c
-       where c.attempt > 1 and not exists (select 1 from webhook_attempts a where a.delivery_id = c.id and a.attempt_number = c.attempt - 1)
-    )
-    select * from claimed`)) as unknown as Record<string, any>[];
+  const rows = await claimStatement.run<ClaimedRow>(deps.db, {
+    ids: wanted.map((a) => a.deliveryId),
+    attempts: wanted.map((a) => a.attempt),
+    at: now.toISOString(),
+    lease: leaseUntil.toISOString(),
+    due: dueBy.toISOString(),
+  });
   const claimed = new Map<string, ClaimedDelivery>();
   for (const row of rows) {
     claimed.set(row.id, {

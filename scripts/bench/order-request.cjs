@@ -13,7 +13,7 @@ module.exports = (req) => {
     orderReference: `${tag}-${thread}-${++seq}`,
     amount: '10.5',
     currency: 'USDT',
-    chainId: 'ethereum-local',
+    chainId: req.headers['x-bench-chain'] || 'ethereum-local',
     metadata: { bench: true },
   });
   return { ...req, body };

@@ -6,6 +6,7 @@
  *    one transaction per allocation, sequential and 8 at a time.
  * Usage: npm run bench:pool   (DATABASE_URL / REDIS_URL pick the servers; the database name is ours)
  */
+import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -67,7 +68,7 @@ async function main() {
   const keyCache = createKeyCache(ctx);
   // No page requests here: the page limiter may share the producer connection.
   const deps = { ...ctx, redis, pageLimitRedis: redis, queues, keyCache, paymentPages: new PaymentPageCache() };
-  const server = createApp(config, deps).listen(0, '127.0.0.1');
+  const server = http.createServer(createApp(config, deps)).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   const port = (server.address() as AddressInfo).port;
   const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');

@@ -4,7 +4,7 @@ import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { getCheckpoint } from '../../core/detection/checkpoints';
 import { headWakeupJobId } from '../../core/jobs/catalog';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
-import { capturedLogLines, testConfig, testContext, testRedis, TEST_REDIS_PREFIX } from '../helpers/harness';
+import { capturedLogLines, knownSecrets, testConfig, testContext, testRedis, TEST_REDIS_PREFIX } from '../helpers/harness';
 import { resetCheckpointToHead, startRpcProxy, startTestChain, useTestChain, type RpcProxy, type TestChain } from '../helpers/anvil';
 import { eventually } from '../helpers/wait';
 
@@ -81,5 +81,35 @@ describe('new heads over WebSocket wake the chain work; a dropped socket falls b
     workers = null;
     await running.close();
     await eventually(() => proxy.connections() === 0, 5000, 'the WebSocket closed on shutdown');
+  });
+  it('names providers by their origin only: credentials in the user part, path and query of RPC and WebSocket URLs never reach a log line', async () => {
+    // Provider URLs as hosted providers hand them out. anvil answers 404 on any path but its root, so
+    // the path-keyed URLs fail (their errors are logged), and the root one with user and query connects.
+    const port = new URL(proxy.url).port;
+    const secrets = ['RPCUSERPW-7f3a', 'RPCPATHKEY-9c1d', 'RPCQUERYKEY-44be', 'WSUSERPW-d2e8', 'WSPATHKEY-0a7c', 'WSQUERYKEY-51f9'];
+    for (const s of secrets) knownSecrets.add(s);
+    const [rpcUser, rpcPath, rpcQuery, wsUser, wsPath, wsQuery] = secrets;
+    const ctx = testContext(testConfig({ REDIS_PREFIX: prefix, WORKER_QUEUES: 'chain-scan', CHAIN_SCAN_INTERVAL_MS: '200' }));
+    useTestChain(ctx.registry, chain, [`http://user:${rpcUser}@127.0.0.1:${port}/v3/${rpcPath}?key=${rpcQuery}`]);
+    ctx.registry.setWsUrls(LOCAL_CHAIN_ID, [`ws://127.0.0.1:${port}/v3/${wsPath}`, `ws://user:${wsUser}@127.0.0.1:${port}/?key=${wsQuery}`]);
+    await resetCheckpointToHead(ctx, chain);
+    await proxy.start().catch(() => {});
+    const mark = capturedLogLines.length;
+    const since = () => capturedLogLines.slice(mark);
+    workers = await startWorkerProcess(ctx);
+    await chain.mine(1);
+    await eventually(() => since().some((l) => l.includes('head subscription connected')), 20_000, 'the subscription over the root URL');
+    await eventually(() => since().some((l) => l.includes('head subscription lost')), 20_000, 'the path URL refused and logged');
+    await eventually(() => since().some((l) => l.includes('No RPC provider of')), 20_000, 'a failed scan logged with its provider error');
+    const running = workers;
+    workers = null;
+    await running.close();
+
+    const lines = since();
+    for (const s of secrets) expect(lines.join(''), `${s} in the logs`).to.not.include(s);
+    // The provider is still named: by its origin.
+    const connected = JSON.parse(lines.find((l) => l.includes('head subscription connected'))!);
+    expect(connected.provider).to.equal(`ws://127.0.0.1:${port}`);
+    expect(lines.join('')).to.include(`http://127.0.0.1:${port}`);
   });
 });

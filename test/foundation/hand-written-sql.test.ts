@@ -4,6 +4,11 @@ import { expect } from 'chai';
 import { handWrittenStatements } from '../../db/client';
 // The modules that define the product's hand-written statements (registered when loaded).
 import '../../core/events/events';
+import '../../core/platform/listener';
+import '../../core/webhooks/claim';
+import '../../core/webhooks/apply';
+import '../../core/alerts/alert-emails';
+import '../../core/detection/scan';
 import '../../core/orders/orders';
 import '../../core/orders/payment-page';
 import '../../core/pool/allocation';

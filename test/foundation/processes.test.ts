@@ -108,6 +108,83 @@ describe('process start-up and shutdown', function () {
     }
   });
 
+  it('API: on SIGTERM under kept-alive clients sending back to back, answers with Connection: close and exits well within SHUTDOWN_TIMEOUT_MS', async () => {
+    const p = spawnEntry('api/main.ts', { ...baseEnv(), SHUTDOWN_TIMEOUT_MS: '8000' });
+    const agents: http.Agent[] = [];
+    try {
+      const port = JSON.parse(await p.waitFor(/API listening/)).port as number;
+      // Four clients, each sending back to back on one kept-alive connection (a load balancer's upstream pool).
+      let signalledAt = 0;
+      const afterSignal: (string | undefined)[] = [];
+      let before = 0;
+      const get = (agent: http.Agent) =>
+        new Promise<string | undefined>((resolve, reject) => {
+          const req = http.get({ host: '127.0.0.1', port, path: '/health', agent }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.headers.connection));
+          });
+          req.on('error', reject);
+        });
+      const loop = async (agent: http.Agent) => {
+        for (;;) {
+          const startedAt = Date.now();
+          let connection: string | undefined;
+          try {
+            connection = await get(agent);
+          } catch {
+            return; // refused or reset: the server is gone
+          }
+          if (signalledAt && startedAt > signalledAt) afterSignal.push(connection);
+          else before++;
+        }
+      };
+      for (let i = 0; i < 4; i++) agents.push(new http.Agent({ keepAlive: true, maxSockets: 1 }));
+      const loops = Promise.all(agents.map(loop));
+      await eventually(() => before >= 100, 20_000, 'the clients under way');
+      signalledAt = Date.now();
+      p.child.kill('SIGTERM');
+      const code = await p.exited;
+      const tookMs = Date.now() - signalledAt;
+      await loops;
+      expect(code, p.stdout()).to.equal(0);
+      expect(tookMs, 'exit after SIGTERM').to.be.below(5000);
+      expect(p.stdout()).to.not.include('shutdown deadline');
+      // Every request sent after the signal that was answered told its client to close the connection.
+      expect(afterSignal.every((c) => c === 'close'), JSON.stringify(afterSignal)).to.equal(true);
+    } finally {
+      for (const a of agents) a.destroy();
+      p.killGroup();
+    }
+  });
+
+  it('API: a request still open at SHUTDOWN_TIMEOUT_MS is cut and the process exits', async () => {
+    const org = await createTestOrg('Deadline org');
+    const p = spawnEntry('api/main.ts', { ...baseEnv(), SHUTDOWN_TIMEOUT_MS: '1500' });
+    try {
+      const port = JSON.parse(await p.waitFor(/API listening/)).port as number;
+      // A body that never finishes arriving: the request stays in flight.
+      const cut = new Promise<string>((resolve) => {
+        const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/api/v1/orders', headers: { 'content-type': 'application/json', 'content-length': 1000, 'x-api-key': org.ownerKey } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(`answered ${res.statusCode}`));
+        });
+        req.on('error', (err) => resolve(`cut: ${err.message}`));
+        req.write('{"amount":');
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      const signalledAt = Date.now();
+      p.child.kill('SIGTERM');
+      const code = await p.exited;
+      const tookMs = Date.now() - signalledAt;
+      expect(await cut).to.match(/^cut/);
+      expect(tookMs).to.be.within(1400, 4500);
+      expect(code).to.equal(0);
+      expect(p.stdout()).to.include('shutdown deadline');
+    } finally {
+      p.killGroup();
+    }
+  });
+
   it('worker: on SIGTERM closes its workers and exits 0', async () => {
     const p = spawnEntry('workers/main.ts', baseEnv());
     try {

@@ -1,4 +1,4 @@
-import net from 'node:net';
+import { startTcpProxy, type TcpProxy } from './processes';
 import { Contract, JsonRpcProvider, Network, type JsonRpcSigner } from 'ethers';
 import { startAnvil, type RunningAnvil } from '../../scripts/local-chain/anvil';
 import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS } from '../../scripts/local-chain/test-tokens';
@@ -103,56 +103,6 @@ export async function resetCheckpointToHead(ctx: ServiceContext, chain: TestChai
   return Number(head.number);
 }
 
-/**
- * A TCP proxy in front of the chain that the test can stop and start again on the same port
- * (an RPC provider going down and coming back).
- */
-export interface RpcProxy {
-  url: string;
-  /** Client connections open through the proxy now (a WebSocket is one). */
-  connections(): number;
-  stop(): Promise<void>;
-  start(): Promise<void>;
-  close(): Promise<void>;
-}
-
-export async function startRpcProxy(targetPort: number): Promise<RpcProxy> {
-  const sockets = new Set<net.Socket>();
-  const clients = new Set<net.Socket>();
-  let server: net.Server | null = null;
-  let port = 0;
-  const listen = async () => {
-    server = net.createServer((client) => {
-      const upstream = net.connect(targetPort, '127.0.0.1');
-      sockets.add(client);
-      sockets.add(upstream);
-      clients.add(client);
-      client.pipe(upstream).pipe(client);
-      const cleanup = () => {
-        client.destroy();
-        upstream.destroy();
-        sockets.delete(client);
-        sockets.delete(upstream);
-        clients.delete(client);
-      };
-      client.on('error', cleanup).on('close', cleanup);
-      upstream.on('error', cleanup).on('close', cleanup);
-    });
-    await new Promise<void>((resolve, reject) => {
-      server!.once('error', reject);
-      server!.listen(port, '127.0.0.1', () => resolve());
-    });
-    port = (server!.address() as net.AddressInfo).port;
-  };
-  const stop = async () => {
-    if (!server) return;
-    const s = server;
-    server = null;
-    for (const sock of sockets) sock.destroy();
-    sockets.clear();
-    clients.clear();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
-  };
-  await listen();
-  return { url: `http://127.0.0.1:${port}`, connections: () => clients.size, stop, start: listen, close: stop };
-}
+/** A TCP proxy in front of the chain that the test can stop and start again (test/helpers/processes.ts). */
+export type RpcProxy = TcpProxy;
+export const startRpcProxy = startTcpProxy;

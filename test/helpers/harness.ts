@@ -278,8 +278,9 @@ export function buildTestApp(
 }
 
 /** Turns on a test app's memory of open orders' payment pages, as startApi does (closed at tear-down). */
-export async function listenForPageChanges(t: TestApp): Promise<void> {
-  const listener = await listenForPaymentPageChanges(TEST_DATABASE_URL, t.deps.paymentPages, testLogger());
+export async function listenForPageChanges(t: TestApp, options: { databaseUrl?: string; deadlineMs?: number } = {}): Promise<void> {
+  const target = { databaseUrl: options.databaseUrl ?? TEST_DATABASE_URL, db: t.deps.db };
+  const listener = await listenForPaymentPageChanges(target, t.deps.paymentPages, testLogger(), { deadlineMs: options.deadlineMs });
   onTearDown(() => listener.close());
 }
 

@@ -97,3 +97,65 @@ export async function startPrivateRedis(args: string[] = []): Promise<{ url: str
       }),
   };
 }
+
+/**
+ * A TCP proxy in front of a local port that the test can stop and start again on the same port
+ * (an RPC provider or the database going down and coming back).
+ */
+export interface TcpProxy {
+  url: string;
+  /** Client connections open through the proxy now (a WebSocket is one). */
+  connections(): number;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  close(): Promise<void>;
+  /** On: new connections are accepted but never answered (a host that drops packets); off: forwarded again. */
+  blackhole(on: boolean): void;
+}
+
+export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
+  const sockets = new Set<net.Socket>();
+  const clients = new Set<net.Socket>();
+  let server: net.Server | null = null;
+  let port = 0;
+  let holding = false;
+  const listen = async () => {
+    server = net.createServer((client) => {
+      if (holding) {
+        sockets.add(client);
+        client.on('error', () => {}).on('close', () => sockets.delete(client));
+        return;
+      }
+      const upstream = net.connect(targetPort, '127.0.0.1');
+      sockets.add(client);
+      sockets.add(upstream);
+      clients.add(client);
+      client.pipe(upstream).pipe(client);
+      const cleanup = () => {
+        client.destroy();
+        upstream.destroy();
+        sockets.delete(client);
+        sockets.delete(upstream);
+        clients.delete(client);
+      };
+      client.on('error', cleanup).on('close', cleanup);
+      upstream.on('error', cleanup).on('close', cleanup);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server!.once('error', reject);
+      server!.listen(port, '127.0.0.1', () => resolve());
+    });
+    port = (server!.address() as net.AddressInfo).port;
+  };
+  const stop = async () => {
+    if (!server) return;
+    const s = server;
+    server = null;
+    for (const sock of sockets) sock.destroy();
+    sockets.clear();
+    clients.clear();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  };
+  await listen();
+  return { url: `http://127.0.0.1:${port}`, connections: () => clients.size, stop, start: listen, close: stop, blackhole: (on) => void (holding = on) };
+}

@@ -233,6 +233,16 @@ describe('payment page over HTTP', () => {
       }
     });
 
+    it('behind a trusted proxy the status endpoint\'s early path and the routed page read the same client IP (one budget)', async () => {
+      const t = buildTestApp({ env: { ...tokens, PAGE_RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY: '1' } });
+      const { path } = await createOrder(t);
+      const client = `192.0.2.${Math.floor(Math.random() * 200)}`;
+      expect((await request(t.app).get(`${path}/status`).set('X-Forwarded-For', client)).status).to.equal(200);
+      expect((await request(t.app).get(path).set('X-Forwarded-For', client)).status).to.equal(200);
+      expect((await request(t.app).get(`${path}/status`).set('X-Forwarded-For', client)).status).to.equal(429);
+      expect((await request(t.app).get(path).set('X-Forwarded-For', client)).status).to.equal(429);
+    });
+
     it('TRUST_PROXY is validated at start-up', () => {
       expect(loadConfig({ TRUST_PROXY: '' }).trustProxy).to.equal(false);
       expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).to.equal(2);

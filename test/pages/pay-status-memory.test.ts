@@ -6,10 +6,11 @@ import { sql } from 'drizzle-orm';
 import { newId } from '../../core/platform/ids';
 import { findPaymentPage } from '../../core/orders/payment-page';
 import { transfers } from '../../db/schema';
-import { buildTestApp, createTestOrg, knownSecrets, listenForPageChanges, testDb, type TestApp, type TestOrg } from '../helpers/harness';
+import { buildTestApp, createTestOrg, knownSecrets, listenForPageChanges, TEST_DATABASE_URL, testDb, type TestApp, type TestOrg } from '../helpers/harness';
 import { CHAIN, tokenEnv } from '../helpers/orders';
 import { seedPoolAddresses } from '../helpers/pool';
 import { eventually } from '../helpers/wait';
+import { startTcpProxy } from '../helpers/tcp-proxy';
 
 const randomAddress = () => getAddress(hexlify(randomBytes(20)));
 
@@ -95,6 +96,45 @@ describe('payment status: open orders kept in memory until Postgres says they ch
     expect(t.deps.paymentPages.size, 'kept again').to.equal(1);
     await testDb().execute(sql`update orders set status = 'expired' where id = ${order.id}`);
     await eventually(async () => (await request(t.app).get(order.status)).body.state === 'expired', 1000, 'a change heard on the new connection');
+  });
+
+  it('is never stale beyond the listener\'s deadline when its connection is black-holed (no FIN, no RST), and keeps orders again once a new connection is proven', async function () {
+    this.timeout(60_000);
+    const DEADLINE_MS = 1000;
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(TEST_DATABASE_URL).port || 5432) });
+    try {
+      const t = buildTestApp({ env: tokens });
+      // Only the LISTEN connection goes through the proxy, as in the fault run: queries still reach Postgres.
+      await listenForPageChanges(t, { databaseUrl: proxy.urlFor(TEST_DATABASE_URL), deadlineMs: DEADLINE_MS });
+      const order = await createOrder(t);
+      expect((await request(t.app).get(order.status)).body.state).to.equal('awaiting');
+      expect(t.deps.paymentPages.size, 'kept').to.equal(1);
+
+      proxy.blackHole();
+      const changedAt = Date.now();
+      await testDb().execute(sql`update orders set status = 'expired' where id = ${order.id}`);
+      // Polls for three deadlines: any answered after the deadline shows the change.
+      const answers: { startedAt: number; state: string }[] = [];
+      while (Date.now() - changedAt < DEADLINE_MS * 3) {
+        const startedAt = Date.now();
+        answers.push({ startedAt, state: (await request(t.app).get(order.status)).body.state });
+      }
+      const late = answers.filter((a) => a.startedAt > changedAt + DEADLINE_MS);
+      expect(late.length).to.be.greaterThan(10);
+      expect(late.filter((a) => a.state !== 'expired'), 'stale answers past the deadline').to.deep.equal([]);
+      expect(t.deps.paymentPages.isListening, 'serving from Postgres').to.equal(false);
+      expect(t.deps.paymentPages.size).to.equal(0);
+
+      proxy.restore();
+      await eventually(() => t.deps.paymentPages.isListening, 20_000, 'the listener proven again');
+      const next = await createOrder(t);
+      expect((await request(t.app).get(next.status)).body.state).to.equal('awaiting');
+      expect(t.deps.paymentPages.size, 'kept again').to.equal(1);
+      await testDb().execute(sql`update orders set status = 'expired' where id = ${next.id}`);
+      await eventually(async () => (await request(t.app).get(next.status)).body.state === 'expired', 1000, 'a change heard on the new connection');
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('does not keep what it read when an invalidation of that order overtook the read', async () => {

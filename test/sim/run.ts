@@ -35,14 +35,14 @@ async function main(): Promise<void> {
     spreadMs: values['spread-seconds'] === undefined ? undefined : int('spread-seconds', values['spread-seconds'], 5) * 1000,
     outDir: values['out-dir'],
     log: (l: string) => console.log(`[sim] ${l}`),
-    // The self-test runs the service with a deliberate bug (a test-only fault, NETWORK=local only).
-    serviceEnv: values['self-test'] ? { SIM_FAULT: 'count-dropped' } : undefined,
+    // The self-test injects a deliberate bug into the service's database (simulation.ts injectFault).
+    fault: values['self-test'] ? ('count-dropped' as const) : undefined,
   };
   const report = await runSimulation(base);
   console.log(formatReport(report));
   const failed = report.violations.length + report.mismatches.length > 0;
   if (values['self-test']) {
-    console.log(failed ? 'self-test passed: the simulation caught the injected fault (SIM_FAULT=count-dropped)' : 'SELF-TEST FAILED: the injected fault went unnoticed');
+    console.log(failed ? 'self-test passed: the simulation caught the injected fault (count-dropped)' : 'SELF-TEST FAILED: the injected fault went unnoticed');
     process.exit(failed ? 0 : 1);
   }
   if (failed && values.shrink) {

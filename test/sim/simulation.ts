@@ -27,6 +27,26 @@ import { Trace } from './trace';
 import { startSimTron, type SimTron } from './tron-chain';
 import { startChaosReceiver, type ChaosReceiver } from './webhook-receiver';
 
+/** Deliberate bugs the self-test injects, to show the simulation catches them. */
+export type SimFault = 'count-dropped';
+
+/**
+ * The self-test's bug, put into the service from outside its code: 'count-dropped' keeps a
+ * transfer that a reorg dropped counting (a trigger refuses its change to `dropped`), so an
+ * order can complete on a payment the chain no longer has.
+ */
+async function injectFault(db: DbHandle, fault: SimFault): Promise<void> {
+  if (fault !== 'count-dropped') return;
+  await db.sql.unsafe(`
+    create function sim_fault_keep_dropped() returns trigger language plpgsql as $$
+    begin
+      if new.status = 'dropped' then new.status := old.status; end if;
+      return new;
+    end $$;
+    create trigger sim_fault_keep_dropped before update of status on transfers
+      for each row execute function sim_fault_keep_dropped();`);
+}
+
 export interface SimOptions {
   payments: number;
   seed: number;
@@ -35,8 +55,10 @@ export interface SimOptions {
   spreadMs?: number;
   /** Where the trace and the processes' logs go. */
   outDir?: string;
-  /** Extra environment for the service processes (e.g. a test-only fault). */
+  /** Extra environment for the service processes. */
   serviceEnv?: Record<string, string>;
+  /** A deliberate bug injected into the service's database from outside (the self-test): see injectFault. */
+  fault?: SimFault;
   log?: (line: string) => void;
   /** Shrinking: keep only this fraction of the scenario's orders and deposit references (faults kept). */
   keepFraction?: number;
@@ -173,6 +195,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     // --- database, Redis, proxy, receiver ------------------------------------------------------
     await runMigrations(dbUrl);
     db = createDb(dbUrl, { max: 4 });
+    if (opts.fault) await injectFault(db, opts.fault);
     redis = await startRestartableRedis();
     proxy = await startFaultyRpcProxy(anvil.url, rng.fork('rpc'));
     tronProxy = await startFaultyRpcProxy(tron.node.url, rng.fork('tron-rpc'), undefined, 'tron-http');

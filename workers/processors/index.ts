@@ -9,6 +9,7 @@ import { webhookDeliveryProcessor } from './webhook-delivery.processor';
 import { webhookRelayProcessor } from './webhook-relay.processor';
 import { tableMaintenanceProcessor } from './table-maintenance.processor';
 import { alertEmailProcessor } from './alert-email.processor';
+import { historyRetentionProcessor } from './history-retention.processor';
 
 /** One processor per queue. The type makes a missing or extra processor a compile error. */
 export const PROCESSORS: { [Q in QueueName]: Processor<Q> } = {
@@ -22,4 +23,5 @@ export const PROCESSORS: { [Q in QueueName]: Processor<Q> } = {
   'webhook-delivery': webhookDeliveryProcessor,
   'table-maintenance': tableMaintenanceProcessor,
   'alert-email': alertEmailProcessor,
+  'history-retention': historyRetentionProcessor,
 };

@@ -8,6 +8,7 @@ import { messagePage } from '../layout';
 import { renderPayPage } from './pay-page';
 import { sendJson, writeJson, writeJsonText } from '../../answer';
 import { paymentStatusJson, paymentStatusText } from './pay-status';
+import { databaseOutageError, DATABASE_RETRY_AFTER_SECONDS } from '../../database-outage';
 
 /** A public page's own work, after the public headers and the per-IP limit (api/pages/index.ts). */
 export type PageHandler = (req: Request<{ token: string }>, res: Response) => Promise<void>;
@@ -60,9 +61,22 @@ export async function answerPaymentStatus(deps: ApiDeps, token: string, res: Ser
 }
 
 /** The JSON error bodies of the status endpoint (the page itself answers HTML pages). */
-export function pageErrorJson(kind: 'notFound' | 'tooMany' | 'error'): { error: string; message: string } {
-  const error = { notFound: 'NOT_FOUND', tooMany: 'RATE_LIMIT_EXCEEDED', error: 'INTERNAL_ERROR' }[kind];
-  return { error, message: kind === 'tooMany' ? 'Too many requests; retry later' : error === 'NOT_FOUND' ? 'Not found' : 'Internal error' };
+export type PageErrorKind = 'notFound' | 'tooMany' | 'error' | 'unavailable';
+
+export function pageErrorJson(kind: PageErrorKind): { error: string; message: string } {
+  const error = { notFound: 'NOT_FOUND', tooMany: 'RATE_LIMIT_EXCEEDED', error: 'INTERNAL_ERROR', unavailable: 'SERVICE_UNAVAILABLE' }[kind];
+  const message = { notFound: 'Not found', tooMany: 'Too many requests; retry later', error: 'Internal error', unavailable: 'Temporarily unavailable; retry shortly' }[kind];
+  return { error, message };
+}
+
+/**
+ * A public page's failure: the database unreachable is a 503 "try again" with Retry-After (the
+ * page's own "reload in a moment" text; the status poll keeps polling), anything else a 500.
+ */
+export function pageFailure(err: unknown, res: ServerResponse): { status: number; kind: PageErrorKind } {
+  if (!databaseOutageError(err)) return { status: 500, kind: 'error' };
+  res.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+  return { status: 503, kind: 'unavailable' };
 }
 
 /** An HTML page for browsers, JSON for the status endpoint (the page's script reads it). */
@@ -70,7 +84,7 @@ export function wantsJson(req: Request): boolean {
   return req.path.endsWith('/status');
 }
 
-export function sendPageError(req: Request, res: Response, status: number, kind: 'notFound' | 'tooMany' | 'error'): void {
+export function sendPageError(req: Request, res: Response, status: number, kind: PageErrorKind): void {
   if (wantsJson(req)) {
     sendJson(res, status, pageErrorJson(kind));
     return;

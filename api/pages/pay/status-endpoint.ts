@@ -3,7 +3,7 @@ import type { ApiDeps } from '../../deps';
 import { writeJson } from '../../answer';
 import { routeMetrics } from '../../http-metrics';
 import { logRequestError, startRequestLog } from '../../request-log';
-import { answerPaymentStatus, pageErrorJson } from './pay-routes';
+import { answerPaymentStatus, pageErrorJson, pageFailure } from './pay-routes';
 
 /** The route's pattern, as the router's copy of it is labelled in metrics and logged. */
 export const STATUS_ROUTE = '/pay/:token/status';
@@ -49,7 +49,10 @@ export function payStatusEndpoint(deps: ApiDeps, steps: StatusEndpointSteps): (r
       }
     } catch (err) {
       logRequestError(deps.logger, req, res, err);
-      if (!res.headersSent) writeJson(res, 500, pageErrorJson('error'));
+      if (!res.headersSent) {
+        const failure = pageFailure(err, res);
+        writeJson(res, failure.status, pageErrorJson(failure.kind));
+      }
     }
     if (res.writableEnded) observe(req.method!, res.statusCode, started);
   };

@@ -1,3 +1,5 @@
+import { urlOrigin } from '../../platform/provider-urls';
+
 /**
  * HTTP access to one Tron chain (java-tron full node / TronGrid HTTP API) over one or more
  * providers (design.md §3, issue 17).
@@ -136,7 +138,7 @@ export class TronHttp {
     };
     this.providers = urls.map((url) => ({
       url: url.replace(/\/+$/, ''),
-      origin: originOf(url),
+      origin: urlOrigin(url),
       limiter: new RequestLimiter(this.opts.maxConcurrent, this.opts.requestsPerSecond),
       failures: 0,
       downUntil: 0,
@@ -258,10 +260,3 @@ function asBlock(answer: unknown): TronBlock | null {
   return answer as TronBlock;
 }
 
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return '(invalid URL)';
-  }
-}

@@ -1,0 +1,133 @@
+import { expect } from 'chai';
+import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { builtinModules } from 'node:module';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL } from '../helpers/harness';
+import { closedPort, ROOT } from '../helpers/processes';
+import { eventually } from '../helpers/wait';
+
+const run = promisify(execFile);
+/** The build of this test run, beside dist/ (node_modules resolve from the root as they do for dist/). */
+const OUT = path.join(ROOT, `.build-test-${process.pid}-${randomBytes(3).toString('hex')}`);
+const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+
+/** Runs a compiled entry as the image does: plain node, source maps on, nothing else loaded. */
+function spawnCompiled(entry: string, env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--enable-source-maps', path.join(OUT, entry)], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (c) => (out += c));
+  child.stderr!.on('data', (c) => (out += c));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => out, exited };
+}
+
+const getStatus = (url: string) =>
+  new Promise<number>((resolve) => {
+    http.get(url, (res) => (res.resume(), resolve(res.statusCode ?? 0))).on('error', () => resolve(0));
+  });
+
+describe('the compiled build (npm run build → node dist/…)', function () {
+  this.timeout(120_000);
+  let env: Record<string, string>;
+
+  before(async () => {
+    const { stdout } = await run(process.execPath, [path.join(ROOT, 'scripts/build.mjs'), OUT], { cwd: ROOT });
+    expect(stdout).to.match(/^built \d+ files/);
+    const dead = `http://127.0.0.1:${await closedPort()}`;
+    // As the image runs: a real network (NETWORK=local needs the development tooling it leaves out).
+    env = {
+      DATABASE_URL: TEST_DATABASE_URL,
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_PREFIX: `${TEST_REDIS_PREFIX}build`,
+      NETWORK: 'testnet',
+      SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      ALLOW_INSECURE_PUBLIC_URL: 'true',
+      LOG_LEVEL: 'info',
+      METRICS_PORT: '0',
+      RPC_URLS_ETHEREUM_SEPOLIA: dead,
+      RPC_URLS_POLYGON_AMOY: dead,
+      RPC_URLS_TRON_NILE: dead,
+      RPC_URLS_SOLANA_DEVNET: dead,
+    };
+  });
+
+  after(() => rmSync(OUT, { recursive: true, force: true }));
+
+  it('emits JavaScript with a source map for every source, the migrations and the page assets', () => {
+    for (const file of ['api/main.js', 'workers/main.js', 'scripts/start.js', 'db/migrate.cli.js', 'scripts/admin.js']) {
+      expect(existsSync(path.join(OUT, file)), file).to.equal(true);
+      expect(existsSync(path.join(OUT, `${file}.map`)), `${file}.map`).to.equal(true);
+    }
+    const sql = readdirSync(path.join(OUT, 'db/migrations')).filter((f) => f.endsWith('.sql'));
+    expect(sql).to.deep.equal(readdirSync(path.join(ROOT, 'db/migrations')).filter((f) => f.endsWith('.sql')));
+    expect(existsSync(path.join(OUT, 'db/migrations/meta/_journal.json'))).to.equal(true);
+    expect(readdirSync(path.join(OUT, 'api/pages/assets'))).to.deep.equal(readdirSync(path.join(ROOT, 'api/pages/assets')));
+    // Development tooling stays out (the image has no local chain).
+    expect(existsSync(path.join(OUT, 'scripts/local-chain'))).to.equal(false);
+  });
+
+  it('requires no package outside the production dependencies (the image installs with --omit=dev)', () => {
+    const builtins = new Set(builtinModules);
+    const offending: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const full = path.join(dir, entry.name);
+        if (entry.isDirectory()) walk(full);
+        else if (entry.name.endsWith('.js')) {
+          for (const [, spec] of readFileSync(full, 'utf8').matchAll(/require\("([^"./][^"]*)"\)/g)) {
+            const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
+            if (spec.startsWith('node:') || builtins.has(name)) continue;
+            if (!(name in pkg.dependencies)) offending.push(`${path.relative(OUT, full)} requires ${spec}`);
+          }
+        }
+      }
+    };
+    walk(OUT);
+    expect(offending).to.deep.equal([]);
+    expect(pkg.dependencies).to.not.have.property('tsx');
+  });
+
+  it('maps stack traces to the TypeScript sources', async () => {
+    const script = `try { require(${JSON.stringify(path.join(OUT, 'core/platform/config.js'))}).loadConfig({ API_STYLE: 'z' }) } catch (e) { console.log(e.stack) }`;
+    const { stdout } = await run(process.execPath, ['--enable-source-maps', '-e', script], { cwd: ROOT });
+    expect(stdout).to.include('API_STYLE must be one of a, b');
+    expect(stdout).to.match(/core\/platform\/config\.ts:\d+:\d+/);
+    expect(stdout).to.not.match(/config\.js:\d+/);
+  });
+
+  it('migrates, then runs the API to a healthy /health and stops on SIGTERM', async () => {
+    const migrate = spawnCompiled('db/migrate.cli.js', env);
+    expect(await migrate.exited, migrate.output()).to.equal(0);
+    expect(migrate.output()).to.include('migrations applied');
+
+    const port = await closedPort();
+    const api = spawnCompiled('api/main.js', { ...env, PORT: String(port) });
+    try {
+      await eventually(async () => (await getStatus(`http://127.0.0.1:${port}/health`)) === 200, 60_000, `the compiled API's /health\n${api.output()}`);
+      expect(api.output()).to.include('API listening');
+      api.child.kill('SIGTERM');
+      expect(await api.exited, api.output()).to.equal(0);
+    } finally {
+      api.child.kill('SIGKILL');
+    }
+  });
+
+  it('runs a worker that starts its queues and stops on SIGTERM', async () => {
+    const worker = spawnCompiled('workers/main.js', { ...env, WORKER_QUEUES: 'webhook-relay,webhook-delivery' });
+    try {
+      await eventually(() => worker.output().includes('workers started'), 60_000, `the compiled worker's start\n${worker.output()}`);
+      worker.child.kill('SIGTERM');
+      expect(await worker.exited, worker.output()).to.equal(0);
+    } finally {
+      worker.child.kill('SIGKILL');
+    }
+  });
+});
