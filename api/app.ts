@@ -7,12 +7,13 @@ import { BULL_BOARD_PATH, bullBoardRouter } from './bull-board';
 import type { ApiDeps } from './deps';
 import { WireFormat } from './format';
 import { healthHandler } from './health';
-import { buildOpenApi, renderDocsPage } from './openapi';
+import { buildOpenApi } from './openapi';
+import { mountDocs } from './docs-page';
 import { ApiBuilder } from './route-kit';
 import { logRequestError, logRequestWarning, requestLogger } from './request-log';
 import { registerRoutes } from './routes';
 import { httpMetrics } from './http-metrics';
-import { docsPolicy, securityHeaderSetter } from './security-headers';
+import { securityHeaderSetter } from './security-headers';
 import { mountPublicPages } from './pages';
 import { databaseOutageError } from './database-outage';
 import { MAX_URL_LENGTH } from './client-errors';
@@ -76,15 +77,10 @@ export function createApp(config: Config, deps: ApiDeps): App {
   const api = new ApiBuilder(deps, format, app, '/api/v1');
   registerRoutes(api, deps);
   const openapi = buildOpenApi(api.routes, { version: SERVICE_VERSION, style: config.apiStyle, publicBaseUrl: config.publicBaseUrl });
-  const docsHtml = renderDocsPage(openapi);
-  const docsCsp = docsPolicy(docsHtml);
   app.get('/api/v1/openapi.json', (_req, res) => {
     res.json(openapi);
   });
-  app.get(['/api/v1/docs', '/docs'], (_req, res) => {
-    res.setHeader('Content-Security-Policy', docsCsp);
-    res.type('html').send(docsHtml);
-  });
+  mountDocs(app, openapi, config.publicBaseUrl);
 
   app.use('/api/v1', (_req, _res, next) => next(new AppError('RESOURCE_NOT_FOUND', 'No such endpoint')));
   app.use(BULL_BOARD_PATH, bullBoardRouter(deps));
