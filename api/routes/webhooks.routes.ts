@@ -63,7 +63,7 @@ export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
       method: 'post',
       path: '/webhooks/endpoints',
       summary: 'Register a webhook endpoint (its secret is shown once, in this answer only)',
-      description: `${GUARD_NOTE} When secret is omitted one is generated. Events are signed with X-Service-Signature = hex HMAC-SHA-256 of the body with the secret.`,
+      description: `${GUARD_NOTE} When secret is omitted one is generated. Events are signed with X-Service-Signature = hex HMAC-SHA-256 of the raw body keyed with the whole secret (a generated secret\'s whsec_ prefix is part of the key).`,
       tag: TAG,
       minRole: 'admin',
       creates: true,

@@ -1110,7 +1110,7 @@ export type paths = {
         put?: never;
         /**
          * Bind a deposit reference to a permanent address of a protocol family
-         * @description One pool address per reference and family, monitored on every enabled chain of the family for every offered currency; it never expires. A new binding is 201; binding a reference already bound on that family returns the existing binding with 200 (metadata unchanged). A protocol family with no enabled chain on this deployment (tron and solana until their scanners ship) is 400 INVALID_CHAIN "not enabled": nothing is accepted that could never be seen. An empty pool is 503 NO_AVAILABLE_ADDRESSES and nothing is stored.
+         * @description One pool address per reference and family, monitored on every enabled chain of the family for every offered currency; it never expires. A new binding is 201; binding a reference already bound on that family returns the existing binding with 200 (metadata unchanged). Families with an enabled chain on this deployment: evm, tron. A protocol family with no enabled chain (here: solana) is 400 INVALID_CHAIN "not enabled": nothing is accepted that could never be seen. An empty pool is 503 NO_AVAILABLE_ADDRESSES and nothing is stored.
          */
         post: {
             parameters: {
@@ -3991,7 +3991,7 @@ export type paths = {
         put?: never;
         /**
          * Register a webhook endpoint (its secret is shown once, in this answer only)
-         * @description The URL must be HTTPS and must not resolve to a private, loopback, link-local, CGNAT, unique-local or metadata address (checked now and again at every connection; WEBHOOK_ALLOW_INSECURE relaxes both for local development). When secret is omitted one is generated. Events are signed with X-Service-Signature = hex HMAC-SHA-256 of the body with the secret.
+         * @description The URL must be HTTPS and must not resolve to a private, loopback, link-local, CGNAT, unique-local or metadata address (checked now and again at every connection; WEBHOOK_ALLOW_INSECURE relaxes both for local development). When secret is omitted one is generated. Events are signed with X-Service-Signature = hex HMAC-SHA-256 of the raw body keyed with the whole secret (a generated secret's whsec_ prefix is part of the key).
          */
         post: {
             parameters: {
