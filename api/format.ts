@@ -43,6 +43,12 @@ const A_ERROR_NAMES: Record<ErrorCode, string> = {
   IMPORT_REJECTED: 'ValidationError',
   SERVICE_UNAVAILABLE: 'ServiceUnavailable',
   INTERNAL_ERROR: 'InternalError',
+  DUPLICATE_SLUG: 'Conflict',
+  INVALID_STATUS_TRANSITION: 'Conflict',
+  PAYMENT_LINK_FROZEN: 'Conflict',
+  PAYMENT_LINK_SOLD_OUT: 'SoldOut',
+  PAYMENT_LINK_UNAVAILABLE: 'Gone',
+  PAYMENT_LINK_BUSY: 'ServiceUnavailable',
 };
 
 /** Description B's short `error` text per status. */
@@ -52,6 +58,7 @@ const B_ERROR_TITLES: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   409: 'Conflict',
+  410: 'Gone',
   413: 'Payload Too Large',
   414: 'URI Too Long',
   431: 'Request Header Fields Too Large',

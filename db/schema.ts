@@ -227,6 +227,8 @@ export const orders = pgTable(
     uniqueIndex('orders_pay_token_uq').on(t.payToken),
     index('orders_org_created_idx').on(t.organizationId, t.createdAt),
     index('orders_pending_grace_idx').on(t.graceEndsAt).where(sql`${t.status} = 'pending'`),
+    // Orders made from a payment link (0011_payment_links.sql: also its unit triggers).
+    index('orders_payment_link_idx').on(sql`(${t.metadata}->>'paymentLinkId')`).where(sql`${t.metadata} ? 'paymentLinkId'`),
   ],
 );
 
@@ -461,4 +463,118 @@ export const alertEmails = pgTable(
     index('alert_emails_due_idx').on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
     index('alert_emails_org_sent_idx').on(t.organizationId, t.sentAt),
   ],
+);
+
+// ---------------------------------------------------------------------------
+// The merchant dashboard (issue 29): people, memberships, sessions, one-time links, audit log.
+// ---------------------------------------------------------------------------
+
+export const users = pgTable(
+  'users',
+  {
+    id: text('id').primaryKey(),
+    email: text('email').notNull(),
+    /** scrypt$N$r$p$salt$hash (core/users/passwords.ts); null until the user sets one. */
+    passwordHash: text('password_hash'),
+    passwordChangedAt: ts('password_changed_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('users_email_uq').using('btree', sql`lower(${t.email})`)],
+);
+
+export const memberships = pgTable(
+  'memberships',
+  {
+    userId: text('user_id').notNull().references(() => users.id),
+    organizationId: text('organization_id').notNull().references(() => organizations.id),
+    role: text('role').notNull().$type<'owner' | 'admin' | 'member' | 'viewer'>(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ name: 'memberships_pk', columns: [t.userId, t.organizationId] }), index('memberships_org_idx').on(t.organizationId)],
+);
+
+export const userSessions = pgTable(
+  'user_sessions',
+  {
+    /** SHA-256 of the session cookie's value: a database read never yields a usable session. */
+    idHash: text('id_hash').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id),
+    /** The organization the user is acting in (switchable among their memberships). */
+    organizationId: text('organization_id').notNull(),
+    csrfToken: text('csrf_token').notNull(),
+    ip: text('ip'),
+    createdAt: createdAt(),
+    lastSeenAt: ts('last_seen_at').notNull().defaultNow(),
+    /** The absolute end, whatever the activity. */
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [index('user_sessions_user_idx').on(t.userId)],
+);
+
+export const signInLinks = pgTable(
+  'sign_in_links',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    userId: text('user_id').notNull().references(() => users.id),
+    purpose: text('purpose').notNull().$type<'sign-in' | 'invitation'>(),
+    expiresAt: ts('expires_at').notNull(),
+    usedAt: ts('used_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('sign_in_links_user_idx').on(t.userId)],
+);
+
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    id: text('id').primaryKey(),
+    /** Null for events of no organization (a failed sign-in of an unknown e-mail is not recorded). */
+    organizationId: text('organization_id'),
+    userId: text('user_id'),
+    /** Who, as people read it: the user's e-mail, or "operator" for the admin CLI. */
+    actor: text('actor').notNull(),
+    action: text('action').notNull(),
+    target: text('target'),
+    detail: jsonb('detail'),
+    ip: text('ip'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('audit_log_org_created_idx').on(t.organizationId, t.createdAt)],
+);
+
+// ---------------------------------------------------------------------------
+// Payment links (issue 28). Units are kept by triggers on orders (0011_payment_links.sql): an
+// order carrying metadata.paymentLinkId takes one (or fails) in its own insert; its status changes
+// move it from reserved to sold or back.
+// ---------------------------------------------------------------------------
+
+export const paymentLinks = pgTable(
+  'payment_links',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id').notNull(),
+    slug: text('slug').notNull(),
+    title: text('title').notNull(),
+    description: text('description'),
+    /** The wire's decimal string ("0": the payer chooses, within minAmount/maxAmount). */
+    amount: text('amount').notNull(),
+    minAmount: text('min_amount'),
+    maxAmount: text('max_amount'),
+    currencies: jsonb('currencies').notNull().$type<{ currency: string; chainId: string }[]>(),
+    inventoryTotal: integer('inventory_total'),
+    maxOpenOrders: integer('max_open_orders'),
+    expiresAt: ts('expires_at'),
+    metadata: jsonb('metadata').notNull().default({}),
+    successUrl: text('success_url'),
+    cancelUrl: text('cancel_url'),
+    status: text('status').notNull().$type<'draft' | 'active' | 'archived'>().default('draft'),
+    inventoryReserved: integer('inventory_reserved').notNull().default(0),
+    inventorySold: integer('inventory_sold').notNull().default(0),
+    ordersCreated: integer('orders_created').notNull().default(0),
+    publishedAt: ts('published_at'),
+    archivedAt: ts('archived_at'),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('payment_links_slug_uq').on(t.slug), index('payment_links_org_created_idx').on(t.organizationId, t.createdAt)],
 );

@@ -8,6 +8,8 @@ import { assertNoSecrets, derivePoolAddresses, MAX_DERIVE_COUNT, nextDerivationI
 import { runMain } from '../core/platform/process';
 import { createProducerRedis, waitForRedis } from '../core/platform/redis';
 import { ROLES, type Role } from '../core/organizations/roles';
+import { findUserByEmail, operatorSignInLink } from '../core/users/users';
+import { issueSignInLink } from '../core/users/sign-in-links';
 import { createDb, type DbHandle } from '../db/client';
 import { runMigrations } from '../db/migrate';
 
@@ -20,7 +22,10 @@ const USAGE = `Usage: npm run admin -- create-org "<name>" [--derive-from <xpub>
        npm run admin -- create-key <organization id> --role <owner|admin|member|viewer> [--name "<name>"]
          print a new key once
        npm run admin -- list-keys <organization id>      (never shows a key's secret)
-       npm run admin -- revoke-key <key id>              (at once; the last Owner key cannot be revoked)`;
+       npm run admin -- revoke-key <key id>              (at once; the last Owner key cannot be revoked)
+       npm run admin -- create-user <email> --org <organization id> --role <owner|admin|member|viewer>
+         add a dashboard user (or set their role) and print a one-time sign-in link (valid 24 hours)
+       npm run admin -- sign-in-link <email>             a new one-time sign-in link for an existing user`;
 
 /** A clear one-line refusal, exit code 2 (usage) or 1 (the operation failed). */
 class CliError extends Error {
@@ -50,7 +55,7 @@ async function run(argv: string[], db: () => Promise<DbHandle>): Promise<void> {
       return parseArgs({
         args: argv,
         allowPositionals: true,
-        options: { 'derive-from': { type: 'string' }, count: { type: 'string' }, role: { type: 'string' }, name: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+        options: { 'derive-from': { type: 'string' }, count: { type: 'string' }, role: { type: 'string' }, name: { type: 'string' }, org: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
       });
     } catch (err) {
       throw new CliError(`${(err as Error).message}\n${USAGE}`, 2);
@@ -146,6 +151,26 @@ async function run(argv: string[], db: () => Promise<DbHandle>): Promise<void> {
       const view = await revokeApiKey(handle.db, await operatorCallerFor(handle.db, organizationId), keyId);
       await announceRevocation(keyId);
       out(`revoked: ${view.id} (${view.role}, ${view.name}) of ${view.organizationId} at ${view.revokedAt?.toISOString()}\n`);
+      return;
+    }
+    case 'create-user': {
+      const [email] = args;
+      const role = values.role as Role | undefined;
+      if (!email || !values.org || !role) throw new CliError(`create-user needs an e-mail, --org and --role\n${USAGE}`, 2);
+      if (!ROLES.includes(role)) throw new CliError(`--role must be one of ${ROLES.join(', ')}`, 2);
+      const handle = await db();
+      const { user, token } = await operatorSignInLink(handle.db, { organizationId: values.org, email, role, now: new Date() });
+      out(`user: ${user.id} (${user.email}), ${role} of ${values.org}\none-time sign-in link (24 hours): ${loadConfig().publicBaseUrl}/dashboard/link/${token}\n`);
+      return;
+    }
+    case 'sign-in-link': {
+      const [email] = args;
+      if (!email) throw new CliError(`sign-in-link needs an e-mail\n${USAGE}`, 2);
+      const handle = await db();
+      const user = await findUserByEmail(handle.db, email);
+      if (!user) throw new CliError(`no user with the e-mail ${email}`);
+      const token = await issueSignInLink(handle.db, user.id, 'sign-in', new Date());
+      out(`one-time sign-in link (24 hours): ${loadConfig().publicBaseUrl}/dashboard/link/${token}\n`);
       return;
     }
     default:

@@ -1,5 +1,6 @@
 import { loadConfig } from '../core/platform/config';
 import { countOrganizations, createOrganization } from '../core/organizations/organizations';
+import { operatorSignInLink } from '../core/users/users';
 import { runMain, shutdownInReverse } from '../core/platform/process';
 import { createService } from '../core/service/service';
 import { startMetricsServer } from '../core/metrics/server';
@@ -7,9 +8,18 @@ import { startApi } from '../api/server';
 import { startWorkerProcess } from '../workers/runtime';
 
 /** Required on use, so that this file also runs where scripts/local-chain/ is left out (the image). */
-function localChainTooling(): typeof import('./local-chain/local-chain') & typeof import('./local-chain/dev-pool') & typeof import('./local-chain/tron/tron-local') {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return { ...require('./local-chain/local-chain'), ...require('./local-chain/dev-pool'), ...require('./local-chain/tron/tron-local') };
+function localChainTooling(): typeof import('./local-chain/local-chain') &
+  typeof import('./local-chain/dev-pool') &
+  typeof import('./local-chain/tron/tron-local') &
+  typeof import('./local-chain/solana/solana-local-chain') {
+  return {
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    ...require('./local-chain/local-chain'),
+    ...require('./local-chain/dev-pool'),
+    ...require('./local-chain/tron/tron-local'),
+    ...require('./local-chain/solana/solana-local-chain'),
+    /* eslint-enable @typescript-eslint/no-require-imports */
+  };
 }
 
 /** `npm start`: API and workers in one process, on local defaults. */
@@ -30,6 +40,9 @@ runMain(async (main) => {
   const tronLocal = config.network === 'local' && config.startLocalChain ? await localChainTooling().startTronLocal(ctx, config.tronLocal.port ?? 0) : null;
   if (tronLocal) shutdown.add(() => tronLocal.node.stop());
   if (tronLocal) process.stdout.write(`\n  Local chain tron-local on ${tronLocal.node.url} (USDT ${tronLocal.state.token})\n`);
+  const solanaLocal = config.network === 'local' && config.startLocalChain ? await localChainTooling().startSolanaLocalChain(ctx, config.solanaLocal.port ?? 0) : null;
+  if (solanaLocal) shutdown.add(() => solanaLocal.chain.stop());
+  if (solanaLocal) process.stdout.write(`\n  Local chain solana-local on ${solanaLocal.chain.url} (USDC ${solanaLocal.state.mints.USDC}, USDT ${solanaLocal.state.mints.USDT})\n`);
   if (localChain) process.stdout.write(`\n  Local chain ethereum-local on ${localChain.anvil.url} (tokens: ${(['USDT', 'USDC', 'DAI'] as const).map((c) => `${c} ${localChain.state.tokens[c]}`).join(', ')})\n`);
 
   if (config.network === 'local' && (await countOrganizations(ctx.db)) > 0) {
@@ -56,13 +69,15 @@ runMain(async (main) => {
     const { organizationId, ownerKey } = await createOrganization(ctx.db, 'Local organization');
     const base = `http://localhost:${api.port}`;
     // The one exception to "no secret in output": printed once, on the terminal, never logged.
+    const signIn = await operatorSignInLink(ctx.db, { organizationId, email: config.dashboard.firstOwnerEmail, role: 'owner', now: new Date() });
     process.stdout.write(
       `\n  Created organization ${organizationId}\n  Owner API key (shown once, store it now): ${ownerKey.key}\n` +
-        `  Try: curl -H "X-API-Key: ${ownerKey.key}" ${base}/api/v1/organizations\n`,
+        `  Try: curl -H "X-API-Key: ${ownerKey.key}" ${base}/api/v1/organizations\n` +
+        `  Dashboard: one-time sign-in link for ${signIn.user.email} (24 hours; set a password there): ${base}/dashboard/link/${signIn.token}\n`,
     );
     if (config.network === 'local') {
       const { added } = await localChainTooling().seedLocalDevPool(ctx.db, organizationId);
-      process.stdout.write(`  Added ${added} watch-only development EVM and Tron addresses to its pool: pay orders with npm run pay -- <orderId> <amount>\n`);
+      process.stdout.write(`  Added ${added} watch-only development EVM, Tron and Solana addresses to its pool: pay orders with npm run pay -- <orderId> <amount>\n`);
     }
     process.stdout.write(
       `  Fill a pool: POST ${base}/api/v1/address-pool/derive {"protocol":"evm","masterPublicKey":"xpub…","count":1000}\n` +

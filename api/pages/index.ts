@@ -10,11 +10,13 @@ import { pageFailure, payRoutes, sendPageError, type PageHandler } from './pay/p
 import { publicPageHeaders, publicPageHeaderSetter } from './public-headers';
 import { ASSETS_PATH, staticAssets } from './static-assets';
 import { landingPage } from './landing';
+import { checkoutRoutes } from './checkout/checkout-routes';
+import { mountDashboard } from './dashboard';
 
 /**
  * The public, browser-facing part of the service (design.md §6a): our static assets and the
- * payment page, behind the public pages' headers and a per-client-IP limit. Wave 3's checkout and
- * dashboard mount their routes here on the same layer.
+ * payment page and the payment links' checkout (/l/<slug>), behind the public pages' headers and a
+ * per-client-IP limit. Wave 3's dashboard mounts its routes here on the same layer.
  *
  * Mounted on the app itself, ahead of the /api/v1 routes (api/app.ts), and each page is one
  * Express layer running its steps (headers, limit, handler, error page) rather than nested
@@ -66,6 +68,10 @@ export function mountPublicPages(
   // Anything else under /pay (any method): the not-found page, behind the same headers and limit.
   const notFoundPage = page(async (req, res) => sendPageError(req, res, 404, 'notFound'));
   app.use('/pay', notFoundPage);
+  // Payment links' checkout (its posts go through the public write kit, api/pages/public-write/).
+  for (const { method, path, handler } of checkoutRoutes(deps)) app[method](path, page(handler as unknown as PageHandler));
+  app.use('/l', notFoundPage);
+  mountDashboard(app, deps, { setHeaders });
 
   // The status endpoint's canonical form, answered before the router (the app calls it first).
   // Its limit counts under the same Redis key as the pages': one budget per client IP.

@@ -4,7 +4,7 @@ import { html } from './html';
 import { pickLanguage, MESSAGES } from './i18n';
 import { layout } from './layout';
 
-/** A link of the landing page; the dashboard adds itself here when it exists. */
+/** A link of the landing page. */
 export interface LandingLink {
   href: string;
   label: string;
@@ -12,6 +12,7 @@ export interface LandingLink {
 }
 
 export const LANDING_LINKS: LandingLink[] = [
+  { href: '/dashboard', label: 'Dashboard', text: "sign in to see your organization's orders and payments" },
   { href: '/api/v1/docs', label: 'API reference', text: 'every route, its parameters and answers, with "try it"' },
   { href: '/api/v1/openapi.json', label: 'OpenAPI document', text: 'the same, for client generators' },
   { href: '/api/v1/chains', label: 'Chains', text: 'enabled chains and their currencies (needs an API key)' },

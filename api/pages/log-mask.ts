@@ -2,7 +2,7 @@
  * Public URLs carry bearer tokens (whoever has the URL sees the order): request logs show the
  * route, never the token. Wave 3's public routes add their prefixes here.
  */
-const TOKEN_PATHS = [/^(\/pay\/)[^/?#]+/];
+const TOKEN_PATHS = [/^(\/pay\/)[^/?#]+/, /^(\/dashboard\/link\/)[^/?#]+/];
 
 export function maskPublicTokens(path: string): string {
   for (const re of TOKEN_PATHS) {

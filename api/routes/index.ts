@@ -6,6 +6,7 @@ import { registerConfigRoutes } from './config.routes';
 import { registerDepositRoutes } from './deposits.routes';
 import { registerOrganizationRoutes } from './organizations.routes';
 import { registerOrderRoutes } from './orders.routes';
+import { registerPaymentLinkRoutes } from './payment-links.routes';
 import { registerWebhookRoutes } from './webhooks.routes';
 import { registerTransferRoutes } from './transfers.routes';
 
@@ -19,4 +20,5 @@ export function registerRoutes(api: ApiBuilder, deps: ApiDeps): void {
   registerAddressPoolRoutes(api, deps);
   registerOrderRoutes(api, deps);
   registerWebhookRoutes(api, deps);
+  registerPaymentLinkRoutes(api, deps);
 }

@@ -1,6 +1,7 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
-import { createApiKey, getOrganization, listApiKeysPage, revokeApiKey } from '../../core/organizations/organizations';
+import { createApiKey, getOrganization, listApiKeysPage } from '../../core/organizations/organizations';
+import { revokeKeyEverywhere } from '../operations';
 import { Type } from '@sinclair/typebox';
 import { ROLES } from '../../core/organizations/roles';
 import { StringEnum } from '../../core/platform/wire-schema';
@@ -82,8 +83,7 @@ export function registerOrganizationRoutes(api: ApiBuilder, deps: ApiDeps): void
       response: apiKeySchema,
     },
     async ({ caller, params, reply }) => {
-      const revoked = await revokeApiKey(deps.db, caller, params.keyId);
-      await deps.keyCache.revoked(revoked.id, deps.redis);
+      const revoked = await revokeKeyEverywhere(deps, caller, params.keyId);
       return reply.ok(presentApiKey(revoked), 'API key revoked');
     },
   );

@@ -8,8 +8,8 @@ import {
   listWebhookEndpoints,
   updateWebhookEndpoint,
 } from '../../core/webhooks/endpoints';
-import { listWebhookEvents, redeliverWebhookEvent, sendTestWebhook } from '../../core/webhooks/history';
-import type { DeliveryJob } from '../../core/webhooks/delivery-types';
+import { listWebhookEvents } from '../../core/webhooks/history';
+import { redeliverEvent, sendTestEvent } from '../operations';
 import { pageQuerySchema } from '../validation';
 import { StringEnum } from '../../core/platform/wire-schema';
 import { EVENT_TYPES } from '../../core/events/events';
@@ -52,12 +52,6 @@ const GUARD_NOTE =
   '(checked now and again at every connection; WEBHOOK_ALLOW_INSECURE relaxes both for local development).';
 
 export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
-  /** Rows are committed first; if Redis is down the relay enqueues them later. */
-  const enqueue = (jobs: DeliveryJob[], promote = false) =>
-    deps.jobs.enqueueWebhookDeliveries(jobs, { promote }).catch((err) =>
-      deps.logger.warn({ err: { message: (err as Error).message } }, 'webhook delivery not enqueued now; the relay will pick it up'),
-    );
-
   api.route(
     {
       method: 'post',
@@ -144,11 +138,7 @@ export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
       successStatus: 201,
       response: eventSchema,
     },
-    async ({ caller, params, reply }) => {
-      const { event, jobs } = await sendTestWebhook(deps, caller, params.id);
-      await enqueue(jobs);
-      return reply.created(presentEvent(event), 'Test event queued');
-    },
+    async ({ caller, params, reply }) => reply.created(presentEvent(await sendTestEvent(deps, caller, params.id)), 'Test event queued'),
   );
 
   api.route(
@@ -191,10 +181,7 @@ export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
       ),
       response: eventSchema,
     },
-    async ({ caller, params, query, reply }) => {
-      const { event, jobs } = await redeliverWebhookEvent(deps, caller, params.id, { endpointId: query.endpoint });
-      await enqueue(jobs, true);
-      return reply.ok(presentEvent(event), 'Redelivery queued');
-    },
+    async ({ caller, params, query, reply }) =>
+      reply.ok(presentEvent(await redeliverEvent(deps, caller, params.id, { endpointId: query.endpoint })), 'Redelivery queued'),
   );
 }

@@ -1,5 +1,6 @@
 import type { AdapterDeps, ChainAdapter, ChainAdapterFactory } from '../detection/adapter';
 import { EvmAdapter } from './evm/evm-adapter';
+import { SolanaAdapter } from './solana/solana-adapter';
 import { TronAdapter } from './tron/tron-adapter';
 import type { Chain, Protocol } from './chain';
 
@@ -12,6 +13,7 @@ export const ADAPTER_FACTORIES: Partial<Record<Protocol, ChainAdapterFactory>> =
   // core keeps it on the service context (core/detection/monitor.ts).
   evm: (chain) => new EvmAdapter(chain),
   tron: (chain, deps) => new TronAdapter(chain, TronAdapter.httpFor(chain, deps.logger)),
+  solana: (chain, deps) => new SolanaAdapter(chain, SolanaAdapter.clientFor(chain, deps.logger)),
 };
 
 /** The families with a scanner, which the service offers (core/service/service.ts tells the registry). */

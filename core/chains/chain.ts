@@ -22,7 +22,16 @@ export type FinalityRule =
   | { kind: 'depth'; blocks: number }
   | { kind: 'finalized-tag' }
   /** Tron: final once solidified, `depth` blocks from the head (the confirmations a block then has). */
-  | { kind: 'solidified'; depth: number };
+  | { kind: 'solidified'; depth: number }
+  /**
+   * Solana: final at the `finalized` commitment, about `depth` slots behind the `confirmed` head
+   * (the confirmations a block then has); a transfer is confirmed only once its slot is finalized.
+   */
+  | { kind: 'finalized-commitment'; depth: number };
+
+/** How a Solana chain is scanned (SOLANA_SCAN_MODE_<CHAIN>; README "Payment detection (Solana)"). */
+export type SolanaScanMode = 'blocks' | 'addresses';
+export const SOLANA_SCAN_MODES: readonly SolanaScanMode[] = ['blocks', 'addresses'];
 
 /**
  * A chain's facts. The static table (chains.data.ts) states the first group; the registry fills in
@@ -41,6 +50,10 @@ export interface ChainDefinition {
   depositConfirmations: number;
   finality: FinalityRule;
   tokens: Partial<Record<Currency, TokenInfo>>;
+  /** Solana: the scan mode unless SOLANA_SCAN_MODE_<CHAIN> says otherwise (blocks when absent). */
+  solanaScanMode?: SolanaScanMode;
+  /** Requests per second per provider unless RPC_REQUESTS_PER_SECOND_<CHAIN> says otherwise (absent: the family's default). */
+  rpcRequestsPerSecond?: number;
 }
 
 /**

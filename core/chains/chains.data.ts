@@ -40,6 +40,22 @@ export const CHAIN_DEFINITIONS: readonly ChainDefinition[] = [
     tokens: { USDT: token('USDT', null, 6) },
   },
 
+  // --- local: solana-local (scripts/local-chain/solana/) started by `npm start`; its test mints are
+  // set at run time, and its finalization depth from the running node (solana-local-state.ts).
+  {
+    chainId: 'solana-local',
+    protocol: 'solana',
+    network: 'local',
+    name: 'Local Solana (solana-local)',
+    rpcUrls: ['http://127.0.0.1:8899'],
+    blockTimeMs: 400,
+    orderConfirmations: 32,
+    depositConfirmations: 32,
+    finality: { kind: 'finalized-commitment', depth: 32 },
+    solanaScanMode: 'blocks',
+    tokens: { USDC: token('USDC', null, 6), USDT: token('USDT', null, 6) },
+  },
+
   // --- testnet
   {
     chainId: 'ethereum-sepolia',
@@ -89,9 +105,13 @@ export const CHAIN_DEFINITIONS: readonly ChainDefinition[] = [
     name: 'Solana Devnet',
     rpcUrls: ['https://api.devnet.solana.com'],
     blockTimeMs: 400,
-    orderConfirmations: 3,
-    depositConfirmations: 3,
-    finality: { kind: 'finalized-tag' },
+    // Confirmed once finalized: about 32 slots behind the confirmed head (finality below).
+    orderConfirmations: 32,
+    depositConfirmations: 32,
+    finality: { kind: 'finalized-commitment', depth: 32 },
+    // The public endpoint's per-IP limits (about 100 requests per 10 s) cannot carry a whole-chain scan.
+    solanaScanMode: 'addresses',
+    rpcRequestsPerSecond: 8,
     tokens: { USDC: token('USDC', '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU', 6) },
   },
 
@@ -149,9 +169,12 @@ export const CHAIN_DEFINITIONS: readonly ChainDefinition[] = [
     name: 'Solana',
     rpcUrls: ['https://api.mainnet-beta.solana.com'],
     blockTimeMs: 400,
-    orderConfirmations: 3,
-    depositConfirmations: 3,
-    finality: { kind: 'finalized-tag' },
+    orderConfirmations: 32,
+    depositConfirmations: 32,
+    finality: { kind: 'finalized-commitment', depth: 32 },
+    // With a dedicated provider (RPC_URLS_SOLANA_MAINNET), SOLANA_SCAN_MODE_SOLANA_MAINNET=blocks.
+    solanaScanMode: 'addresses',
+    rpcRequestsPerSecond: 8,
     tokens: {
       USDT: token('USDT', 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB', 6),
       USDC: token('USDC', 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', 6),

@@ -1,6 +1,6 @@
 import { AppError } from '../platform/errors';
 import type { NetworkName } from '../platform/config';
-import type { Chain, ChainDefinition, Currency, Protocol, TokenInfo } from './chain';
+import type { Chain, ChainDefinition, Currency, Protocol, SolanaScanMode, TokenInfo } from './chain';
 import { CHAIN_DEFINITIONS } from './chains.data';
 import { EXPLORER_TX_URLS } from './explorers.data';
 
@@ -50,6 +50,9 @@ export class ChainRegistry {
         enabled: this.scannedFamilies.has(def.protocol),
         explorerTxUrl: overrides[`EXPLORER_TX_URL_${env}`] ?? EXPLORER_TX_URLS[def.chainId] ?? null,
       };
+      if (def.protocol === 'solana') chain.solanaScanMode = (overrides[`SOLANA_SCAN_MODE_${env}`]?.trim() as SolanaScanMode | undefined) ?? def.solanaScanMode ?? 'blocks';
+      const rps = overrides[`RPC_REQUESTS_PER_SECOND_${env}`];
+      if (rps !== undefined && /^\d+$/.test(rps.trim())) chain.rpcRequestsPerSecond = Number(rps);
       const apiKey = overrides[`TRON_PRO_API_KEY_${env}`];
       if (apiKey) Object.defineProperty(chain, 'providerApiKey', { value: apiKey, enumerable: false });
       this.chains.set(def.chainId, chain);
@@ -152,13 +155,13 @@ export class ChainRegistry {
 
   /**
    * Sets the solidification depth of a solidifying chain learnt at run time (tron-local's configured
-   * lag + 1): the chain's required confirmations become that depth, still raised by the deployment's
+   * lag + 1; solana-local's blocks between its confirmed and finalized heads + 1): the chain's required confirmations become that depth, still raised by the deployment's
    * CONFIRMATIONS_<CHAIN> / DEPOSIT_CONFIRMATIONS_<CHAIN>.
    */
   setSolidificationDepth(chainId: string, depth: number): void {
     const chain = this.chains.get(chainId);
-    if (!chain || chain.finality.kind !== 'solidified') throw new Error(`${chainId} is not a solidifying chain`);
-    chain.finality = { kind: 'solidified', depth };
+    if (!chain || (chain.finality.kind !== 'solidified' && chain.finality.kind !== 'finalized-commitment')) throw new Error(`${chainId} is not a solidifying chain`);
+    chain.finality = { kind: chain.finality.kind, depth };
     chain.orderConfirmations = this.raised(chainId, depth, 'order');
     chain.depositConfirmations = this.raised(chainId, depth, 'deposit');
   }

@@ -44,7 +44,8 @@ export interface ChainTransfer {
    * identity, which survives the transaction being re-mined at another position or in another block.
    * EVM: position among the configured tokens' Transfer logs of that transaction, ordered by block
    * log index (computable from one eth_getLogs answer). Tron: the log index within the
-   * transaction. Solana: the instruction index.
+   * transaction. Solana: the index of the recipient token account in the transaction's account
+   * list (static keys, then loaded writable, then loaded readonly).
    */
   indexInTx: number;
   /** Position of the log in the block (EVM log index); stored as data, not identity. */
@@ -68,7 +69,21 @@ export interface ChainTransfer {
 export interface WatchedAddressSource {
   /** Every watched address of the family, normalised. EVM and Tron never call it (they scan by token). */
   all(): Promise<string[]>;
+  /**
+   * The addresses that can receive now: allocated to an order, bound to a deposit reference, or
+   * released within their cooldown (a late payment still lands there). What a per-address scan
+   * (Solana `addresses` mode) asks about.
+   */
+  active(): Promise<string[]>;
 }
+
+/**
+ * A height the chain passed without a block (a Solana skipped slot): a normal answer, neither a
+ * provider failure nor a block that is not produced yet. The scan ends its ranges on blocks and
+ * steps over skipped heights; the fork walk and confirmation counting do the same.
+ */
+export const SKIPPED = 'skipped' as const;
+export type HeightAnswer = BlockRef | typeof SKIPPED | null;
 
 export interface TokenVerdict {
   ok: boolean;
@@ -98,8 +113,15 @@ export interface ChainAdapter {
    */
   confirmingHead?(head: number): Promise<number>;
 
-  /** The canonical block at a height, or null when the provider has none there (yet). */
+  /** The canonical block at a height, or null when the provider has none there (yet, or skipped). */
   blockAt(height: number): Promise<BlockRef | null>;
+
+  /**
+   * Families whose heights can pass without a block (Solana): the block at a height, SKIPPED when
+   * the chain passed it without one, null when it is not produced yet. Absent: every height up to
+   * the head has a block, and blockAt says all.
+   */
+  heightAt?(height: number): Promise<HeightAnswer>;
 
   /**
    * Every transfer of the chain's configured tokens in blocks fromBlock..toBlock inclusive,

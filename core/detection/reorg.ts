@@ -5,6 +5,7 @@ import type { ServiceContext } from '../service/context';
 import { emitEvent } from '../events/events';
 import { dropTransfers } from './record-transfer';
 import type { ChainAdapter } from './adapter';
+import { newestBlockAtOrBelow } from './heights';
 import type { Checkpoint } from './checkpoints';
 import { claimCheckpoint, forgetBlocksAbove, rememberedBlocks } from './scan-position';
 
@@ -29,7 +30,9 @@ export async function findForkPoint(ctx: ServiceContext, adapter: ChainAdapter, 
   }
   // Deeper than what we remember: restart below the oldest remembered block.
   const lowest = known.length > 0 ? known[known.length - 1].blockNumber : cp.blockNumber;
-  const h = await adapter.blockAt(Math.max(0, lowest - 1));
+  // On the newest block below them: a height there may have been skipped (Solana).
+  const below = await newestBlockAtOrBelow(adapter, Math.max(0, lowest - 1), Math.max(-1, lowest - 1 - 1000));
+  const h = below === 'none' ? null : below;
   if (!h) throw new Error(`${chainId}: cannot find a fork point below block ${lowest}`);
   ctx.logger.error({ chainId, lowest }, 'reorg deeper than the remembered blocks: rescanning from below them');
   return { chainId, blockNumber: h.number, blockHash: h.hash, blockTimestamp: new Date(h.timestamp * 1000) };

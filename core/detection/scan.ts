@@ -5,7 +5,8 @@ import { getCheckpoint, type Checkpoint } from './checkpoints';
 import { claimCheckpoint, initCheckpoint, recordHeadSeen, rememberBlocks, SCANNED_BLOCKS_KEPT, toCheckpoint } from './scan-position';
 import type { ServiceContext } from '../service/context';
 import { findWatchedAddresses, recordTransfers } from './record-transfer';
-import { RangeTooLargeError, UnstableChainError, type BlockRef, type ChainAdapter, type ChainTransfer } from './adapter';
+import { RangeTooLargeError, UnstableChainError, type BlockRef, type ChainAdapter, type ChainTransfer, type WatchedAddressSource } from './adapter';
+import { rangeEndBlock } from './heights';
 import { applyReorg, findForkPoint } from './reorg';
 import { countTransfersRecorded, observeChainHead } from '../platform/metrics';
 
@@ -84,10 +85,12 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   try {
     for (;;) {
       toBlock = Math.min(head.number, fromBlock + range - 1);
-      toHeader = toBlock === head.number ? head : await adapter.blockAt(toBlock);
+      // A range ends on a block: skipped heights at its end (Solana) are read again with the next range.
+      toHeader = toBlock === head.number ? head : await rangeEndBlock(adapter, fromBlock, toBlock, head);
       if (!toHeader) return { status: 'unstable', recorded: 0, logs: 0, head: head.number };
+      toBlock = toHeader.number;
       try {
-        found = await adapter.transfersInRange(fromBlock, toBlock, { all: () => watchedOfFamily(ctx, adapter) });
+        found = await adapter.transfersInRange(fromBlock, toBlock, watchedSource(ctx, adapter));
         break;
       } catch (err) {
         if (!(err instanceof RangeTooLargeError) || range <= MIN_RANGE) throw err;
@@ -135,15 +138,19 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   return { status: 'scanned', fromBlock, toBlock, recorded: outcome, logs: found.length, head: head.number };
 }
 
-/** Every pool address of a family: what its scanner watches. */
+/** The family's pool addresses (all of them, or those that can receive now), for adapters that query per address (Solana). */
 const watchedStatement = prepareStatement<{ protocol: string }>(
   'detection.watched_addresses',
   sql`select address from pool_addresses where protocol = ${sql.placeholder('protocol')}`,
 );
+const activeStatement = prepareStatement<{ protocol: string }>(
+  'detection.active_addresses',
+  sql`select address from pool_addresses where protocol = ${sql.placeholder('protocol')} and status in ('allocated', 'bound', 'cooldown')`,
+);
 
-async function watchedOfFamily(ctx: ServiceContext, adapter: ChainAdapter): Promise<string[]> {
-  const rows = await watchedStatement.run<{ address: string }>(ctx.db, { protocol: adapter.protocol });
-  return rows.map((r) => r.address);
+function watchedSource(ctx: ServiceContext, adapter: ChainAdapter): WatchedAddressSource {
+  const query = async (statement: typeof watchedStatement) => (await statement.run<{ address: string }>(ctx.db, { protocol: adapter.protocol })).map((r) => r.address);
+  return { all: () => query(watchedStatement), active: () => query(activeStatement) };
 }
 
 /** Walk back (RPC, no transaction), then apply the fork point (one transaction, compare-and-set). */

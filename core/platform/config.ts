@@ -113,12 +113,44 @@ export interface Config {
     /** PAGE_FRAME_ANCESTORS: CSP frame-ancestors sources; `'none'` by default. */
     frameAncestors: string;
   };
+  /** The merchant dashboard's sessions (issue 29). */
+  dashboard: {
+    /** DASHBOARD_SESSION_IDLE_MINUTES: a session unused this long ends. */
+    sessionIdleMs: number;
+    /** DASHBOARD_SESSION_MAX_HOURS: a session ends this long after sign-in, however active. */
+    sessionAbsoluteMs: number;
+    /** Secure cookies everywhere but NETWORK=local (plain http on a developer's machine). */
+    secureCookies: boolean;
+    /** OWNER_EMAIL: the dashboard user the first start makes Owner of the organization it creates. */
+    firstOwnerEmail: string;
+  };
+  /** Anonymous writes of the public pages (the public write kit, api/pages/public-write/). */
+  publicWrites: {
+    /** PUBLIC_WRITE_BODY_LIMIT_BYTES: largest form or JSON body an anonymous POST may send. */
+    bodyLimitBytes: number;
+  };
+  /**
+   * The payment links' public checkout (POST /l/<slug>/orders): its budgets in Redis and the part
+   * of each pool an anonymous checkout never takes (README, Payment links: drain protections).
+   */
+  checkout: {
+    /** CHECKOUT_ORDERS_PER_IP per CHECKOUT_IP_WINDOW_SECONDS: new orders one client IP may make. */
+    ordersPerIp: number;
+    ipWindowSeconds: number;
+    /** CHECKOUT_ORDERS_PER_LINK_PER_MINUTE: new orders one link may make per minute, all visitors together. */
+    ordersPerLinkPerMinute: number;
+    /** CHECKOUT_POOL_RESERVE_PERCENT / _MIN: free addresses a checkout leaves (the larger of the two). */
+    poolReservePercent: number;
+    poolReserveMin: number;
+  };
   /** Start a local anvil chain with `npm start` (NETWORK=local only). */
   startLocalChain: boolean;
   /** LOCAL_CHAIN_PORT: anvil's port (unset: a free port with `npm start`, 8545 with `npm run chain`). */
   localChainPort: number | null;
   /** tron-local (NETWORK=local): port (unset: free with `npm start`, 8090 with `npm run chain`), block time, solidification lag. */
   tronLocal: { port: number | null; blockTimeMs: number; solidificationLag: number };
+  /** solana-local (NETWORK=local): port (unset: free with `npm start`, 8899 with `npm run chain`), slot interval, finalization lag in blocks. */
+  solanaLocal: { port: number | null; slotMs: number; finalizationLag: number };
   /** ALLOW_INSECURE_PUBLIC_URL: an http:// PUBLIC_BASE_URL outside NETWORK=local was accepted on purpose. */
   allowInsecurePublicUrl: boolean;
   metrics: MetricsConfig;
@@ -233,8 +265,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const chainOverrides: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value && /^(RPC_URLS|RPC_WS_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|TRON_PRO_API_KEY)_[A-Z0-9_]+$/.test(name)) {
+    if (value && /^(RPC_URLS|RPC_WS_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|TRON_PRO_API_KEY|SOLANA_SCAN_MODE|RPC_REQUESTS_PER_SECOND)_[A-Z0-9_]+$/.test(name)) {
       chainOverrides[name] = value;
+      if (name.startsWith('SOLANA_SCAN_MODE_') && !['blocks', 'addresses'].includes(value.trim())) {
+        problems.push(`${name} must be blocks (a dedicated provider or own node) or addresses (public endpoints), got "${value}"`);
+      }
+      if (name.startsWith('RPC_REQUESTS_PER_SECOND_') && !/^\d{1,6}$/.test(value.trim())) {
+        problems.push(`${name} must be a whole number of requests per second per provider (0: unlimited), got "${value}"`);
+      }
       if (name.startsWith('EXPLORER_TX_URL_') && !/^https?:\/\/[^/\s]+\S*\{txHash\}/.test(value)) {
         problems.push(`${name} must be an http(s) URL containing {txHash}, e.g. https://etherscan.io/tx/{txHash}`);
       }
@@ -255,6 +293,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const metricsToken = env.METRICS_TOKEN?.trim() || null;
   if (metricsToken && metricsToken.length < 16) problems.push('METRICS_TOKEN must be at least 16 characters');
 
+  const ownerEmail = env.OWNER_EMAIL?.trim() || 'owner@stablegate.local';
+  if (!isEmailAddress(ownerEmail)) problems.push('OWNER_EMAIL must be an e-mail address');
   const smtpUrl = read.url('SMTP_URL', '', ['smtp:', 'smtps:']);
   const smtpFrom = env.SMTP_FROM?.trim() || '';
   if (smtpUrl && !isEmailAddress(smtpFrom.replace(/^.*<([^>]+)>\s*$/, '$1'))) {
@@ -322,12 +362,33 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       rateLimitPerMinute: read.integer('PAGE_RATE_LIMIT_PER_MINUTE', 300, 1, 100_000_000),
       frameAncestors: read.pattern('PAGE_FRAME_ANCESTORS', "'none'", /^[A-Za-z0-9 :/.*'_-]{1,500}$/, "CSP sources separated by spaces, e.g. 'self' https://shop.example"),
     },
+    dashboard: {
+      sessionIdleMs: read.integer('DASHBOARD_SESSION_IDLE_MINUTES', 30, 1, 7 * 24 * 60) * 60_000,
+      sessionAbsoluteMs: read.integer('DASHBOARD_SESSION_MAX_HOURS', 12, 1, 30 * 24) * 3600_000,
+      secureCookies: network !== 'local',
+      firstOwnerEmail: ownerEmail,
+    },
+    publicWrites: {
+      bodyLimitBytes: read.integer('PUBLIC_WRITE_BODY_LIMIT_BYTES', 8 * 1024, 256, 1024 * 1024),
+    },
+    checkout: {
+      ordersPerIp: read.integer('CHECKOUT_ORDERS_PER_IP', 10, 1, 1_000_000),
+      ipWindowSeconds: read.integer('CHECKOUT_IP_WINDOW_SECONDS', 3600, 1, 86_400),
+      ordersPerLinkPerMinute: read.integer('CHECKOUT_ORDERS_PER_LINK_PER_MINUTE', 60, 1, 1_000_000),
+      poolReservePercent: read.integer('CHECKOUT_POOL_RESERVE_PERCENT', 20, 0, 99),
+      poolReserveMin: read.integer('CHECKOUT_POOL_RESERVE_MIN', 5, 0, 1_000_000),
+    },
     startLocalChain: read.boolean('START_LOCAL_CHAIN', network === 'local'),
     localChainPort: read.integer('LOCAL_CHAIN_PORT', null, 0, 65535),
     tronLocal: {
       port: read.integer('TRON_LOCAL_PORT', null, 0, 65535),
       blockTimeMs: read.integer('TRON_LOCAL_BLOCK_TIME_MS', 3000, 0, 600_000),
       solidificationLag: read.integer('TRON_LOCAL_SOLIDIFICATION_LAG', 2, 0, 1000),
+    },
+    solanaLocal: {
+      port: read.integer('SOLANA_LOCAL_PORT', null, 0, 65535),
+      slotMs: read.integer('SOLANA_LOCAL_SLOT_MS', 400, 0, 600_000),
+      finalizationLag: read.integer('SOLANA_LOCAL_FINALIZATION_LAG', 32, 1, 1000),
     },
     allowInsecurePublicUrl,
     metrics: {

@@ -126,6 +126,13 @@ export class CsvImportValidator {
   constructor(input: { protocol: Protocol; mode: ImportMode; csv: string }) {
     this.protocol = input.protocol;
     this.mode = input.mode;
+    if (input.protocol === 'solana' && input.mode === 'hd_wallet') {
+      throw new AppError(
+        'VALIDATION_ERROR',
+        'hd_wallet mode is not available for Solana: Solana keys are ed25519, whose derivation is hardened only, so an address cannot be verified against an extended public key. Import Solana addresses with mode self_managed.',
+        [],
+      );
+    }
     const lines = (this.lines = input.csv.split(/\r\n|\n|\r/));
     const headerIndex = lines.findIndex((l) => l.trim() !== '');
     if (headerIndex === -1) throw new AppError('VALIDATION_ERROR', 'The CSV is empty: expected the header address,protocol,derivation_index,master_public_key and one line per address', []);
@@ -214,10 +221,6 @@ export class CsvImportValidator {
         continue;
       }
       const index = Number(indexText);
-      if (this.protocol === 'solana') {
-        valid.push({ line: lineNo, address: checked.address, derivationIndex: index, masterPublicKey: xpub || null });
-        continue;
-      }
       if (xpub === '') {
         fail('master_public_key is required in hd_wallet mode');
         continue;
@@ -283,12 +286,9 @@ function summaryOf(protocol: Protocol, mode: PoolMode, lines: ValidLine[]): Impo
     mode,
     derivation_range: Number.isFinite(start) ? { start, end } : null,
     master_public_key: keys.size === 1 ? [...keys][0] : null,
-    verified: protocol !== 'solana',
+    verified: true,
   };
   if (keys.size > 1) summary.master_public_keys = [...keys];
-  if (protocol === 'solana') {
-    summary.note = 'Solana addresses cannot be derived from a public key (ed25519, hardened derivation only): hd_wallet lines were accepted as given, not verified.';
-  }
   return summary;
 }
 

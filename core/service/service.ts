@@ -11,6 +11,7 @@ import { runMigrations } from '../../db/migrate';
 import { lazyJobQueue } from '../jobs/bullmq-job-queue';
 import { loadLocalChainState } from '../chains/evm/local-chain-state';
 import { loadTronLocalState } from '../chains/tron/tron-local-state';
+import { loadSolanaLocalState } from '../chains/solana/solana-local-state';
 import { assertLocalChainTooling } from '../chains/local-tooling';
 
 export interface ServiceHandle {
@@ -55,6 +56,7 @@ export async function createService(
   if (config.network === 'local') {
     await loadLocalChainState(ctx);
     await loadTronLocalState(ctx);
+    await loadSolanaLocalState(ctx);
   }
   return {
     ctx,

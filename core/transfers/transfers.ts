@@ -34,6 +34,8 @@ export interface ListTransfersQuery {
   address?: string;
   orderId?: string;
   depositReference?: string;
+  /** Only what arrived where nothing was expected: attributed to no order and no deposit (the dashboard's inbox). */
+  unattributed?: boolean;
 }
 
 const FIELDS = {
@@ -83,6 +85,7 @@ export async function listTransfers(
   if (q.address) where.push(addressFilter(q.address));
   if (q.orderId) where.push(eq(transfers.orderId, q.orderId));
   if (q.depositReference) where.push(eq(depositBindings.depositReference, q.depositReference));
+  if (q.unattributed) where.push(sql`${transfers.orderId} is null and ${transfers.depositBindingId} is null`);
   const filter = and(...where);
   const column = SORT_COLUMNS[q.sortBy];
   const direction = q.sortOrder === 'asc' ? asc : desc;

@@ -27,8 +27,8 @@ export const chainSchema = Type.Object({
   ),
   finality: Type.Object(
     {
-      rule: StringEnum(['depth', 'finalized-tag', 'solidified']),
-      blocks: Type.Optional(Type.Integer({ description: 'depth: blocks on top after which a block is final; solidified: how far the solidified block trails the head' })),
+      rule: StringEnum(['depth', 'finalized-tag', 'solidified', 'finalized-commitment']),
+      blocks: Type.Optional(Type.Integer({ description: 'depth: blocks on top after which a block is final; solidified / finalized-commitment: how far the final block trails the head' })),
       description: Type.String(),
     },
     { description: 'When a block can no longer be undone (a payment in it is never reversed by a reorganisation)' },
@@ -44,6 +44,8 @@ function presentFinality(rule: FinalityRule): ChainView['finality'] {
       return { rule: 'finalized-tag', description: "final once the chain's finalized block has reached it" };
     case 'solidified':
       return { rule: 'solidified', blocks: rule.depth, description: `final once solidified (about ${rule.depth} blocks below the head)` };
+    case 'finalized-commitment':
+      return { rule: 'finalized-commitment', blocks: rule.depth, description: `final at the finalized commitment (about ${rule.depth} slots below the confirmed head)` };
   }
 }
 

@@ -6,6 +6,7 @@ import type { ServiceContext } from '../../core/service/context';
 import { CURRENCIES, type Currency } from '../../core/chains/registry';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { TRON_LOCAL_CHAIN_ID } from '../../core/chains/tron/tron-local-state';
+import { SOLANA_LOCAL_CHAIN_ID } from '../../core/chains/solana/solana-local-state';
 import { normalizeTronAddress } from '../../core/chains/tron/tron-address';
 import { localProvider } from './local-chain';
 import { TEST_TOKEN_ABI } from './test-tokens';
@@ -34,8 +35,15 @@ export async function payOnLocalChain(
   currencyArg?: string,
   options: { force?: boolean } = {},
 ): Promise<PaymentResult> {
-  // (An ord_… of a Solana chain joins here once Solana orders exist: resolve its address and currency, then pay as below.)
   if (isSolanaAddress(target)) return payOnSolanaLocal(ctx, target, amountText, currencyArg);
+  const solanaOrder = await solanaOrderOf(ctx, target);
+  if (solanaOrder) {
+    refuseFinishedOrder(target, solanaOrder.status, options);
+    if (currencyArg && currencyArg.toUpperCase() !== solanaOrder.currency) {
+      process.stderr.write(`note: order ${target} is in ${solanaOrder.currency}; paying ${currencyArg.toUpperCase()} as asked\n`);
+    }
+    return payOnSolanaLocal(ctx, solanaOrder.address, amountText, currencyArg ?? solanaOrder.currency);
+  }
   if (await isTronTarget(ctx, target)) return payOnTronLocal(ctx, target, amountText, currencyArg, options);
   const chain = ctx.registry.get(LOCAL_CHAIN_ID);
   if (!chain) throw new PayError('the local chain is not configured (NETWORK must be local)');
@@ -109,6 +117,13 @@ async function isTronTarget(ctx: ServiceContext, target: string): Promise<boolea
   if (!/^ord_/.test(target)) return false;
   const [order] = await ctx.db.select({ chainId: orders.chainId }).from(orders).where(eq(orders.id, target));
   return order?.chainId === TRON_LOCAL_CHAIN_ID;
+}
+
+/** An order on solana-local (its address and currency), or null. */
+async function solanaOrderOf(ctx: ServiceContext, target: string): Promise<{ address: string; currency: string; status: string } | null> {
+  if (!/^ord_/.test(target)) return null;
+  const [order] = await ctx.db.select({ address: orders.address, currency: orders.currency, status: orders.status, chainId: orders.chainId }).from(orders).where(eq(orders.id, target));
+  return order?.chainId === SOLANA_LOCAL_CHAIN_ID ? order : null;
 }
 
 /** A test payment on tron-local: its faucet sends the test USDT (a dev-only endpoint of the node). */

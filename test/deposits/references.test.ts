@@ -76,15 +76,15 @@ for (const style of STYLES) {
       expect(assignments).to.have.length(1);
     });
 
-    it('refuses a family with no enabled chain (solana) with INVALID_CHAIN, storing nothing', async () => {
-      await seedPoolAddresses(org.organizationId, 'solana', 1);
-      for (const protocol of ['solana']) {
-        const res = await post('/deposits/bind', { depositReference: 'user-1', protocol });
-        expectError(style, res, 400, 'INVALID_CHAIN', 'ValidationError');
-        expect(res.body.message).to.include('not enabled');
-      }
+    it('binds protocol solana to a base58 pool address watched on every enabled Solana chain; a Solana chain of another network is INVALID_CHAIN, storing nothing', async () => {
+      const [address] = await seedPoolAddresses(org.organizationId, 'solana', 1);
+      const res = await post('/deposits/bind', { depositReference: 'sol-user-1', protocol: 'solana' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      const data = dataOf(style, res);
+      expect(data.address).to.equal(address);
+      expect(data.monitoredChains).to.deep.equal(['solana-local']);
       expectError(style, await post('/deposits/references', { depositReference: 'user-1', currency: 'USDT', chainId: 'solana-devnet' }), 400, 'INVALID_CHAIN', 'ValidationError');
-      expect(await bindingRows(org.organizationId)).to.have.length(0);
+      expect(await bindingRows(org.organizationId)).to.have.length(1);
     });
 
     it('answers 503 NO_AVAILABLE_ADDRESSES with an empty pool, storing nothing', async () => {

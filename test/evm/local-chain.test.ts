@@ -4,6 +4,7 @@ import { HDNodeWallet, JsonRpcProvider, Network } from 'ethers';
 import { startAnvil, type RunningAnvil } from '../../scripts/local-chain/anvil';
 import { seedLocalDevPool, upgradeLocalDevPools } from '../../scripts/local-chain/dev-pool';
 import { tronAddressFromEvm } from '../../core/chains/tron/tron-address';
+import { checkSolanaAddress } from '../../core/chains/solana/solana-address';
 import { LOCAL_CHAIN_ID, LOCAL_CHAIN_STATE_KEY, loadLocalChainState, type LocalChainState } from '../../core/chains/evm/local-chain-state';
 import { prepareLocalChain } from '../../scripts/local-chain/local-chain';
 import { getCheckpoint } from '../../core/detection/checkpoints';
@@ -75,11 +76,11 @@ describe('local chain preparation (anvil)', function () {
     expect((await getCheckpoint(ctx.db, LOCAL_CHAIN_ID))!.blockHash).to.not.equal(cp!.blockHash);
   });
 
-  it('gives the local organization 100 watch-only EVM and 100 Tron addresses derived from a development xpub, once', async () => {
+  it('gives the local organization 100 watch-only EVM and 100 Tron addresses derived from a development xpub and 100 Solana addresses, once', async () => {
     const ctx = testContext();
     const { organizationId } = await createTestOrg('local dev org');
     const first = await seedLocalDevPool(ctx.db, organizationId);
-    expect(first.added).to.equal(200);
+    expect(first.added).to.equal(300);
     expect(first.xpub).to.match(/^xpub/);
     const node = HDNodeWallet.fromExtendedKey(first.xpub);
     expect(node).to.not.have.property('privateKey');
@@ -91,6 +92,9 @@ describe('local chain preparation (anvil)', function () {
     const tron = await ctx.db.select().from(poolAddresses).where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, 'tron')));
     expect(tron).to.have.length(100);
     expect(tron.find((r) => r.derivationIndex === 0)!.address).to.equal(tronAddressFromEvm(node.deriveChild(0).deriveChild(0).address));
+    const solana = await ctx.db.select().from(poolAddresses).where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, 'solana')));
+    expect(solana).to.have.length(100);
+    expect(solana.every((r) => checkSolanaAddress(r.address).ok && r.mode === 'self_managed' && r.masterPublicKey === null)).to.equal(true);
     expect((await seedLocalDevPool(ctx.db, organizationId)).added).to.equal(0);
 
     // A local database seeded before Tron existed gets its Tron addresses on the next start, from the same xpub.
@@ -98,6 +102,9 @@ describe('local chain preparation (anvil)', function () {
     expect(await upgradeLocalDevPools(ctx.db)).to.equal(100);
     const tronAgain = await ctx.db.select().from(poolAddresses).where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, 'tron')));
     expect(tronAgain.find((r) => r.derivationIndex === 7)!.address).to.equal(tronAddressFromEvm(node.deriveChild(0).deriveChild(7).address));
+    // And one seeded before Solana gets 100 Solana addresses.
+    await ctx.db.delete(poolAddresses).where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, 'solana')));
+    expect(await upgradeLocalDevPools(ctx.db)).to.equal(100);
   });
 
 });

@@ -40,6 +40,7 @@ describe('newcomer: npm start, create an order, npm run pay, completed (local ch
       CHAIN_SCAN_INTERVAL_MS: '250',
       CONFIRMATIONS_INTERVAL_MS: '250',
       TRON_LOCAL_BLOCK_TIME_MS: '1000',
+      SOLANA_LOCAL_FINALIZATION_LAG: '4',
     };
     service = spawnEntry('scripts/start.ts', env);
     const listening = await service.waitFor(/API listening/, 90_000);
@@ -49,7 +50,8 @@ describe('newcomer: npm start, create an order, npm run pay, completed (local ch
     const out = service.stdout();
     expect(out).to.match(/Local chain ethereum-local on http:\/\/127\.0\.0\.1:\d+ \(tokens: /);
     expect(out).to.match(/Local chain tron-local on http:\/\/127\.0\.0\.1:\d+ \(USDT T\w{33}\)/);
-    expect(out).to.match(/Added 200 watch-only development EVM and Tron addresses/);
+    expect(out).to.match(/Local chain solana-local on http:\/\/127\.0\.0\.1:\d+ \(USDC \w{32,44}, USDT \w{32,44}\)/);
+    expect(out).to.match(/Added 300 watch-only development EVM, Tron and Solana addresses/);
     expect(out).to.match(/test tokens deployed on the local chain/);
     // How to fill a pool (on this API's port) and how to make another key.
     const port = JSON.parse(listening).port;
@@ -106,6 +108,26 @@ describe('newcomer: npm start, create an order, npm run pay, completed (local ch
     }
     expect(tron, service.stdout().slice(-3000)).to.include({ status: 'completed', amountReceived: '3' });
     expect(tron.txHash).to.match(/^[0-9a-f]{64}$/);
+
+    // And on solana-local: a USDC order at a base58 owner address, paid by its id, completes once its slot is finalized.
+    const solOrder = await request(base)
+      .post('/api/v1/orders')
+      .set('X-API-Key', key!)
+      .send({ orderReference: 'newcomer-solana', amount: '4.25', currency: 'USDC', chainId: 'solana-local' });
+    expect(solOrder.status, JSON.stringify(solOrder.body)).to.equal(201);
+    expect(solOrder.body.address).to.match(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/);
+    const solPay = spawnEntry('scripts/local-chain/pay.ts', { DATABASE_URL: dbUrl, DATA_DIR: dataDir }, [solOrder.body.orderId, '4.25']);
+    expect(await solPay.exited, solPay.stderr()).to.equal(0);
+    expect(solPay.stdout()).to.match(new RegExp(`Sent 4\\.25 USDC to ${solOrder.body.address}`));
+    let sol = solOrder.body;
+    await eventually(
+      async () => (sol = (await request(base).get(`/api/v1/orders/${solOrder.body.orderId}`).set('X-API-Key', key!)).body).status === 'completed',
+      45_000,
+      'the Solana order completed',
+      300,
+    ).catch(() => {});
+    expect(sol, service.stdout().slice(-3000)).to.include({ status: 'completed', amountReceived: '4.25' });
+    expect(sol.txHash).to.match(/^[1-9A-HJ-NP-Za-km-z]{80,90}$/);
 
     // Restart: the chain and its tokens are kept (no redeploy), the order stays completed.
     service.child.kill('SIGTERM');

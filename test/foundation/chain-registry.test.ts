@@ -15,7 +15,7 @@ function errorOf(fn: () => unknown): AppError {
 describe('chain registry', () => {
   it('NETWORK=local has ethereum-local with USDT, USDC and DAI (addresses learnt at run time)', () => {
     const r = ChainRegistry.forNetwork('local', SCANNED_FAMILIES);
-    expect(r.list().map((c) => c.chainId)).to.deep.equal(['ethereum-local', 'tron-local']);
+    expect(r.list().map((c) => c.chainId)).to.deep.equal(['ethereum-local', 'tron-local', 'solana-local']);
     const chain = r.requireOfferedChain('ethereum-local');
     expect(Object.keys(chain.tokens).sort()).to.deep.equal(['DAI', 'USDC', 'USDT']);
     expect(chain.tokens.DAI!.decimals).to.equal(18);
@@ -39,15 +39,20 @@ describe('chain registry', () => {
     expect(mainnet.tokens.USDT!.address).to.equal('TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t');
   });
 
-  it('NETWORK=testnet offers tron-nile (Tron has an adapter) and lists Solana without offering it until it has one', () => {
+  it('NETWORK=testnet offers tron-nile and solana-devnet (both families have an adapter); Solana scans by address on public endpoints unless told otherwise', () => {
     const r = ChainRegistry.forNetwork('testnet', SCANNED_FAMILIES);
     expect(r.list().map((c) => c.chainId).sort()).to.deep.equal(['ethereum-sepolia', 'polygon-amoy', 'solana-devnet', 'tron-nile']);
     expect(r.requireOfferedChain('tron-nile').protocol).to.equal('tron');
-    for (const id of ['solana-devnet']) {
-      const err = errorOf(() => r.requireOfferedChain(id));
-      expect(err.code).to.equal('INVALID_CHAIN');
-      expect(err.message).to.include('not enabled');
-    }
+    const devnet = r.requireOfferedChain('solana-devnet');
+    expect(devnet).to.include({ protocol: 'solana', solanaScanMode: 'addresses' });
+    expect(devnet.finality).to.deep.equal({ kind: 'finalized-commitment', depth: 32 });
+    expect(r.requireToken(devnet, 'USDC').address).to.equal('4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU');
+    const told = ChainRegistry.forNetwork('testnet', SCANNED_FAMILIES, { SOLANA_SCAN_MODE_SOLANA_DEVNET: 'blocks', RPC_REQUESTS_PER_SECOND_SOLANA_DEVNET: '50' }).get('solana-devnet')!;
+    expect(told).to.include({ solanaScanMode: 'blocks', rpcRequestsPerSecond: 50 });
+    const mainnet = ChainRegistry.forNetwork('mainnet', SCANNED_FAMILIES).get('solana-mainnet')!;
+    expect(mainnet.tokens.USDC!.address).to.equal('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v');
+    expect(mainnet.tokens.USDT!.address).to.equal('Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB');
+    expect(mainnet.enabled).to.equal(true);
     expect(errorOf(() => r.requireOfferedChain('bitcoin-testnet')).code).to.equal('INVALID_CHAIN');
     const sepolia = r.requireOfferedChain('ethereum-sepolia');
     expect(r.requireToken(sepolia, 'USDC').decimals).to.equal(6);

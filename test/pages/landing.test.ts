@@ -12,7 +12,7 @@ describe('landing page (GET /)', () => {
     expect(res.headers['content-type']).to.match(/text\/html/);
     expect(res.text).to.include('<h1>Stablegate</h1>');
     expect(res.text).to.include(SERVICE_VERSION);
-    for (const href of ['/api/v1/docs', '/api/v1/openapi.json', '/health']) expect(res.text).to.include(`href="${href}"`);
+    for (const href of ['/dashboard', '/api/v1/docs', '/api/v1/openapi.json', '/health']) expect(res.text).to.include(`href="${href}"`);
     expect(res.text).to.not.match(/Cannot GET/);
     // The public pages' headers: strict CSP, only our own assets.
     expect(res.headers['content-security-policy']).to.include("default-src 'none'");

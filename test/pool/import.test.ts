@@ -193,14 +193,16 @@ for (const style of STYLES) {
       expect((await orgAddresses(org.organizationId)).length).to.equal(5);
     });
 
-    it('accepts Solana hd_wallet lines as given and says so in the summary', async () => {
+    it('refuses Solana hd_wallet with a 400 that says why (ed25519 derivation is hardened only) and imports nothing; self_managed is accepted', async () => {
       const a = randomSolanaAddress();
+      const before = (await orgAddresses(org.organizationId)).length;
       const res = await post({ protocol: 'solana', mode: 'hd_wallet', addresses: csv(`${a},solana,4,someSolanaParentKey`) });
-      expect(res.status, JSON.stringify(res.body)).to.equal(200);
-      const data = style === 'a' ? dataOf('a', res) : res.body;
-      expect(data.imported).to.equal(1);
-      expect(data.summary).to.deep.include({ protocol: 'solana', mode: 'hd_wallet', verified: false, derivation_range: { start: 4, end: 4 } });
-      expect(data.summary.note).to.match(/cannot be derived from a public key/);
+      expectImportError(style, res, 400, 'VALIDATION_ERROR', 'ValidationError');
+      expect(res.body.message).to.match(/hd_wallet mode is not available for Solana/).and.match(/self_managed/);
+      expect((await orgAddresses(org.organizationId)).length).to.equal(before);
+      const ok = await post({ protocol: 'solana', mode: 'self_managed', addresses: csv(`${a},solana,,`) });
+      expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
+      expect((await orgAddresses(org.organizationId)).length).to.equal(before + 1);
     });
 
     it('skips addresses already in the pool or repeated; lists ones another organization holds', async () => {

@@ -1,4 +1,5 @@
 import { urlOrigin } from '../../platform/provider-urls';
+import { RequestLimiter } from '../request-limiter';
 
 /**
  * HTTP access to one Tron chain (java-tron full node / TronGrid HTTP API) over one or more
@@ -76,35 +77,6 @@ export interface TronHttpOptions {
   /** Requests started per second per provider (0: unlimited). */
   requestsPerSecond?: number;
   logger?: TronHttpLogger;
-}
-
-/** Bounds requests in flight and their start rate for one provider. */
-class RequestLimiter {
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-  private nextStart = 0;
-
-  constructor(
-    private readonly maxConcurrent: number,
-    private readonly requestsPerSecond: number,
-  ) {}
-
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.active >= this.maxConcurrent) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.active++;
-    try {
-      if (this.requestsPerSecond > 0) {
-        const now = Date.now();
-        const start = Math.max(now, this.nextStart);
-        this.nextStart = start + 1000 / this.requestsPerSecond;
-        if (start > now) await new Promise((r) => setTimeout(r, start - now));
-      }
-      return await fn();
-    } finally {
-      this.active--;
-      this.waiting.shift()?.();
-    }
-  }
 }
 
 interface Provider {
@@ -259,4 +231,3 @@ function asBlock(answer: unknown): TronBlock | null {
   if (!answer || typeof answer !== 'object' || !('blockID' in answer)) return null;
   return answer as TronBlock;
 }
-

@@ -572,8 +572,8 @@ export type paths = {
                                 /** @description When a block can no longer be undone (a payment in it is never reversed by a reorganisation) */
                                 finality: {
                                     /** @enum {string} */
-                                    rule: "depth" | "finalized-tag" | "solidified";
-                                    /** @description depth: blocks on top after which a block is final; solidified: how far the solidified block trails the head */
+                                    rule: "depth" | "finalized-tag" | "solidified" | "finalized-commitment";
+                                    /** @description depth: blocks on top after which a block is final; solidified / finalized-commitment: how far the final block trails the head */
                                     blocks?: number;
                                     description: string;
                                 };
@@ -1110,7 +1110,7 @@ export type paths = {
         put?: never;
         /**
          * Bind a deposit reference to a permanent address of a protocol family
-         * @description One pool address per reference and family, monitored on every enabled chain of the family for every offered currency; it never expires. A new binding is 201; binding a reference already bound on that family returns the existing binding with 200 (metadata unchanged). Families with an enabled chain on this deployment: evm, tron. A protocol family with no enabled chain (here: solana) is 400 INVALID_CHAIN "not enabled": nothing is accepted that could never be seen. An empty pool is 503 NO_AVAILABLE_ADDRESSES and nothing is stored.
+         * @description One pool address per reference and family, monitored on every enabled chain of the family for every offered currency; it never expires. A new binding is 201; binding a reference already bound on that family returns the existing binding with 200 (metadata unchanged). Families with an enabled chain on this deployment: evm, tron, solana. A protocol family with no enabled chain is 400 INVALID_CHAIN "not enabled": nothing is accepted that could never be seen. An empty pool is 503 NO_AVAILABLE_ADDRESSES and nothing is stored.
          */
         post: {
             parameters: {
@@ -4948,6 +4948,1294 @@ export type paths = {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/payment-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List payment links
+         * @description Filters: status (draft, active, archived, expired, sold_out), search (title or slug). sortBy createdAt, updatedAt or title; ties by id.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    page?: number;
+                    limit?: number;
+                    sortBy?: "createdAt" | "updatedAt" | "title";
+                    sortOrder?: "asc" | "desc";
+                    status?: "draft" | "active" | "archived" | "expired" | "sold_out";
+                    search?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of paymentLinks */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data?: {
+                                /** @example pl_01jd3k… */
+                                id: string;
+                                /** @description The checkout URL's last segment: yours, or 128 random bits when generated */
+                                slug: string;
+                                title: string;
+                                description: string | null;
+                                /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                                amount: string;
+                                minAmount: string | null;
+                                maxAmount: string | null;
+                                currencies: {
+                                    /** @enum {string} */
+                                    currency: "USDT" | "USDC" | "DAI";
+                                    /** @example ethereum-sepolia */
+                                    chainId: string;
+                                }[];
+                                inventoryTotal: number | null;
+                                /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
+                                maxOpenOrders: number | null;
+                                /** Format: date-time */
+                                expiresAt: string | null;
+                                /** @description Copied onto every order made from the link, with paymentLinkId */
+                                metadata: Record<string, never>;
+                                /** @description null: the organization's default_order_success_url applies */
+                                successUrl: string | null;
+                                /** @description null: the organization's default_order_cancel_url applies */
+                                cancelUrl: string | null;
+                                /**
+                                 * @description draft, active, archived; active shows as expired past expiresAt and sold_out while every unit is reserved or sold
+                                 * @enum {string}
+                                 */
+                                status: "draft" | "active" | "archived" | "expired" | "sold_out";
+                                /** @description <PUBLIC_BASE_URL>/l/<slug>: the public checkout page (404 until published) */
+                                checkoutUrl: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                /** Format: date-time */
+                                publishedAt: string | null;
+                                /** Format: date-time */
+                                archivedAt: string | null;
+                                counters: {
+                                    ordersCreated: number;
+                                    ordersCompleted: number;
+                                    /** @description Pending orders: each holds one unit (reserved) and one pool address */
+                                    openOrders: number;
+                                    /** @description Received by completed orders, per token */
+                                    amountCollected: {
+                                        currency: string;
+                                        chainId: string;
+                                        amount: string;
+                                    }[];
+                                    inventory: {
+                                        total: number | null;
+                                        /** @description Units held by pending orders; returned when an order expires */
+                                        reserved: number;
+                                        /** @description Units of completed orders */
+                                        sold: number;
+                                        /** @description total − reserved − sold (null without inventory) */
+                                        left: number | null;
+                                    };
+                                };
+                            }[];
+                            pagination?: {
+                                page?: number;
+                                limit?: number;
+                                total?: number;
+                                totalPages?: number;
+                                hasMore?: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a payment link (a draft; publish it to open its checkout page)
+         * @description A shareable checkout page at checkoutUrl: each visit that proceeds makes a fresh order (same rules as POST /orders) carrying the link's metadata and paymentLinkId. 400 INVALID_CURRENCY / INVALID_CHAIN / INVALID_AMOUNT / VALIDATION_ERROR; 409 DUPLICATE_SLUG.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Replays the original answer for 24 hours */
+                    "Idempotency-Key"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        title: string;
+                        description?: string | null;
+                        /** @description Decimal string in token units, valid for every offered token's decimals; "0": the payer chooses the amount */
+                        amount: string;
+                        /** @description With amount "0": the least a payer may choose */
+                        minAmount?: string | null;
+                        /** @description With amount "0": the most a payer may choose */
+                        maxAmount?: string | null;
+                        /** @description The currency/chain pairs the payer picks from */
+                        currencies: {
+                            /** @description USDT, USDC or DAI, offered on the chain (INVALID_CURRENCY otherwise) */
+                            currency: string;
+                            /** @description An enabled chain (INVALID_CHAIN otherwise) */
+                            chainId: string;
+                        }[];
+                        /** @description Units for sale: each order reserves one, expiry returns it, completion sells it */
+                        inventoryTotal?: number | null;
+                        /** @description Cap on the link's unpaid orders at once (each holds a pool address) */
+                        maxOpenOrders?: number | null;
+                        /**
+                         * Format: date-time
+                         * @description In the future; past it the checkout answers 410
+                         */
+                        expiresAt?: string | null;
+                        /** @description At most 9 pairs (as orders' metadata; every order made from the link gets them plus paymentLinkId) */
+                        metadata?: {
+                            [key: string]: string | number | boolean | null;
+                        };
+                        /** @description Absolute http(s) URL where the payer goes after a completed payment (success); default: the organization's default_order_success_url */
+                        successUrl?: string | null;
+                        /** @description Absolute http(s) URL where the payer goes after an expired order (cancel); default: the organization's default_order_cancel_url */
+                        cancelUrl?: string | null;
+                        /** @description Your choice (unique across the service: 409 DUPLICATE_SLUG); default: 128 random bits */
+                        slug?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @example pl_01jd3k… */
+                            id: string;
+                            /** @description The checkout URL's last segment: yours, or 128 random bits when generated */
+                            slug: string;
+                            title: string;
+                            description: string | null;
+                            /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                            amount: string;
+                            minAmount: string | null;
+                            maxAmount: string | null;
+                            currencies: {
+                                /** @enum {string} */
+                                currency: "USDT" | "USDC" | "DAI";
+                                /** @example ethereum-sepolia */
+                                chainId: string;
+                            }[];
+                            inventoryTotal: number | null;
+                            /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
+                            maxOpenOrders: number | null;
+                            /** Format: date-time */
+                            expiresAt: string | null;
+                            /** @description Copied onto every order made from the link, with paymentLinkId */
+                            metadata: Record<string, never>;
+                            /** @description null: the organization's default_order_success_url applies */
+                            successUrl: string | null;
+                            /** @description null: the organization's default_order_cancel_url applies */
+                            cancelUrl: string | null;
+                            /**
+                             * @description draft, active, archived; active shows as expired past expiresAt and sold_out while every unit is reserved or sold
+                             * @enum {string}
+                             */
+                            status: "draft" | "active" | "archived" | "expired" | "sold_out";
+                            /** @description <PUBLIC_BASE_URL>/l/<slug>: the public checkout page (404 until published) */
+                            checkoutUrl: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** Format: date-time */
+                            publishedAt: string | null;
+                            /** Format: date-time */
+                            archivedAt: string | null;
+                            counters: {
+                                ordersCreated: number;
+                                ordersCompleted: number;
+                                /** @description Pending orders: each holds one unit (reserved) and one pool address */
+                                openOrders: number;
+                                /** @description Received by completed orders, per token */
+                                amountCollected: {
+                                    currency: string;
+                                    chainId: string;
+                                    amount: string;
+                                }[];
+                                inventory: {
+                                    total: number | null;
+                                    /** @description Units held by pending orders; returned when an order expires */
+                                    reserved: number;
+                                    /** @description Units of completed orders */
+                                    sold: number;
+                                    /** @description total − reserved − sold (null without inventory) */
+                                    left: number | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR, INVALID_JSON, INVALID_CURRENCY */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description IDEMPOTENCY_KEY_REUSED, IDEMPOTENCY_IN_PROGRESS, DUPLICATE_SLUG */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description PAYLOAD_TOO_LARGE */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/payment-links/{id}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a draft: its checkout page opens (status active)
+         * @description 409 INVALID_STATUS_TRANSITION unless the link is a draft.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @example pl_01jd3k… */
+                            id: string;
+                            /** @description The checkout URL's last segment: yours, or 128 random bits when generated */
+                            slug: string;
+                            title: string;
+                            description: string | null;
+                            /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                            amount: string;
+                            minAmount: string | null;
+                            maxAmount: string | null;
+                            currencies: {
+                                /** @enum {string} */
+                                currency: "USDT" | "USDC" | "DAI";
+                                /** @example ethereum-sepolia */
+                                chainId: string;
+                            }[];
+                            inventoryTotal: number | null;
+                            /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
+                            maxOpenOrders: number | null;
+                            /** Format: date-time */
+                            expiresAt: string | null;
+                            /** @description Copied onto every order made from the link, with paymentLinkId */
+                            metadata: Record<string, never>;
+                            /** @description null: the organization's default_order_success_url applies */
+                            successUrl: string | null;
+                            /** @description null: the organization's default_order_cancel_url applies */
+                            cancelUrl: string | null;
+                            /**
+                             * @description draft, active, archived; active shows as expired past expiresAt and sold_out while every unit is reserved or sold
+                             * @enum {string}
+                             */
+                            status: "draft" | "active" | "archived" | "expired" | "sold_out";
+                            /** @description <PUBLIC_BASE_URL>/l/<slug>: the public checkout page (404 until published) */
+                            checkoutUrl: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** Format: date-time */
+                            publishedAt: string | null;
+                            /** Format: date-time */
+                            archivedAt: string | null;
+                            counters: {
+                                ordersCreated: number;
+                                ordersCompleted: number;
+                                /** @description Pending orders: each holds one unit (reserved) and one pool address */
+                                openOrders: number;
+                                /** @description Received by completed orders, per token */
+                                amountCollected: {
+                                    currency: string;
+                                    chainId: string;
+                                    amount: string;
+                                }[];
+                                inventory: {
+                                    total: number | null;
+                                    /** @description Units held by pending orders; returned when an order expires */
+                                    reserved: number;
+                                    /** @description Units of completed orders */
+                                    sold: number;
+                                    /** @description total − reserved − sold (null without inventory) */
+                                    left: number | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_STATUS_TRANSITION */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/payment-links/{id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a link: no new orders (its page answers 410); open orders stay payable
+         * @description 409 INVALID_STATUS_TRANSITION when already archived.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @example pl_01jd3k… */
+                            id: string;
+                            /** @description The checkout URL's last segment: yours, or 128 random bits when generated */
+                            slug: string;
+                            title: string;
+                            description: string | null;
+                            /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                            amount: string;
+                            minAmount: string | null;
+                            maxAmount: string | null;
+                            currencies: {
+                                /** @enum {string} */
+                                currency: "USDT" | "USDC" | "DAI";
+                                /** @example ethereum-sepolia */
+                                chainId: string;
+                            }[];
+                            inventoryTotal: number | null;
+                            /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
+                            maxOpenOrders: number | null;
+                            /** Format: date-time */
+                            expiresAt: string | null;
+                            /** @description Copied onto every order made from the link, with paymentLinkId */
+                            metadata: Record<string, never>;
+                            /** @description null: the organization's default_order_success_url applies */
+                            successUrl: string | null;
+                            /** @description null: the organization's default_order_cancel_url applies */
+                            cancelUrl: string | null;
+                            /**
+                             * @description draft, active, archived; active shows as expired past expiresAt and sold_out while every unit is reserved or sold
+                             * @enum {string}
+                             */
+                            status: "draft" | "active" | "archived" | "expired" | "sold_out";
+                            /** @description <PUBLIC_BASE_URL>/l/<slug>: the public checkout page (404 until published) */
+                            checkoutUrl: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** Format: date-time */
+                            publishedAt: string | null;
+                            /** Format: date-time */
+                            archivedAt: string | null;
+                            counters: {
+                                ordersCreated: number;
+                                ordersCompleted: number;
+                                /** @description Pending orders: each holds one unit (reserved) and one pool address */
+                                openOrders: number;
+                                /** @description Received by completed orders, per token */
+                                amountCollected: {
+                                    currency: string;
+                                    chainId: string;
+                                    amount: string;
+                                }[];
+                                inventory: {
+                                    total: number | null;
+                                    /** @description Units held by pending orders; returned when an order expires */
+                                    reserved: number;
+                                    /** @description Units of completed orders */
+                                    sold: number;
+                                    /** @description total − reserved − sold (null without inventory) */
+                                    left: number | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_STATUS_TRANSITION */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/payment-links/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a payment link with its counters (orders, amount collected per token, inventory) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @example pl_01jd3k… */
+                            id: string;
+                            /** @description The checkout URL's last segment: yours, or 128 random bits when generated */
+                            slug: string;
+                            title: string;
+                            description: string | null;
+                            /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                            amount: string;
+                            minAmount: string | null;
+                            maxAmount: string | null;
+                            currencies: {
+                                /** @enum {string} */
+                                currency: "USDT" | "USDC" | "DAI";
+                                /** @example ethereum-sepolia */
+                                chainId: string;
+                            }[];
+                            inventoryTotal: number | null;
+                            /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
+                            maxOpenOrders: number | null;
+                            /** Format: date-time */
+                            expiresAt: string | null;
+                            /** @description Copied onto every order made from the link, with paymentLinkId */
+                            metadata: Record<string, never>;
+                            /** @description null: the organization's default_order_success_url applies */
+                            successUrl: string | null;
+                            /** @description null: the organization's default_order_cancel_url applies */
+                            cancelUrl: string | null;
+                            /**
+                             * @description draft, active, archived; active shows as expired past expiresAt and sold_out while every unit is reserved or sold
+                             * @enum {string}
+                             */
+                            status: "draft" | "active" | "archived" | "expired" | "sold_out";
+                            /** @description <PUBLIC_BASE_URL>/l/<slug>: the public checkout page (404 until published) */
+                            checkoutUrl: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** Format: date-time */
+                            publishedAt: string | null;
+                            /** Format: date-time */
+                            archivedAt: string | null;
+                            counters: {
+                                ordersCreated: number;
+                                ordersCompleted: number;
+                                /** @description Pending orders: each holds one unit (reserved) and one pool address */
+                                openOrders: number;
+                                /** @description Received by completed orders, per token */
+                                amountCollected: {
+                                    currency: string;
+                                    chainId: string;
+                                    amount: string;
+                                }[];
+                                inventory: {
+                                    total: number | null;
+                                    /** @description Units held by pending orders; returned when an order expires */
+                                    reserved: number;
+                                    /** @description Units of completed orders */
+                                    sold: number;
+                                    /** @description total − reserved − sold (null without inventory) */
+                                    left: number | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        /**
+         * Change a payment link (fields sent change; null clears)
+         * @description A draft changes freely. A published link keeps amount, minAmount, maxAmount, currencies and slug (409 PAYMENT_LINK_FROZEN: a payer never pays a price they did not see); title, description, inventory, expiry, redirects and metadata may change. An archived link is 409 INVALID_STATUS_TRANSITION.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        title?: string;
+                        description?: string | null;
+                        /** @description Decimal string in token units, valid for every offered token's decimals; "0": the payer chooses the amount */
+                        amount?: string;
+                        /** @description With amount "0": the least a payer may choose */
+                        minAmount?: string | null;
+                        /** @description With amount "0": the most a payer may choose */
+                        maxAmount?: string | null;
+                        /** @description The currency/chain pairs the payer picks from */
+                        currencies?: {
+                            /** @description USDT, USDC or DAI, offered on the chain (INVALID_CURRENCY otherwise) */
+                            currency: string;
+                            /** @description An enabled chain (INVALID_CHAIN otherwise) */
+                            chainId: string;
+                        }[];
+                        /** @description Units for sale: each order reserves one, expiry returns it, completion sells it */
+                        inventoryTotal?: number | null;
+                        /** @description Cap on the link's unpaid orders at once (each holds a pool address) */
+                        maxOpenOrders?: number | null;
+                        /**
+                         * Format: date-time
+                         * @description In the future; past it the checkout answers 410
+                         */
+                        expiresAt?: string | null;
+                        /** @description At most 9 pairs (as orders' metadata; every order made from the link gets them plus paymentLinkId) */
+                        metadata?: {
+                            [key: string]: string | number | boolean | null;
+                        };
+                        /** @description Absolute http(s) URL where the payer goes after a completed payment (success); default: the organization's default_order_success_url */
+                        successUrl?: string | null;
+                        /** @description Absolute http(s) URL where the payer goes after an expired order (cancel); default: the organization's default_order_cancel_url */
+                        cancelUrl?: string | null;
+                        /** @description Your choice (unique across the service: 409 DUPLICATE_SLUG); default: 128 random bits */
+                        slug?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @example pl_01jd3k… */
+                            id: string;
+                            /** @description The checkout URL's last segment: yours, or 128 random bits when generated */
+                            slug: string;
+                            title: string;
+                            description: string | null;
+                            /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                            amount: string;
+                            minAmount: string | null;
+                            maxAmount: string | null;
+                            currencies: {
+                                /** @enum {string} */
+                                currency: "USDT" | "USDC" | "DAI";
+                                /** @example ethereum-sepolia */
+                                chainId: string;
+                            }[];
+                            inventoryTotal: number | null;
+                            /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
+                            maxOpenOrders: number | null;
+                            /** Format: date-time */
+                            expiresAt: string | null;
+                            /** @description Copied onto every order made from the link, with paymentLinkId */
+                            metadata: Record<string, never>;
+                            /** @description null: the organization's default_order_success_url applies */
+                            successUrl: string | null;
+                            /** @description null: the organization's default_order_cancel_url applies */
+                            cancelUrl: string | null;
+                            /**
+                             * @description draft, active, archived; active shows as expired past expiresAt and sold_out while every unit is reserved or sold
+                             * @enum {string}
+                             */
+                            status: "draft" | "active" | "archived" | "expired" | "sold_out";
+                            /** @description <PUBLIC_BASE_URL>/l/<slug>: the public checkout page (404 until published) */
+                            checkoutUrl: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** Format: date-time */
+                            publishedAt: string | null;
+                            /** Format: date-time */
+                            archivedAt: string | null;
+                            counters: {
+                                ordersCreated: number;
+                                ordersCompleted: number;
+                                /** @description Pending orders: each holds one unit (reserved) and one pool address */
+                                openOrders: number;
+                                /** @description Received by completed orders, per token */
+                                amountCollected: {
+                                    currency: string;
+                                    chainId: string;
+                                    amount: string;
+                                }[];
+                                inventory: {
+                                    total: number | null;
+                                    /** @description Units held by pending orders; returned when an order expires */
+                                    reserved: number;
+                                    /** @description Units of completed orders */
+                                    sold: number;
+                                    /** @description total − reserved − sold (null without inventory) */
+                                    left: number | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR, INVALID_JSON */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description PAYMENT_LINK_FROZEN, INVALID_STATUS_TRANSITION */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description PAYLOAD_TOO_LARGE */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Delete a payment link (one with orders is archived instead)
+         * @description A link no order was made from is deleted (deleted: true). One with orders is archived instead, so its orders keep their paymentLinkId (deleted: false, status archived, the link).
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @description true: the link is gone; false: orders were made from it, so it was archived instead */
+                            deleted: boolean;
+                            /** @enum {string} */
+                            status?: "archived";
+                            paymentLink?: {
+                                /** @example pl_01jd3k… */
+                                id: string;
+                                /** @description The checkout URL's last segment: yours, or 128 random bits when generated */
+                                slug: string;
+                                title: string;
+                                description: string | null;
+                                /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                                amount: string;
+                                minAmount: string | null;
+                                maxAmount: string | null;
+                                currencies: {
+                                    /** @enum {string} */
+                                    currency: "USDT" | "USDC" | "DAI";
+                                    /** @example ethereum-sepolia */
+                                    chainId: string;
+                                }[];
+                                inventoryTotal: number | null;
+                                /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
+                                maxOpenOrders: number | null;
+                                /** Format: date-time */
+                                expiresAt: string | null;
+                                /** @description Copied onto every order made from the link, with paymentLinkId */
+                                metadata: Record<string, never>;
+                                /** @description null: the organization's default_order_success_url applies */
+                                successUrl: string | null;
+                                /** @description null: the organization's default_order_cancel_url applies */
+                                cancelUrl: string | null;
+                                /**
+                                 * @description draft, active, archived; active shows as expired past expiresAt and sold_out while every unit is reserved or sold
+                                 * @enum {string}
+                                 */
+                                status: "draft" | "active" | "archived" | "expired" | "sold_out";
+                                /** @description <PUBLIC_BASE_URL>/l/<slug>: the public checkout page (404 until published) */
+                                checkoutUrl: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                                /** Format: date-time */
+                                publishedAt: string | null;
+                                /** Format: date-time */
+                                archivedAt: string | null;
+                                counters: {
+                                    ordersCreated: number;
+                                    ordersCompleted: number;
+                                    /** @description Pending orders: each holds one unit (reserved) and one pool address */
+                                    openOrders: number;
+                                    /** @description Received by completed orders, per token */
+                                    amountCollected: {
+                                        currency: string;
+                                        chainId: string;
+                                        amount: string;
+                                    }[];
+                                    inventory: {
+                                        total: number | null;
+                                        /** @description Units held by pending orders; returned when an order expires */
+                                        reserved: number;
+                                        /** @description Units of completed orders */
+                                        sold: number;
+                                        /** @description total − reserved − sold (null without inventory) */
+                                        left: number | null;
+                                    };
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;

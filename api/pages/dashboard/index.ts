@@ -1,0 +1,23 @@
+import type { ServerResponse } from 'node:http';
+import type { Express } from 'express';
+import type { ApiDeps } from '../../deps';
+import { mountAuthPages } from './auth-pages';
+import { mountMoneyPages } from './money-pages';
+import { mountOverviewPages } from './overview-pages';
+import { mountPoolPages } from './pool-pages';
+import { mountSettingsPages } from './settings-pages';
+import { dashboardOf } from './web';
+
+/**
+ * The merchant dashboard (issue 29) under /dashboard: server-rendered pages behind the public
+ * pages' headers, signed in with server-side sessions. Every action calls the same domain
+ * operation as the API route that does the same thing (api/operations.ts where the API adds a step).
+ */
+export function mountDashboard(app: Express, deps: ApiDeps, options: { setHeaders: (res: ServerResponse) => void }): void {
+  const d = dashboardOf(deps, options.setHeaders);
+  mountAuthPages(app, d);
+  mountOverviewPages(app, d);
+  mountMoneyPages(app, d);
+  mountPoolPages(app, d);
+  mountSettingsPages(app, d);
+}

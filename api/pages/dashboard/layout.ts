@@ -1,0 +1,111 @@
+import { html, type Html } from '../html';
+import { assetUrl } from '../static-assets';
+import type { Session } from '../../../core/users/sessions';
+import type { MembershipView } from '../../../core/users/users';
+import { roleAtLeast, type Role } from '../../../core/organizations/roles';
+
+/** The dashboard's sections, in the navigation's order, with the lowest role that sees each. */
+export const SECTIONS: readonly { path: string; label: string; minRole: Role }[] = [
+  { path: '/dashboard', label: 'Overview', minRole: 'viewer' },
+  { path: '/dashboard/orders', label: 'Orders', minRole: 'viewer' },
+  { path: '/dashboard/deposits', label: 'Deposits', minRole: 'viewer' },
+  { path: '/dashboard/transfers', label: 'Transfers', minRole: 'viewer' },
+  { path: '/dashboard/pool', label: 'Address pool', minRole: 'viewer' },
+  { path: '/dashboard/settings/webhooks', label: 'Webhooks', minRole: 'viewer' },
+  { path: '/dashboard/settings/api-keys', label: 'API keys', minRole: 'admin' },
+  { path: '/dashboard/settings/members', label: 'Members', minRole: 'viewer' },
+  { path: '/dashboard/settings/configuration', label: 'Configuration', minRole: 'admin' },
+  { path: '/dashboard/audit', label: 'Audit log', minRole: 'admin' },
+  { path: '/dashboard/account', label: 'Account', minRole: 'viewer' },
+];
+
+function shell(title: string, header: Html | null, body: Html): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<meta name="referrer" content="no-referrer">
+<title>${title} · Stablegate</title>
+<link rel="stylesheet" href="${assetUrl('dashboard.css')}">
+</head>
+<body>
+<a class="skip" href="#content">Skip to content</a>
+${header}
+<main id="content" tabindex="-1">
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+export interface ChromeOptions {
+  session: Session;
+  memberships: MembershipView[];
+  /** The section this page belongs to (its path). */
+  section: string;
+  title: string;
+  body: Html;
+}
+
+/** A signed-in page: the organization switcher, sign-out, the sections this role may see. */
+export function dashboardPage(o: ChromeOptions): Html {
+  const csrf = o.session.csrfToken;
+  const current = o.memberships.find((m) => m.organizationId === o.session.organizationId);
+  const switcher =
+    o.memberships.length > 1
+      ? html`<form method="post" action="/dashboard/switch-organization"><input type="hidden" name="_csrf" value="${csrf}">
+<label for="org-switch" class="skip">Organization</label>
+<select id="org-switch" name="organizationId">${o.memberships.map(
+          (m) => html`<option value="${m.organizationId}"${m.organizationId === o.session.organizationId ? html` selected` : null}>${m.organizationName}</option>`,
+        )}</select> <button class="secondary" type="submit">Switch</button></form>`
+      : html`<span>${current?.organizationName ?? ''}</span>`;
+  const header = html`<header class="top">
+<span class="brand">Stablegate</span>
+${switcher}
+<span>${o.session.email} <span class="badge" data-role="${o.session.role}">${o.session.role}</span></span>
+<form method="post" action="/dashboard/sign-out"><input type="hidden" name="_csrf" value="${csrf}"><button class="secondary" type="submit">Sign out</button></form>
+</header>
+<nav class="main" aria-label="Dashboard">${SECTIONS.filter((s) => roleAtLeast(o.session.role, s.minRole)).map(
+    (s) => html`<a href="${s.path}"${s.path === o.section ? html` aria-current="page"` : null}>${s.label}</a>`,
+  )}</nav>`;
+  return shell(o.title, header, html`<h1>${o.title}</h1>${o.body}`);
+}
+
+/** A page outside the signed-in chrome (sign-in, links, errors). */
+export function plainPage(title: string, body: Html): Html {
+  return shell(title, html`<header class="top"><span class="brand">Stablegate</span></header>`, html`<div class="panel narrow"><h1>${title}</h1>${body}</div>`);
+}
+
+export function messageView(title: string, text: string): Html {
+  return plainPage(title, html`<p>${text}</p><p><a href="/dashboard">Back to the dashboard</a></p>`);
+}
+
+/** The hidden CSRF field every form of a signed-in page carries. */
+export function csrfField(session: Session): Html {
+  return html`<input type="hidden" name="_csrf" value="${session.csrfToken}">`;
+}
+
+export function notice(text: string | null, kind: 'ok' | 'error' = 'ok'): Html | null {
+  return text ? html`<div class="notice${kind === 'error' ? ' error' : ''}" role="${kind === 'error' ? 'alert' : 'status'}">${text}</div>` : null;
+}
+
+export function formatDate(d: Date | string | null | undefined): string {
+  if (!d) return '—';
+  const date = typeof d === 'string' ? new Date(d) : d;
+  return date.toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
+}
+
+/** Previous/next links of a list, keeping the other query parameters. */
+export function pager(path: string, query: Record<string, string | undefined>, page: number, limit: number, total: number): Html {
+  const link = (p: number) => {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '' && k !== 'page') q.set(k, v);
+    q.set('page', String(p));
+    return `${path}?${q.toString()}`;
+  };
+  const pages = Math.max(1, Math.ceil(total / limit));
+  return html`<div class="pager"><span>Page ${page} of ${pages} · ${total} in all</span>${page > 1 ? html`<a href="${link(page - 1)}" rel="prev">Previous</a>` : null}${page < pages ? html`<a href="${link(page + 1)}" rel="next">Next</a>` : null}</div>`;
+}

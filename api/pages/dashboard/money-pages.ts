@@ -1,0 +1,260 @@
+import type { Express, Request } from 'express';
+import { explorerTxLink } from '../../../core/chains/registry';
+import { getOrder, listOrders, ORDER_SORT_FIELDS, type ListOrdersQuery } from '../../../core/orders/orders';
+import { listTransfers } from '../../../core/transfers/transfers';
+import { listDeposits } from '../../../core/deposits/queries';
+import { presentOrder, type OrderView } from '../../../core/views/order';
+import { presentTransfer, type TransferView } from '../../../core/views/transfer';
+import { presentDeposit } from '../../../core/views/deposit';
+import { DEPOSIT_STATUSES } from '../../../core/deposits/records';
+import { TRANSFER_STATUSES } from '../../../core/transfers/transfers';
+import { listMemberships } from '../../../core/users/users';
+import { html, type Html } from '../html';
+import { dashboardPage, formatDate, pager } from './layout';
+import { page, sendHtml, type Dashboard } from './web';
+import { pageNumber } from './settings-pages';
+
+const PAGE_SIZE = 50;
+
+/** A query parameter as a short string, or undefined. */
+function q(req: Request, name: string, max = 255): string | undefined {
+  const v = req.query[name];
+  return typeof v === 'string' && v.trim() !== '' ? v.trim().slice(0, max) : undefined;
+}
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[]): T | undefined {
+  return allowed.includes(value as T) ? (value as T) : undefined;
+}
+
+/** Decimal strings compared exactly (no float): -1, 0, 1. */
+function compareDecimal(a: string, b: string): number {
+  const [ai, af = ''] = a.split('.');
+  const [bi, bf = ''] = b.split('.');
+  const width = Math.max(af.length, bf.length);
+  const x = BigInt(ai + af.padEnd(width, '0'));
+  const y = BigInt(bi + bf.padEnd(width, '0'));
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** The order's status and what a merchant needs to know beside it: under- or overpaid, paid late. */
+export function orderBadges(o: OrderView): Html {
+  const cls = o.status === 'completed' ? 'ok' : o.status === 'expired' ? 'bad' : 'warn';
+  const received = compareDecimal(o.amountReceived, o.amount);
+  const extra: Html[] = [];
+  if (received > 0) extra.push(html` <span class="badge warn">overpaid</span>`);
+  if (received < 0 && o.amountReceived !== '0' && compareDecimal(o.amountReceived, '0') > 0) extra.push(html` <span class="badge warn">underpaid</span>`);
+  if (o.completedAt && o.completedAt > o.expiresAt) extra.push(html` <span class="badge warn">late</span>`);
+  return html`<span class="badge ${cls}" data-status="${o.status}">${o.status}</span>${extra}`;
+}
+
+export function mountMoneyPages(app: Express, d: Dashboard): void {
+  const { deps } = d;
+  const render = async (who: Parameters<Parameters<typeof page>[2]>[2], section: string, title: string, body: Html) =>
+    dashboardPage({ session: who.session, memberships: await listMemberships(deps.db, who.session.userId), section, title, body });
+  const txLink = (chainId: string, txHash: string) => {
+    const chain = deps.registry.get(chainId);
+    const href = chain ? explorerTxLink(chain, txHash) : null;
+    return href ? html`<a class="mono" href="${href}" rel="noopener noreferrer">${txHash}</a>` : html`<span class="mono">${txHash}</span>`;
+  };
+
+  app.get(
+    '/dashboard/orders',
+    page(d, 'viewer', async (req, res, who) => {
+      const search = q(req, 'q');
+      const filters = {
+        status: oneOf(q(req, 'status'), ['pending', 'completed', 'expired'] as const),
+        currency: q(req, 'currency', 16)?.toUpperCase(),
+        chainId: q(req, 'chainId', 64),
+      };
+      const pageNo = pageNumber(req);
+      // The search box finds an order by id, by a payment's tx hash or sending-to address, or by part of its reference.
+      let items: OrderView[] = [];
+      let total = 0;
+      if (search && /^ord_[0-9a-z]{26}$/.test(search)) {
+        const found = await getOrder(deps.db, who.caller.organizationId, search).catch(() => null);
+        items = found ? [presentOrder(deps, found)] : [];
+        total = items.length;
+      } else if (search && (/^(0x)?[0-9a-fA-F]{64}$/.test(search) || /^0x[0-9a-fA-F]{40}$/.test(search) || /^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(search))) {
+        const byTx = search.length >= 64;
+        const transfers = await listTransfers(deps.db, who.caller.organizationId, {
+          page: 1,
+          limit: 100,
+          sortBy: 'detectedAt',
+          sortOrder: 'desc',
+          ...(byTx ? { txHash: search } : { address: search }),
+        });
+        const ids = [...new Set(transfers.items.map((t) => t.t.orderId).filter((x): x is string => !!x))];
+        items = (await Promise.all(ids.map((id) => getOrder(deps.db, who.caller.organizationId, id)))).map((o) => presentOrder(deps, o));
+        total = items.length;
+      } else {
+        const query: ListOrdersQuery = {
+          page: pageNo,
+          limit: PAGE_SIZE,
+          sortBy: oneOf(q(req, 'sortBy'), ORDER_SORT_FIELDS) ?? 'createdAt',
+          sortOrder: q(req, 'sortOrder') === 'asc' ? 'asc' : 'desc',
+          ...filters,
+          orderReference: search,
+        };
+        const result = await listOrders(deps, who.caller.organizationId, query);
+        items = result.items.map((o) => presentOrder(deps, o));
+        total = result.total;
+      }
+      const current: Record<string, string | undefined> = { q: search, ...filters };
+      const exportQuery = new URLSearchParams(Object.entries(current).filter((e): e is [string, string] => !!e[1])).toString();
+      const chains = deps.registry.list();
+      sendHtml(
+        res,
+        200,
+        await render(
+          who,
+          '/dashboard/orders',
+          'Orders',
+          html`<form method="get" action="/dashboard/orders" class="panel row" role="search">
+<div><label for="q">Search</label><input id="q" name="q" type="text" value="${search ?? ''}" placeholder="reference, ord_…, tx hash, address"></div>
+<div><label for="status">Status</label><select id="status" name="status"><option value="">any</option>${['pending', 'completed', 'expired'].map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></div>
+<div><label for="currency">Currency</label><select id="currency" name="currency"><option value="">any</option>${['USDT', 'USDC', 'DAI'].map((c) => html`<option${filters.currency === c ? html` selected` : null}>${c}</option>`)}</select></div>
+<div><label for="chain">Chain</label><select id="chain" name="chainId"><option value="">any</option>${chains.map((c) => html`<option${filters.chainId === c.chainId ? html` selected` : null}>${c.chainId}</option>`)}</select></div>
+<div><button type="submit">Filter</button> <a href="/dashboard/orders.csv${exportQuery ? `?${exportQuery}` : ''}">Export CSV</a></div></form>
+<section class="panel"><table id="orders"><caption class="skip">Orders</caption><thead><tr><th>Order</th><th>Reference</th><th>Amount</th><th>Received</th><th>Chain</th><th>Status</th><th>Created</th></tr></thead><tbody>
+${items.map(
+  (o) => html`<tr data-order-id="${o.orderId}"><td class="mono"><a href="/dashboard/orders/${o.orderId}">${o.orderId}</a></td><td>${o.orderReference}</td><td class="num">${o.amount} ${o.currency}</td><td class="num">${o.amountReceived}</td><td>${o.chainId}</td><td>${orderBadges(o)}</td><td>${formatDate(o.createdAt)}</td></tr>`,
+)}
+</tbody></table>${items.length === 0 ? html`<p>No orders match.</p>` : null}${pager('/dashboard/orders', current, pageNo, PAGE_SIZE, total)}</section>`,
+        ),
+      );
+    }),
+  );
+
+  // CSV of the current filter, page by page through the same list operation as the API.
+  app.get(
+    '/dashboard/orders.csv',
+    page(d, 'viewer', async (req, res, who) => {
+      const base: ListOrdersQuery = {
+        page: 1,
+        limit: 500,
+        sortBy: 'createdAt',
+        sortOrder: 'desc',
+        status: oneOf(q(req, 'status'), ['pending', 'completed', 'expired'] as const),
+        currency: q(req, 'currency', 16)?.toUpperCase(),
+        chainId: q(req, 'chainId', 64),
+        orderReference: q(req, 'q'),
+      };
+      res.status(200).type('text/csv').setHeader('Content-Disposition', 'attachment; filename="orders.csv"');
+      const cell = (v: unknown) => {
+        const s = v === null || v === undefined ? '' : String(v);
+        // Quoted, and a leading formula character neutralised (spreadsheets run =, +, -, @).
+        return `"${(/^[=+\-@\t\r]/.test(s) ? `'${s}` : s).replace(/"/g, '""')}"`;
+      };
+      const columns = ['orderId', 'orderReference', 'status', 'amount', 'amountReceived', 'currency', 'chainId', 'address', 'txHash', 'createdAt', 'completedAt', 'expiredAt'] as const;
+      res.write(columns.join(',') + '\n');
+      for (let p = 1; p <= 200; p++) {
+        const { items } = await listOrders(deps, who.caller.organizationId, { ...base, page: p });
+        for (const o of items.map((x) => presentOrder(deps, x))) res.write(columns.map((c) => cell(o[c])).join(',') + '\n');
+        if (items.length < base.limit) break;
+      }
+      res.end();
+    }),
+  );
+
+  app.get(
+    '/dashboard/orders/:orderId',
+    page(d, 'viewer', async (req, res, who) => {
+      const order = presentOrder(deps, await getOrder(deps.db, who.caller.organizationId, String(req.params.orderId)));
+      const { items } = await listTransfers(deps.db, who.caller.organizationId, { page: 1, limit: 100, sortBy: 'detectedAt', sortOrder: 'asc', orderId: order.orderId });
+      const transfers = items.map((t) => presentTransfer(deps.registry, t));
+      sendHtml(
+        res,
+        200,
+        await render(
+          who,
+          '/dashboard/orders',
+          `Order ${order.orderReference}`,
+          html`<section class="panel"><dl>
+<dt>Order</dt><dd class="mono">${order.orderId}</dd>
+<dt>Status</dt><dd>${orderBadges(order)}</dd>
+<dt>Amount</dt><dd>${order.amount} ${order.currency} on ${order.chainId} (received ${order.amountReceived})</dd>
+<dt>Address</dt><dd class="mono">${order.address}</dd>
+<dt>Payment page</dt><dd><a href="${order.paymentUrl}" rel="noopener noreferrer">open</a></dd>
+<dt>Created</dt><dd>${formatDate(order.createdAt)}</dd><dt>Expires</dt><dd>${formatDate(order.expiresAt)} (grace until ${formatDate(order.graceEndsAt)})</dd>
+${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)}</dd>` : null}${order.expiredAt ? html`<dt>Expired</dt><dd>${formatDate(order.expiredAt)}</dd>` : null}
+</dl></section>
+<h2>Transfers</h2><section class="panel">${transferTable(transfers, txLink)}</section>
+<p><a href="/dashboard/settings/webhooks">Webhook deliveries</a> show this order's events by endpoint.</p>`,
+        ),
+      );
+    }),
+  );
+
+  app.get(
+    '/dashboard/deposits',
+    page(d, 'viewer', async (req, res, who) => {
+      const pageNo = pageNumber(req);
+      const filters = {
+        depositReference: q(req, 'depositReference'),
+        status: oneOf(q(req, 'status'), DEPOSIT_STATUSES),
+        currency: q(req, 'currency', 16)?.toUpperCase(),
+        chainId: q(req, 'chainId', 64),
+      };
+      const { items, total } = await listDeposits(deps, who.caller.organizationId, { page: pageNo, limit: PAGE_SIZE, sortBy: 'detectedAt', sortOrder: 'desc', ...filters });
+      const deposits = items.map(presentDeposit);
+      sendHtml(
+        res,
+        200,
+        await render(
+          who,
+          '/dashboard/deposits',
+          'Deposits',
+          html`<form method="get" action="/dashboard/deposits" class="panel row" role="search">
+<div><label for="ref">Deposit reference</label><input id="ref" name="depositReference" type="text" value="${filters.depositReference ?? ''}"></div>
+<div><label for="dstatus">Status</label><select id="dstatus" name="status"><option value="">any</option>${DEPOSIT_STATUSES.map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></div>
+<div><button type="submit">Filter</button></div></form>
+<section class="panel"><table id="deposits"><caption class="skip">Deposits</caption><thead><tr><th>Deposit</th><th>Reference</th><th>Amount</th><th>Chain</th><th>Status</th><th>Transaction</th><th>Detected</th></tr></thead><tbody>
+${deposits.map(
+  (x) => html`<tr><td class="mono">${x.depositId}</td><td>${x.depositReference}</td><td class="num">${x.amount} ${x.currency}</td><td>${x.chainId}</td><td><span class="badge">${x.status}</span> ${x.confirmations}/${x.requiredConfirmations}</td><td>${txLink(x.chainId, x.txHash)}</td><td>${formatDate(x.detectedAt)}</td></tr>`,
+)}
+</tbody></table>${pager('/dashboard/deposits', filters, pageNo, PAGE_SIZE, total)}</section>`,
+        ),
+      );
+    }),
+  );
+
+  app.get(
+    '/dashboard/transfers',
+    page(d, 'viewer', async (req, res, who) => {
+      const pageNo = pageNumber(req);
+      const inbox = q(req, 'view') === 'unattributed';
+      const filters = { status: oneOf(q(req, 'status'), TRANSFER_STATUSES), txHash: q(req, 'txHash', 128), address: q(req, 'address', 128) };
+      const { items, total } = await listTransfers(deps.db, who.caller.organizationId, {
+        page: pageNo,
+        limit: PAGE_SIZE,
+        sortBy: 'detectedAt',
+        sortOrder: 'desc',
+        ...filters,
+        unattributed: inbox,
+      });
+      sendHtml(
+        res,
+        200,
+        await render(
+          who,
+          '/dashboard/transfers',
+          inbox ? 'Unattributed transfers' : 'Transfers',
+          html`<p>${inbox ? html`What arrived where nothing was expected (no order or deposit held the address). <a href="/dashboard/transfers">All transfers</a>` : html`<a href="/dashboard/transfers?view=unattributed">Unattributed inbox</a>`}</p>
+<form method="get" action="/dashboard/transfers" class="panel row" role="search">${inbox ? html`<input type="hidden" name="view" value="unattributed">` : null}
+<div><label for="tx">Tx hash</label><input id="tx" name="txHash" type="text" value="${filters.txHash ?? ''}"></div>
+<div><label for="addr">Address</label><input id="addr" name="address" type="text" value="${filters.address ?? ''}"></div>
+<div><button type="submit">Filter</button></div></form>
+<section class="panel">${transferTable(items.map((t) => presentTransfer(deps.registry, t)), txLink)}${pager('/dashboard/transfers', { ...filters, view: inbox ? 'unattributed' : undefined }, pageNo, PAGE_SIZE, total)}</section>`,
+        ),
+      );
+    }),
+  );
+}
+
+function transferTable(transfers: TransferView[], txLink: (chainId: string, txHash: string) => Html): Html {
+  return html`<table class="transfers"><caption class="skip">Transfers</caption><thead><tr><th>Amount</th><th>Chain</th><th>To</th><th>Transaction</th><th>Status</th><th>For</th><th>Detected</th></tr></thead><tbody>
+${transfers.map(
+  (t) => html`<tr><td class="num">${t.amount} ${t.currency}</td><td>${t.chainId}</td><td class="mono">${t.to}</td><td>${txLink(t.chainId, t.txHash)}</td><td><span class="badge">${t.status}</span> ${t.confirmations}${t.requiredConfirmations !== null ? `/${t.requiredConfirmations}` : ''}</td>
+<td>${t.orderId ? html`<a href="/dashboard/orders/${t.orderId}">${t.orderReference}</a>` : t.depositReference ? html`deposit ${t.depositReference}` : html`<span class="badge warn">unattributed</span>`}</td><td>${formatDate(t.detectedAt)}</td></tr>`,
+)}
+</tbody></table>${transfers.length === 0 ? html`<p>None.</p>` : null}`;
+}

@@ -1,0 +1,272 @@
+import type { Express, Request, Response } from 'express';
+import { createApiKey, listApiKeysPage } from '../../../core/organizations/organizations';
+import { ROLES, roleAtLeast, type Role } from '../../../core/organizations/roles';
+import { validationError } from '../../../core/platform/errors';
+import { createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, listWebhookEndpoints, updateWebhookEndpoint } from '../../../core/webhooks/endpoints';
+import { listWebhookEvents } from '../../../core/webhooks/history';
+import { EVENT_TYPES, type EventType } from '../../../core/events/events';
+import { issueSignInLink } from '../../../core/users/sign-in-links';
+import { addMember, changeMemberRole, listMembers, listMemberships, removeMember } from '../../../core/users/users';
+import { redeliverEvent, revokeKeyEverywhere, sendTestEvent } from '../../operations';
+import { html, type Html } from '../html';
+import { csrfField, dashboardPage, formatDate, notice, pager } from './layout';
+import { action, field, page, sendHtml, type Dashboard, type SignedIn } from './web';
+
+const PAGE_SIZE = 50;
+
+export function pageNumber(req: Request): number {
+  const n = Number(req.query.page);
+  return Number.isInteger(n) && n >= 1 && n <= 100_000 ? n : 1;
+}
+
+/** Roles this user may hand out (the domain refuses anything else anyway). */
+function grantable(role: Role): Role[] {
+  return ROLES.filter((r) => roleAtLeast(role, r) && (r !== 'owner' || role === 'owner'));
+}
+
+function roleOptions(role: Role, selected?: Role): Html[] {
+  return grantable(role).map((r) => html`<option value="${r}"${r === (selected ?? 'member') ? html` selected` : null}>${r}</option>`);
+}
+
+export function mountSettingsPages(app: Express, d: Dashboard): void {
+  const { deps } = d;
+  const render = async (res: Response, who: SignedIn, section: string, title: string, body: Html, status = 200) =>
+    sendHtml(res, status, dashboardPage({ session: who.session, memberships: await listMemberships(deps.db, who.session.userId), section, title, body }));
+
+  // ---- API keys (Settings, API Keys): Admins and Owners, as the API's key routes.
+  const keysPage = async (req: Request, res: Response, who: SignedIn, top: Html | null = null, status = 200) => {
+    const pageNo = pageNumber(req);
+    const { items, total } = await listApiKeysPage(deps.db, who.caller, who.caller.organizationId, { page: pageNo, limit: PAGE_SIZE });
+    const csrf = csrfField(who.session);
+    await render(
+      res,
+      who,
+      '/dashboard/settings/api-keys',
+      'API keys',
+      html`${top}
+<section class="panel" aria-labelledby="new-key"><h2 id="new-key">Create an API key</h2>
+<form method="post" action="/dashboard/settings/api-keys" class="row">${csrf}
+<div><label for="key-name">Name</label><input id="key-name" name="name" type="text" maxlength="100" required></div>
+<div><label for="key-role">Role</label><select id="key-role" name="role">${roleOptions(who.session.role)}</select></div>
+<div><button type="submit">Create key</button></div></form></section>
+<section class="panel"><table><caption class="skip">API keys</caption><thead><tr><th>Name</th><th>Role</th><th>Key</th><th>Created</th><th>Status</th><th><span class="skip">Actions</span></th></tr></thead><tbody>
+${items.map(
+  (k) => html`<tr data-key-id="${k.id}"><td>${k.name}</td><td>${k.role}</td><td class="mono">${k.keyPrefix}…</td><td>${formatDate(k.createdAt)}</td>
+<td>${k.revokedAt ? html`<span class="badge bad">revoked ${formatDate(k.revokedAt)}</span>` : html`<span class="badge ok">active</span>`}</td>
+<td>${k.revokedAt ? null : html`<form method="post" action="/dashboard/settings/api-keys/${k.id}/revoke" class="inline">${csrf}<button class="danger" type="submit" aria-label="Revoke ${k.name}">Revoke</button></form>`}</td></tr>`,
+)}
+</tbody></table>${pager('/dashboard/settings/api-keys', {}, pageNo, PAGE_SIZE, total)}</section>`,
+      status,
+    );
+  };
+  app.get('/dashboard/settings/api-keys', page(d, 'admin', (req, res, who) => keysPage(req, res, who)));
+  app.post(
+    '/dashboard/settings/api-keys',
+    action(d, 'admin', async (req, res, who) => {
+      const name = field(req, 'name').trim();
+      if (!name || name.length > 100) throw validationError('A key needs a name of 1 to 100 characters');
+      const role = field(req, 'role') as Role;
+      if (!ROLES.includes(role)) throw validationError(`role must be one of ${ROLES.join(', ')}`);
+      const created = await createApiKey(deps.db, who.caller, who.caller.organizationId, { name, role });
+      await who.audit('api_key.created', created.id, { name, role, keyPrefix: created.keyPrefix });
+      res.setHeader('Cache-Control', 'no-store');
+      await keysPage(
+        req,
+        res,
+        who,
+        html`<div class="notice" role="status"><p>API key <strong>${name}</strong> (${role}) created. Copy it now: it is not shown again.</p><code class="secret" id="new-secret">${created.key}</code></div>`,
+        201,
+      );
+    }),
+  );
+  app.post(
+    '/dashboard/settings/api-keys/:keyId/revoke',
+    action(d, 'admin', async (req, res, who) => {
+      const revoked = await revokeKeyEverywhere(deps, who.caller, String(req.params.keyId));
+      await who.audit('api_key.revoked', revoked.id, { name: revoked.name, role: revoked.role });
+      await keysPage(req, res, who, notice(`API key ${revoked.name} revoked.`));
+    }),
+  );
+
+  // ---- Webhooks (Settings, Webhooks): everyone sees them; Admins and Owners change them.
+  const webhooksPage = async (req: Request, res: Response, who: SignedIn, top: Html | null = null, status = 200) => {
+    const pageNo = pageNumber(req);
+    const { items, total } = await listWebhookEndpoints(deps.db, who.caller, { page: pageNo, limit: PAGE_SIZE });
+    const admin = roleAtLeast(who.session.role, 'admin');
+    const csrf = csrfField(who.session);
+    const button = (id: string, verb: string, label: string, cls = 'secondary') =>
+      html`<form method="post" action="/dashboard/settings/webhooks/${id}/${verb}" class="inline">${csrf}<button class="${cls}" type="submit">${label}</button></form> `;
+    await render(
+      res,
+      who,
+      '/dashboard/settings/webhooks',
+      'Webhooks',
+      html`${top}
+${admin
+  ? html`<section class="panel" aria-labelledby="new-ep"><h2 id="new-ep">Add an endpoint</h2>
+<form method="post" action="/dashboard/settings/webhooks">${csrf}
+<label for="ep-url">URL (HTTPS)</label><input id="ep-url" name="url" type="url" maxlength="2048" required placeholder="https://shop.example/webhooks/stablegate">
+<fieldset><legend>Events</legend>${EVENT_TYPES.map(
+      (t) => html`<label style="font-weight:normal"><input type="checkbox" name="events" value="${t}"${t.startsWith('order.') ? html` checked` : null}> ${t}</label>`,
+    )}</fieldset>
+<p><button type="submit">Add endpoint</button></p></form></section>`
+  : null}
+<section class="panel"><table><caption class="skip">Webhook endpoints</caption><thead><tr><th>URL</th><th>Events</th><th>State</th><th><span class="skip">Actions</span></th></tr></thead><tbody>
+${items.map(
+  (e) => html`<tr data-endpoint-id="${e.id}"><td class="mono"><a href="/dashboard/settings/webhooks/${e.id}">${e.url}</a></td><td>${e.events.join(', ')}</td>
+<td>${e.enabled ? html`<span class="badge ok">enabled</span>` : html`<span class="badge bad">disabled</span> ${e.disabledReason}`}${e.failingSince ? html` <span class="badge warn">failing since ${formatDate(e.failingSince)}</span>` : null}</td>
+<td>${admin
+    ? html`${button(e.id, 'test', 'Send test event')}${button(e.id, 'rotate-secret', 'Rotate secret')}${e.enabled ? button(e.id, 'disable', 'Disable') : button(e.id, 'enable', 'Enable')}${button(e.id, 'delete', 'Delete', 'danger')}`
+    : null}</td></tr>`,
+)}
+</tbody></table>${pager('/dashboard/settings/webhooks', {}, pageNo, PAGE_SIZE, total)}</section>`,
+      status,
+    );
+  };
+  app.get('/dashboard/settings/webhooks', page(d, 'viewer', (req, res, who) => webhooksPage(req, res, who)));
+
+  const secretNotice = (text: string, secret: string) =>
+    html`<div class="notice" role="status"><p>${text} Copy the signing secret now: it is not shown again.</p><code class="secret" id="new-secret">${secret}</code></div>`;
+
+  app.post(
+    '/dashboard/settings/webhooks',
+    action(d, 'admin', async (req, res, who) => {
+      const body = req.body as Record<string, unknown>;
+      const events = (Array.isArray(body.events) ? body.events : [body.events]).filter((e): e is EventType => (EVENT_TYPES as readonly unknown[]).includes(e));
+      if (events.length === 0) throw validationError('Choose at least one event');
+      const url = field(req, 'url').trim();
+      if (!url || url.length > 2048) throw validationError('Enter the endpoint URL');
+      const { endpoint, secret } = await createWebhookEndpoint(deps, who.caller, { url, events });
+      await who.audit('webhook_endpoint.created', endpoint.id, { url, events });
+      await webhooksPage(req, res, who, secretNotice(`Endpoint ${url} added.`, secret), 201);
+    }),
+  );
+  const endpointAction = (verb: string, work: (who: SignedIn, id: string) => Promise<Html | null>) =>
+    app.post(
+      `/dashboard/settings/webhooks/:id/${verb}`,
+      action(d, 'admin', async (req, res, who) => webhooksPage(req, res, who, await work(who, String(req.params.id)))),
+    );
+  endpointAction('rotate-secret', async (who, id) => {
+    const { endpoint, secret } = await updateWebhookEndpoint(deps, who.caller, id, { rotateSecret: true });
+    await who.audit('webhook_endpoint.secret_rotated', endpoint.id);
+    return secretNotice(`The secret of ${endpoint.url} was rotated.`, secret!);
+  });
+  endpointAction('enable', async (who, id) => {
+    const { endpoint } = await updateWebhookEndpoint(deps, who.caller, id, { enabled: true });
+    await who.audit('webhook_endpoint.enabled', endpoint.id);
+    return notice(`${endpoint.url} enabled.`);
+  });
+  endpointAction('disable', async (who, id) => {
+    const { endpoint } = await updateWebhookEndpoint(deps, who.caller, id, { enabled: false });
+    await who.audit('webhook_endpoint.disabled', endpoint.id);
+    return notice(`${endpoint.url} disabled.`);
+  });
+  endpointAction('delete', async (who, id) => {
+    const endpoint = await deleteWebhookEndpoint(deps, who.caller, id);
+    await who.audit('webhook_endpoint.deleted', endpoint.id, { url: endpoint.url });
+    return notice(`${endpoint.url} deleted.`);
+  });
+  endpointAction('test', async (who, id) => {
+    const event = await sendTestEvent(deps, who.caller, id);
+    return html`<div class="notice" role="status">Test event ${event.id} queued. <a href="/dashboard/settings/webhooks/${id}">See its delivery</a>.</div>`;
+  });
+
+  // The delivery log of one endpoint: each event, its delivery state, every attempt.
+  const deliveriesPage = async (req: Request, res: Response, who: SignedIn, top: Html | null = null) => {
+    const id = String(req.params.id);
+    const endpoint = await getWebhookEndpoint(deps.db, who.caller, id);
+    const pageNo = pageNumber(req);
+    const { items, total } = await listWebhookEvents(deps.db, who.caller, { page: pageNo, limit: 25, endpointId: id });
+    const admin = roleAtLeast(who.session.role, 'admin');
+    await render(
+      res,
+      who,
+      '/dashboard/settings/webhooks',
+      'Webhook deliveries',
+      html`${top}<p class="mono">${endpoint.url}</p>
+<section class="panel"><table id="deliveries"><caption class="skip">Events sent to this endpoint</caption><thead><tr><th>Event</th><th>Type</th><th>Created</th><th>Delivery</th><th>Attempts</th><th><span class="skip">Actions</span></th></tr></thead><tbody>
+${items.map((ev) => {
+  const delivery = ev.deliveries.find((x) => x.endpointId === id);
+  return html`<tr data-event-id="${ev.id}"><td class="mono">${ev.id}</td><td>${ev.type}</td><td>${formatDate(ev.createdAt)}</td>
+<td>${delivery ? html`<span class="badge ${delivery.status === 'succeeded' ? 'ok' : delivery.status === 'failed' ? 'bad' : 'warn'}">${delivery.status}</span>` : '—'}</td>
+<td>${(delivery?.attempts ?? []).map(
+    (a) => html`<div class="attempt">#${a.attemptNumber} ${formatDate(a.startedAt)} · ${a.outcome}${a.statusCode !== null ? html` · HTTP <span class="status-code">${a.statusCode}</span>` : null}${a.durationMs !== null ? ` · ${a.durationMs} ms` : ''}${a.error ? ` · ${a.error}` : ''}${a.responseExcerpt ? html`<br><code>${a.responseExcerpt.slice(0, 200)}</code>` : null}</div>`,
+  )}</td>
+<td>${admin ? html`<form method="post" action="/dashboard/settings/webhooks/${id}/events/${ev.id}/redeliver" class="inline">${csrfField(who.session)}<button class="secondary" type="submit">Redeliver</button></form>` : null}</td></tr>`;
+})}
+</tbody></table>${pager(`/dashboard/settings/webhooks/${id}`, {}, pageNo, 25, total)}</section>`,
+    );
+  };
+  app.get('/dashboard/settings/webhooks/:id', page(d, 'viewer', (req, res, who) => deliveriesPage(req, res, who)));
+  app.post(
+    '/dashboard/settings/webhooks/:id/events/:eventId/redeliver',
+    action(d, 'admin', async (req, res, who) => {
+      const event = await redeliverEvent(deps, who.caller, String(req.params.eventId), { endpointId: String(req.params.id) });
+      await who.audit('webhook_event.redelivered', event.id, { endpointId: String(req.params.id) });
+      await deliveriesPage(req, res, who, notice(`Event ${event.id} queued for redelivery.`));
+    }),
+  );
+
+  // ---- Members: everyone sees who belongs; Admins and Owners invite, change roles, remove.
+  const membersPage = async (res: Response, who: SignedIn, top: Html | null = null, status = 200) => {
+    const members = await listMembers(deps.db, who.caller);
+    const admin = roleAtLeast(who.session.role, 'admin');
+    const csrf = csrfField(who.session);
+    await render(
+      res,
+      who,
+      '/dashboard/settings/members',
+      'Members',
+      html`${top}
+${admin
+  ? html`<section class="panel" aria-labelledby="invite-h"><h2 id="invite-h">Invite someone</h2>
+<form method="post" action="/dashboard/settings/members" class="row">${csrf}
+<div><label for="invite-email">E-mail</label><input id="invite-email" name="email" type="email" required></div>
+<div><label for="invite-role">Role</label><select id="invite-role" name="role">${roleOptions(who.session.role)}</select></div>
+<div><button type="submit">Invite</button></div></form></section>`
+  : null}
+<section class="panel"><table><caption class="skip">Members</caption><thead><tr><th>E-mail</th><th>Role</th><th>Since</th><th><span class="skip">Actions</span></th></tr></thead><tbody>
+${members.map(
+  (m) => html`<tr data-user-id="${m.userId}"><td>${m.email}${m.hasPassword ? null : html` <span class="badge warn">invited</span>`}</td><td>${m.role}</td><td>${formatDate(m.createdAt)}</td>
+<td>${admin && m.userId !== who.session.userId
+    ? html`<form method="post" action="/dashboard/settings/members/${m.userId}/role" class="inline">${csrf}<label class="skip" for="role-${m.userId}">Role of ${m.email}</label><select id="role-${m.userId}" name="role">${roleOptions(who.session.role, m.role)}</select> <button class="secondary" type="submit">Change role</button></form>
+<form method="post" action="/dashboard/settings/members/${m.userId}/remove" class="inline">${csrf}<button class="danger" type="submit">Remove</button></form>`
+    : null}</td></tr>`,
+)}
+</tbody></table></section>`,
+      status,
+    );
+  };
+  app.get('/dashboard/settings/members', page(d, 'viewer', (_req, res, who) => membersPage(res, who)));
+  app.post(
+    '/dashboard/settings/members',
+    action(d, 'admin', async (req, res, who) => {
+      const { user, role } = await addMember(deps.db, who.caller, { email: field(req, 'email'), role: field(req, 'role') });
+      const token = await issueSignInLink(deps.db, user.id, 'invitation', deps.clock.now());
+      await who.audit('member.invited', user.email, { role });
+      const link = `${deps.config.publicBaseUrl}/dashboard/link/${token}`;
+      await membersPage(
+        res,
+        who,
+        html`<div class="notice" role="status"><p>${user.email} was added as ${role}. Send them this one-time invitation link (valid 7 days; it is not shown again):</p><code class="secret" id="invite-link">${link}</code></div>`,
+        201,
+      );
+    }),
+  );
+  app.post(
+    '/dashboard/settings/members/:userId/role',
+    action(d, 'admin', async (req, res, who) => {
+      const member = await changeMemberRole(deps.db, who.caller, String(req.params.userId), field(req, 'role'));
+      await who.audit('member.role_changed', member.email, { role: member.role });
+      await membersPage(res, who, notice(`${member.email} is now ${member.role}.`));
+    }),
+  );
+  app.post(
+    '/dashboard/settings/members/:userId/remove',
+    action(d, 'admin', async (req, res, who) => {
+      const member = await removeMember(deps.db, who.caller, String(req.params.userId));
+      await who.audit('member.removed', member.email, { role: member.role });
+      await membersPage(res, who, notice(`${member.email} was removed.`));
+    }),
+  );
+}

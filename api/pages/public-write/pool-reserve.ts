@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { DbOrTx } from '../../../db/client';
+import type { Protocol } from '../../../core/chains/registry';
+import type { Logger } from '../../../core/platform/logger';
+import { poolStatus } from '../../../core/pool/queries';
+import { PublicWriteRefusal } from './refusal';
+
+export interface PoolReserveOptions {
+  redis: Redis;
+  db: DbOrTx;
+  logger: Logger;
+  keyPrefix: string;
+  /** The reserve: the larger of this share of the protocol's pool (percent) and `reserveMin` addresses. */
+  reservePercent: number;
+  reserveMin: number;
+  /** How long one take may hold the pool's lock (a crashed holder's lock lapses then); default 15 s. */
+  lockTtlMs?: number;
+  /** How long a take waits for the lock before answering busy (503); default 5 s. */
+  waitMs?: number;
+}
+
+const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+
+/**
+ * Keeps anonymous writes from draining a merchant's address pool: a take (e.g. a checkout's order
+ * creation) runs only while more than the reserve of the organization's pool for the protocol is
+ * free, and takes of one pool run one at a time under a lock in Redis (across API instances), so
+ * concurrent visitors cannot all pass the check at once. API orders never go through it: the
+ * reserve is what is left for the merchant's own orders and bindings.
+ */
+export class PoolReserveGuard {
+  constructor(private readonly options: PoolReserveOptions) {}
+
+  /** The reserve of a pool of `total` addresses. */
+  reserveOf(total: number): number {
+    return Math.max(this.options.reserveMin, Math.ceil((total * this.options.reservePercent) / 100));
+  }
+
+  async take<T>(scope: { organizationId: string; protocol: Protocol }, create: () => Promise<T>): Promise<T> {
+    const key = `${this.options.keyPrefix}:${scope.organizationId}:${scope.protocol}`;
+    const token = randomBytes(12).toString('base64url');
+    await this.lock(key, token);
+    try {
+      const counts = (await poolStatus(this.options.db, scope.organizationId))[scope.protocol];
+      const reserve = this.reserveOf(counts.total);
+      if (counts.available <= reserve) {
+        throw new PublicWriteRefusal('poolReserve', `Only the reserve of ${reserve} ${scope.protocol} addresses is free`, 60);
+      }
+      return await create();
+    } finally {
+      await this.options.redis.eval(RELEASE, 1, key, token).catch((err: Error) => {
+        this.options.logger.warn({ err: { message: err.message } }, 'pool reserve lock not released; it lapses by itself');
+      });
+    }
+  }
+
+  private async lock(key: string, token: string): Promise<void> {
+    const ttl = this.options.lockTtlMs ?? 15_000;
+    const deadline = Date.now() + (this.options.waitMs ?? 5000);
+    for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
+      let got: string | null;
+      try {
+        got = await this.options.redis.set(key, token, 'PX', ttl, 'NX');
+      } catch (err) {
+        this.options.logger.warn({ err: { message: (err as Error).message } }, 'pool reserve lock unavailable; write refused');
+        throw new PublicWriteRefusal('busy', 'Temporarily unavailable', 5);
+      }
+      if (got === 'OK') return;
+      if (Date.now() + wait > deadline) throw new PublicWriteRefusal('busy', 'Busy; retry in a moment', 2);
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+}

@@ -1,0 +1,178 @@
+import {
+  createDefaultRpcTransport,
+  createSolanaRpcFromTransport,
+  isSolanaError,
+  SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR,
+  type Rpc,
+  type RpcTransport,
+  type SolanaRpcApi,
+} from '@solana/kit';
+import { urlOrigin } from '../../platform/provider-urls';
+import { RequestLimiter } from '../request-limiter';
+
+/**
+ * JSON-RPC access to one Solana chain over one or more providers, with `@solana/kit`'s client
+ * (the same client the local chain's tooling uses): kit's RPC API over a transport of ours that
+ * adds what a payment service needs (issue 27, "provider hygiene"):
+ * - failover: the next provider answers while one is backed off; exponential back-off on failures,
+ *   a 429 waits what its `Retry-After` says (else 10 s);
+ * - a per-provider request budget (requests in flight and per second);
+ * - an API key travels in the provider's URL (as Solana providers take it) and logs name a
+ *   provider by its origin only (scheme, host, port), never its path or query;
+ * - answers that say the provider is unfit (node unhealthy or behind, history or index missing)
+ *   count as its failure; answers about the chain (a skipped slot, a block not available) are
+ *   returned to the caller as they are.
+ */
+
+export interface SolanaRpcLogger {
+  warn(fields: object, message: string): void;
+}
+
+export interface SolanaRpcOptions {
+  /** Requests started per second per provider (0: unlimited). */
+  requestsPerSecond?: number;
+  maxConcurrent?: number;
+  baseBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** Back-off after a 429 without Retry-After. */
+  rateLimitBackoffMs?: number;
+  logger?: SolanaRpcLogger;
+}
+
+export class SolanaUnavailableError extends Error {
+  constructor(chainId: string, cause: unknown) {
+    super(`No Solana provider of ${chainId} answered: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'SolanaUnavailableError';
+  }
+}
+
+/**
+ * JSON-RPC error codes that describe the provider, not the chain: try another. -32005 node
+ * unhealthy (behind), -32016 minimum context slot not reached, -32010 key excluded from the
+ * secondary index, -32011 transaction history not available, -32019 long-term storage
+ * unreachable, -32603 internal error.
+ */
+const PROVIDER_FAULTS: ReadonlySet<number> = new Set([-32005, -32016, -32010, -32011, -32019, -32603]);
+
+interface Provider {
+  origin: string;
+  transport: RpcTransport;
+  limiter: RequestLimiter;
+  failures: number;
+  downUntil: number;
+}
+
+class ProviderFault extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly retryAfterMs: number | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export class SolanaRpcClient {
+  /** JSON-RPC requests sent (benchmarks, tests). */
+  calls = 0;
+  readonly rpc: Rpc<SolanaRpcApi>;
+  private readonly providers: Provider[];
+  private current = 0;
+  private readonly opts: Required<Omit<SolanaRpcOptions, 'logger'>>;
+
+  constructor(
+    readonly chainId: string,
+    urls: string[],
+    private readonly options: SolanaRpcOptions = {},
+  ) {
+    if (urls.length === 0) throw new Error(`Chain ${chainId} has no RPC URL`);
+    this.opts = {
+      requestsPerSecond: options.requestsPerSecond ?? 0,
+      maxConcurrent: options.maxConcurrent ?? 8,
+      baseBackoffMs: options.baseBackoffMs ?? 500,
+      maxBackoffMs: options.maxBackoffMs ?? 10_000,
+      rateLimitBackoffMs: options.rateLimitBackoffMs ?? 10_000,
+    };
+    this.providers = urls.map((url) => ({
+      origin: urlOrigin(url),
+      transport: createDefaultRpcTransport({ url }),
+      limiter: new RequestLimiter(this.opts.maxConcurrent, this.opts.requestsPerSecond),
+      failures: 0,
+      downUntil: 0,
+    }));
+    this.rpc = createSolanaRpcFromTransport(this.transport) as unknown as Rpc<SolanaRpcApi>;
+  }
+
+  get origins(): string[] {
+    return this.providers.map((p) => p.origin);
+  }
+
+  private readonly transport: RpcTransport = async <T>(config: Parameters<RpcTransport>[0]) => {
+    let lastError: unknown = null;
+    const n = this.providers.length;
+    const start = this.current;
+    const method = (config.payload as { method?: string })?.method ?? '?';
+    for (let attempt = 0; attempt < n; attempt++) {
+      const index = (start + attempt) % n;
+      const p = this.providers[index];
+      if (p.downUntil > Date.now()) {
+        lastError ??= new Error(`${p.origin} backed off until ${new Date(p.downUntil).toISOString()}`);
+        continue;
+      }
+      try {
+        const answer = await p.limiter.run(() => this.send<T>(p, config));
+        if (p.failures > 0) this.options.logger?.warn({ chainId: this.chainId, provider: p.origin }, 'Solana provider answers again');
+        p.failures = 0;
+        this.current = index;
+        return answer;
+      } catch (err) {
+        lastError = err;
+        this.backOff(p, err, method);
+        this.current = (index + 1) % n;
+      }
+    }
+    throw new SolanaUnavailableError(this.chainId, lastError);
+  };
+
+  private async send<T>(p: Provider, config: Parameters<RpcTransport>[0]): Promise<T> {
+    this.calls++;
+    let answer: unknown;
+    try {
+      answer = await p.transport<T>({ ...config, signal: config.signal ?? AbortSignal.timeout(15_000) });
+    } catch (err) {
+      if (isSolanaError(err, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR)) {
+        const { statusCode, headers } = err.context;
+        throw new ProviderFault(`${p.origin}: HTTP ${statusCode}`, statusCode, statusCode === 429 ? retryAfterMs(headers.get('retry-after')) : null);
+      }
+      // fetch's own errors may name the URL; ours carry only the origin.
+      throw new ProviderFault(`${p.origin}: ${err instanceof Error && err.name === 'TimeoutError' ? 'timed out' : 'unreachable'}`, 0);
+    }
+    const error = (answer as { error?: { code?: number; message?: string } } | null)?.error;
+    if (error && typeof error.code === 'number' && PROVIDER_FAULTS.has(error.code)) {
+      throw new ProviderFault(`${p.origin}: ${error.code} ${String(error.message ?? '').slice(0, 200)}`, 0);
+    }
+    return answer as T;
+  }
+
+  private backOff(p: Provider, err: unknown, method: string): void {
+    const fault = err instanceof ProviderFault ? err : null;
+    p.failures++;
+    const limited = fault?.status === 429;
+    const delay = limited ? (fault!.retryAfterMs ?? this.opts.rateLimitBackoffMs) : Math.min(this.opts.maxBackoffMs, this.opts.baseBackoffMs * 2 ** (p.failures - 1));
+    p.downUntil = Date.now() + delay;
+    if (p.failures > 1 && !limited) return; // one line per episode
+    this.options.logger?.warn(
+      { chainId: this.chainId, provider: p.origin, method, status: fault?.status || undefined, backoffMs: delay, error: err instanceof Error ? err.message : String(err) },
+      limited ? 'Solana provider rate-limited us: backing off and using the next one' : 'Solana provider failed: backing off and using the next one',
+    );
+  }
+}
+
+/** Retry-After in seconds or as an HTTP date; null when absent or unreadable. Capped at 10 minutes. */
+export function retryAfterMs(value: string | null): number | null {
+  if (!value) return null;
+  const seconds = Number(value.trim());
+  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(value) - Date.now();
+  if (!Number.isFinite(ms) || ms < 0) return null;
+  return Math.min(ms, 600_000);
+}
