@@ -179,13 +179,15 @@ const SORT_ORDER = StringEnum(['asc', 'desc'], { default: 'desc' });
 export function listQuerySchema<const S extends string, F extends TProperties = Record<never, TSchema>>(options: {
   sortBy: readonly S[];
   defaultSortBy: NoInfer<S>;
+  /** desc unless the list has always been oldest first (API keys, webhook endpoints). */
+  defaultSortOrder?: 'asc' | 'desc';
   filters?: F;
 }) {
   return Type.Object(
     {
       ...PAGE_QUERY_PROPERTIES,
       sortBy: StringEnum(options.sortBy, { default: options.defaultSortBy }),
-      sortOrder: SORT_ORDER,
+      sortOrder: options.defaultSortOrder === 'asc' ? StringEnum(['asc', 'desc'], { default: 'asc' }) : SORT_ORDER,
       ...(options.filters ?? ({} as F)),
     },
     { additionalProperties: false },

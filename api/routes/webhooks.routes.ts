@@ -5,12 +5,13 @@ import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
   getWebhookEndpoint,
+  ENDPOINT_SORT_FIELDS,
   listWebhookEndpoints,
   updateWebhookEndpoint,
 } from '../../core/webhooks/endpoints';
-import { listWebhookEvents } from '../../core/webhooks/history';
+import { EVENT_SORT_FIELDS, listWebhookEvents } from '../../core/webhooks/history';
 import { redeliverEvent, sendTestEvent } from '../operations';
-import { pageQuerySchema } from '../validation';
+import { listQuerySchema, pageQuerySchema } from '../validation';
 import { StringEnum } from '../../core/platform/wire-schema';
 import { EVENT_TYPES } from '../../core/events/events';
 import {
@@ -76,10 +77,11 @@ export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
       method: 'get',
       path: '/webhooks/endpoints',
       summary: "The organization's webhook endpoints (never their secrets)",
+      description: 'Oldest first by default (sortBy createdAt or url; sortOrder).',
       tag: TAG,
       minRole: 'viewer',
       listOf: 'endpoints',
-      query: pageQuerySchema(),
+      query: listQuerySchema({ sortBy: ENDPOINT_SORT_FIELDS, defaultSortBy: 'createdAt', defaultSortOrder: 'asc' }),
       response: endpointSchema,
     },
     async ({ caller, query, reply }) => {
@@ -152,10 +154,14 @@ export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
       tag: TAG,
       minRole: 'viewer',
       listOf: 'events',
-      query: pageQuerySchema({
-        type: Type.Optional(StringEnum(EVENT_FILTER_TYPES)),
-        status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
-        endpoint: Type.Optional(Type.String({ maxLength: 64, description: 'Webhook endpoint id (whe_…)' })),
+      query: listQuerySchema({
+        sortBy: EVENT_SORT_FIELDS,
+        defaultSortBy: 'createdAt',
+        filters: {
+          type: Type.Optional(StringEnum(EVENT_FILTER_TYPES)),
+          status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
+          endpoint: Type.Optional(Type.String({ maxLength: 64, description: 'Webhook endpoint id (whe_…)' })),
+        },
       }),
       response: eventSchema,
     },

@@ -2,6 +2,7 @@ import { and, asc, count, desc, eq, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { depositBindings, deposits, orders, transfers } from '../../db/schema';
 import { PROTOCOLS } from '../chains/registry';
+import { CHAIN_DEFINITIONS } from '../chains/chains.data';
 import { normalizeAddress } from '../chains/addresses';
 import { notFound } from '../platform/errors';
 
@@ -19,7 +20,7 @@ import { notFound } from '../platform/errors';
 export const TRANSFER_STATUSES = ['pending', 'confirmed', 'dropped', 'reorged'] as const;
 export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
 
-export const TRANSFER_SORT_FIELDS = ['detectedAt', 'blockNumber', 'blockTimestamp', 'confirmedAt'] as const;
+export const TRANSFER_SORT_FIELDS = ['detectedAt', 'createdAt', 'amount', 'blockNumber', 'blockTimestamp', 'confirmedAt'] as const;
 export type TransferSortField = (typeof TRANSFER_SORT_FIELDS)[number];
 
 export interface ListTransfersQuery {
@@ -65,8 +66,22 @@ export async function getTransfer(db: DbOrTx, organizationId: string, transferId
   return row;
 }
 
+/**
+ * Amounts of different tokens at face value (1 DAI, 18 decimals, equals 1 USDT, 6): base units
+ * scaled to the largest decimals of the chain table. Exact numeric arithmetic.
+ */
+function amountAtFaceValue(): SQL {
+  const tokens = CHAIN_DEFINITIONS.flatMap((d) => Object.values(d.tokens).flatMap((t) => (t ? [{ chainId: d.chainId, currency: t.currency, decimals: t.decimals }] : [])));
+  const max = Math.max(0, ...tokens.map((t) => t.decimals));
+  const cases = tokens.map((t) => sql`when ${transfers.chainId} = ${t.chainId} and ${transfers.currency} = ${t.currency} then ${transfers.amount} * ${sql.raw(`1${'0'.repeat(max - t.decimals)}`)}::numeric`);
+  return cases.length ? sql`(case ${sql.join(cases, sql` `)} else ${transfers.amount} end)` : sql`${transfers.amount}`;
+}
+
 const SORT_COLUMNS = {
   detectedAt: transfers.detectedAt,
+  // The spec's name for when the transfer was recorded: detectedAt.
+  createdAt: transfers.detectedAt,
+  amount: amountAtFaceValue(),
   blockNumber: transfers.blockNumber,
   blockTimestamp: transfers.blockTimestamp,
   confirmedAt: transfers.confirmedAt,

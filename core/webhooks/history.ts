@@ -1,4 +1,5 @@
 import { and, asc, count, desc, eq, exists, inArray, isNull, type SQL } from 'drizzle-orm';
+import { sortedBy } from '../platform/list-order';
 import type { DbOrTx } from '../../db/client';
 import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema';
 import { AppError, notFound } from '../platform/errors';
@@ -45,9 +46,13 @@ export interface WebhookEventView {
   deliveries: DeliveryView[];
 }
 
+export const EVENT_SORT_FIELDS = ['createdAt', 'type'] as const;
+
 export interface EventListQuery {
   page: number;
   limit: number;
+  sortBy?: (typeof EVENT_SORT_FIELDS)[number];
+  sortOrder?: 'asc' | 'desc';
   type?: string;
   status?: DeliveryStatus;
   endpointId?: string;
@@ -72,7 +77,7 @@ export async function listWebhookEvents(db: DbOrTx, caller: Caller, q: EventList
     .select()
     .from(events)
     .where(where)
-    .orderBy(desc(events.createdAt), desc(events.id))
+    .orderBy(...sortedBy(q.sortOrder ?? 'desc', q.sortBy === 'type' ? events.type : events.createdAt, events.id))
     .limit(q.limit)
     .offset((q.page - 1) * q.limit);
   return { items: await withDeliveries(db, rows), total: Number(n) };

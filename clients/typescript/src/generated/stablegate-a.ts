@@ -134,13 +134,15 @@ export type paths = {
         };
         /**
          * List the organization's API keys (never their secrets)
-         * @description Oldest first, revoked keys included (style A: data.apiKeys).
+         * @description Oldest first by default (sortBy createdAt, name or role; sortOrder), revoked keys included (style A: data.apiKeys).
          */
         get: {
             parameters: {
                 query?: {
                     page?: number;
                     limit?: number;
+                    sortBy?: "createdAt" | "name" | "role";
+                    sortOrder?: "asc" | "desc";
                 };
                 header?: never;
                 path: {
@@ -2338,7 +2340,7 @@ export type paths = {
                 query?: {
                     page?: number;
                     limit?: number;
-                    sortBy?: "detectedAt" | "blockNumber" | "blockTimestamp" | "confirmedAt";
+                    sortBy?: "detectedAt" | "createdAt" | "amount" | "blockNumber" | "blockTimestamp" | "confirmedAt";
                     sortOrder?: "asc" | "desc";
                     status?: "pending" | "confirmed" | "dropped" | "reorged";
                     currency?: string;
@@ -4050,12 +4052,17 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** The organization's webhook endpoints (never their secrets) */
+        /**
+         * The organization's webhook endpoints (never their secrets)
+         * @description Oldest first by default (sortBy createdAt or url; sortOrder).
+         */
         get: {
             parameters: {
                 query?: {
                     page?: number;
                     limit?: number;
+                    sortBy?: "createdAt" | "url";
+                    sortOrder?: "asc" | "desc";
                 };
                 header?: never;
                 path?: never;
@@ -4867,6 +4874,8 @@ export type paths = {
                 query?: {
                     page?: number;
                     limit?: number;
+                    sortBy?: "createdAt" | "type";
+                    sortOrder?: "asc" | "desc";
                     type?: "order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled" | "webhook.test";
                     status?: "pending" | "succeeded" | "failed";
                     endpoint?: string;
