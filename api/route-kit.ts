@@ -145,7 +145,7 @@ export class ApiBuilder {
     this.target[spec.method](`${this.prefix}${spec.path}`, async (req: Request, res: Response, next: NextFunction) => {
       try {
         const caller = await authenticateRequest(deps, req, res);
-        if (rateLimiter) await rateLimiter(caller, res);
+        if (rateLimiter) await rateLimiter(caller, res, spec);
         requireRole(caller, spec.minRole);
         if (parseBody) await parseBody(req, res);
         if (spec.creates && (await applyIdempotencyKey(deps, req, res, caller)) === 'replayed') return;
