@@ -11,6 +11,7 @@ import request from 'supertest';
 import { organizations, poolAddresses } from '../../db/schema';
 import { buildTestApp, knownSecrets, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL, testDb } from '../helpers/harness';
 import { ROOT, spawnEntry } from '../helpers/processes';
+import { DEFAULT_DATABASE_POOL_SIZE } from '../../core/platform/config';
 import { eventually } from '../helpers/webhooks';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sg-cli-'));
@@ -197,6 +198,14 @@ describe('npm start on a busy port', function () {
 });
 
 describe('.env.example', () => {
+  it("states the API's and a worker's DATABASE_POOL_SIZE defaults as the code has them, as the README does", () => {
+    const example = readFileSync(path.join(ROOT, '.env.example'), 'utf8');
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const { api, worker } = DEFAULT_DATABASE_POOL_SIZE;
+    expect(example).to.match(new RegExp(`DATABASE_POOL_SIZE=.*default ${api} in an API process, ${worker} in a worker`));
+    expect(readme).to.match(new RegExp(`\\| \`DATABASE_POOL_SIZE\` \\| \`${api}\` in an API process, \`${worker}\` in a worker`));
+  });
+
   it('lists every variable the configuration reads', () => {
     const source = readFileSync(path.join(ROOT, 'core', 'platform', 'config.ts'), 'utf8');
     const names = new Set([...source.matchAll(/read\.[a-zA-Z]+\('([A-Z][A-Z0-9_]+)'/g), ...source.matchAll(/env\.([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]));
