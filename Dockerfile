@@ -32,4 +32,4 @@ HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=5 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # node itself is the container's process (not npm, not a shell): `docker stop`'s SIGTERM reaches the
 # service, which finishes in-flight work and exits. Heap limits: README → Memory and heap limits.
-CMD ["node", "--max-old-space-size=192", "dist/api/main.js"]
+CMD ["node", "--max-old-space-size=128", "--max-semi-space-size=8", "dist/api/main.js"]

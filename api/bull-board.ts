@@ -1,6 +1,3 @@
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
 import type { Request, Response, NextFunction, Router } from 'express';
 import express from 'express';
 import { constantTimeEqual } from '../core/platform/secrets';
@@ -26,6 +23,13 @@ export function bullBoardRouter(deps: ApiDeps): Router {
     });
     return router;
   }
+  // Loaded only when the dashboard is on: an API process without OPERATOR_PASSWORD never loads
+  // bull-board (about 60 modules and 3 MB of heap, README → Memory and heap limits).
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { createBullBoard } = require('@bull-board/api') as typeof import('@bull-board/api');
+  const { BullMQAdapter } = require('@bull-board/api/bullMQAdapter') as typeof import('@bull-board/api/bullMQAdapter');
+  const { ExpressAdapter } = require('@bull-board/express') as typeof import('@bull-board/express');
+  /* eslint-enable @typescript-eslint/no-require-imports */
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(BULL_BOARD_PATH);
   createBullBoard({ queues: Object.values(deps.queues).map((q) => new BullMQAdapter(q)), serverAdapter });

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { connectRedis, type RedisClient, type RedisTarget } from '../core/platform/redis';
 import { systemClock, type Clock } from '../core/platform/clock';
 import type { Logger } from '../core/platform/logger';
 import type { ApiKeyLookup, ApiKeyRecord } from '../core/organizations/organizations';
@@ -21,7 +21,7 @@ export class ApiKeyCache implements ApiKeyLookup {
   private readonly entries = new Map<string, { record: ApiKeyRecord; expiresAt: number }>();
   /** Bumped by every forgetting, so a lookup that raced with it does not store what it read. */
   private generation = 0;
-  private subscriber: Redis | null = null;
+  private subscriber: RedisClient | null = null;
   private listening = false;
   private closed = false;
   private warned = false;
@@ -29,7 +29,7 @@ export class ApiKeyCache implements ApiKeyLookup {
 
   constructor(
     private readonly options: {
-      redisUrl: string;
+      redisUrl: string | RedisTarget;
       /** Channel of revocation announcements, shared by the deployment's API instances. */
       channel: string;
       logger: Logger;
@@ -71,7 +71,7 @@ export class ApiKeyCache implements ApiKeyLookup {
   }
 
   /** Forgets a key here and announces it to the other instances (after its revocation committed). */
-  async revoked(keyId: string, publisher: Redis): Promise<void> {
+  async revoked(keyId: string, publisher: RedisClient): Promise<void> {
     this.forget(keyId);
     try {
       await publisher.publish(this.options.channel, keyId);
@@ -114,10 +114,10 @@ export class ApiKeyCache implements ApiKeyLookup {
   /** Opens the subscription on first use; the cache is used only once it is confirmed. */
   private listen(): void {
     if (this.subscriber || this.closed) return;
-    const subscriber = new Redis(this.options.redisUrl, {
+    const subscriber = connectRedis(this.options.redisUrl, {
       connectionName: 'stablegate-api-key-cache',
       maxRetriesPerRequest: null,
-      retryStrategy: (times) => Math.min(times * 200, 2000),
+      retryStrategy: (times: number) => Math.min(times * 200, 2000),
     });
     this.subscriber = subscriber;
     subscriber.on('message', (channel: string, keyId: string) => {

@@ -30,7 +30,7 @@ export function securityHeaderSetter(options: { https: boolean }): (res: ServerR
   const { set, removed } = staticHeadersOf(helmetHeaders);
   // helmet's answer does not depend on the request (every directive here is a constant), so it is
   // worked out once: per request, the same headers go on in one loop instead of through helmet's
-  // chain of a dozen middlewares, each a closure and a next() (issue 15: bench:orders).
+  // chain of a dozen middlewares, each a closure and a next() (bench:orders; scripts/bench/FINDINGS.md).
   const names = set.map(([name]) => name);
   const values = set.map(([, value]) => value);
   return (res) => {

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { ServiceContext } from '../core/service/context';
-import { createProducerRedis, waitForRedis } from '../core/platform/redis';
+import { createProducerRedis, queuePrefixOf, redisTargetOf, waitForRedis } from '../core/platform/redis';
 import { checkRedisFitForQueues } from '../core/platform/redis-eviction';
 import { closeQueues, createQueues, type Queues } from '../core/jobs/catalog';
 import { bullJobQueue } from '../core/jobs/bullmq-job-queue';
@@ -34,10 +34,10 @@ export interface StartApiOptions {
 
 /** Starts the HTTP tier on the configured port. */
 export async function startApi(ctx: ServiceContext, options: StartApiOptions = {}): Promise<RunningApi> {
-  const redis = createProducerRedis(ctx.config.redisUrl);
+  const redis = createProducerRedis(redisTargetOf(ctx.config));
   await waitForRedis(redis);
   await checkRedisFitForQueues(redis, ctx);
-  const queues = createQueues(redis, ctx.config.redisPrefix);
+  const queues = createQueues(redis, queuePrefixOf(ctx.config));
   // Without listeners BullMQ prints every reconnect error of a Redis outage to stderr: one
   // structured warning per outage instead (requests meanwhile get their 503s).
   let redisDown = false;
@@ -52,7 +52,7 @@ export async function startApi(ctx: ServiceContext, options: StartApiOptions = {
     redisDown = false;
   });
   // The public pages' per-IP limiter on a connection of its own (ApiDeps.pageLimitRedis).
-  const pageLimitRedis = createProducerRedis(ctx.config.redisUrl, { autoPipelining: true });
+  const pageLimitRedis = createProducerRedis(redisTargetOf(ctx.config), { autoPipelining: true });
   pageLimitRedis.on('error', onRedisError);
   await waitForRedis(pageLimitRedis);
   const keyCache = createKeyCache(ctx);

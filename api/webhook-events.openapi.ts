@@ -60,7 +60,11 @@ const DATA: Record<EventType, { summary: string; data: Record<string, unknown> }
         txHash: { type: 'string' },
         blockNumber: { type: 'integer', description: 'The orphaned block' },
         blockHash: { type: 'string', description: 'The orphaned block' },
-        depth: { type: 'integer', description: 'Blocks from the orphaned block to the scan checkpoint that saw the reorganisation' },
+        depth: {
+          type: 'integer',
+          description:
+            "The transfer's depth below the scan checkpoint when its block left the chain: checkpoint − block + 1, i.e. the confirmations it had then (not the reorganisation's length: a transfer 3 blocks deep, orphaned by a 4-block reorganisation, gives 3)",
+        },
         amount: { type: 'string', description: 'Decimal string in token units, like every amount on the wire', example: '10.5' },
         currency: { type: 'string' },
         orderId: { type: ['string', 'null'] },

@@ -154,8 +154,8 @@ export const addressAssignments = pgTable(
     startedAt: ts('started_at').notNull(),
     endedAt: ts('ended_at'),
     /**
-     * Per chain of the address's family: the highest block the scanner had seen when this
-     * assignment began (the clock-skew attribution rule, core/detection/attribution.ts).
+     * Per chain of the address's family: the highest block the scanner had recorded when this
+     * assignment began (informational; attribution reads chain_head_observations).
      */
     headsSeen: jsonb('heads_seen').$type<Record<string, number>>().notNull().default({}),
   },
@@ -313,6 +313,15 @@ export const transfers = pgTable(
     detectedAt: createdAt(),
     confirmedAt: ts('confirmed_at'),
     droppedAt: ts('dropped_at'),
+    /**
+     * The evidence attribution used (core/detection/attribution.ts): the block was mined after
+     * mined_after (the last time the service saw the chain's head below it; null: never) and by
+     * mined_by (the first time it saw a head at or past it).
+     */
+    minedAfter: ts('mined_after'),
+    minedBy: ts('mined_by'),
+    /** Why it is attributed to nobody (no_holder | undecidable); null when attributed. */
+    unattributedReason: text('unattributed_reason').$type<'no_holder' | 'undecidable'>(),
   },
   (t) => [
     // Re-scanning is harmless: one live row per transfer identity. A dropped row does not block a re-mined one.
@@ -364,6 +373,25 @@ export const chainCheckpoints = pgTable('chain_checkpoints', {
   stallReason: text('stall_reason'),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
+
+/**
+ * What the service saw of each chain's head (core/detection/head-observations.ts): per height, the
+ * first time it learnt the height existed and the last time a provider still answered it as the
+ * head. Attribution's evidence of when a block was mined.
+ */
+export const chainHeadObservations = pgTable(
+  'chain_head_observations',
+  {
+    chainId: text('chain_id').notNull(),
+    headNumber: bigint('head_number', { mode: 'number' }).notNull(),
+    firstSeenAt: ts('first_seen_at').notNull(),
+    lastSeenAt: ts('last_seen_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'chain_head_observations_pk', columns: [t.chainId, t.headNumber] }),
+    index('chain_head_observations_last_seen_idx').on(t.chainId, t.lastSeenAt),
+  ],
+);
 
 /** Recent scanned block hashes per chain, to find the fork point after a reorg. */
 export const scannedBlocks = pgTable(

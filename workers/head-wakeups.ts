@@ -3,6 +3,7 @@ import { adapterFor } from '../core/detection/monitor';
 import type { HeadSubscription } from '../core/detection/adapter';
 import { urlOrigin, withUrlsReduced } from '../core/platform/provider-urls';
 import { headWakeupJobId, type QueueName } from '../core/jobs/catalog';
+import { recordHeadObservation } from '../core/detection/head-observations';
 
 /**
  * New heads pushed by a chain's adapter (where it offers subscribeHeads and the chain has a push
@@ -19,6 +20,11 @@ export function startHeadWakeups(ctx: ServiceContext, queues: QueueName[]): { cl
     const adapter = adapterFor(ctx, chain);
     const subscription = adapter?.subscribeHeads?.(
       (height) => {
+        // The freshest look at the head this process has: evidence for attribution (design.md §4b).
+        const seenAt = ctx.clock.now();
+        recordHeadObservation(ctx.db, { chainId: chain.chainId, head: height, askedAt: seenAt, answeredAt: seenAt }).catch((err: Error) =>
+          ctx.logger.warn({ chainId: chain.chainId, height, err: { message: err.message } }, 'could not record a pushed head'),
+        );
         const data = { chainId: chain.chainId, head: height };
         ctx.jobs.enqueue('chain-scan', data, { jobId: headWakeupJobId('chain-scan', chain.chainId, height) }).catch((err: Error) =>
           ctx.logger.warn({ chainId: chain.chainId, height, err: { message: err.message } }, 'could not enqueue a head wake-up; polling continues'),

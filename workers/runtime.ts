@@ -1,6 +1,6 @@
 import type { Worker } from 'bullmq';
 import type { ServiceContext } from '../core/service/context';
-import { createWorkerRedis, waitForRedis } from '../core/platform/redis';
+import { createWorkerRedis, queuePrefixOf, redisTargetOf, waitForRedis } from '../core/platform/redis';
 import { checkRedisFitForQueues } from '../core/platform/redis-eviction';
 import { closeQueues, createQueues, type Queues } from '../core/jobs/catalog';
 import { bullJobQueue } from '../core/jobs/bullmq-job-queue';
@@ -19,10 +19,10 @@ export interface RunningWorkers {
 /** Starts the job tier: schedulers upserted, one worker per selected queue. */
 export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWorkers> {
   const names = selectedQueues(ctx.config.workerQueues);
-  const connection = createWorkerRedis(ctx.config.redisUrl);
+  const connection = createWorkerRedis(redisTargetOf(ctx.config));
   await waitForRedis(connection);
   await checkRedisFitForQueues(connection, ctx);
-  const queues = createQueues(connection, ctx.config.redisPrefix);
+  const queues = createQueues(connection, queuePrefixOf(ctx.config));
   await registerSchedulers(queues, ctx.config, ctx.registry, ctx.logger);
   // A Redis that comes back empty (restarted without persistence) has lost the schedulers:
   // upsert them again on every reconnect (idempotent), so the relay resumes by itself.

@@ -1,5 +1,6 @@
 import { Worker, type ConnectionOptions } from 'bullmq';
 import { QUEUE_NAMES, QUEUES, type QueueName } from '../core/jobs/catalog';
+import { queuePrefixOf } from '../core/platform/redis';
 import { PROCESSORS } from './processors';
 import type { WorkerContext } from './processors/types';
 
@@ -17,7 +18,7 @@ export function startWorkers(ctx: WorkerContext, connection: ConnectionOptions, 
     const processor = PROCESSORS[name] as (c: WorkerContext, job: unknown) => Promise<unknown>;
     const worker = new Worker(name, (job) => processor(ctx, job), {
       connection,
-      prefix: ctx.config.redisPrefix,
+      prefix: queuePrefixOf(ctx.config),
       concurrency: QUEUES[name].concurrency,
       autorun: true,
     });

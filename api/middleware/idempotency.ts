@@ -42,7 +42,14 @@ export async function applyIdempotencyKey(deps: ApiDeps, req: Request, res: Resp
       status >= 500 || status === 429
         ? releaseIdempotentRequest(deps.db, caller.organizationId, key)
         : completeIdempotentRequest(deps.db, caller.organizationId, key, status, body, deps.config.secretEncryptionKey);
-    await store.catch((err) => deps.logger.error({ err }, 'failed to store idempotent response'));
+    // The answer still goes out: what it says happened (an order created) did happen. But the key
+    // stays in progress until it expires (a retry gets 409, never a second creation): say so.
+    await store.catch((err) =>
+      deps.logger.error(
+        { err, organizationId: caller.organizationId, idempotencyKey: key, status },
+        'failed to store the answer of an Idempotency-Key request: a retry with this key is refused (409) until the key expires',
+      ),
+    );
   });
   return 'recording';
 }

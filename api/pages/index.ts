@@ -21,8 +21,8 @@ import { mountDashboard } from './dashboard';
  * Mounted on the app itself, ahead of the /api/v1 routes (api/app.ts), and each page is one
  * Express layer running its steps (headers, limit, handler, error page) rather than nested
  * routers: every nested router dispatches the request again, rewriting and re-parsing its URL,
- * and a /pay request used to be matched against every /api/v1 route first. On the status
- * endpoint that routing was about a sixth of the API's CPU per request (bench:pages).
+ * and a /pay request used to be matched against every /api/v1 route first: on the status
+ * endpoint a large share of the API's CPU per request (bench:pages; scripts/bench/FINDINGS.md).
  *
  * Returns the status endpoint's handler for its canonical form, which the app runs before its
  * router (api/app.ts; pay/status-endpoint.ts): the same steps without the router's own work; and

@@ -1,10 +1,10 @@
 import type { Request, Response } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../core/platform/redis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../../core/platform/logger';
 
 export interface IpRateLimitOptions {
-  redis: Redis;
+  redis: RedisClient;
   keyPrefix: string;
   perMinute: number;
   logger: Logger;

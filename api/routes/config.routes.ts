@@ -4,6 +4,7 @@ import { CONFIG_KEYS, getConfigEntry, listConfig, resetConfigValue, setConfigVal
 import { Type } from '@sinclair/typebox';
 import { configEntrySchema, configValue, presentConfigEntry } from '../../core/views/config-entry';
 import { pageQuerySchema } from '../validation';
+import { pageOf } from '../../core/platform/sql-fragments';
 
 const setConfigBody = Type.Object({ value: configValue }, { additionalProperties: false });
 
@@ -25,8 +26,7 @@ export function registerConfigRoutes(api: ApiBuilder, deps: ApiDeps): void {
     async ({ caller, query, reply }) => {
       // A handful of known keys: the page is cut from the whole list.
       const entries = await listConfig(deps.db, caller.organizationId);
-      const from = (query.page - 1) * query.limit;
-      return reply.list('config', entries.slice(from, from + query.limit).map(presentConfigEntry), { page: query.page, limit: query.limit, total: entries.length });
+      return reply.list('config', pageOf(entries, query).map(presentConfigEntry), { page: query.page, limit: query.limit, total: entries.length });
     },
   );
 

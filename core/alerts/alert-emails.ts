@@ -1,5 +1,5 @@
 import { and, eq, gte, sql } from 'drizzle-orm';
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import { prepareStatement, type Database } from '../../db/client';
 import { alertEmails } from '../../db/schema';
 import type { ServiceContext } from '../service/context';
@@ -34,7 +34,9 @@ export interface AlertEmailRun {
 function transporter(ctx: Pick<ServiceContext, 'memory'>, url: string): Transporter {
   const transporters = ctx.memory.mailTransporters;
   let t = transporters.get(url);
-  if (!t) transporters.set(url, (t = nodemailer.createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 })));
+  // Required on first use: a process without SMTP_URL never loads nodemailer (about 40 modules).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  if (!t) transporters.set(url, (t = (require('nodemailer') as typeof import('nodemailer')).createTransport({ url, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 })));
   return t;
 }
 

@@ -66,11 +66,18 @@ export interface Chain extends ChainDefinition {
   /** Push endpoints for new heads (RPC_WS_URLS_<CHAIN>; the local chain's ws:// form); empty: polling only. */
   wsUrls: string[];
   /**
-   * S of the clock-skew attribution rule (core/detection/attribution.ts): how far a block's time
-   * may lag the start of the assignment it is attributed to. Block time × 2 + 60 s unless
+   * S: the effective minimum cooldown of an address on this chain (core/pool/allocation.ts), the
+   * gap between two holders that keeps a hand-over decidable. Block time × 2 + 60 s unless
    * ATTRIBUTION_SKEW_SECONDS_<CHAIN> says otherwise.
    */
   attributionSkewSeconds: number;
+  /**
+   * L of attribution (core/detection/attribution.ts): how long before an address was handed out
+   * the service's last look at the head may be and still count as proof that a block above it
+   * did not exist yet (also a margin for a provider behind the chain). HEAD_LAG_SECONDS(_<CHAIN>),
+   * default 2; below S.
+   */
+  headLagSeconds: number;
   /** Explorer page of a transaction, `{txHash}` replaced (explorers.data.ts, EXPLORER_TX_URL_<CHAIN>); null: none. */
   explorerTxUrl: string | null;
   /**

@@ -14,6 +14,9 @@ export { CURRENCIES, PROTOCOLS, type Chain, type ChainDefinition, type Currency,
  * core/chains/adapters.ts): a chain of another family is listed but not offered.
  */
 
+/** L of attribution (core/detection/attribution.ts) unless HEAD_LAG_SECONDS(_<CHAIN>) says otherwise. */
+export const DEFAULT_HEAD_LAG_SECONDS = 2;
+
 export class ChainRegistry {
   private readonly chains = new Map<string, Chain>();
 
@@ -39,9 +42,14 @@ export class ChainRegistry {
       const depositConf = this.raised(def.chainId, def.depositConfirmations, 'deposit');
       const skewOverride = overrides[`ATTRIBUTION_SKEW_SECONDS_${env}`];
       const skew = skewOverride !== undefined && /^\d+$/.test(skewOverride.trim()) ? Number(skewOverride) : Math.ceil((def.blockTimeMs * 2) / 1000) + 60;
+      const lagOverride = overrides[`HEAD_LAG_SECONDS_${env}`] ?? overrides.HEAD_LAG_SECONDS;
+      const requestedLag = lagOverride !== undefined && /^\d+$/.test(lagOverride.trim()) ? Number(lagOverride) : DEFAULT_HEAD_LAG_SECONDS;
+      // The margin stays inside the effective cooldown S, or a hand-over could be read both ways.
+      const headLag = Math.min(requestedLag, Math.max(0, skew - 1));
       const chain: Chain = {
         ...def,
         attributionSkewSeconds: skew,
+        headLagSeconds: headLag,
         rpcUrls: rpcOverride ? rpcOverride.split(',').map((u) => u.trim()).filter(Boolean) : [...def.rpcUrls],
         wsUrls: (overrides[`RPC_WS_URLS_${env}`] ?? '').split(',').map((u) => u.trim()).filter((u) => u && u !== 'off'),
         orderConfirmations: orderConf,
@@ -70,6 +78,15 @@ export class ChainRegistry {
 
   get(chainId: string): Chain | undefined {
     return this.chains.get(chainId);
+  }
+
+  /**
+   * The effective minimum cooldown of an address of a protocol family, in seconds: the largest S
+   * (attributionSkewSeconds) of the family's chains. A released address is never handed out again
+   * sooner, whatever the organization configured (core/pool/allocation.ts).
+   */
+  minimumCooldownSeconds(protocol: Protocol): number {
+    return Math.max(0, ...this.list().filter((c) => c.protocol === protocol).map((c) => c.attributionSkewSeconds));
   }
 
   /** Enabled chains of one protocol family (a deposit reference is monitored on all of them). */

@@ -246,7 +246,7 @@ export interface UnbindResult {
 }
 
 /** Ends a binding: its registrations, its address assignment, and the address's cooldown. */
-async function endBinding(tx: Tx, binding: BindingRow, now: Date, cooldownMinutes: number): Promise<boolean> {
+async function endBinding(tx: Tx, ctx: ServiceContext, binding: BindingRow, now: Date, cooldownMinutes: number): Promise<boolean> {
   const ended = await tx
     .update(depositBindings)
     .set({ unboundAt: now })
@@ -257,7 +257,12 @@ async function endBinding(tx: Tx, binding: BindingRow, now: Date, cooldownMinute
     .update(depositBindingChains)
     .set({ removedAt: now })
     .where(and(eq(depositBindingChains.bindingId, binding.id), isNull(depositBindingChains.removedAt)));
-  await releasePoolAddress(tx, { poolAddressId: binding.poolAddressId, now, cooldownMinutes });
+  await releasePoolAddress(tx, {
+    poolAddressId: binding.poolAddressId,
+    now,
+    cooldownMinutes,
+    minimumCooldownSeconds: ctx.registry.minimumCooldownSeconds(binding.protocol as Protocol),
+  });
   return true;
 }
 
@@ -302,7 +307,7 @@ export async function unbindDepositReference(
       if (regs.length > 1) return result;
     }
     for (const binding of bindings) {
-      if (await endBinding(tx, binding, now, cooldown)) {
+      if (await endBinding(tx, ctx, binding, now, cooldown)) {
         result.unboundAddresses += 1;
         result.addresses.push({ protocol: binding.protocol as Protocol, address: binding.address });
       }
@@ -325,7 +330,7 @@ export async function unbindDepositAddress(ctx: ServiceContext, organizationId: 
       .where(and(eq(depositBindings.organizationId, organizationId), eq(depositBindings.protocol, input.protocol), addressMatch, isNull(depositBindings.unboundAt)))
       .for('update');
     if (!binding) throw new AppError('DEPOSIT_REFERENCE_NOT_FOUND', `No deposit reference is bound to ${input.protocol} address ${input.address}`);
-    const ended = await endBinding(tx, binding, ctx.clock.now(), await cooldownMinutesFor(tx, organizationId, 'unbind'));
+    const ended = await endBinding(tx, ctx, binding, ctx.clock.now(), await cooldownMinutesFor(tx, organizationId, 'unbind'));
     return {
       depositReference: binding.depositReference,
       unboundAddresses: ended ? 1 : 0,

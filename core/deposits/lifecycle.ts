@@ -21,10 +21,12 @@ import { depositFrom, selectDeposits, type DepositRecord } from './records';
  *   confirmed --completeDeposit--> completed   (block final by the chain's rule) no event (the spec lists none)
  *   pending   --dropDeposit-->     dropped     (its block was orphaned by a reorg) no event
  *
+ *   dropped   --restorePendingDeposit--> pending (the same transaction mined again)  no event
+ *
  * `dropped` is our extension of the spec's states: the deposit never counted (totals only count
  * confirmed and completed deposits). A confirmed deposit is final and is never dropped. If the
- * same transaction is mined again in another block, the scanner records a new transfer and
- * recordDeposit makes a new deposit for it.
+ * same transaction is mined again in another block, it is the same transfer (the scanner moves
+ * its row) and the same deposit, pending again: one deposit id and one deposit.pending per payment.
  *
  * Every function is idempotent: calling it again, or in a state it does not apply to, changes
  * nothing, emits nothing and returns false (or the existing deposit for recordDeposit).
@@ -110,6 +112,8 @@ export async function confirmDeposit(tx: Tx, ctx: ServiceContext, transferId: st
     )
     .returning({ id: deposits.id });
   if (updated.length === 0) return false;
+  // The deposit's payment is credited with its confirmation (the one writer of `credited` for deposits).
+  await tx.update(transfers).set({ credited: true }).where(eq(transfers.id, transferId));
   const deposit = await loadDeposit(tx, ctx, updated[0].id);
   await emitEvent(tx, { organizationId: deposit.organizationId, type: 'deposit.confirmed', data: depositEventData(deposit), createdAt: now });
   countDepositTransition('confirmed');
@@ -139,6 +143,23 @@ export async function dropDeposit(tx: Tx, ctx: ServiceContext, transferId: strin
     .where(and(eq(deposits.transferId, transferId), eq(deposits.status, 'pending')))
     .returning({ id: deposits.id });
   if (updated.length > 0) countDepositTransition('dropped');
+  return updated.length > 0;
+}
+
+/**
+ * dropped → pending when the dropped transfer's transaction was mined again (the scanner moved the
+ * transfer back to pending). No event: deposit.pending was sent when it was first seen.
+ */
+export async function restorePendingDeposit(tx: Tx, ctx: ServiceContext, transferId: string): Promise<boolean> {
+  const updated = await tx
+    .update(deposits)
+    .set({ status: 'pending', droppedAt: null })
+    .where(and(eq(deposits.transferId, transferId), eq(deposits.status, 'dropped')))
+    .returning({ id: deposits.id });
+  if (updated.length > 0) {
+    countDepositTransition('pending');
+    ctx.logger.info({ transferId, depositId: updated[0].id }, 'a dropped deposit was mined again: pending again');
+  }
   return updated.length > 0;
 }
 

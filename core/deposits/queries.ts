@@ -1,12 +1,13 @@
 import { and, asc, count, countDistinct, desc, eq, ilike, inArray, isNull, min, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { depositBindings, deposits, transfers } from '../../db/schema';
-import type { ChainRegistry, Protocol } from '../chains/registry';
+import type { Protocol } from '../chains/registry';
 import type { ServiceContext } from '../service/context';
 import { AppError } from '../platform/errors';
 import { bindingView, openBindingsFilter, openRegistrations, type BindingView } from './bindings';
 import { depositFrom, selectDeposits, type DepositRecord, type DepositStatus } from './records';
 import { totalsOf, type DepositSumRow, type DepositTotals } from './totals';
+import { escapeLike, faceValueSql, paginate } from '../platform/sql-fragments';
 
 /**
  * Reads of deposit references and deposits. Totals count credited deposits only (confirmed and
@@ -80,14 +81,14 @@ export async function listDepositReferences(
   );
   const [{ total }] = await ctx.db.select({ total: countDistinct(depositBindings.depositReference) }).from(depositBindings).where(where);
   const firstBound = min(depositBindings.createdAt);
-  const page = await ctx.db
+  const firstBoundOrder = ctx.db
     .select({ depositReference: depositBindings.depositReference })
     .from(depositBindings)
     .where(where)
     .groupBy(depositBindings.depositReference)
     .orderBy(...(query.sortOrder === 'asc' ? [asc(firstBound), asc(depositBindings.depositReference)] : [desc(firstBound), desc(depositBindings.depositReference)]))
-    .limit(query.limit)
-    .offset((query.page - 1) * query.limit);
+    .$dynamic();
+  const page = await paginate(firstBoundOrder, query);
   const refs = page.map((r) => r.depositReference);
   const summaries = await summarize(ctx, organizationId, refs, query.protocol);
   const byRef = new Map(summaries.map((s) => [s.depositReference, s]));
@@ -173,33 +174,12 @@ export async function listDeposits(ctx: ServiceContext, organizationId: string, 
   const dir = query.sortOrder === 'asc' ? sql`asc` : sql`desc`;
   const key: SQL =
     query.sortBy === 'amount'
-      ? sql`${comparableAmount(ctx.registry)} ${dir}`
+      ? sql`${faceValueSql({ amount: transfers.amount, chainId: transfers.chainId, currency: transfers.currency }, ctx.registry.knownTokens())} ${dir}`
       : query.sortBy === 'confirmedAt'
         ? sql`${deposits.confirmedAt} ${dir} nulls last`
         : sql`${deposits.detectedAt} ${dir}`;
-  const rows = await selectDeposits(ctx.db)
-    .where(where)
-    .orderBy(key, sql`${deposits.id} ${dir}`)
-    .limit(query.limit)
-    .offset((query.page - 1) * query.limit);
+  const rows = await paginate(selectDeposits(ctx.db).where(where).orderBy(key, sql`${deposits.id} ${dir}`).$dynamic(), query);
   return { items: rows.map((r) => depositFrom(ctx.registry, r)), total: Number(total) };
-}
-
-/**
- * Amounts of different tokens compared at face value: base units scaled to the largest decimals
- * the registry knows (so 1 DAI, 18 decimals, equals 1 USDT, 6 decimals). Exact numeric arithmetic.
- * knownTokens, not this network's chains only: rows written under another NETWORK sort right too.
- */
-function comparableAmount(registry: ChainRegistry): SQL {
-  const tokens = registry.knownTokens();
-  const max = Math.max(0, ...tokens.map((t) => t.decimals));
-  if (tokens.length === 0) return sql`${transfers.amount}`;
-  const cases = tokens.map((t) => sql`when ${transfers.chainId} = ${t.chainId} and ${transfers.currency} = ${t.currency} then ${transfers.amount} * ${sql.raw(`1${'0'.repeat(max - t.decimals)}`)}::numeric`);
-  return sql`(case ${sql.join(cases, sql` `)} else ${transfers.amount} end)`;
-}
-
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
 /** One deposit of the organization; unknown (or another organization's) is 404. */

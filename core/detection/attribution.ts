@@ -1,19 +1,29 @@
 import { sql } from 'drizzle-orm';
-import type { DbOrTx } from '../../db/client';
+import { prepareStatement, type DbOrTx } from '../../db/client';
+import type { MiningEvidence } from './head-observations';
 
 /**
  * Who a transfer into a pool address belongs to (design.md §4, §4b): the one authority for
- * "who held this address at time t". One query loads the assignments of the addresses involved
- * around the block times; a pure function decides each transfer from those stored facts only,
- * so a live scan, a catch-up after downtime and a rescan after a reorg give the same answer.
- *
- * Clock skew: block timestamps lag wall time. A transfer into an address that nobody held at its
- * block time goes to the address's next assignment B only when
- *   1. B began at most S seconds after the block time,
- *   2. the block did not exist yet when B began: its number is above the highest block of that
- *      chain the scanner had seen when B began (heads_seen, recorded on B's assignment), and
- *   3. the previous assignment of the address ended at least S before B began.
- * Otherwise it stays unattributed (recorded and visible, never credited silently).
+ * "who held this address when the transfer happened". A transfer belongs to the assignment that
+ * held the address when its block was mined. When that was is told by the service's own
+ * observations of the chain's head (head-observations.ts), never by the block's timestamp (chain
+ * clocks may be off by any amount):
+ *   - the block was mined BY the first time the service knew a head at or past it (minedBy);
+ *   - it was mined AFTER the last time a provider still answered a head below it (minedAfter).
+ * An assignment A (started T0, ended T1 or open) gets the transfer when both hold:
+ *   1. the block did not exist when A began: it was not seen by T0 (minedBy > T0) and the
+ *      service had looked for it no earlier than L before T0 (minedAfter ≥ T0 − L), where L is
+ *      the chain's HEAD_LAG_SECONDS (a margin for a provider behind the chain and for the time
+ *      between two looks at the head; a look older than L before T0 proves nothing);
+ *   2. the block existed before A ended: minedBy ≤ T1 (strict: seen before the hand-over).
+ * Otherwise the transfer stays unattributed, recorded and visible, with its reason:
+ *   - `no_holder`: the evidence places the block where nobody held the address (before its first
+ *     assignment, after an assignment ended: cooling down or back in the pool);
+ *   - `undecidable`: the block may have been mined before or after a hand-over (the scanner was
+ *     stalled or behind, the workers were down while the API handed the address out, a payment
+ *     mined in the last moments of an assignment and seen after it ended).
+ * At most one assignment can satisfy both: consecutive assignments of an address are at least the
+ * effective cooldown (≥ S > L, core/pool/allocation.ts) apart. Decided from stored facts only.
  */
 
 export interface AssignmentSpan {
@@ -24,30 +34,43 @@ export interface AssignmentSpan {
   depositBindingId: string | null;
   startedAt: Date;
   endedAt: Date | null;
-  headsSeen: Record<string, number>;
 }
 
-/** Assignments of some addresses that may matter for blocks stamped between `from` and `to`. */
-export async function assignmentsAround(db: DbOrTx, poolAddressIds: number[], from: Date, to: Date, skewSeconds: number): Promise<AssignmentSpan[]> {
-  if (poolAddressIds.length === 0) return [];
-  const lower = new Date(from.getTime() - skewSeconds * 1000);
-  const upper = new Date(to.getTime() + skewSeconds * 1000);
-  const rows = (await db.execute(sql`
-    select id, pool_address_id, kind, order_id, deposit_binding_id, started_at, ended_at, heads_seen
+export type UnattributedReason = 'no_holder' | 'undecidable';
+
+export type AttributionDecision = { assignment: AssignmentSpan; reason: null } | { assignment: null; reason: UnattributedReason };
+
+/** An assignment's row (driver values: timestamps as text). */
+interface AssignmentRow extends Record<string, unknown> {
+  id: string | number;
+  pool_address_id: string | number;
+  kind: 'order' | 'deposit';
+  order_id: string | null;
+  deposit_binding_id: string | null;
+  started_at: string;
+  ended_at: string | null;
+}
+
+/** `from`/`to` unbounded are '-infinity'/'infinity': one text for every call. */
+const assignmentsAroundStatement = prepareStatement<{ poolAddressIds: number[]; from: string; to: string }>(
+  'detection.assignments_around',
+  sql`
+    select id, pool_address_id, kind, order_id, deposit_binding_id, started_at, ended_at
     from address_assignments
-    where pool_address_id = any(${sql.param(poolAddressIds)}::bigint[])
-      and started_at <= ${upper.toISOString()}::timestamptz
-      and (ended_at is null or ended_at > ${lower.toISOString()}::timestamptz)
-    order by pool_address_id, started_at`)) as unknown as {
-    id: string | number;
-    pool_address_id: string | number;
-    kind: 'order' | 'deposit';
-    order_id: string | null;
-    deposit_binding_id: string | null;
-    started_at: string | Date;
-    ended_at: string | Date | null;
-    heads_seen: Record<string, number | string> | null;
-  }[];
+    where pool_address_id = any(${sql.placeholder('poolAddressIds')}::bigint[])
+      and started_at <= ${sql.placeholder('to')}::timestamptz
+      and (ended_at is null or ended_at >= ${sql.placeholder('from')}::timestamptz)
+    order by pool_address_id, started_at`,
+);
+
+/** Assignments of some addresses that may have held them between `from` (null: any time) and `to` (null: now). */
+export async function assignmentsAround(db: DbOrTx, poolAddressIds: number[], from: Date | null, to: Date | null): Promise<AssignmentSpan[]> {
+  if (poolAddressIds.length === 0) return [];
+  const rows = await assignmentsAroundStatement.run<AssignmentRow>(db, {
+    poolAddressIds,
+    from: from === null ? '-infinity' : from.toISOString(),
+    to: to === null ? 'infinity' : to.toISOString(),
+  });
   return rows.map((r) => ({
     assignmentId: Number(r.id),
     poolAddressId: Number(r.pool_address_id),
@@ -56,34 +79,36 @@ export async function assignmentsAround(db: DbOrTx, poolAddressIds: number[], fr
     depositBindingId: r.deposit_binding_id,
     startedAt: new Date(r.started_at),
     endedAt: r.ended_at === null ? null : new Date(r.ended_at),
-    headsSeen: Object.fromEntries(Object.entries(r.heads_seen ?? {}).map(([k, v]) => [k, Number(v)])),
   }));
 }
 
 /**
- * Pure: the assignment a transfer belongs to, from the address's assignments (any order), or null.
- * `blockTime` is the block's timestamp (whole seconds), `skewSeconds` the chain's S.
+ * The evidence as it is used: a minedAfter later than minedBy (a provider answering an older
+ * head after another had shown the block) is cut back to minedBy, the one that is proof.
+ */
+export function usableEvidence(e: MiningEvidence): MiningEvidence {
+  if (e.minedAfter && e.minedBy && e.minedAfter.getTime() > e.minedBy.getTime()) return { minedAfter: e.minedBy, minedBy: e.minedBy };
+  return e;
+}
+
+/**
+ * Pure: the assignment a transfer belongs to, or why none, from the address's assignments (any
+ * order) and the evidence of when its block was mined. `headLagSeconds` is the chain's L.
  */
 export function attributeTransfer(
   spans: readonly AssignmentSpan[],
-  transfer: { poolAddressId: number; chainId: string; blockNumber: number; blockTime: Date },
-  skewSeconds: number,
-): AssignmentSpan | null {
+  transfer: { poolAddressId: number } & MiningEvidence,
+  headLagSeconds: number,
+): AttributionDecision {
+  const { minedAfter, minedBy } = usableEvidence(transfer);
+  const lag = headLagSeconds * 1000;
   const own = spans.filter((s) => s.poolAddressId === transfer.poolAddressId).sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
-  const t = transfer.blockTime.getTime();
-  const held = own.find((s) => s.startedAt.getTime() <= t && (s.endedAt === null || s.endedAt.getTime() > t));
-  if (held) return held;
-  const nextIndex = own.findIndex((s) => s.startedAt.getTime() > t);
-  if (nextIndex < 0) return null;
-  const next = own[nextIndex];
-  const s = skewSeconds * 1000;
-  // 1. began at most S after the block time.
-  if (next.startedAt.getTime() - t > s) return null;
-  // 2. the block did not exist yet when it began (a chain never seen counts as seen up to nothing).
-  const seen = next.headsSeen[transfer.chainId];
-  if (seen !== undefined && transfer.blockNumber <= seen) return null;
-  // 3. the previous assignment ended at least S before it began (an effective cooldown of S).
-  const previous = nextIndex > 0 ? own[nextIndex - 1] : null;
-  if (previous && (previous.endedAt === null || next.startedAt.getTime() - previous.endedAt.getTime() < s)) return null;
-  return next;
+  const notYetAt = (t: Date) => minedAfter !== null && minedAfter.getTime() >= t.getTime() - lag;
+  const existedAt = (t: Date) => minedBy !== null && minedBy.getTime() <= t.getTime();
+  // Seen before it began is proof it existed then, whatever the margin says.
+  const held = own.find((s) => notYetAt(s.startedAt) && !existedAt(s.startedAt) && (s.endedAt === null || existedAt(s.endedAt)));
+  if (held) return { assignment: held, reason: null };
+  // Could an assignment have held the address when the block was mined? Then the evidence cannot decide.
+  const possible = own.some((s) => !existedAt(s.startedAt) && !(s.endedAt !== null && minedAfter !== null && minedAfter.getTime() >= s.endedAt.getTime()));
+  return { assignment: null, reason: possible ? 'undecidable' : 'no_holder' };
 }

@@ -5,6 +5,7 @@ import type { ServiceContext } from '../service/context';
 import { completeDeposit, confirmDeposit } from '../deposits/lifecycle';
 import { recomputeOrder } from '../orders/order-state';
 import type { ChainAdapter } from './adapter';
+import { recordHeadObservation } from './head-observations';
 import { logMoney, tokenAmount } from '../platform/money-log';
 
 /**
@@ -55,7 +56,10 @@ function logPaymentConfirmed(
 
 export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAdapter): Promise<ConfirmationRun> {
   const chain = adapter.chain;
+  const askedAt = ctx.clock.now();
   const head = (await adapter.head()).number;
+  // Another look at the head: evidence for attribution (head-observations.ts), as the scan's.
+  await recordHeadObservation(ctx.db, { chainId: chain.chainId, head, askedAt, answeredAt: ctx.clock.now() });
   // The count shown is from the head; the decision may be from a lower height (Tron: solidification).
   const deciding = adapter.confirmingHead ? Math.min(head, await adapter.confirmingHead(head)) : head;
   const run: ConfirmationRun = { head, updated: 0, confirmed: 0, completed: 0, mismatched: 0 };
@@ -175,10 +179,11 @@ async function confirmVerified(ctx: ServiceContext, chain: Chain, head: number, 
       const [deposit] = await tx.select({ id: deposits.id }).from(deposits).where(eq(deposits.transferId, t.id));
       await tx
         .update(transfers)
-        .set({ status: 'confirmed', confirmations, confirmedAt: ctx.clock.now(), credited: !!deposit })
+        .set({ status: 'confirmed', confirmations, confirmedAt: ctx.clock.now() })
         .where(eq(transfers.id, t.id));
+      // `credited` is written by the deposit and order state code only: confirming the deposit
+      // credits its transfer; the order's one state function credits its counted confirmed ones.
       if (deposit) await confirmDeposit(tx, ctx, t.id);
-      // The order's one state function decides (and credits the counted confirmed transfers).
       if (row.orderId) await recomputeOrder(tx, ctx, row.orderId);
       return true;
     });

@@ -3,13 +3,14 @@ import type { DbOrTx, Tx } from '../../db/client';
 import { deposits, orders, poolAddresses, transfers } from '../../db/schema';
 import { normalizeAddress } from '../chains/addresses';
 import type { ServiceContext } from '../service/context';
-import { dropDeposit, recordDeposit } from '../deposits/lifecycle';
+import { dropDeposit, recordDeposit, restorePendingDeposit } from '../deposits/lifecycle';
 import { newId } from '../platform/ids';
 import { followMovedTransfer, recomputeOrder, transferCountsTowardOrder } from '../orders/order-state';
 import type { Protocol } from '../chains/registry';
 import type { ChainTransfer } from './adapter';
 import { logMoney, tokenAmount } from '../platform/money-log';
-import { assignmentsAround, attributeTransfer, type AssignmentSpan } from './attribution';
+import { assignmentsAround, attributeTransfer, type AssignmentSpan, type UnattributedReason } from './attribution';
+import { miningEvidence, type MiningEvidence } from './head-observations';
 
 /**
  * Recording what the chain scanners see (design.md §4). Detection only records transfers and asks
@@ -52,11 +53,13 @@ export interface ObservedItem {
  * many rows were new.
  * - A transfer already recorded — same identity (chain, tx hash, index in tx), or same block hash
  *   and block log index (rows backfilled by the identity migration) — is not recorded again. If its
- *   block changed (the transaction was re-mined after a reorg) the row moves to the new block and a
- *   `reorged` transfer is `confirmed` again; its attribution and credit stay as they were.
- * - New transfers are attributed (core/detection/attribution.ts, one query for every address of
- *   the range). Unattributed ones (the bulk of a catch-up into a large pool) are inserted together;
- *   attributed ones one by one, since they trigger the order / deposit domain.
+ *   block changed (the transaction was re-mined after a reorg) the row moves to the new block: a
+ *   `reorged` transfer is `confirmed` again, a `dropped` one `pending` again (its deposit too);
+ *   its attribution, evidence and credit stay as they were (design.md §4b: one row per transfer).
+ * - New transfers are attributed (core/detection/attribution.ts) on the evidence of when their
+ *   block was mined (head-observations.ts), one query for every address of the range.
+ *   Unattributed ones (the bulk of a catch-up into a large pool) are inserted together with their
+ *   reason; attributed ones one by one, since they trigger the order / deposit domain.
  */
 export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: ObservedItem[]): Promise<number> {
   if (items.length === 0) return 0;
@@ -66,31 +69,27 @@ export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: Observ
   const fresh = await moveKnownTransfers(tx, ctx, chainId, items);
   if (fresh.length === 0) return 0;
 
-  const times = fresh.map((i) => i.observed.blockTimestamp * 1000);
+  const evidence = await miningEvidence(tx, chainId, fresh.map((i) => i.observed.blockNumber));
+  const of = (item: ObservedItem): MiningEvidence => evidence.get(item.observed.blockNumber) ?? { minedAfter: null, minedBy: null };
+  const afters = fresh.map((i) => of(i).minedAfter);
+  const bys = fresh.map((i) => of(i).minedBy);
+  const lagMs = chain.headLagSeconds * 1000;
   const spans = await assignmentsAround(
     tx,
     [...new Set(fresh.map((i) => i.watched.poolAddressId))],
-    new Date(Math.min(...times)),
-    new Date(Math.max(...times)),
-    chain.attributionSkewSeconds,
+    afters.some((a) => a === null) ? null : new Date(Math.min(...afters.map((a) => a!.getTime())) - lagMs),
+    bys.some((b) => b === null) ? null : new Date(Math.max(...bys.map((b) => b!.getTime()))),
   );
-  const remined = await attributionsOfDropped(tx, chainId, fresh);
   let created = 0;
   const plain: (typeof transfers.$inferInsert)[] = [];
   for (const item of fresh) {
-    const o = item.observed;
-    const assignment =
-      remined.get(identityOf(item)) ??
-      attributeTransfer(
-        spans,
-        { poolAddressId: item.watched.poolAddressId, chainId, blockNumber: o.blockNumber, blockTime: new Date(o.blockTimestamp * 1000) },
-        chain.attributionSkewSeconds,
-      );
-    if (assignment) {
-      if (await recordAttributed(tx, ctx, item, assignment)) created++;
+    const e = of(item);
+    const decision = attributeTransfer(spans, { poolAddressId: item.watched.poolAddressId, ...e }, chain.headLagSeconds);
+    if (decision.assignment) {
+      if (await recordAttributed(tx, ctx, item, decision.assignment, e)) created++;
       continue;
     }
-    plain.push(transferRow(ctx, item, null, false));
+    plain.push(transferRow(ctx, item, null, false, e, decision.reason));
   }
   for (let i = 0; i < plain.length; i += 1000) {
     const batch = plain.slice(i, i + 1000);
@@ -105,49 +104,14 @@ export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: Observ
 /** What a transfer row keeps of the assignment it is attributed to. */
 type Attribution = Pick<AssignmentSpan, 'assignmentId' | 'kind' | 'orderId' | 'depositBindingId'>;
 
-const identityOf = (item: ObservedItem): string => `${item.observed.txHash}|${item.observed.indexInTx}`;
-
-/**
- * A re-mined transaction is the same transfer (design.md §4b): when its earlier copy was dropped
- * (its block orphaned while it was pending), the new copy keeps that copy's attribution instead of
- * deciding it again from the new block. Deciding again could lose it: the new block may sit at a
- * height the service had already seen when the assignment began (the clock-skew rule then refuses
- * it), and the payment would stay unattributed, never credited.
- */
-async function attributionsOfDropped(tx: Tx, chainId: string, items: ObservedItem[]): Promise<Map<string, Attribution>> {
-  const out = new Map<string, Attribution>();
-  if (items.length === 0) return out;
-  const rows = await tx
-    .select({
-      txHash: transfers.txHash,
-      indexInTx: transfers.indexInTx,
-      poolAddressId: transfers.poolAddressId,
-      assignmentId: transfers.assignmentId,
-      orderId: transfers.orderId,
-      depositBindingId: transfers.depositBindingId,
-    })
-    .from(transfers)
-    .where(
-      and(
-        eq(transfers.chainId, chainId),
-        eq(transfers.status, 'dropped'),
-        sql`${transfers.assignmentId} is not null`,
-        sql`${transfers.txHash} = ANY(${sql.param([...new Set(items.map((i) => i.observed.txHash))])}::text[])`,
-      ),
-    )
-    .orderBy(desc(transfers.detectedAt));
-  const byIdentity = new Map<string, (typeof rows)[number]>();
-  for (const r of rows) if (!byIdentity.has(`${r.txHash}|${r.indexInTx}`)) byIdentity.set(`${r.txHash}|${r.indexInTx}`, r);
-  for (const item of items) {
-    const r = byIdentity.get(identityOf(item));
-    if (!r || r.poolAddressId !== item.watched.poolAddressId) continue;
-    const kind = r.orderId ? 'order' : r.depositBindingId ? 'deposit' : null;
-    if (kind) out.set(identityOf(item), { assignmentId: r.assignmentId!, kind, orderId: r.orderId, depositBindingId: r.depositBindingId });
-  }
-  return out;
-}
-
-function transferRow(ctx: ServiceContext, item: ObservedItem, assignment: Attribution | null, counted: boolean): typeof transfers.$inferInsert {
+function transferRow(
+  ctx: ServiceContext,
+  item: ObservedItem,
+  assignment: Attribution | null,
+  counted: boolean,
+  evidence: MiningEvidence,
+  unattributedReason: UnattributedReason | null,
+): typeof transfers.$inferInsert {
   const o = item.observed;
   return {
     id: newId('trf'),
@@ -173,18 +137,21 @@ function transferRow(ctx: ServiceContext, item: ObservedItem, assignment: Attrib
     depositBindingId: assignment?.kind === 'deposit' ? assignment.depositBindingId : null,
     counted,
     detectedAt: ctx.clock.now(),
+    minedAfter: evidence.minedAfter,
+    minedBy: evidence.minedBy,
+    unattributedReason: assignment ? null : unattributedReason,
   };
 }
 
 /** Inserts one attributed transfer and lets its order or deposit react. False when it already existed. */
-async function recordAttributed(tx: Tx, ctx: ServiceContext, item: ObservedItem, assignment: Attribution): Promise<boolean> {
+async function recordAttributed(tx: Tx, ctx: ServiceContext, item: ObservedItem, assignment: Attribution, evidence: MiningEvidence): Promise<boolean> {
   const o = item.observed;
   let counted = false;
   if (assignment.kind === 'order' && assignment.orderId) {
     const [order] = await tx.select().from(orders).where(eq(orders.id, assignment.orderId));
     counted = !!order && transferCountsTowardOrder(order, { chainId: o.chainId, currency: o.currency, blockTimestamp: new Date(o.blockTimestamp * 1000) });
   }
-  const row = transferRow(ctx, item, assignment, counted);
+  const row = transferRow(ctx, item, assignment, counted, evidence, null);
   const inserted = await tx.insert(transfers).values(row).onConflictDoNothing().returning({ id: transfers.id });
   if (inserted.length === 0) return false;
   logPaymentSeen(ctx, row);
@@ -194,8 +161,12 @@ async function recordAttributed(tx: Tx, ctx: ServiceContext, item: ObservedItem,
 }
 
 /**
- * Splits off the items already recorded; those whose block changed move to it (and a `reorged`
- * one is confirmed again). One query for the range's transactions.
+ * Splits off the items already recorded; those whose block changed move to it. One query for the
+ * range's transactions. A re-mined transaction is the same transfer (design.md §4b): a `reorged`
+ * row is `confirmed` again; a `dropped` one (orphaned while pending) is `pending` again in its new
+ * block, its deposit pending again without a second deposit.pending, its order recomputed. Its
+ * attribution and evidence stay those of its first sighting: a payment sent before an address
+ * changed hands does not change holder by being mined again later.
  */
 async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, items: ObservedItem[]): Promise<ObservedItem[]> {
   const hashes = [...new Set(items.map((i) => i.observed.txHash))];
@@ -208,12 +179,19 @@ async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, 
       blockHash: transfers.blockHash,
       status: transfers.status,
       orderId: transfers.orderId,
+      depositBindingId: transfers.depositBindingId,
     })
     .from(transfers)
-    .where(and(eq(transfers.chainId, chainId), sql`${transfers.txHash} = ANY(${sql.param(hashes)}::text[])`, ne(transfers.status, 'dropped')));
+    .where(and(eq(transfers.chainId, chainId), sql`${transfers.txHash} = ANY(${sql.param(hashes)}::text[])`))
+    // The live row of an identity wins; else the newest dropped one (older data may hold several).
+    .orderBy(sql`(${transfers.status} = 'dropped')`, desc(transfers.detectedAt));
   if (known.length === 0) return items;
-  const byIdentity = new Map(known.map((k) => [`${k.txHash}|${k.indexInTx}`, k]));
-  const byPosition = new Map(known.map((k) => [`${k.blockHash}|${k.logIndex}`, k]));
+  const byIdentity = new Map<string, (typeof known)[number]>();
+  const byPosition = new Map<string, (typeof known)[number]>();
+  for (const k of known) {
+    if (!byIdentity.has(`${k.txHash}|${k.indexInTx}`)) byIdentity.set(`${k.txHash}|${k.indexInTx}`, k);
+    if (k.status !== 'dropped' && !byPosition.has(`${k.blockHash}|${k.logIndex}`)) byPosition.set(`${k.blockHash}|${k.logIndex}`, k);
+  }
   const fresh: ObservedItem[] = [];
   for (const item of items) {
     const o = item.observed;
@@ -222,8 +200,9 @@ async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, 
       fresh.push(item);
       continue;
     }
-    if (existing.blockHash === o.blockHash && existing.status !== 'reorged') continue;
-    // Re-mined: the same transfer in another block. Never recorded anew; a deep-reorged credit is confirmed again.
+    if (existing.blockHash === o.blockHash && existing.status !== 'reorged' && existing.status !== 'dropped') continue;
+    // Re-mined: the same transfer in another block (or back in its block). Never recorded anew.
+    const status = existing.status === 'reorged' ? 'confirmed' : existing.status === 'dropped' ? 'pending' : existing.status;
     await tx
       .update(transfers)
       .set({
@@ -231,13 +210,15 @@ async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, 
         blockHash: o.blockHash,
         blockTimestamp: new Date(o.blockTimestamp * 1000),
         logIndex: o.blockLogIndex,
-        status: existing.status === 'reorged' ? 'confirmed' : existing.status,
+        status,
+        ...(existing.status === 'dropped' ? { droppedAt: null, confirmations: 0 } : {}),
       })
       .where(eq(transfers.id, existing.id));
     ctx.logger.warn(
       { chainId, transferId: existing.id, txHash: o.txHash, block: o.blockNumber, previousStatus: existing.status },
       'a recorded transfer was re-mined in another block: moved to it',
     );
+    if (existing.status === 'dropped' && existing.depositBindingId && !(await restorePendingDeposit(tx, ctx, existing.id))) await recordDeposit(tx, ctx, existing.id);
     if (existing.orderId) {
       await followMovedTransfer(tx, ctx, existing.orderId, { txHash: o.txHash, blockNumber: o.blockNumber });
       await recomputeOrder(tx, ctx, existing.orderId);
@@ -275,7 +256,9 @@ export async function dropTransfers(tx: Tx, ctx: ServiceContext, transferIds: st
   if (transferIds.length === 0) return 0;
   const dropped = await tx
     .update(transfers)
-    .set({ status: 'dropped', droppedAt: ctx.clock.now(), credited: false })
+    // Only pending transfers are dropped, and a pending one was never credited: `credited` stays the
+    // order's and the deposit's to write.
+    .set({ status: 'dropped', droppedAt: ctx.clock.now() })
     .where(and(inArray(transfers.id, transferIds), eq(transfers.status, 'pending')))
     .returning({
       id: transfers.id,

@@ -50,7 +50,7 @@ export async function applyReorg(ctx: ServiceContext, adapter: ChainAdapter, cp:
   const orphanedIds = above.filter((t) => canonical.get(t.blockNumber) !== t.blockHash).map((t) => t.id);
 
   const result = await ctx.db.transaction(async (tx) => {
-    if (!(await claimCheckpoint(tx, cp, head, ctx.clock.now()))) return null;
+    if (!(await claimCheckpoint(tx, cp, { head, at: ctx.clock.now() }))) return null;
     const rows =
       orphanedIds.length === 0
         ? []
@@ -78,6 +78,7 @@ export async function applyReorg(ctx: ServiceContext, adapter: ChainAdapter, cp:
     for (const t of deep) {
       await tx.update(transfers).set({ status: 'reorged' }).where(and(eq(transfers.id, t.id), eq(transfers.status, 'confirmed')));
       const [deposit] = await tx.select({ id: deposits.id, reference: deposits.depositReference }).from(deposits).where(eq(deposits.transferId, t.id));
+      // The transfer's depth below the checkpoint (its confirmations then), not the reorg's length (README, OpenAPI).
       const depth = cp.blockNumber - t.blockNumber + 1;
       ctx.logger.error(
         { chainId, transferId: t.id, block: t.blockNumber, depth, orderId: t.orderId, depositId: deposit?.id },

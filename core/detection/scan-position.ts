@@ -58,14 +58,14 @@ export async function rememberBlocks(tx: Tx, chainId: string, blocks: BlockRef[]
  * Locks the checkpoint row and checks it is still `expected` (compare-and-set). Also raises the
  * highest head seen. False: another worker moved it; the caller's transaction must write nothing.
  */
-export async function claimCheckpoint(tx: Tx, expected: Checkpoint, head?: number, at: Date = new Date()): Promise<boolean> {
+export async function claimCheckpoint(tx: Tx, expected: Checkpoint, seen?: { head: number; at: Date }): Promise<boolean> {
   const [row] = await tx
     .select({ blockNumber: chainCheckpoints.blockNumber, blockHash: chainCheckpoints.blockHash })
     .from(chainCheckpoints)
     .where(eq(chainCheckpoints.chainId, expected.chainId))
     .for('update');
   if (!row || row.blockNumber !== expected.blockNumber || row.blockHash !== expected.blockHash) return false;
-  if (head !== undefined) await recordHeadSeen(tx, expected.chainId, head, at);
+  if (seen) await recordHeadSeen(tx, expected.chainId, seen.head, seen.at);
   return true;
 }
 

@@ -1,6 +1,7 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import { chainCheckpoints, scannedBlocks } from '../../db/schema';
 import { prepareStatement } from '../../db/client';
+import { elapsedMs } from '../platform/clock';
 import { getCheckpoint, type Checkpoint } from './checkpoints';
 import { claimCheckpoint, initCheckpoint, recordHeadSeen, rememberBlocks, SCANNED_BLOCKS_KEPT, toCheckpoint } from './scan-position';
 import type { ServiceContext } from '../service/context';
@@ -9,6 +10,7 @@ import { RangeTooLargeError, UnstableChainError, type BlockRef, type ChainAdapte
 import { rangeEndBlock } from './heights';
 import { applyReorg, findForkPoint } from './reorg';
 import { countTransfersRecorded, observeChainHead } from '../platform/metrics';
+import { forgetOldHeadObservations, recordHeadObservation } from './head-observations';
 
 /**
  * The scan job of one chain, for every protocol family (design.md §4, §4b):
@@ -46,8 +48,9 @@ export function currentRangeSize(ctx: ServiceContext, chainId: string): number {
 
 /** Operators must see a provider stuck behind the checkpoint: nothing is scanned meanwhile. */
 function warnBehind(ctx: ServiceContext, chainId: string, head: number, checkpoint: number): void {
-  const now = Date.now();
-  if (now - (ctx.detection.behindWarnings.get(chainId) ?? 0) < 60_000) return;
+  const now = elapsedMs();
+  const last = ctx.detection.behindWarnings.get(chainId);
+  if (last !== undefined && now - last < 60_000) return;
   ctx.detection.behindWarnings.set(chainId, now);
   ctx.logger.warn({ chainId, head, checkpoint }, 'provider head is behind the scan checkpoint: waiting for it to catch up');
 }
@@ -57,13 +60,19 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   const chainId = adapter.chain.chainId;
   const cp = await getCheckpoint(ctx.db, chainId);
   if (!cp) {
+    const askedAt = ctx.clock.now();
     const head = await adapter.head();
+    await recordHeadObservation(ctx.db, { chainId, head: head.number, askedAt, answeredAt: ctx.clock.now() });
     const created = await ctx.db.transaction((tx) => initCheckpoint(tx, chainId, head));
     if (created) ctx.logger.info({ chainId, block: head.number }, 'chain checkpoint initialised at the head');
     return { status: created ? 'initialized' : 'conflict', toBlock: head.number, recorded: 0, logs: 0, head: head.number };
   }
 
+  const askedAt = ctx.clock.now();
   const head = await adapter.head();
+  // What the provider answered is evidence of when blocks were mined (attribution.ts), whatever
+  // the scan does next; recorded on its own, before the range's transaction.
+  await recordHeadObservation(ctx.db, { chainId, head: head.number, askedAt, answeredAt: ctx.clock.now() });
   // A provider behind our checkpoint (a lagging node, a local chain restarted from an older state)
   // proves nothing yet: wait until it reaches the checkpoint, then compare hashes.
   if (head.number < cp.blockNumber) {
@@ -131,6 +140,8 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
       .set({ ...toCheckpoint(chainId, end), updatedAt: ctx.clock.now() })
       .where(eq(chainCheckpoints.chainId, chainId));
     await tx.delete(scannedBlocks).where(and(eq(scannedBlocks.chainId, chainId), lt(scannedBlocks.blockNumber, toBlock - SCANNED_BLOCKS_KEPT)));
+    // Now and then (every thousandth block), not on every range.
+    if (Math.floor(fromBlock / 1000) !== Math.floor(toBlock / 1000)) await forgetOldHeadObservations(tx, chainId, ctx.clock.now());
     return recorded;
   });
   if (outcome === null) return { status: 'conflict', recorded: 0, logs: 0, head: head.number };
@@ -173,10 +184,10 @@ export interface ScanRun {
  * `unstable` (the chain moved under us) retries at once a few times.
  */
 export async function scanChain(ctx: ServiceContext, adapter: ChainAdapter, budgetMs = 5000): Promise<ScanRun> {
-  const started = Date.now();
+  const started = elapsedMs();
   const run: ScanRun = { ranges: 0, recorded: 0, lastStatus: 'idle' };
   let unstable = 0;
-  while (Date.now() - started < budgetMs) {
+  while (elapsedMs() - started < budgetMs) {
     const step = await scanChainOnce(ctx, adapter);
     // Metrics after the range's transaction: what was committed (core/metrics).
     countTransfersRecorded(adapter.chain.chainId, step.recorded);

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { prepareStatement, type DbOrTx } from '../../db/client';
 import { newId } from '../platform/ids';
+import { systemClock } from '../platform/clock';
 
 /** Every event type the service emits; webhook endpoints subscribe to these. */
 export const EVENT_TYPES = [
@@ -60,7 +61,8 @@ export async function emitEvent(
     organizationId: event.organizationId,
     type: event.type,
     data: event.data,
-    createdAt: event.createdAt ?? new Date(),
+    // Domain callers pass their clock's time; scripts and tests may leave it to the system clock.
+    createdAt: event.createdAt ?? systemClock.now(),
     targetEndpointId: event.targetEndpointId ?? null,
   };
   await emitStatement.run(tx, {

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient, RedisTarget } from '../platform/redis';
 import { createProducerRedis } from '../platform/redis';
 import { closeQueues, createQueues, type Queues } from './catalog';
 import type { JobQueue } from './job-queue';
@@ -25,8 +25,8 @@ export interface ClosableJobQueue extends JobQueue {
  * A JobQueue that opens its producer connection (fail-fast, like the API's) on first use: a process
  * that never enqueues (a CLI, a tier that brings its own queues) never connects to Redis for it.
  */
-export function lazyJobQueue(redisUrl: string, prefix: string): ClosableJobQueue {
-  let opened: { redis: Redis; queues: Queues; port: JobQueue } | null = null;
+export function lazyJobQueue(redisUrl: string | RedisTarget, prefix: string): ClosableJobQueue {
+  let opened: { redis: RedisClient; queues: Queues; port: JobQueue } | null = null;
   const open = () => {
     if (!opened) {
       const redis = createProducerRedis(redisUrl);

@@ -47,15 +47,17 @@ export type CreatedRow = {
   pool_recycled_at: string | null;
   payment_window_minutes: number;
   required_confirmations: number;
+  /** Timestamps as Postgres's text (the statement computed them). */
+  expires_at: string;
+  grace_ends_at: string;
 };
 
 /**
  * Order creation's group commit: per organization and protocol, one creation statement of this
  * process runs at a time, and creations that arrive meanwhile go together in the next one (up to
  * ORDER_BATCH_MAX): one round trip, one commit and one plan for several orders, where Postgres
- * spent most of a lone creation's time. A lone creation goes at once, alone. (bench:orders: with
- * two statements in flight the batches were half as large, 2.9 orders on average against 4.8,
- * and throughput 0.71 of the baseline against 0.85.) The money rules are those of a lone creation: each order gets
+ * spent most of a lone creation's time. A lone creation goes at once, alone. One statement in
+ * flight, not two: the batches are larger (bench:orders; figures in scripts/bench/FINDINGS.md). The money rules are those of a lone creation: each order gets
  * its own address, in allocation order by arrival, and a batch is one statement, so a failure
  * anywhere in it (a duplicate reference, a bad value) stores and allocates nothing; each of its
  * creations then runs alone and meets its own outcome, as do those it found no address for.

@@ -7,6 +7,7 @@ import { emitEvent } from '../events/events';
 import { releasePoolAddressFor } from '../pool/allocation';
 import { countOrderTransition } from '../platform/metrics';
 import { logMoney, tokenAmount } from '../platform/money-log';
+import type { Protocol } from '../chains/registry';
 import { presentOrder, type OrderRow, type OrderView } from '../views/order';
 
 /**
@@ -267,7 +268,13 @@ async function finishOrder(
   type: 'order.completed' | 'order.expired',
   fields: readonly (keyof OrderView)[],
 ): Promise<void> {
-  await releasePoolAddressFor(tx, { poolAddressId: order.poolAddressId, organizationId: order.organizationId, reason: 'order', now });
+  await releasePoolAddressFor(tx, {
+    poolAddressId: order.poolAddressId,
+    organizationId: order.organizationId,
+    reason: 'order',
+    now,
+    minimumCooldownSeconds: ctx.registry.minimumCooldownSeconds(order.protocol as Protocol),
+  });
   countOrderTransition(type === 'order.completed' ? 'completed' : 'expired');
   logMoney(ctx.logger, type === 'order.completed' ? 'order completed' : 'order expired', {
     orderId: order.id,

@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
-import { prepareStatement, type DbOrTx } from '../../db/client';
+import { columnsReader, prepareStatement, type DbOrTx } from '../../db/client';
 import { orders } from '../../db/schema';
 import { parseAmount } from '../platform/amounts';
 import type { ServiceContext } from '../service/context';
@@ -16,6 +16,7 @@ import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirma
 import { newPayToken } from './pay-token';
 import { ALONE, ORDER_BATCH_MAX, type CreatedRow, type CreateOrderStatementValues, type OrderCreation, type OrderCreationOutcome } from './order-memory';
 import { paymentStateCondition, type PaymentState } from './payment-state';
+import { escapeLike, faceValueSql, paginate } from '../platform/sql-fragments';
 
 /** Bounds of the order inputs (also in the request schema, which documents them). */
 export const PAYMENT_WINDOW_MINUTES = { min: 1, max: 10_080, fallback: 10 } as const;
@@ -38,14 +39,6 @@ export interface CreateOrderInput {
 const duplicateReference = (orderReference: string, existingOrderId: string) =>
   new AppError('DUPLICATE_ORDER_REFERENCE', `An order with orderReference "${orderReference}" already exists`, undefined, { existingOrderId });
 
-function checkInteger(field: string, value: number, bounds: { min: number; max: number }): void {
-  if (!Number.isInteger(value) || value < bounds.min || value > bounds.max) {
-    throw validationError(`${field} must be an integer from ${bounds.min} to ${bounds.max}`, [
-      { field, message: `must be an integer from ${bounds.min} to ${bounds.max}` },
-    ]);
-  }
-}
-
 /**
  * Creates an order: validates everything first (chain, currency, amount, URLs, window), then in one
  * statement takes a pool address of the chain's protocol for the new order id and inserts the
@@ -63,10 +56,10 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
       throw validationError(`${field} must be an absolute http(s) URL`, [{ field, message: 'must be an absolute http(s) URL' }]);
     }
   }
-  // The organization's payment_window_minutes was bounded when it was set; the statement reads it.
-  if (input.paymentWindowMinutes !== undefined) checkInteger('paymentWindowMinutes', input.paymentWindowMinutes, PAYMENT_WINDOW_MINUTES);
+  // paymentWindowMinutes and graceMinutes are bounded once, by the request schema
+  // (api/routes/orders.routes.ts, from PAYMENT_WINDOW_MINUTES and GRACE_MINUTES); the
+  // organization's payment_window_minutes was bounded when it was set, and the statement reads it.
   const graceMinutes = input.graceMinutes ?? GRACE_MINUTES.fallback;
-  checkInteger('graceMinutes', graceMinutes, GRACE_MINUTES);
 
   const now = ctx.clock.now();
   const metadata = input.metadata ?? {};
@@ -109,6 +102,19 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
 
 const value = (name: keyof CreateOrderStatementValues) => sql.placeholder(name);
 
+/** The columns both creation statements (lone and batch) insert into `orders`, in their order. */
+const ORDER_INSERT_COLUMNS = sql.raw(`(id, organization_id, order_reference, pay_token, amount, amount_received, currency, chain_id, protocol,
+      address, pool_address_id, status, success_url, cancel_url, metadata, payment_window_minutes, grace_minutes,
+      required_confirmations, expires_at, grace_ends_at, created_at, updated_at)`);
+/**
+ * What the creation statements decide and return (CreatedRow): the window, the confirmations and
+ * the deadlines, computed once, by Postgres, from the same instant.
+ */
+const DECIDED = ['payment_window_minutes', 'required_confirmations', 'expires_at', 'grace_ends_at'] as const;
+const ORDER_DECIDED_COLUMNS = sql.raw(DECIDED.join(', '));
+const ORDER_DECIDED_OF_C = sql.raw(DECIDED.map((c) => `c.${c}`).join(', '));
+const readDeadlines = columnsReader(orders, ['expiresAt', 'graceEndsAt']).read;
+
 /**
  * The order, its pool address and the address's assignment in one statement: one round trip and
  * atomic without an explicit transaction (a statement commits whole or not at all). The window
@@ -137,9 +143,7 @@ const createOrderStatement = prepareStatement<CreateOrderStatementValues & Alloc
     after: AFTER_PLACEHOLDERS,
   })},
   created as (
-    insert into orders (id, organization_id, order_reference, pay_token, amount, amount_received, currency, chain_id, protocol,
-      address, pool_address_id, status, success_url, cancel_url, metadata, payment_window_minutes, grace_minutes,
-      required_confirmations, expires_at, grace_ends_at, created_at, updated_at)
+    insert into orders ${ORDER_INSERT_COLUMNS}
     select ${value('id')}, ${value('organizationId')}, ${value('orderReference')}, ${value('payToken')}, ${value('amount')}::numeric, 0, ${value('currency')},
       ${value('chainId')}, ${value('protocol')}, t.address, t.id, 'pending', ${value('successUrl')}::text, ${value('cancelUrl')}::text,
       ${value('metadata')}::jsonb, s.payment_window_minutes, ${value('graceMinutes')}::int, s.required_confirmations,
@@ -147,9 +151,9 @@ const createOrderStatement = prepareStatement<CreateOrderStatementValues & Alloc
       ${value('now')}::timestamptz + make_interval(mins => s.payment_window_minutes + ${value('graceMinutes')}::int),
       ${value('now')}::timestamptz, ${value('now')}::timestamptz
     from taken t cross join settings s
-    returning payment_window_minutes, required_confirmations
+    returning ${ORDER_DECIDED_COLUMNS}
   )
-  select t.id as pool_address_id, t.address, t.pool_created_at, t.pool_recycled_at, c.payment_window_minutes, c.required_confirmations
+  select t.id as pool_address_id, t.address, t.pool_created_at, t.pool_recycled_at, ${ORDER_DECIDED_OF_C}
   from created c cross join taken t`);
 
 /**
@@ -229,17 +233,15 @@ function createOrdersStatement(count: number) {
     select coalesce(${integerConfigSql(organizationId, 'payment_window_minutes')}, ${PAYMENT_WINDOW_MINUTES.fallback}::int) as payment_window_minutes
   ), ${takeAddressesForOrdersCtes({ organizationId, protocol: value('protocol'), count, orders: sql`input`, after: AFTER_PLACEHOLDERS })},
   created as (
-    insert into orders (id, organization_id, order_reference, pay_token, amount, amount_received, currency, chain_id, protocol,
-      address, pool_address_id, status, success_url, cancel_url, metadata, payment_window_minutes, grace_minutes,
-      required_confirmations, expires_at, grace_ends_at, created_at, updated_at)
+    insert into orders ${ORDER_INSERT_COLUMNS}
     select i.id, ${organizationId}, i.order_reference, i.pay_token, i.amount, 0, i.currency, i.chain_id, ${value('protocol')}, t.address, t.id, 'pending',
       i.success_url, i.cancel_url, i.metadata, w.minutes, i.grace_minutes, ${requiredConfirmationsSql(organizationId, sql`i.chain_confirmations`, 'order')},
       i.now + make_interval(mins => w.minutes), i.now + make_interval(mins => w.minutes + i.grace_minutes), i.now, i.now
     from taken t join input i on i.n = t.n cross join settings s
       cross join lateral (select coalesce(i.payment_window_minutes, s.payment_window_minutes) as minutes) w
-    returning id, payment_window_minutes, required_confirmations
+    returning id, ${ORDER_DECIDED_COLUMNS}
   )
-  select i.n, t.id as pool_address_id, t.address, t.pool_created_at, t.pool_recycled_at, c.payment_window_minutes, c.required_confirmations
+  select i.n, t.id as pool_address_id, t.address, t.pool_created_at, t.pool_recycled_at, ${ORDER_DECIDED_OF_C}
   from taken t join input i on i.n = t.n join created c on c.id = i.id
   order by i.n`);
 }
@@ -258,16 +260,14 @@ async function insertOrderWithAddress(ctx: Pick<ServiceContext, 'db' | 'memory'>
   );
 }
 
-const MINUTE_MS = 60_000;
-
 /**
  * The order row as the creation statement stored it: the values it bound (`amount`, `metadata`
- * and `now` as the values they were made from) and what Postgres decided. The deadlines are the
- * statement's own arithmetic (now + window minutes, + grace minutes) on the same instant.
+ * and `now` as the values they were made from) and what Postgres decided (the address, the
+ * window, the confirmations, the deadlines).
  */
 function storedOrder(values: CreateOrderStatementValues, made: { amount: bigint; metadata: Record<string, unknown>; now: Date }, created: CreatedRow): OrderRow {
   const windowMinutes = Number(created.payment_window_minutes);
-  const nowMs = made.now.getTime();
+  const { expiresAt, graceEndsAt } = readDeadlines(created);
   return {
     id: values.id,
     organizationId: values.organizationId,
@@ -287,8 +287,8 @@ function storedOrder(values: CreateOrderStatementValues, made: { amount: bigint;
     paymentWindowMinutes: windowMinutes,
     graceMinutes: values.graceMinutes,
     requiredConfirmations: Number(created.required_confirmations),
-    expiresAt: new Date(nowMs + windowMinutes * MINUTE_MS),
-    graceEndsAt: new Date(nowMs + (windowMinutes + values.graceMinutes) * MINUTE_MS),
+    expiresAt,
+    graceEndsAt,
     txHash: null,
     blockNumber: null,
     confirmations: null,
@@ -340,23 +340,9 @@ export interface ListOrdersQuery {
   paymentState?: PaymentState;
 }
 
-/** `%`, `_` and `\` taken literally in a LIKE pattern (escape character `\`). */
-export function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
-const SORT_SCALE = 18;
-
-/**
- * Amounts of different tokens have different decimals: sorting by amount compares token units, so
- * base units are scaled to 18 decimals by (chain, currency) from the registry.
- */
-function amountInCommonScale(ctx: Pick<ServiceContext, 'registry'>): SQL {
-  const cases: SQL[] = [];
-  for (const token of ctx.registry.knownTokens()) {
-    cases.push(sql`when ${orders.chainId} = ${token.chainId} and ${orders.currency} = ${token.currency} then ${Math.max(0, SORT_SCALE - token.decimals)}`);
-  }
-  return sql`(${orders.amount} * power(10::numeric, (case ${sql.join(cases, sql` `)} else 0 end)::int))`;
+/** Amounts compared at face value across tokens (core/platform/sql-fragments.ts). */
+function amountAtFaceValue(ctx: Pick<ServiceContext, 'registry'>): SQL {
+  return faceValueSql({ amount: orders.amount, chainId: orders.chainId, currency: orders.currency }, ctx.registry.knownTokens());
 }
 
 export async function listOrders(
@@ -374,16 +360,10 @@ export async function listOrders(
   }
   const where = and(...conditions);
   const sortColumn: SQL | AnyPgColumn =
-    query.sortBy === 'amount' ? amountInCommonScale(ctx) : query.sortBy === 'expiresAt' ? orders.expiresAt : orders.createdAt;
+    query.sortBy === 'amount' ? amountAtFaceValue(ctx) : query.sortBy === 'expiresAt' ? orders.expiresAt : orders.createdAt;
   const direction = query.sortOrder === 'asc' ? asc : desc;
   const [items, [{ total }]] = await Promise.all([
-    ctx.db
-      .select()
-      .from(orders)
-      .where(where)
-      .orderBy(direction(sortColumn), direction(orders.id))
-      .limit(query.limit)
-      .offset((query.page - 1) * query.limit),
+    paginate(ctx.db.select().from(orders).where(where).orderBy(direction(sortColumn), direction(orders.id)).$dynamic(), query),
     ctx.db.select({ total: count() }).from(orders).where(where),
   ]);
   return { items, total };

@@ -6,6 +6,7 @@ import { newId } from '../platform/ids';
 import { sortedBy } from '../platform/list-order';
 import { roleAtLeast, type Role } from './roles';
 import { constantTimeEqual, randomToken, sha256Hex } from '../platform/secrets';
+import { paginate } from '../platform/sql-fragments';
 
 export interface Caller {
   organizationId: string;
@@ -134,13 +135,15 @@ export async function listApiKeysPage(
   requireOwnOrganization(caller, organizationId);
   const where = eq(apiKeys.organizationId, organizationId);
   const [{ n }] = await db.select({ n: count() }).from(apiKeys).where(where);
-  const rows = await db
-    .select()
-    .from(apiKeys)
-    .where(where)
-    .orderBy(...sortedBy(page.sortOrder ?? 'asc', { createdAt: apiKeys.createdAt, name: apiKeys.name, role: apiKeys.role }[page.sortBy ?? 'createdAt'], apiKeys.id))
-    .limit(page.limit)
-    .offset((page.page - 1) * page.limit);
+  const rows = await paginate(
+    db
+      .select()
+      .from(apiKeys)
+      .where(where)
+      .orderBy(...sortedBy(page.sortOrder ?? 'asc', { createdAt: apiKeys.createdAt, name: apiKeys.name, role: apiKeys.role }[page.sortBy ?? 'createdAt'], apiKeys.id))
+      .$dynamic(),
+    page,
+  );
   return { items: rows.map(toView), total: n };
 }
 

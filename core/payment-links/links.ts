@@ -8,7 +8,7 @@ import { newId } from '../platform/ids';
 import { isHttpUrl } from '../organizations/org-config';
 import { assertNoSeedPhrase } from '../pool/secret-scan';
 import type { ServiceContext } from '../service/context';
-import { escapeLike } from '../orders/orders';
+import { escapeLike, paginate } from '../platform/sql-fragments';
 
 /** A payment link as stored. */
 export type PaymentLinkRow = typeof paymentLinks.$inferSelect;
@@ -317,7 +317,7 @@ export async function listPaymentLinks(ctx: Pick<ServiceContext, 'db' | 'clock'>
   const column = query.sortBy === 'title' ? paymentLinks.title : query.sortBy === 'updatedAt' ? paymentLinks.updatedAt : paymentLinks.createdAt;
   const direction = query.sortOrder === 'asc' ? asc : desc;
   const [items, [{ total }]] = await Promise.all([
-    ctx.db.select().from(paymentLinks).where(where).orderBy(direction(column), direction(paymentLinks.id)).limit(query.limit).offset((query.page - 1) * query.limit),
+    paginate(ctx.db.select().from(paymentLinks).where(where).orderBy(direction(column), direction(paymentLinks.id)).$dynamic(), query),
     ctx.db.select({ total: count() }).from(paymentLinks).where(where),
   ]);
   return { items, total };

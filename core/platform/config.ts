@@ -41,6 +41,8 @@ export interface Config {
   /** DATABASE_POOL_SIZE: connections each process keeps to PostgreSQL; null: by kind (databasePoolSizeFor). */
   databasePoolSize: number | null;
   redisUrl: string;
+  /** REDIS_CLUSTER_NODES: seed nodes of a Redis Cluster (redis:// URLs); null: one Redis at REDIS_URL. */
+  redisClusterNodes: string[] | null;
   /** Prefix of every Redis key (queues, rate limits); tests use a fresh one per run. */
   redisPrefix: string;
   port: number;
@@ -69,7 +71,7 @@ export interface Config {
   /** Queues this worker process consumes; 'all' or a list of queue names. */
   workerQueues: 'all' | string[];
   dataDir: string;
-  /** Per-chain overrides: RPC_URLS_<CHAIN>, TOKEN_<CHAIN>_<CURRENCY>, CONFIRMATIONS_<CHAIN>, EXPLORER_TX_URL_<CHAIN>, ATTRIBUTION_SKEW_SECONDS_<CHAIN>. */
+  /** Per-chain overrides: RPC_URLS_<CHAIN>, TOKEN_<CHAIN>_<CURRENCY>, CONFIRMATIONS_<CHAIN>, EXPLORER_TX_URL_<CHAIN>, ATTRIBUTION_SKEW_SECONDS_<CHAIN>, HEAD_LAG_SECONDS(_<CHAIN>). */
   chainOverrides: Record<string, string>;
   webhooks: WebhookConfig;
   /**
@@ -189,10 +191,8 @@ type Env = Record<string, string | undefined>;
 /**
  * Database connections per process when DATABASE_POOL_SIZE is not set. An API process answers
  * with short statements, which postgres.js pipelines on busy connections, so a few connections
- * serve many requests; more only add backends contending for the same index pages and CPU. On a
- * 2-core machine (bench:orders, 10 HTTP connections) POST /orders ran at 0.45–0.51 of the
- * baseline with 10 connections and 0.53–0.70 with 5, with about 100 µs less Postgres CPU per order
- * at 4–5. A worker process runs jobs that hold a transaction across chain RPC calls (chain-scan,
+ * serve many requests; more only add backends contending for the same index pages and CPU
+ * (bench:orders; the figures are in scripts/bench/FINDINGS.md). A worker process runs jobs that hold a transaction across chain RPC calls (chain-scan,
  * 4 at a time) and keeps ten. The API's six are five for queries and the payment pages' LISTEN
  * connection (dedicatedConnectionsFor).
  */
@@ -265,7 +265,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const chainOverrides: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value && /^(RPC_URLS|RPC_WS_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|TRON_PRO_API_KEY|SOLANA_SCAN_MODE|RPC_REQUESTS_PER_SECOND)_[A-Z0-9_]+$/.test(name)) {
+    if (value && (/^(RPC_URLS|RPC_WS_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|HEAD_LAG_SECONDS|TRON_PRO_API_KEY|SOLANA_SCAN_MODE|RPC_REQUESTS_PER_SECOND)_[A-Z0-9_]+$/.test(name) || name === 'HEAD_LAG_SECONDS')) {
       chainOverrides[name] = value;
       if (name.startsWith('SOLANA_SCAN_MODE_') && !['blocks', 'addresses'].includes(value.trim())) {
         problems.push(`${name} must be blocks (a dedicated provider or own node) or addresses (public endpoints), got "${value}"`);
@@ -275,6 +275,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       }
       if (name.startsWith('EXPLORER_TX_URL_') && !/^https?:\/\/[^/\s]+\S*\{txHash\}/.test(value)) {
         problems.push(`${name} must be an http(s) URL containing {txHash}, e.g. https://etherscan.io/tx/{txHash}`);
+      }
+      if (name.startsWith('HEAD_LAG_SECONDS') && !/^\d{1,3}$/.test(value.trim())) {
+        problems.push(`${name} must be a whole number of seconds from 0 to 999 (got "${value}")`);
       }
       if (name.startsWith('ATTRIBUTION_SKEW_SECONDS_') && !/^\d{1,6}$/.test(value.trim())) {
         problems.push(`${name} must be a whole number of seconds from 0 to 999999 (got "${value}")`);
@@ -305,6 +308,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseUrl: read.url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/stablegate', ['postgres:', 'postgresql:']),
     databasePoolSize: read.integer('DATABASE_POOL_SIZE', null, 2, 200),
     redisUrl: read.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+    redisClusterNodes: parseRedisClusterNodes(env.REDIS_CLUSTER_NODES, problems),
     redisPrefix: read.pattern('REDIS_PREFIX', 'sg', /^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ or -'),
     port,
     shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_MS', 20_000, 1000, 600_000),
@@ -372,9 +376,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       bodyLimitBytes: read.integer('PUBLIC_WRITE_BODY_LIMIT_BYTES', 8 * 1024, 256, 1024 * 1024),
     },
     checkout: {
-      ordersPerIp: read.integer('CHECKOUT_ORDERS_PER_IP', 10, 1, 1_000_000),
+      ordersPerIp: read.integer('CHECKOUT_ORDERS_PER_IP', 10, 1, 100_000_000),
       ipWindowSeconds: read.integer('CHECKOUT_IP_WINDOW_SECONDS', 3600, 1, 86_400),
-      ordersPerLinkPerMinute: read.integer('CHECKOUT_ORDERS_PER_LINK_PER_MINUTE', 60, 1, 1_000_000),
+      ordersPerLinkPerMinute: read.integer('CHECKOUT_ORDERS_PER_LINK_PER_MINUTE', 60, 1, 100_000_000),
       poolReservePercent: read.integer('CHECKOUT_POOL_RESERVE_PERCENT', 20, 0, 99),
       poolReserveMin: read.integer('CHECKOUT_POOL_RESERVE_MIN', 5, 0, 1_000_000),
     },
@@ -527,4 +531,28 @@ class EnvReader {
     }
     return v;
   }
+}
+
+/**
+ * REDIS_CLUSTER_NODES: comma-separated seed nodes of a Redis Cluster, `host:port` or
+ * `redis://[user:password@]host:port` (`rediss://` for TLS); the client finds the other nodes itself.
+ */
+function parseRedisClusterNodes(text: string | undefined, problems: string[]): string[] | null {
+  if (!text?.trim()) return null;
+  const nodes: string[] = [];
+  for (const raw of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const withScheme = /^[a-z]+:\/\//.test(raw) ? raw : `redis://${raw}`;
+    let url: URL | null = null;
+    try {
+      url = new URL(withScheme);
+    } catch {
+      url = null;
+    }
+    if (!url || !['redis:', 'rediss:'].includes(url.protocol) || !url.hostname || !url.port) {
+      problems.push(`REDIS_CLUSTER_NODES must list host:port or redis://host:port entries separated by commas (got "${raw}")`);
+      return null;
+    }
+    nodes.push(url.toString());
+  }
+  return nodes.length ? nodes : null;
 }

@@ -11,8 +11,10 @@ import type { Logger } from './logger';
  * backend died) neither closes nor errors for minutes: only a round trip tells it is alive.
  */
 export const DEFAULT_LISTEN_DEADLINE_MS = 2000;
-/** Seconds between attempts to listen again while Postgres cannot be reached. */
+/** Time between attempts to listen again while Postgres cannot be reached. */
 const RELISTEN_DELAY_MS = 1000;
+/** How long one attempt to listen may take (postgres.js's connect_timeout ends at the handshake, not at the LISTEN's answer). */
+const LISTEN_ATTEMPT_DEADLINE_MS = 10_000;
 /** Every payload starting with this is a listener's ping, never a message of the channel. */
 const PING_PREFIX = '~listener-ping:';
 
@@ -157,7 +159,13 @@ export async function listenToChannel(options: ChannelListenerOptions, handlers:
       if (old) void old.end({ timeout: 0 }).catch(() => {});
       while (!closed) {
         try {
-          await connect();
+          await withDeadline(connect(), LISTEN_ATTEMPT_DEADLINE_MS, () => {
+            // Connected, then silent before the LISTEN was answered: drop it and try again.
+            const stuck = connection;
+            connection = null;
+            generation++;
+            if (stuck) void stuck.end({ timeout: 0 }).catch(() => {});
+          });
           break;
         } catch (err) {
           if (!unreachableReported) {
@@ -212,4 +220,22 @@ export async function listenToChannel(options: ChannelListenerOptions, handlers:
       await sql?.end({ timeout: 5 });
     },
   };
+}
+
+/** `work`, or a rejection after `ms` (calling `onTimeout` first). */
+async function withDeadline<T>(work: Promise<T>, ms: number, onTimeout: () => void): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      onTimeout();
+      reject(new Error(`no answer to LISTEN within ${ms} ms`));
+    }, ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+    work.catch(() => {});
+  }
 }

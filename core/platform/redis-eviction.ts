@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 import { ConfigError, type Config } from './config';
 import type { Logger } from './logger';
 import type { PlatformMemory } from './process-memory';
@@ -15,7 +15,7 @@ export interface EvictionCheck {
   fit: EvictionFit;
 }
 
-export async function readEvictionPolicy(redis: Redis): Promise<EvictionCheck> {
+export async function readEvictionPolicy(redis: RedisClient): Promise<EvictionCheck> {
   try {
     const info = await redis.info('memory');
     const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1] ?? null;
@@ -38,7 +38,7 @@ export function evictionHealth(check: EvictionCheck): 'ok' | 'degraded' | 'unkno
  * what was logged is kept on it, `memory.reportedEvictionPolicy`).
  */
 export async function checkRedisFitForQueues(
-  redis: Redis,
+  redis: RedisClient,
   ctx: { config: Pick<Config, 'network' | 'allowRedisEviction'>; logger: Logger; memory: Pick<PlatformMemory, 'reportedEvictionPolicy'> },
 ): Promise<EvictionCheck> {
   const { config, logger, memory } = ctx;

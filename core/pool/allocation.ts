@@ -198,9 +198,9 @@ export function takeAddressesForOrdersCtes(input: {
 }
 
 /**
- * The highest block of every chain the scanners had seen, recorded on a new assignment: the
- * clock-skew attribution rule (core/detection/attribution.ts) reads it, so a live scan and a
- * catch-up decide from the same stored fact.
+ * The highest block of every chain the scanners had recorded, kept on a new assignment for
+ * operators reading it. Attribution no longer reads it (core/detection/attribution.ts decides from
+ * chain_head_observations, which say when each head was seen).
  */
 export const HEADS_SEEN_SQL = sql.raw(
   `(select coalesce(jsonb_object_agg(chain_id, head_number), '{}'::jsonb) from chain_checkpoints where head_number is not null)`,
@@ -369,12 +369,15 @@ async function takeNextAvailable(
 }
 
 /**
- * Ends the address's open assignment and starts its cooldown. Idempotent: an address with no
- * open assignment is left as it is.
+ * Ends the address's open assignment and starts its cooldown: the configured minutes, never less
+ * than `minimumCooldownSeconds` (the effective minimum S of the address's chains,
+ * ChainRegistry.minimumCooldownSeconds): two holders of an address are always at least S apart,
+ * which keeps every hand-over decidable by attribution (core/detection/attribution.ts). Idempotent:
+ * an address with no open assignment is left as it is.
  */
 export async function releasePoolAddress(
   tx: Tx,
-  input: { poolAddressId: number; now: Date; cooldownMinutes: number },
+  input: { poolAddressId: number; now: Date; cooldownMinutes: number; minimumCooldownSeconds?: number },
 ): Promise<boolean> {
   const ended = await tx
     .update(addressAssignments)
@@ -382,13 +385,14 @@ export async function releasePoolAddress(
     .where(and(eq(addressAssignments.poolAddressId, input.poolAddressId), isNull(addressAssignments.endedAt)))
     .returning({ id: addressAssignments.id });
   if (ended.length === 0) return false;
-  const cooldownUntil = new Date(input.now.getTime() + input.cooldownMinutes * 60_000);
+  const cooldownMs = Math.max(input.cooldownMinutes * 60_000, (input.minimumCooldownSeconds ?? 0) * 1000);
+  const cooldownUntil = new Date(input.now.getTime() + cooldownMs);
   await tx
     .update(poolAddresses)
     .set(
-      input.cooldownMinutes > 0
+      cooldownMs > 0
         ? { status: 'cooldown', cooldownUntil, updatedAt: input.now }
-        : // No cooldown configured: allocatable at once, as a recycled address.
+        : // No cooldown at all: allocatable at once, as a recycled address.
           { status: 'available', cooldownUntil: null, recycledAt: input.now, updatedAt: input.now },
     )
     .where(eq(poolAddresses.id, input.poolAddressId));
@@ -398,12 +402,12 @@ export async function releasePoolAddress(
 /**
  * Release with the organization's configured cooldown for the reason: `order` (completed or
  * expired order: address_pool.cooldown_minutes) or `unbind` (deposit reference unbound:
- * address_pool.unbind_cooldown_minutes).
+ * address_pool.unbind_cooldown_minutes), raised to `minimumCooldownSeconds` (S) when below it.
  */
 export async function releasePoolAddressFor(
   tx: Tx,
-  input: { poolAddressId: number; organizationId: string; reason: ReleaseReason; now: Date },
+  input: { poolAddressId: number; organizationId: string; reason: ReleaseReason; now: Date; minimumCooldownSeconds: number },
 ): Promise<boolean> {
   const cooldownMinutes = await cooldownMinutesFor(tx, input.organizationId, input.reason);
-  return releasePoolAddress(tx, { poolAddressId: input.poolAddressId, now: input.now, cooldownMinutes });
+  return releasePoolAddress(tx, { poolAddressId: input.poolAddressId, now: input.now, cooldownMinutes, minimumCooldownSeconds: input.minimumCooldownSeconds });
 }

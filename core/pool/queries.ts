@@ -2,6 +2,7 @@ import { and, asc, count, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { addressAssignments, poolAddresses } from '../../db/schema';
 import { PROTOCOLS, type Protocol } from '../chains/registry';
+import { paginate } from '../platform/sql-fragments';
 
 /** Read side of the pool: status counts and the address list, always of one organization. */
 
@@ -80,14 +81,16 @@ export async function listPoolAddresses(db: DbOrTx, organizationId: string, q: P
   const dir = q.sortOrder === 'asc' ? asc : desc;
   const column = SORT_COLUMNS[q.sortBy];
   const [rows, [{ n }]] = await Promise.all([
-    db
-      .select({ p: poolAddresses, a: { kind: addressAssignments.kind, orderId: addressAssignments.orderId, depositBindingId: addressAssignments.depositBindingId } })
-      .from(poolAddresses)
-      .leftJoin(addressAssignments, and(eq(addressAssignments.poolAddressId, poolAddresses.id), isNull(addressAssignments.endedAt)))
-      .where(where)
-      .orderBy(q.sortBy === 'recycledAt' ? sql`${column} ${sql.raw(q.sortOrder)} nulls last` : dir(column), dir(poolAddresses.id))
-      .limit(q.limit)
-      .offset((q.page - 1) * q.limit),
+    paginate(
+      db
+        .select({ p: poolAddresses, a: { kind: addressAssignments.kind, orderId: addressAssignments.orderId, depositBindingId: addressAssignments.depositBindingId } })
+        .from(poolAddresses)
+        .leftJoin(addressAssignments, and(eq(addressAssignments.poolAddressId, poolAddresses.id), isNull(addressAssignments.endedAt)))
+        .where(where)
+        .orderBy(q.sortBy === 'recycledAt' ? sql`${column} ${sql.raw(q.sortOrder)} nulls last` : dir(column), dir(poolAddresses.id))
+        .$dynamic(),
+      q,
+    ),
     db.select({ n: count() }).from(poolAddresses).where(where),
   ]);
   const items = rows.map(({ p, a }) => ({
@@ -110,4 +113,26 @@ export async function listPoolAddresses(db: DbOrTx, organizationId: string, q: P
           : null,
   }));
   return { items, total: Number(n) };
+}
+
+/**
+ * Available addresses of one organization's protocol, counted up to `cap` only (a guard that needs
+ * to know "more than n free?" reads at most n + 1 index entries, whatever the pool's size).
+ */
+export async function countAvailableUpTo(db: DbOrTx, organizationId: string, protocol: Protocol, cap: number): Promise<number> {
+  const [row] = await db.execute<{ n: number }>(sql`
+    select count(*)::int as n from (
+      select 1 from ${poolAddresses}
+      where ${poolAddresses.organizationId} = ${organizationId} and ${poolAddresses.protocol} = ${protocol} and ${poolAddresses.status} = 'available'
+      limit ${cap}) capped`);
+  return Number(row.n);
+}
+
+/** Every address of one organization's protocol, whatever its status. */
+export async function countPoolAddresses(db: DbOrTx, organizationId: string, protocol: Protocol): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(poolAddresses)
+    .where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, protocol)));
+  return Number(row.n);
 }

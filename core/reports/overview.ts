@@ -47,12 +47,12 @@ export async function organizationOverview(db: DbOrTx, registry: ChainRegistry, 
   const orderRows = await db.execute<{ currency: string; chain_id: string; day: string; n: string; total: string }>(sql`
     select currency, chain_id, to_char(date_trunc('day', completed_at at time zone 'UTC'), 'YYYY-MM-DD') as day, count(*) as n, sum(amount_received)::text as total
     from orders
-    where organization_id = ${organizationId} and created_at >= ${createdSince} and status = 'completed' and completed_at >= ${since}
+    where organization_id = ${organizationId} and created_at >= ${createdSince.toISOString()}::timestamptz and status = 'completed' and completed_at >= ${since.toISOString()}::timestamptz
     group by 1, 2, 3`);
   const depositRows = await db.execute<{ currency: string; chain_id: string; day: string; n: string; total: string }>(sql`
     select t.currency, t.chain_id, to_char(date_trunc('day', d.confirmed_at at time zone 'UTC'), 'YYYY-MM-DD') as day, count(*) as n, sum(t.amount)::text as total
     from deposits d join transfers t on t.id = d.transfer_id
-    where d.organization_id = ${organizationId} and d.detected_at >= ${createdSince} and d.confirmed_at >= ${since}
+    where d.organization_id = ${organizationId} and d.created_at >= ${createdSince.toISOString()}::timestamptz and d.confirmed_at >= ${since.toISOString()}::timestamptz
     group by 1, 2, 3`);
 
   const dayOf = (d: Date) => d.toISOString().slice(0, 10);

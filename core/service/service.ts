@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '../platform/logger';
 import { createDb, type DbHandle } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
 import { lazyJobQueue } from '../jobs/bullmq-job-queue';
+import { queuePrefixOf, redisTargetOf } from '../platform/redis';
 import { loadLocalChainState } from '../chains/evm/local-chain-state';
 import { loadTronLocalState } from '../chains/tron/tron-local-state';
 import { loadSolanaLocalState } from '../chains/solana/solana-local-state';
@@ -50,7 +51,7 @@ export async function createService(
   }
   // The API and worker tiers replace `jobs` with one on their own Redis connection; this one
   // connects only if something else enqueues.
-  const jobs = lazyJobQueue(config.redisUrl, config.redisPrefix);
+  const jobs = lazyJobQueue(redisTargetOf(config), queuePrefixOf(config));
   const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger, jobs, detection: new DetectionState(), memory: newProcessMemory(config) };
   // The local chain's deployed tokens (and RPC URL) are learnt at run time: every process loads them.
   if (config.network === 'local') {

@@ -3,8 +3,10 @@ import type { DbOrTx } from '../../db/client';
 import { depositBindings, deposits, orders, transfers } from '../../db/schema';
 import { PROTOCOLS } from '../chains/registry';
 import { CHAIN_DEFINITIONS } from '../chains/chains.data';
+import { faceValueSql } from '../platform/sql-fragments';
 import { normalizeAddress } from '../chains/addresses';
 import { notFound } from '../platform/errors';
+import { paginate } from '../platform/sql-fragments';
 
 /**
  * Reading transfers (GET /transfers): the one record of on-chain token movements into pool
@@ -66,22 +68,17 @@ export async function getTransfer(db: DbOrTx, organizationId: string, transferId
   return row;
 }
 
-/**
- * Amounts of different tokens at face value (1 DAI, 18 decimals, equals 1 USDT, 6): base units
- * scaled to the largest decimals of the chain table. Exact numeric arithmetic.
- */
-function amountAtFaceValue(): SQL {
-  const tokens = CHAIN_DEFINITIONS.flatMap((d) => Object.values(d.tokens).flatMap((t) => (t ? [{ chainId: d.chainId, currency: t.currency, decimals: t.decimals }] : [])));
-  const max = Math.max(0, ...tokens.map((t) => t.decimals));
-  const cases = tokens.map((t) => sql`when ${transfers.chainId} = ${t.chainId} and ${transfers.currency} = ${t.currency} then ${transfers.amount} * ${sql.raw(`1${'0'.repeat(max - t.decimals)}`)}::numeric`);
-  return cases.length ? sql`(case ${sql.join(cases, sql` `)} else ${transfers.amount} end)` : sql`${transfers.amount}`;
-}
+/** Amounts of different tokens at face value (1 DAI, 18 decimals, equals 1 USDT, 6), over the chain table's tokens. */
+const AMOUNT_AT_FACE_VALUE = faceValueSql(
+  { amount: transfers.amount, chainId: transfers.chainId, currency: transfers.currency },
+  CHAIN_DEFINITIONS.flatMap((d) => Object.values(d.tokens).flatMap((t) => (t ? [{ chainId: d.chainId, currency: t.currency, decimals: t.decimals }] : []))),
+);
 
 const SORT_COLUMNS = {
   detectedAt: transfers.detectedAt,
   // The spec's name for when the transfer was recorded: detectedAt.
   createdAt: transfers.detectedAt,
-  amount: amountAtFaceValue(),
+  amount: AMOUNT_AT_FACE_VALUE,
   blockNumber: transfers.blockNumber,
   blockTimestamp: transfers.blockTimestamp,
   confirmedAt: transfers.confirmedAt,
@@ -104,11 +101,13 @@ export async function listTransfers(
   const filter = and(...where);
   const column = SORT_COLUMNS[q.sortBy];
   const direction = q.sortOrder === 'asc' ? asc : desc;
-  const rows = await selectTransfers(db)
-    .where(filter)
-    .orderBy(q.sortOrder === 'asc' ? sql`${column} asc nulls last` : sql`${column} desc nulls last`, direction(transfers.id))
-    .limit(q.limit)
-    .offset((q.page - 1) * q.limit);
+  const rows = await paginate(
+    selectTransfers(db)
+      .where(filter)
+      .orderBy(q.sortOrder === 'asc' ? sql`${column} asc nulls last` : sql`${column} desc nulls last`, direction(transfers.id))
+      .$dynamic(),
+    q,
+  );
   const [{ total }] = await db
     .select({ total: count() })
     .from(transfers)

@@ -2,6 +2,7 @@ import { and, count, desc, eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { auditLog } from '../../db/schema';
 import { newId } from '../platform/ids';
+import { paginate } from '../platform/sql-fragments';
 
 /**
  * The audit log of security-relevant and settings changes: who (the user's e-mail), what, when and
@@ -40,13 +41,7 @@ export async function recordAudit(db: DbOrTx, entry: AuditEntry): Promise<void> 
 export async function listAudit(db: DbOrTx, organizationId: string, page: { page: number; limit: number }): Promise<{ items: AuditView[]; total: number }> {
   const where = eq(auditLog.organizationId, organizationId);
   const [{ n }] = await db.select({ n: count() }).from(auditLog).where(where);
-  const rows = await db
-    .select()
-    .from(auditLog)
-    .where(and(where))
-    .orderBy(desc(auditLog.createdAt), desc(auditLog.id))
-    .limit(page.limit)
-    .offset((page.page - 1) * page.limit);
+  const rows = await paginate(db.select().from(auditLog).where(and(where)).orderBy(desc(auditLog.createdAt), desc(auditLog.id)).$dynamic(), page);
   return {
     items: rows.map((r) => ({ ...r, detail: (r.detail as Record<string, unknown> | null) ?? null })),
     total: n,

@@ -31,7 +31,17 @@ export const transferSchema = Type.Object({
     description:
       'dropped: its block was orphaned by a reorganisation before confirmation; never credited. reorged: confirmed, then its block was orphaned deeper than the required confirmations; the credit stays (confirmed again if the transaction is mined again)',
   }),
-  attribution: Nullable(StringEnum(['order', 'deposit']), { description: 'null: the address was held by nobody at the block time (recorded, never credited)' }),
+  attribution: Nullable(StringEnum(['order', 'deposit']), {
+    description: 'null: attributed to nobody (recorded, never credited); unattributedReason says why',
+  }),
+  unattributedReason: Nullable(StringEnum(['no_holder', 'undecidable']), {
+    description:
+      'Why attribution is null. no_holder: the block was mined while nobody held the address (before it was first handed out, or after its holder ended: cooling down or back in the pool; a payment after an order completed or expired). undecidable: the block may have been mined before or after the address changed hands and the service cannot tell (its scanner was stalled or behind, or the workers were down, while the address was handed out; or it was mined in the last moments of an assignment and seen only after it ended). Never credited to a guess; the merchant decides (refund or settle by hand). null when attributed',
+  }),
+  minedAfter: NullableDateTime({
+    description: 'Evidence of when the block was mined: the last time the service saw the chain head below it (null: never). Attribution compares it with when the address changed hands; block timestamps are not used',
+  }),
+  minedBy: NullableDateTime({ description: 'Evidence of when the block was mined: the first time the service knew a head at or past it' }),
   orderId: Nullable(Type.String()),
   orderReference: Nullable(Type.String()),
   depositReference: Nullable(Type.String()),
@@ -68,6 +78,9 @@ export function presentTransfer(registry: ChainRegistry, r: TransferRecord): Tra
     requiredConfirmations: r.orderRequired ?? r.depositRequired ?? registry.get(t.chainId)?.orderConfirmations ?? null,
     status: t.status,
     attribution: t.orderId ? 'order' : t.depositBindingId ? 'deposit' : null,
+    unattributedReason: t.orderId || t.depositBindingId ? null : (t.unattributedReason ?? null),
+    minedAfter: t.minedAfter?.toISOString() ?? null,
+    minedBy: t.minedBy?.toISOString() ?? null,
     orderId: t.orderId,
     orderReference: r.orderReference ?? null,
     depositReference: r.depositReference ?? null,

@@ -10,6 +10,7 @@ import { newId } from '../platform/ids';
 import type { Caller } from '../organizations/organizations';
 import { decryptSecret, encryptSecret, randomToken } from '../platform/secrets';
 import { assertWebhookUrlAllowed } from './url-guard';
+import { paginate } from '../platform/sql-fragments';
 
 /** What webhook domain operations need from the service context. */
 export interface WebhookDeps {
@@ -100,13 +101,15 @@ export async function listWebhookEndpoints(
 ): Promise<{ items: WebhookEndpointView[]; total: number }> {
   const where = and(eq(webhookEndpoints.organizationId, caller.organizationId), isNull(webhookEndpoints.deletedAt));
   const [{ n }] = await db.select({ n: count() }).from(webhookEndpoints).where(where);
-  const rows = await db
-    .select()
-    .from(webhookEndpoints)
-    .where(where)
-    .orderBy(...sortedBy(page.sortOrder ?? 'asc', page.sortBy === 'url' ? webhookEndpoints.url : webhookEndpoints.createdAt, webhookEndpoints.id))
-    .limit(page.limit)
-    .offset((page.page - 1) * page.limit);
+  const rows = await paginate(
+    db
+      .select()
+      .from(webhookEndpoints)
+      .where(where)
+      .orderBy(...sortedBy(page.sortOrder ?? 'asc', page.sortBy === 'url' ? webhookEndpoints.url : webhookEndpoints.createdAt, webhookEndpoints.id))
+      .$dynamic(),
+    page,
+  );
   return { items: rows.map(toView), total: Number(n) };
 }
 

@@ -9,6 +9,7 @@ import { emitEvent } from '../events/events';
 import type { DeliveryJob } from './delivery-types';
 import { fanOutEvents } from './relay';
 import type { WebhookDeps } from './endpoints';
+import { paginate } from '../platform/sql-fragments';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
@@ -73,13 +74,15 @@ export async function listWebhookEvents(db: DbOrTx, caller: Caller, q: EventList
   }
   const where = and(...conditions);
   const [{ n }] = await db.select({ n: count() }).from(events).where(where);
-  const rows = await db
-    .select()
-    .from(events)
-    .where(where)
-    .orderBy(...sortedBy(q.sortOrder ?? 'desc', q.sortBy === 'type' ? events.type : events.createdAt, events.id))
-    .limit(q.limit)
-    .offset((q.page - 1) * q.limit);
+  const rows = await paginate(
+    db
+      .select()
+      .from(events)
+      .where(where)
+      .orderBy(...sortedBy(q.sortOrder ?? 'desc', q.sortBy === 'type' ? events.type : events.createdAt, events.id))
+      .$dynamic(),
+    q,
+  );
   return { items: await withDeliveries(db, rows), total: Number(n) };
 }
 

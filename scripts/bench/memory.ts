@@ -31,6 +31,7 @@ import { createWebhookEndpoint } from '../../core/webhooks/endpoints';
 import { createDb } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
 import { poolAddresses } from '../../db/schema';
+import { createQueues, closeQueues } from '../../core/jobs/catalog';
 import { autocannon, runBench } from './bench-kit';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -53,14 +54,19 @@ const PREFIX = `sgb_${RUN}`;
 type ProcessKind = 'api' | 'worker' | 'all';
 const ENTRIES: Record<ProcessKind, string> = { api: 'api/main', worker: 'workers/main', all: 'scripts/start' };
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
+/** Free ports, held until all are found (two asked one after the other could be the same). */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: count }, () => new Promise<net.Server>((resolve) => {
+      const s = net.createServer();
+      s.listen(0, '127.0.0.1', () => resolve(s));
+    })),
+  );
+  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  return ports;
+}
+const freePort = async () => (await freePorts(1))[0];
 
 /** CPU time (user + system) the process has used: start-up cost on a machine whose wall clock is shared. */
 const cpuMs = (pid: number) => {
@@ -96,7 +102,7 @@ interface Running {
 }
 
 async function start(kind: ProcessKind, mode: 'tsx' | 'dist', env: Record<string, string>): Promise<Running> {
-  const [port, metricsPort] = [await freePort(), await freePort()];
+  const [port, metricsPort] = await freePorts(2);
   const args = mode === 'tsx' ? ['--import', 'tsx', `${ENTRIES[kind]}.ts`] : ['--enable-source-maps', `dist/${ENTRIES[kind]}.js`];
   const snapshot = SNAPSHOT_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${SNAPSHOT_DIR}`] : [];
   const t0 = performance.now();
@@ -160,7 +166,46 @@ async function peakRssDuring(pid: number, work: () => Promise<void>): Promise<nu
   return Math.max(peak, rssMb(pid));
 }
 
+/**
+ * Redis memory per 10,000 waiting jobs: a private redis-server (nothing else in it), 10,000
+ * webhook-delivery jobs added as the relay adds them, no worker; INFO memory before and after.
+ */
+async function redisMemoryPerWaitingJobs(): Promise<string> {
+  const port = await freePort();
+  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const redis = createProducerRedis(`redis://127.0.0.1:${port}`);
+  redis.on('error', () => {}); // until it is up, and as it stops
+  try {
+    for (let i = 0; redis.status !== 'ready'; i++) {
+      if (i > 100) throw new Error('private redis-server did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const used = async () => Number(/^used_memory:(\d+)/m.exec(await redis.info('memory'))![1]);
+    const queues = createQueues(redis, 'sg');
+    await queues['webhook-delivery'].add('warm-up', { deliveryId: 'whd_warmup', attempt: 1 }, { jobId: 'webhook-delivery-warmup' });
+    const before = await used();
+    for (let i = 0; i < 10_000; i += 500) {
+      await queues['webhook-delivery'].addBulk(
+        Array.from({ length: 500 }, (_, k) => {
+          const deliveryId = `whd_${randomBytes(13).toString('hex')}`;
+          return { name: 'deliver', data: { deliveryId, attempt: 1 }, opts: { jobId: `webhook-delivery-${deliveryId}-1` } };
+        }),
+      );
+    }
+    const after = await used();
+    await closeQueues(queues);
+    return `Redis memory per 10,000 waiting webhook-delivery jobs: ${((after - before) / 1048576).toFixed(1)} MB (${Math.round((after - before) / 10_000)} bytes a job)`;
+  } finally {
+    redis.disconnect();
+    server.kill('SIGTERM');
+  }
+}
+
 async function main() {
+  if (process.env.BENCH_REDIS_ONLY) {
+    console.log(await redisMemoryPerWaitingJobs());
+    return;
+  }
   if (MODES.includes('dist') && !existsSync(path.join(ROOT, 'dist/api/main.js'))) throw new Error('dist/ is missing: run npm run build first');
   if (SNAPSHOT_DIR) mkdirSync(SNAPSHOT_DIR, { recursive: true });
   await runMigrations(DB_URL);
@@ -224,16 +269,17 @@ async function main() {
     const deliveryBurst = async () => {
       received.clear();
       const ids: string[] = [];
+      const t0 = Date.now();
       for (let i = 0; i < DELIVERIES; i += 500) {
         const batch = await dbHandle.db.transaction((tx) => Promise.all(Array.from({ length: Math.min(500, DELIVERIES - i) }, (_, k) => emitEvent(tx, { organizationId, type: 'order.completed', data: { orderId: `ord_mem_${i + k}`, amount: '10.5' } }))));
         ids.push(...batch.map((e) => e.id));
       }
-      const t0 = Date.now();
       while (ids.some((id) => !received.has(id))) {
         if (Date.now() - t0 > 600_000) throw new Error(`only ${received.size} of ${DELIVERIES} delivered`);
         await new Promise((r) => setTimeout(r, 50));
       }
-      return `${DELIVERIES} deliveries in ${((Date.now() - t0) / 1000).toFixed(1)} s`;
+      const s = (Date.now() - t0) / 1000;
+      return `${DELIVERIES} deliveries in ${s.toFixed(1)} s from the first event written (${Math.round(DELIVERIES / s)}/s)`;
     };
 
     for (const kind of PROCESSES) {
@@ -259,6 +305,7 @@ async function main() {
         console.log(`${kind.padEnd(6)} ${mode.padEnd(4)}: healthy in ${row[2]}; idle RSS ${row[3]} (heap used ${row[4]}); under load peak RSS ${row[5]}, after ${row[6]} (heap used ${row[7]}); load: ${load}`);
       }
     }
+    console.log(await redisMemoryPerWaitingJobs());
     console.log('\n| process | run from | start to healthy (CPU) | idle RSS | idle heap used | peak RSS under load | RSS after load | heap used after | load |');
     console.log('|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) console.log(`| ${r.join(' | ')} |`);

@@ -11,6 +11,11 @@
  *   committed transaction, as the confirmations job does); the time until the status endpoint
  *   shows `paid` is measured. Target < 1 s.
  * - GET /pay/<token> (the full page, QR code included) throughput, for reference.
+ * - The payment links' checkout (issue 28): GET /l/<slug> (the page) and POST /l/<slug>/orders
+ *   (a form post through the public write kit that makes an order, 303 to its payment page):
+ *   req/s saturated at BENCH_CHECKOUT_CONNECTIONS (20) and p99 at BENCH_CHECKOUT_RATE (200 req/s)
+ *   offered, BENCH_CHECKOUT_DURATION (5 s) each. The checkout budgets are raised for the run (still
+ *   counted in Redis); every post takes a pool address, so the pool gets BENCH_CHECKOUT_POOL (8,000).
  * The load generator (autocannon) runs in a child process of its own, on the same cores, alive for
  * the whole bench so that the warm-up also warms the generator that measures.
  *
@@ -36,6 +41,7 @@ import { newId } from '../../core/platform/ids';
 import { createOrganization } from '../../core/organizations/organizations';
 import { createOrder } from '../../core/orders/orders';
 import { recomputeOrder } from '../../core/orders/order-state';
+import { createPaymentLink, getPaymentLink, publishPaymentLink } from '../../core/payment-links/links';
 import { createService } from '../../core/service/service';
 import { startApi } from '../../api/server';
 import { orders, poolAddresses, transfers } from '../../db/schema';
@@ -48,6 +54,10 @@ const ORDER_COUNT = Number(process.env.BENCH_ORDERS ?? 1000);
 /** The throughput the status endpoint must sustain, and the offered load its p99 is measured at. */
 const TARGET_RATE = Number(process.env.BENCH_RATE ?? 2000);
 const CHANGES = 5;
+const CHECKOUT_CONNECTIONS = Number(process.env.BENCH_CHECKOUT_CONNECTIONS ?? 20);
+const CHECKOUT_RATE = Number(process.env.BENCH_CHECKOUT_RATE ?? 200);
+const CHECKOUT_DURATION_S = Number(process.env.BENCH_CHECKOUT_DURATION ?? 5);
+const CHECKOUT_POOL = Number(process.env.BENCH_CHECKOUT_POOL ?? 8000);
 const randomAddress = () => getAddress(hexlify(randomBytes(20)));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const line = (name: string, r: AutocannonResult) => resultLine(name, r, 44);
@@ -126,6 +136,8 @@ async function main(): Promise<void> {
     TOKEN_ETHEREUM_LOCAL_USDT: randomAddress(),
     // Raised for the run, not removed: every request is still counted in Redis.
     PAGE_RATE_LIMIT_PER_MINUTE: '100000000',
+    CHECKOUT_ORDERS_PER_IP: '100000000',
+    CHECKOUT_ORDERS_PER_LINK_PER_MINUTE: '100000000',
     ...(process.env.DATABASE_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE } : {}),
   });
   const logger = createLogger('silent');
@@ -141,6 +153,17 @@ async function main(): Promise<void> {
         createdAt: new Date(Date.now() - 60_000 + i),
       })),
     );
+    for (let i = 0; i < CHECKOUT_POOL; i += 2000) {
+      await ctx.db.insert(poolAddresses).values(
+        Array.from({ length: Math.min(2000, CHECKOUT_POOL - i) }, (_, j) => ({
+          organizationId, protocol: 'evm' as const, address: randomAddress(), mode: 'self_managed' as const, status: 'available' as const,
+          createdAt: new Date(Date.now() - 30_000 + i + j),
+        })),
+      );
+    }
+    const link = await publishPaymentLink(ctx, organizationId, (await createPaymentLink(ctx, organizationId, {
+      title: 'Bench T-shirt', description: 'Size M', amount: '12.5', currencies: [{ currency: 'USDT', chainId: 'ethereum-local' }],
+    })).id);
     const created: OrderRow[] = [];
     for (let i = 0; i < ORDER_COUNT; i++) {
       created.push(await createOrder(ctx, organizationId, { orderReference: `bench-${i}`, amount: '25.5', currency: 'USDT', chainId: 'ethereum-local', paymentWindowMinutes: 120, successUrl: 'https://shop.example/ok' }));
@@ -232,6 +255,29 @@ async function main(): Promise<void> {
     const pageRun = await load('', DURATION_S);
     const [check] = await ctx.db.select({ status: orders.status }).from(orders).where(eq(orders.id, created[0].id));
 
+    // The checkout: its page, and its post (each one an order and a pool address).
+    const checkoutPath = `/l/${link.slug}`;
+    const checkout = (method: 'GET' | 'POST', duration: number, overallRate?: number) =>
+      generator.run({
+        url: base,
+        connections: CHECKOUT_CONNECTIONS,
+        duration,
+        ...(overallRate ? { overallRate } : {}),
+        requests: [
+          method === 'GET'
+            ? { method, path: checkoutPath }
+            : { method, path: `${checkoutPath}/orders`, headers: { 'content-type': 'application/x-www-form-urlencoded', origin: base }, body: 'choice=USDT%40ethereum-local' },
+        ],
+      });
+    await checkout('GET', 1); // warm-up
+    const checkoutPage = await checkout('GET', CHECKOUT_DURATION_S);
+    const checkoutPageAtRate = await checkout('GET', CHECKOUT_DURATION_S, CHECKOUT_RATE);
+    const ordersBefore = (await getPaymentLink(ctx.db, organizationId, link.id)).ordersCreated;
+    const checkoutPost = await checkout('POST', CHECKOUT_DURATION_S);
+    const checkoutPostAtRate = await checkout('POST', CHECKOUT_DURATION_S, CHECKOUT_RATE);
+    const ordersMade = (await getPaymentLink(ctx.db, organizationId, link.id)).ordersCreated - ordersBefore;
+    const answered303 = (r: AutocannonResult) => (r as unknown as { '3xx'?: number })['3xx'] ?? 0;
+
     process.stdout.write(`${line('GET /pay/<token>/status, saturated', status)}   target ≥ ${TARGET_RATE} req/s\n`);
     process.stdout.write(`${line(`GET /pay/<token>/status at ${TARGET_RATE} req/s offered`, statusAtTarget)}   target p99 < 20 ms\n`);
     process.stdout.write(`  ${cpuLine(cpuBefore, cpuAfter, status.requests.total)}\n`);
@@ -248,6 +294,13 @@ async function main(): Promise<void> {
       `committed payment → status shows paid  max ${Math.max(...visibleMs).toFixed(0)} ms (of ${CHANGES}: ${visibleMs.map((v) => v.toFixed(0)).join(', ')} ms)   target < 1000 ms (order 0 now ${check.status})\n`,
     );
     process.stdout.write(`${line('GET /pay/<token> (full page)', pageRun)}\n`);
+    process.stdout.write(`${line('GET /l/<slug> (checkout page), saturated', checkoutPage)}\n`);
+    process.stdout.write(`${line(`GET /l/<slug> at ${CHECKOUT_RATE} req/s offered`, checkoutPageAtRate)}\n`);
+    process.stdout.write(`${line('POST /l/<slug>/orders (checkout), saturated', checkoutPost)}\n`);
+    process.stdout.write(`${line(`POST /l/<slug>/orders at ${CHECKOUT_RATE} req/s offered`, checkoutPostAtRate)}\n`);
+    process.stdout.write(
+      `  checkout posts answered 303 (an order each): ${answered303(checkoutPost)} + ${answered303(checkoutPostAtRate)}; orders made from the link: ${ordersMade} (${CHECKOUT_CONNECTIONS} connections, ${CHECKOUT_DURATION_S} s per run)\n`,
+    );
   } finally {
     loadGenerator?.close();
     await api?.close().catch(() => {});

@@ -12,7 +12,7 @@ import { currentRangeSize, scanChain, scanChainOnce } from '../../core/detection
 import { bindDepositReference, unbindDepositReference } from '../../core/deposits/bindings';
 import { setConfigValue } from '../../core/organizations/org-config';
 import { createOrder } from '../../core/orders/orders';
-import { chainCheckpoints, events, orders, transfers } from '../../db/schema';
+import { chainCheckpoints, deposits, events, orders, transfers } from '../../db/schema';
 import { createTestOrg, testContext } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
 import { MemoryChain, newTxHash } from './memory-chain';
@@ -123,7 +123,7 @@ describe('detection core with an in-memory chain', function () {
     expect(Object.values(await statusByBlock())).to.deep.equal(['confirmed', 'confirmed', 'confirmed']);
   });
 
-  it('a reorg drops the pending transfers of orphaned blocks and records the re-mined transaction', async () => {
+  it('a reorg drops the pending transfers of orphaned blocks; the re-mined transaction is the same row, pending again', async () => {
     const { ctx, chain } = setUp();
     const org = await createTestOrg('memory org 4');
     const [to] = await seedPoolAddresses(org.organizationId, 'evm', 1);
@@ -136,11 +136,42 @@ describe('detection core with an in-memory chain', function () {
     chain.mine([{ txHash: tx, to, amount: 11n }]);
     const run = await scanChain(ctx, chain);
     expect(run.lastStatus).to.equal('idle');
+    // The same transfer (design.md §4b): its one row, dropped by the reorg, is pending again in its new block.
     const rows = await rowsOf(ctx, chain.chain.chainId);
-    expect(rows.map((r) => r.status).sort()).to.deep.equal(['dropped', 'pending']);
-    const live = rows.find((r) => r.status === 'pending')!;
-    expect(live.blockNumber).to.equal(chain.tip.number);
-    expect(live.blockHash).to.equal(chain.tip.hash);
+    expect(rows.map((r) => r.status)).to.deep.equal(['pending']);
+    expect(rows[0]).to.include({ blockNumber: chain.tip.number, blockHash: chain.tip.hash, droppedAt: null });
+  });
+
+  it('a pending deposit dropped by a reorg and mined again keeps its transfer row, its deposit id and its one deposit.pending', async () => {
+    const { ctx, chain } = setUp();
+    const org = await createTestOrg('memory org remined deposit');
+    await seedPoolAddresses(org.organizationId, 'evm', 1);
+    await scanChain(ctx, chain);
+    const { binding } = await bindDepositReference(ctx, org.organizationId, { depositReference: `remined-${Date.now()}`, protocol: 'evm' });
+    const tx = newTxHash();
+    chain.mine([{ txHash: tx, to: binding.address, amount: 17n }]);
+    await scanChain(ctx, chain);
+    const [first] = await rowsOf(ctx, chain.chain.chainId);
+    const [dep] = await ctx.db.select().from(deposits).where(eq(deposits.transferId, first.id));
+    expect(dep.status).to.equal('pending');
+    // Orphaned while pending: dropped, with its deposit.
+    chain.reorgFrom(1);
+    await scanChain(ctx, chain);
+    expect((await ctx.db.select().from(deposits).where(eq(deposits.id, dep.id)))[0].status).to.equal('dropped');
+    // Mined again: the same row pending again, the same deposit pending again.
+    chain.mine([{ txHash: tx, to: binding.address, amount: 17n }]);
+    chain.mineEmpty(12);
+    await scanChain(ctx, chain);
+    const rows = await rowsOf(ctx, chain.chain.chainId);
+    expect(rows).to.have.length(1);
+    expect(rows[0]).to.include({ id: first.id, status: 'pending', depositBindingId: binding.bindingId });
+    const all = await ctx.db.select().from(deposits).where(eq(deposits.bindingId, binding.bindingId));
+    expect(all.map((d) => [d.id, d.status])).to.deep.equal([[dep.id, 'pending']]);
+    await updateConfirmations(ctx, chain);
+    expect((await ctx.db.select().from(deposits).where(eq(deposits.id, dep.id)))[0].status).to.be.oneOf(['confirmed', 'completed']);
+    const eventsOf = (type: string) => ctx.db.select().from(events).where(and(eq(events.type, type), sql`${events.data}->>'depositId' = ${dep.id}`));
+    expect(await eventsOf('deposit.pending')).to.have.length(1);
+    expect(await eventsOf('deposit.confirmed')).to.have.length(1);
   });
 
   it('a reorg deeper than the confirmations keeps the credit (reorged, alert), and the re-mined transfer moves back to confirmed', async () => {
@@ -178,10 +209,12 @@ describe('detection core with an in-memory chain', function () {
     expect(rows[0]).to.include({ id: row.id, status: 'confirmed', blockNumber: moved.number, blockHash: moved.hash, logIndex: 1, indexInTx: 0 });
   });
 
-  describe('clock skew (blocks stamped before the assignment began)', () => {
+  describe('attribution by what the scanner saw (block timestamps prove nothing)', () => {
     async function orderAt(ctx: ServiceContext, chain: MemoryChain, organizationId: string) {
       return createOrder(ctx, organizationId, { orderReference: `skew-${newTxHash().slice(2, 14)}`, amount: '0.00002', currency: 'USDT', chainId: chain.chain.chainId });
     }
+    const clockOf = (ctx: ServiceContext) => ctx.clock as ManualClock;
+    const S = (ctx: ServiceContext, chain: MemoryChain) => ctx.registry.get(chain.chain.chainId)!.attributionSkewSeconds;
 
     it('credits an order paid in a block stamped before its creation, mined after it', async () => {
       const { ctx, chain } = setUp();
@@ -190,35 +223,58 @@ describe('detection core with an in-memory chain', function () {
       chain.mineEmpty(2);
       await scanChain(ctx, chain);
       const order = await orderAt(ctx, chain, org.organizationId);
-      // The block comes after the order (its number is above the head seen) but is stamped 3 s before it.
+      // The block comes after the order (the scanner had looked an instant before) but is stamped 3 s before it.
       chain.mine([{ txHash: newTxHash(), to: order.address, amount: 20n }], Math.floor(order.createdAt.getTime() / 1000) - 3);
       chain.mineEmpty(3);
       await scanChain(ctx, chain);
       await updateConfirmations(ctx, chain);
       const [row] = await rowsOf(ctx, chain.chain.chainId);
-      expect(row).to.include({ orderId: order.id, counted: true, status: 'confirmed' });
+      expect(row).to.include({ orderId: order.id, counted: true, status: 'confirmed', unattributedReason: null });
       const [after] = await ctx.db.select().from(orders).where(eq(orders.id, order.id));
       expect(after.status).to.equal('completed');
     });
 
-    it('leaves unattributed a block stamped before the order that the scanner had already seen', async () => {
+    it('a block the scanner saw before the order began is not the order\'s, however it is stamped (no_holder)', async () => {
       const { ctx, chain } = setUp();
       const org = await createTestOrg('memory skew 2');
-      await seedPoolAddresses(org.organizationId, 'evm', 1);
+      const [address] = await seedPoolAddresses(org.organizationId, 'evm', 1);
       await scanChainOnce(ctx, chain);
-      const addressRows = await ctx.db.execute(sql`select address from pool_addresses where organization_id = ${org.organizationId}`);
-      const address = (addressRows as unknown as { address: string }[])[0].address;
-      // Paid before the order existed, and seen by the scanner (head) before the order was created.
-      chain.mine([{ txHash: newTxHash(), to: address, amount: 20n }], Math.floor(Date.now() / 1000) - 1);
-      await chain.head().then((h) => ctx.db.update(chainCheckpoints).set({ headNumber: h.number }).where(eq(chainCheckpoints.chainId, chain.chain.chainId)));
+      // Paid before the order existed, stamped in the future; the scanner sees its block.
+      chain.mine([{ txHash: newTxHash(), to: address, amount: 20n }], Math.floor(Date.now() / 1000) + 600);
+      await scanChain(ctx, chain);
+      clockOf(ctx).advance(10);
       const order = await orderAt(ctx, chain, org.organizationId);
+      chain.mineEmpty(3);
       await scanChain(ctx, chain);
       const [row] = await rowsOf(ctx, chain.chain.chainId);
-      expect(row.orderId).to.equal(null);
+      expect(row).to.include({ orderId: null, unattributedReason: 'no_holder' });
       expect(order.address).to.equal(address);
     });
 
-    it('cooldown 0: a duplicate payment for a completed order, stamped before the next order on its address, stays unattributed', async () => {
+    it('case 2: a block mined while the scanner had not looked for longer than L is not credited to the order (undecidable)', async () => {
+      const { ctx, chain } = setUp();
+      const org = await createTestOrg('memory stalled');
+      const [address] = await seedPoolAddresses(org.organizationId, 'evm', 1);
+      await scanChain(ctx, chain);
+      // The scanner stalls; meanwhile a payment lands on the fresh address; then an order takes it.
+      clockOf(ctx).advance((ctx.registry.get(chain.chain.chainId)!.headLagSeconds + 1) * 1000);
+      chain.mine([{ txHash: newTxHash(), to: address, amount: 5n }], Math.floor(Date.now() / 1000) + 30);
+      const order = await orderAt(ctx, chain, org.organizationId);
+      chain.mineEmpty(1);
+      await scanChain(ctx, chain);
+      const [row] = await rowsOf(ctx, chain.chain.chainId);
+      expect(row).to.include({ orderId: null, unattributedReason: 'undecidable', counted: false });
+      expect(row.minedAfter!.getTime()).to.be.below(order.createdAt.getTime());
+      expect(row.minedBy!.getTime()).to.be.above(order.createdAt.getTime());
+      // A payment mined after the scanner looked again belongs to the order.
+      const paid = newTxHash();
+      chain.mine([{ txHash: paid, to: address, amount: 20n }]);
+      await scanChain(ctx, chain);
+      const [credited] = await ctx.db.select().from(transfers).where(eq(transfers.txHash, paid));
+      expect(credited).to.include({ orderId: order.id, unattributedReason: null });
+    });
+
+    it('cooldown 0 is raised to S: the address waits S before its next holder; what is paid meanwhile is no one\'s', async () => {
       const { ctx, chain } = setUp();
       const org = await createTestOrg('memory skew cooldown');
       await seedPoolAddresses(org.organizationId, 'evm', 1);
@@ -230,20 +286,31 @@ describe('detection core with an in-memory chain', function () {
       await scanChain(ctx, chain);
       await updateConfirmations(ctx, chain);
       expect((await ctx.db.select().from(orders).where(eq(orders.id, first.id)))[0].status).to.equal('completed');
-      // The address is free again at once; the next order takes it two seconds later, before the
-      // scanner sees the duplicate payment mined in between (stamped after the first order ended).
-      (ctx.clock as ManualClock).advance(2000);
+      // Not handed out again before S has passed.
+      clockOf(ctx).advance(2000);
+      let refused: unknown = null;
+      await orderAt(ctx, chain, org.organizationId).catch((err) => (refused = err));
+      expect(String(refused)).to.include('No available evm address');
+      // A duplicate payment in the cooldown (the scanner had looked since the order ended): recorded, no one's.
+      await scanChain(ctx, chain);
+      const duplicate = newTxHash();
+      chain.mine([{ txHash: duplicate, to: first.address, amount: 20n }]);
+      await scanChain(ctx, chain);
+      clockOf(ctx).advance(S(ctx, chain) * 1000);
+      await scanChain(ctx, chain);
       const second = await orderAt(ctx, chain, org.organizationId);
       expect(second.address).to.equal(first.address);
-      const duplicate = newTxHash();
-      chain.mine([{ txHash: duplicate, to: first.address, amount: 20n }], Math.floor(second.createdAt.getTime() / 1000) - 1);
+      const paid = newTxHash();
+      chain.mine([{ txHash: paid, to: first.address, amount: 20n }], Math.floor(first.createdAt.getTime() / 1000) - 100);
       await scanChain(ctx, chain);
-      const [row] = await ctx.db.select().from(transfers).where(eq(transfers.txHash, duplicate));
-      expect(row).to.include({ orderId: null, depositBindingId: null, counted: false });
-      expect((await ctx.db.select().from(orders).where(eq(orders.id, second.id)))[0].amountReceived).to.equal(0n);
+      const [dup] = await ctx.db.select().from(transfers).where(eq(transfers.txHash, duplicate));
+      expect(dup).to.include({ orderId: null, depositBindingId: null, counted: false, unattributedReason: 'no_holder' });
+      const [own] = await ctx.db.select().from(transfers).where(eq(transfers.txHash, paid));
+      expect(own).to.include({ orderId: second.id });
+      expect((await ctx.db.select().from(orders).where(eq(orders.id, first.id)))[0].amountReceived).to.equal(20n);
     });
 
-    it('unbind then rebind within S: a payment stamped before the new binding stays unattributed', async () => {
+    it('unbind then rebind: the address waits S even with an unbind cooldown of 0', async () => {
       const { ctx, chain } = setUp();
       const org = await createTestOrg('memory skew rebind');
       await seedPoolAddresses(org.organizationId, 'evm', 1);
@@ -251,13 +318,19 @@ describe('detection core with an in-memory chain', function () {
       await scanChain(ctx, chain);
       await bindDepositReference(ctx, org.organizationId, { depositReference: 'user-a', protocol: 'evm' });
       await unbindDepositReference(ctx, org.organizationId, { depositReference: 'user-a', protocol: 'evm' });
-      (ctx.clock as ManualClock).advance(2000);
+      clockOf(ctx).advance(2000);
+      let refused: unknown = null;
+      await bindDepositReference(ctx, org.organizationId, { depositReference: 'user-b', protocol: 'evm' }).catch((err) => (refused = err));
+      expect(String(refused)).to.include('No available evm address');
+      clockOf(ctx).advance(S(ctx, chain) * 1000);
+      await scanChain(ctx, chain);
       const { binding } = await bindDepositReference(ctx, org.organizationId, { depositReference: 'user-b', protocol: 'evm' });
       const tx = newTxHash();
-      chain.mine([{ txHash: tx, to: binding.address, amount: 20n }], Math.floor(ctx.clock.now().getTime() / 1000) - 1);
+      chain.mine([{ txHash: tx, to: binding.address, amount: 20n }], 1);
       await scanChain(ctx, chain);
       const [row] = await ctx.db.select().from(transfers).where(eq(transfers.txHash, tx));
-      expect(row).to.include({ orderId: null, depositBindingId: null });
+      expect(row.depositBindingId).to.be.a('string');
+      expect(row.unattributedReason).to.equal(null);
     });
 
     it('the same history scanned live and after an outage gives the same attribution', async () => {
@@ -288,9 +361,9 @@ describe('detection core with an in-memory chain', function () {
 });
 
 describe('detection core: attribution rule (pure)', () => {
-  const S = 62;
+  const L = 2;
   const t0 = new Date('2026-01-01T12:00:00.000Z').getTime();
-  const span = (id: number, start: number, end: number | null, head = 100): AssignmentSpan => ({
+  const span = (id: number, start: number, end: number | null): AssignmentSpan => ({
     assignmentId: id,
     poolAddressId: 1,
     kind: 'order',
@@ -298,28 +371,40 @@ describe('detection core: attribution rule (pure)', () => {
     depositBindingId: null,
     startedAt: new Date(t0 + start * 1000),
     endedAt: end === null ? null : new Date(t0 + end * 1000),
-    headsSeen: { c: head },
   });
-  const at = (seconds: number, blockNumber = 101) => ({ poolAddressId: 1, chainId: 'c', blockNumber, blockTime: new Date(t0 + seconds * 1000) });
+  /** A block the service last saw absent at `after` seconds and first saw at `by` seconds (null: never). */
+  const mined = (after: number | null, by: number | null) => ({
+    poolAddressId: 1,
+    minedAfter: after === null ? null : new Date(t0 + after * 1000),
+    minedBy: by === null ? null : new Date(t0 + by * 1000),
+  });
+  const holder = (d: ReturnType<typeof attributeTransfer>) => d.assignment?.assignmentId ?? d.reason;
 
-  it('the holder at the block time wins', () => {
-    expect(attributeTransfer([span(1, 0, 100), span(2, 200, null)], at(50), S)?.assignmentId).to.equal(1);
+  it('the assignment that held the address from before the block appeared until after it was seen', () => {
+    expect(holder(attributeTransfer([span(1, 0, 100), span(2, 200, null)], mined(40, 41), L))).to.equal(1);
+    expect(holder(attributeTransfer([span(1, 0, 100), span(2, 200, null)], mined(240, 241), L))).to.equal(2);
   });
-  it('the next assignment, when it began at most S after the block, the block is newer than its head and the previous ended S before', () => {
-    expect(attributeTransfer([span(1, -500, -100), span(2, 3, null)], at(0), S)?.assignmentId).to.equal(2);
-    expect(attributeTransfer([span(2, 3, null)], at(0), S)?.assignmentId).to.equal(2);
+  it('a block the service looked for within L before the assignment began and did not find belongs to it (the next look came after it)', () => {
+    expect(holder(attributeTransfer([span(2, 10, null)], mined(8.5, 10.3), L))).to.equal(2);
   });
-  it('not when it began more than S after the block', () => {
-    expect(attributeTransfer([span(2, S + 1, null)], at(0), S)).to.equal(null);
+  it('a block seen before the assignment began never belongs to it', () => {
+    expect(holder(attributeTransfer([span(2, 10, null)], mined(9, 9.5), L))).to.equal('no_holder');
   });
-  it('not when the block existed when it began (number at or below the head seen)', () => {
-    expect(attributeTransfer([span(2, 3, null, 101)], at(0, 101), S)).to.equal(null);
+  it('a stale look at the head proves nothing: undecidable (case 2: scanner held, block mined meanwhile)', () => {
+    expect(holder(attributeTransfer([span(2, 10, null)], mined(7.9, 12.1), L))).to.equal('undecidable');
+    expect(holder(attributeTransfer([span(2, 10, null)], mined(null, 12.1), L))).to.equal('undecidable');
   });
-  it('not when the previous assignment ended less than S before it began (cooldown 0, unbind and rebind)', () => {
-    // A duplicate payment after the previous order completed, the next order 1 s after it ended.
-    expect(attributeTransfer([span(1, -100, -1), span(2, 0.5, null)], at(0), S)).to.equal(null);
+  it('a block not seen before the assignment ended never belongs to it: undecidable when it may have been mined before', () => {
+    expect(holder(attributeTransfer([span(1, 0, 100)], mined(99.5, 100.2), L))).to.equal('undecidable');
+    expect(holder(attributeTransfer([span(1, 0, 100)], mined(100.1, 100.4), L))).to.equal('no_holder');
   });
-  it('nobody after it: unattributed (late payment to an expired order before the next)', () => {
-    expect(attributeTransfer([span(1, -100, -10)], at(0), S)).to.equal(null);
+  it('case 1: a block mined around a hand-over is never credited to the previous holder; the next one gets what came after it', () => {
+    // A1 ended at 0, B1 began S later (the effective cooldown); B1's payment is mined after B1 began.
+    expect(holder(attributeTransfer([span(1, -100, 0), span(2, 62, null)], mined(62.3, 63.1), L))).to.equal(2);
+    // A payment seen in the cooldown belongs to nobody.
+    expect(holder(attributeTransfer([span(1, -100, 0), span(2, 62, null)], mined(30, 31), L))).to.equal('no_holder');
+  });
+  it('a minedAfter later than minedBy (a lagging provider) is cut back to minedBy', () => {
+    expect(holder(attributeTransfer([span(2, 10, null)], mined(11, 9), L))).to.equal('no_holder');
   });
 });

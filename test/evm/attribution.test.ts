@@ -122,14 +122,20 @@ describe('attribution on a local EVM chain: live vs after an outage, late paymen
     clock.advance(2000);
     await chain.rpc('evm_setTime', [Math.floor(clock.now().getTime() / 1000)]);
 
-    // Seen by the scanner while nobody holds the address.
+    // Seen by the scanner while nobody holds the address (it had looked since the expiry).
+    await settle(ctx);
     const late = await chain.pay(expired.address, 'USDT', 2_000_000n);
     await settle(ctx);
-    // Paid again, then the next order takes the address before the scanner sees that payment.
+    // Paid again, then the next order takes the address (once the effective cooldown S has passed,
+    // a configured 0 notwithstanding) before the scanner sees that payment.
     const later = await chain.pay(expired.address, 'USDT', 2_000_000n);
     clock.advance(1000);
+    let refused: unknown = null;
+    await order(org.organizationId).catch((err) => (refused = err));
+    expect(String(refused), 'not handed out again within S').to.include('No available evm address');
+    clock.advance(ctx.registry.get(LOCAL_CHAIN_ID)!.attributionSkewSeconds * 1000);
     const next = await order(org.organizationId);
-    expect(next.address, 'the next order holds the same address (cooldown 0)').to.equal(expired.address);
+    expect(next.address, 'the next order holds the same address').to.equal(expired.address);
     await chain.mine(3);
     await settle(ctx);
 
@@ -139,6 +145,9 @@ describe('attribution on a local EVM chain: live vs after an outage, late paymen
       .where(inArray(transfers.txHash, [late.txHash, later.txHash]));
     expect(rows).to.have.length(2);
     for (const row of rows) expect(row, row.txHash).to.include({ orderId: null, depositBindingId: null, counted: false });
+    // Seen while nobody held the address: no_holder; seen only after the next order began: undecidable.
+    expect(rows.find((r) => r.txHash === late.txHash)!.unattributedReason).to.equal('no_holder');
+    expect(rows.find((r) => r.txHash === later.txHash)!.unattributedReason).to.equal('undecidable');
     expect(await orderRow(ctx, expired.id)).to.include({ status: 'expired', amountReceived: 0n });
     expect(await orderRow(ctx, next.id)).to.include({ status: 'pending', amountReceived: 0n });
   });

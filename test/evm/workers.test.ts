@@ -52,6 +52,16 @@ describe('two worker processes scanning the same chain (anvil)', function () {
     });
     workers.push(spawnEntry('workers/main.ts', env(1)), spawnEntry('workers/main.ts', env(2)));
     await Promise.all(workers.map((w) => w.waitFor(/workers started/, 60_000)));
+    // Orders are created once the workers look at the chain: a payment mined before the service's
+    // first look since its start is undecidable by design (README "Attribution").
+    await eventually(
+      async () => {
+        const rows = (await ctx.db.execute(sql`select max(last_seen_at) as at from chain_head_observations where chain_id = ${LOCAL_CHAIN_ID}`)) as unknown as { at: string | Date | null }[];
+        return rows[0]?.at !== null && rows[0]?.at !== undefined && Date.now() - new Date(rows[0].at).getTime() < 1_000;
+      },
+      60_000,
+      'the workers looking at the chain',
+    );
 
     const orders: Awaited<ReturnType<typeof createOrder>>[] = [];
     for (let i = 0; i < 4; i++) {

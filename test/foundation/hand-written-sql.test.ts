@@ -9,6 +9,7 @@ import '../../core/webhooks/claim';
 import '../../core/webhooks/apply';
 import '../../core/alerts/alert-emails';
 import '../../core/detection/scan';
+import '../../core/detection/attribution';
 import '../../core/orders/orders';
 import '../../core/orders/payment-page';
 import '../../core/pool/allocation';

@@ -4,10 +4,11 @@ import { startAnvil, type RunningAnvil } from '../../scripts/local-chain/anvil';
 import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS } from '../../scripts/local-chain/test-tokens';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { initCheckpoint } from '../../core/detection/scan-position';
+import { recordHeadObservation } from '../../core/detection/head-observations';
 import type { ChainRegistry, Currency } from '../../core/chains/registry';
 import type { ServiceContext } from '../../core/service/context';
 import { deleteCheckpoint } from '../../core/detection/checkpoints';
-import { scannedBlocks } from '../../db/schema';
+import { chainHeadObservations, scannedBlocks } from '../../db/schema';
 import { eq } from 'drizzle-orm';
 
 /**
@@ -94,7 +95,12 @@ export function useTestChain(registry: ChainRegistry, chain: TestChain, rpcUrls:
 
 /** Starts the run database's ethereum-local checkpoint at the chain's current head. */
 export async function resetCheckpointToHead(ctx: ServiceContext, chain: TestChain): Promise<number> {
+  const askedAt = ctx.clock.now();
   const head = await chain.provider.send('eth_getBlockByNumber', ['latest', false]);
+  // A fresh start of the scan: what was seen of the chain before (by a context with another clock) is forgotten,
+  // and the head found is what the service has seen of it, as the scanner would have recorded.
+  await ctx.db.delete(chainHeadObservations).where(eq(chainHeadObservations.chainId, LOCAL_CHAIN_ID));
+  await recordHeadObservation(ctx.db, { chainId: LOCAL_CHAIN_ID, head: Number(head.number), askedAt, answeredAt: ctx.clock.now() });
   await ctx.db.transaction(async (tx) => {
     await deleteCheckpoint(tx, LOCAL_CHAIN_ID);
     await tx.delete(scannedBlocks).where(eq(scannedBlocks.chainId, LOCAL_CHAIN_ID));

@@ -216,7 +216,7 @@ for (const style of STYLES) {
       const held = await poolAddressOf(only);
       const released = own.clock.now();
       await testDb().transaction((tx) =>
-        releasePoolAddressFor(tx, { poolAddressId: held.id, organizationId: corg.organizationId, reason: 'order', now: released }),
+        releasePoolAddressFor(tx, { poolAddressId: held.id, organizationId: corg.organizationId, reason: 'order', now: released, minimumCooldownSeconds: 0 }),
       );
       expectError(style, await create(), 503, 'NO_AVAILABLE_ADDRESSES', 'InsufficientAddresses');
       own.clock.advance(31 * 60_000);

@@ -6,11 +6,12 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import request from 'supertest';
 import { orders } from '../../db/schema';
 import { artifactPath, decodeQr, launchBrowser } from '../helpers/browser';
-import { buildTestApp, createTestOrg, knownSecrets, listenForPageChanges, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL, testDb, type TestOrg } from '../helpers/harness';
+import { buildTestApp, createTestOrg, knownSecrets, listenForPageChanges, TEST_DATABASE_URL, TEST_REDIS_URL, testDb, type TestOrg } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { preserveCheckpoint } from '../helpers/orders';
 import { seedPoolAddresses } from '../helpers/pool';
 import { spawnEntry, type Spawned } from '../helpers/processes';
+import { chainEnv, startChainWorker, stopWorker } from '../helpers/page-service';
 
 /**
  * The hosted payment page in headless Chromium against the running service: the API listening
@@ -54,31 +55,12 @@ describe('payment page in a real browser (Chromium, anvil, worker process)', fun
     org = await createTestOrg('Acme Coffee & Co');
     await seedPoolAddresses(org.organizationId, 'evm', 12);
     await resetCheckpointToHead(deps, chain);
-    worker = spawnEntry('workers/main.ts', {
-      DATABASE_URL: TEST_DATABASE_URL,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: `${TEST_REDIS_PREFIX}pp`,
-      NETWORK: 'local',
-      LOG_LEVEL: 'info',
-      WORKER_QUEUES: 'chain-scan,chain-confirmations,order-expiry',
-      CHAIN_SCAN_INTERVAL_MS: '150',
-      CONFIRMATIONS_INTERVAL_MS: '150',
-      ORDER_EXPIRY_INTERVAL_MS: '300',
-      RPC_URLS_ETHEREUM_LOCAL: chain.url,
-      TOKEN_ETHEREUM_LOCAL_USDT: chain.tokens.USDT,
-      TOKEN_ETHEREUM_LOCAL_USDC: chain.tokens.USDC,
-      TOKEN_ETHEREUM_LOCAL_DAI: chain.tokens.DAI,
-    });
-    [browser] = await Promise.all([launchBrowser(), worker.waitFor(/workers started/, 90_000)]);
+    [browser, worker] = await Promise.all([launchBrowser(), startChainWorker(chain, 'pp')]);
   });
 
   after(async () => {
     await browser?.close();
-    if (worker) {
-      worker.child.kill('SIGTERM');
-      await Promise.race([worker.exited, new Promise((r) => setTimeout(r, 5000))]);
-      worker.killGroup();
-    }
+    await stopWorker(worker);
     await new Promise((r) => api?.close(r));
     await new Promise((r) => merchant?.close(r));
     await chain?.stop();
@@ -151,14 +133,7 @@ describe('payment page in a real browser (Chromium, anvil, worker process)', fun
     // Paid the way a developer pays a local order: `npm run pay -- <ord_…> <amount>`. It waits for
     // its transaction to be mined, so the chain mines on its own for that moment (one block per tx).
     await chain.rpc('evm_setAutomine', [true]);
-    const payer = spawnEntry('scripts/local-chain/pay.ts', {
-      DATABASE_URL: TEST_DATABASE_URL,
-      REDIS_URL: TEST_REDIS_URL,
-      RPC_URLS_ETHEREUM_LOCAL: chain.url,
-      TOKEN_ETHEREUM_LOCAL_USDT: chain.tokens.USDT,
-      TOKEN_ETHEREUM_LOCAL_USDC: chain.tokens.USDC,
-      TOKEN_ETHEREUM_LOCAL_DAI: chain.tokens.DAI,
-    }, [order.orderId, '12.5']);
+    const payer = spawnEntry('scripts/local-chain/pay.ts', { DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, ...chainEnv(chain) }, [order.orderId, '12.5']);
     const payerExit = await payer.exited;
     await chain.rpc('evm_setAutomine', [false]);
     expect(payerExit, payer.stderr()).to.equal(0);

@@ -142,9 +142,9 @@ describe('pool allocation', () => {
     const [only] = await seedPoolAddresses(org.organizationId, 'evm', 1);
     const t0 = clock.now();
     const held = await allocate(org.organizationId, { kind: 'order', orderId: 'ord_cd' }, t0);
-    expect(await testDb().transaction((tx) => releasePoolAddressFor(tx, { poolAddressId: held.poolAddressId, organizationId: org.organizationId, reason: 'order', now: t0 }))).to.equal(true);
+    expect(await testDb().transaction((tx) => releasePoolAddressFor(tx, { poolAddressId: held.poolAddressId, organizationId: org.organizationId, reason: 'order', now: t0, minimumCooldownSeconds: 0 }))).to.equal(true);
     // Releasing again is a no-op (no open assignment).
-    expect(await testDb().transaction((tx) => releasePoolAddressFor(tx, { poolAddressId: held.poolAddressId, organizationId: org.organizationId, reason: 'order', now: t0 }))).to.equal(false);
+    expect(await testDb().transaction((tx) => releasePoolAddressFor(tx, { poolAddressId: held.poolAddressId, organizationId: org.organizationId, reason: 'order', now: t0, minimumCooldownSeconds: 0 }))).to.equal(false);
     expect((await status()).evm).to.deep.equal({ total: 1, available: 0, allocated: 0, bound: 0, coolingDown: 1 });
     const row = await addressRow(only);
     expect(row.cooldownUntil!.getTime()).to.equal(t0.getTime() + 15 * MINUTE);
@@ -181,7 +181,7 @@ describe('pool allocation', () => {
     const t0 = clock.now();
     const held = await allocate(org.organizationId, { kind: 'deposit', depositBindingId: 'dr_u' }, t0, 'tron');
     expect((await status()).tron.bound).to.equal(1);
-    await testDb().transaction((tx) => releasePoolAddressFor(tx, { poolAddressId: held.poolAddressId, organizationId: org.organizationId, reason: 'unbind', now: t0 }));
+    await testDb().transaction((tx) => releasePoolAddressFor(tx, { poolAddressId: held.poolAddressId, organizationId: org.organizationId, reason: 'unbind', now: t0, minimumCooldownSeconds: 0 }));
     expect((await addressRow(only)).cooldownUntil!.getTime()).to.equal(t0.getTime() + 120 * MINUTE);
     try {
       await allocate(org.organizationId, { kind: 'order', orderId: 'ord_u1' }, new Date(t0.getTime() + 119 * MINUTE), 'tron');
@@ -202,7 +202,7 @@ describe('pool allocation', () => {
     const [only] = await seedPoolAddresses(org.organizationId, 'solana', 1);
     const t0 = clock.now();
     const held = await allocate(org.organizationId, { kind: 'order', orderId: 'ord_z' }, t0, 'solana');
-    await testDb().transaction((tx) => releasePoolAddressFor(tx, { poolAddressId: held.poolAddressId, organizationId: org.organizationId, reason: 'order', now: t0 }));
+    await testDb().transaction((tx) => releasePoolAddressFor(tx, { poolAddressId: held.poolAddressId, organizationId: org.organizationId, reason: 'order', now: t0, minimumCooldownSeconds: 0 }));
     expect((await status()).solana).to.deep.equal({ total: 1, available: 1, allocated: 0, bound: 0, coolingDown: 0 });
     expect((await addressRow(only)).recycledAt!.getTime()).to.equal(t0.getTime());
   });

@@ -13,8 +13,8 @@ export interface ModelCheckInput {
   sql: postgres.Sql;
   /** Every simulated chain's final canonical history. */
   histories: ChainHistory[];
-  /** Per chain id: S of the clock-skew attribution rule, in seconds (see simulation.ts). */
-  skewSeconds: Map<string, number>;
+  /** Per chain id: L (HEAD_LAG_SECONDS) of the attribution rule, in seconds (see simulation.ts). */
+  lagSeconds: Map<string, number>;
   /** Per solidifying chain (Tron): each height's solidified block and when it was solidified. */
   solidified: Map<string, ReadonlyMap<number, SolidifiedBlock>>;
   endpoints: { id: string; organizationId: string; path: string; events: string[] }[];
@@ -26,25 +26,26 @@ export interface ModelCheckInput {
 /**
  * Feeds the reference model the chain's final canonical history and the facts the service
  * recorded (orders' terms; every assignment of an address to an order or a deposit reference, with
- * its start, end and the heads the service had seen when it began), and lists every difference between its predictions and the service's answers and deliveries.
+ * its start and end; the evidence of when each transfer's block was mined), and lists every difference between its predictions and the service's answers and deliveries.
  */
 export async function compareWithModel(input: ModelCheckInput): Promise<string[]> {
   const { sql } = input;
   const mismatches: string[] = [];
   const poolAddresses = new Set((await sql<{ address: string }[]>`select address from pool_addresses`).map((r) => r.address.toLowerCase()));
 
-  // Copies the service recorded and then dropped (orphaned while pending): the first one is where a
-  // re-mined transaction was first seen.
-  const firstSeen = new Map<string, { blockNumber: number; blockTimeMs: number }>();
-  for (const r of await sql<{ tx_hash: string; index_in_tx: number; block_number: string | number; block_timestamp: Date | string }[]>`
-    select tx_hash, index_in_tx, block_number, block_timestamp from transfers where status = 'dropped' order by created_at, id`) {
-    const identity = transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx });
-    if (!firstSeen.has(identity)) firstSeen.set(identity, { blockNumber: Number(r.block_number), blockTimeMs: ms(r.block_timestamp) });
+  // The evidence of when each recorded transfer was mined (the service's looks at the chain head).
+  const evidence = new Map<string, { minedAfterMs: number | null; minedByMs: number | null }>();
+  for (const r of await sql<{ tx_hash: string; index_in_tx: number; mined_after: Date | string | null; mined_by: Date | string | null }[]>`
+    select tx_hash, index_in_tx, mined_after, mined_by from transfers where status <> 'dropped'`) {
+    evidence.set(transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx }), {
+      minedAfterMs: r.mined_after === null ? null : ms(r.mined_after),
+      minedByMs: r.mined_by === null ? null : ms(r.mined_by),
+    });
   }
   const transfers: ModelTransfer[] = [];
   for (const h of input.histories) {
     for (const t of await h.transfers()) {
-      if (poolAddresses.has(t.to)) transfers.push({ ...t, canonical: true, firstSeen: firstSeen.get(t.identity) });
+      if (poolAddresses.has(t.to)) transfers.push({ ...t, canonical: true, evidence: evidence.get(t.identity) });
     }
   }
   const canonical = new Set(transfers.map((t) => t.identity));
@@ -71,6 +72,7 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
       blockNumber: Number(r.block_number),
       blockTimeMs: ms(r.block_timestamp),
       canonical: false,
+      evidence: evidence.get(identity),
     });
   }
 
@@ -88,22 +90,18 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
   }));
   // Attribution is defined on the recorded assignments (design.md §4b "decided from stored facts
   // only"), not on the orders' completion or the bindings' unbind times.
-  const assignmentRows = await sql<{ address: string; kind: 'order' | 'deposit'; order_id: string | null; deposit_binding_id: string | null; started_at: Date | string; ended_at: Date | string | null; heads_seen: Record<string, number | string> | string | null }[]>`
-    select p.address, a.kind, a.order_id, a.deposit_binding_id, a.started_at, a.ended_at, a.heads_seen
+  const assignmentRows = await sql<{ address: string; kind: 'order' | 'deposit'; order_id: string | null; deposit_binding_id: string | null; started_at: Date | string; ended_at: Date | string | null }[]>`
+    select p.address, a.kind, a.order_id, a.deposit_binding_id, a.started_at, a.ended_at
     from address_assignments a join pool_addresses p on p.id = a.pool_address_id`;
-  const holdings: Holding[] = assignmentRows.map((a) => {
-    const heads = typeof a.heads_seen === 'string' ? (JSON.parse(a.heads_seen) as Record<string, number | string>) : (a.heads_seen ?? {});
-    return {
-      holder: a.kind === 'order' ? { kind: 'order' as const, id: a.order_id! } : { kind: 'deposit' as const, id: a.deposit_binding_id! },
-      address: a.address.toLowerCase(),
-      startMs: ms(a.started_at),
-      endMs: a.ended_at === null ? null : ms(a.ended_at),
-      headsSeen: Object.fromEntries(Object.entries(heads).map(([c, n]) => [c, Number(n)])),
-    };
-  });
+  const holdings: Holding[] = assignmentRows.map((a) => ({
+    holder: a.kind === 'order' ? { kind: 'order' as const, id: a.order_id! } : { kind: 'deposit' as const, id: a.deposit_binding_id! },
+    address: a.address.toLowerCase(),
+    startMs: ms(a.started_at),
+    endMs: a.ended_at === null ? null : ms(a.ended_at),
+  }));
   const endpointRows = new Map((await sql<{ id: string; enabled: boolean }[]>`select id, enabled from webhook_endpoints`).map((e) => [e.id, e.enabled]));
   const endpoints: ModelEndpoint[] = input.endpoints.map((e) => ({ ...e, events: e.events.filter((t) => EXACT_EVENTS.includes(t)), enabled: endpointRows.get(e.id) ?? false }));
-  const prediction = predict({ transfers, holdings, skewSeconds: input.skewSeconds, orders, bindings: new Map(bindingRows.map((b) => [b.id, b.organization_id])), endpoints });
+  const prediction = predict({ transfers, holdings, lagSeconds: input.lagSeconds, orders, bindings: new Map(bindingRows.map((b) => [b.id, b.organization_id])), endpoints });
 
   // Attribution of every transfer.
   const recorded = new Map(rows.map((r) => [transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx }), r]));

@@ -1,90 +1,49 @@
 import { expect } from 'chai';
 import { predict } from './model';
-import { countsTowardOrder, holderAt, skewLetsNextTake, skewSecondsFor, solidificationBreach, type AttributionFacts, type Holding } from './rules';
+import { countsTowardOrder, headLagSecondsFor, holderAt, skewSecondsFor, solidificationBreach, type AttributionFacts, type Holding } from './rules';
 
 /**
- * The reference model's attribution rule (design.md §4, §4b) on a table of hand-made holdings:
- * pure functions, no process, no database.
+ * The reference model's attribution rule (design.md §4, §4b) on a table of hand-made holdings and
+ * evidence of when a block was mined: pure functions, no process, no database.
  */
-describe('simulation model: attribution with the clock-skew rule', () => {
+describe('simulation model: attribution by the evidence of when a block was mined', () => {
   const CHAIN = 'ethereum-local';
   const ADDRESS = '0xaaaa';
-  const S = 62; // seconds: block time 1 s × 2 + 60
+  const L = 2; // seconds: HEAD_LAG_SECONDS
   const SEC = 1000;
-  const T = 1_800_000_000_000; // the block time in the cases below (a whole second)
+  const T = 1_800_000_000_000;
   const A = { kind: 'order' as const, id: 'ord_A' };
   const B = { kind: 'deposit' as const, id: 'dep_B' };
-  const held = (holder: Holding['holder'], startMs: number, endMs: number | null, headsSeen: Record<string, number> = { [CHAIN]: 100 }): Holding => ({
-    holder,
-    address: ADDRESS,
-    startMs,
-    endMs,
-    headsSeen,
+  const held = (holder: Holding['holder'], startMs: number, endMs: number | null): Holding => ({ holder, address: ADDRESS, startMs, endMs });
+  /** Mined after T + afterS seconds and by T + byS seconds (null: never). */
+  const mined = (afterS: number | null, byS: number | null, to = ADDRESS): AttributionFacts => ({
+    to,
+    minedAfterMs: afterS === null ? null : T + afterS * SEC,
+    minedByMs: byS === null ? null : T + byS * SEC,
   });
-  const transfer = (over: Partial<AttributionFacts> = {}): AttributionFacts => ({ to: ADDRESS, chainId: CHAIN, blockNumber: 101, blockTimeMs: T, ...over });
 
-  const cases: { name: string; holdings: Holding[]; t?: Partial<AttributionFacts>; want: Holding['holder'] | null }[] = [
-    { name: 'held at the block time', holdings: [held(A, T - 10 * SEC, T + 10 * SEC)], want: A },
-    { name: 'held from exactly the block time (start is inclusive)', holdings: [held(A, T, null)], want: A },
-    { name: 'held until exactly the block time is not held then (end is exclusive); nobody next', holdings: [held(A, T - 100 * SEC, T)], want: null },
-    { name: 'held at the block time even when the next began within S', holdings: [held(A, T - 10 * SEC, T + 1), held(B, T + 2 * SEC, null, { [CHAIN]: 50 })], want: A },
-    { name: 'nobody ever held it', holdings: [], want: null },
-    { name: 'another address held at the time does not count', holdings: [{ ...held(A, T - SEC, null), address: '0xbbbb' }], want: null },
-    { name: 'gap: B began within S, block above heads_seen, no previous', holdings: [held(B, T + 500, null)], want: B },
-    {
-      name: 'gap: B began within S, block above heads_seen, previous ended long before',
-      holdings: [held(A, T - 500 * SEC, T - 200 * SEC), held(B, T + 5 * SEC, null)],
-      want: B,
-    },
-    { name: 'block at heads_seen: it existed when B began', holdings: [held(B, T + 500, null)], t: { blockNumber: 100 }, want: null },
-    { name: 'block below heads_seen', holdings: [held(B, T + 500, null)], t: { blockNumber: 42 }, want: null },
-    { name: 'block one above heads_seen', holdings: [held(B, T + 500, null, { [CHAIN]: 100 })], t: { blockNumber: 101 }, want: B },
-    { name: 'the chain absent from heads_seen counts as nothing seen', holdings: [held(B, T + 500, null, {})], t: { blockNumber: 1 }, want: B },
-    { name: "another chain's head does not matter", holdings: [held(B, T + 500, null, { 'polygon-amoy': 10_000 })], t: { blockNumber: 1 }, want: B },
-    { name: 'B began exactly S after the block time', holdings: [held(B, T + S * SEC, null)], want: B },
-    { name: 'B began more than S after the block time', holdings: [held(B, T + S * SEC + 1, null)], want: null },
-    {
-      name: 'previous ended exactly S before B began',
-      holdings: [held(A, T - 300 * SEC, T + 2 * SEC - S * SEC), held(B, T + 2 * SEC, null)],
-      want: B,
-    },
-    {
-      name: 'previous ended less than S before B began',
-      holdings: [held(A, T - 300 * SEC, T + 2 * SEC - S * SEC + 1), held(B, T + 2 * SEC, null)],
-      want: null,
-    },
-    {
-      name: 'previous (same kind) ended just before the block time, B right after: nobody',
-      holdings: [held(A, T - 300 * SEC, T - 1), held({ kind: 'order', id: 'ord_B' }, T + 1, null)],
-      want: null,
-    },
-    {
-      name: 'only the holding just before B is the previous one',
-      holdings: [held(A, T - 900 * SEC, T - 800 * SEC), held({ kind: 'order', id: 'ord_C' }, T - 300 * SEC, T - 10 * SEC), held(B, T + SEC, null)],
-      want: null,
-    },
-    {
-      name: 'the first holding after the block time is B, not a later one',
-      holdings: [held(B, T + SEC, T + 2 * SEC), held({ kind: 'order', id: 'ord_C' }, T + 100 * SEC, null, {})],
-      want: B,
-    },
+  const cases: { name: string; holdings: Holding[]; t: AttributionFacts; want: Holding['holder'] | null }[] = [
+    { name: 'mined and seen while held', holdings: [held(A, T - 10 * SEC, T + 10 * SEC)], t: mined(0, 1), want: A },
+    { name: 'nobody ever held it', holdings: [], t: mined(0, 1), want: null },
+    { name: 'another address held at the time does not count', holdings: [{ ...held(A, T - SEC, null), address: '0xbbbb' }], t: mined(0, 1), want: null },
+    { name: 'looked for within L before the start, not found, seen after: the holding\'s', holdings: [held(B, T + SEC, null)], t: mined(0, 1.5), want: B },
+    { name: 'looked for exactly L before the start', holdings: [held(B, T + L * SEC, null)], t: mined(0, L + 1), want: B },
+    { name: 'the last look more than L before the start proves nothing', holdings: [held(B, T + L * SEC + 1, null)], t: mined(0, L + 1), want: null },
+    { name: 'seen before the start: existed then', holdings: [held(B, T + SEC, null)], t: mined(0, 0.5), want: null },
+    { name: 'seen exactly at the start', holdings: [held(B, T + SEC, null)], t: mined(0, 1), want: null },
+    { name: 'never looked below it', holdings: [held(B, T - SEC, null)], t: mined(null, 1), want: null },
+    { name: 'seen by the end', holdings: [held(A, T - 100 * SEC, T + SEC)], t: mined(0, 1), want: A },
+    { name: 'seen only after the end', holdings: [held(A, T - 100 * SEC, T + SEC)], t: mined(0, 1.2), want: null },
+    { name: 'in the cooldown between two holders', holdings: [held(A, T - 100 * SEC, T - 10 * SEC), held(B, T + 52 * SEC, null)], t: mined(0, 1), want: null },
+    { name: 'after a cooldown of S, the next holder', holdings: [held(A, T - 100 * SEC, T - 62 * SEC), held(B, T, null)], t: mined(0, 1), want: B },
+    { name: 'a minedAfter later than minedBy is cut back', holdings: [held(B, T + SEC, null)], t: mined(5, 0.5), want: null },
   ];
   for (const c of cases) {
     it(c.name, () => {
-      expect(holderAt(c.holdings, transfer(c.t), S)).to.deep.equal(c.want);
-      // The holdings' order in the input does not matter.
-      expect(holderAt([...c.holdings].reverse(), transfer(c.t), S)).to.deep.equal(c.want);
+      expect(holderAt(c.holdings, c.t, L)).to.deep.equal(c.want);
+      expect(holderAt([...c.holdings].reverse(), c.t, L)).to.deep.equal(c.want);
     });
   }
-
-  it('a previous holding still open keeps B from taking the transfer', () => {
-    // The database forbids two open assignments of an address, so through holderAt an open
-    // previous one would hold the block time itself; the condition is checked on its own here.
-    const next = held(B, T + 2 * SEC, null);
-    expect(skewLetsNextTake(held(A, T - 500 * SEC, null), next, transfer(), S)).to.equal(false);
-    expect(skewLetsNextTake(held(A, T - 500 * SEC, T - 400 * SEC), next, transfer(), S)).to.equal(true);
-    expect(skewLetsNextTake(null, next, transfer(), S)).to.equal(true);
-  });
 
   it('an order counts its token on its chain up to the grace end, with no lower bound', () => {
     const order = { chainId: CHAIN, currency: 'USDT', graceEndsAtMs: T };
@@ -96,25 +55,26 @@ describe('simulation model: attribution with the clock-skew rule', () => {
     expect(countsTowardOrder(order, { ...t, chainId: 'polygon-amoy' })).to.equal(false);
   });
 
-  it('S is block time × 2 + 60 s unless overridden', () => {
+  it('S is block time × 2 + 60 s unless overridden; L defaults to 2 and stays below S', () => {
     expect(skewSecondsFor(1000, undefined)).to.equal(62);
     expect(skewSecondsFor(12_000, undefined)).to.equal(84);
     expect(skewSecondsFor(12_000, ' 5 ')).to.equal(5);
+    expect(headLagSecondsFor(62, undefined, undefined)).to.equal(2);
+    expect(headLagSecondsFor(62, '7', '3')).to.equal(7);
+    expect(headLagSecondsFor(5, undefined, '30')).to.equal(4);
   });
-  it('a re-mined transaction keeps the holder of the block it was first seen in', () => {
-    // First seen in block 101 at T, where B takes it by the skew rule; re-mined in block 90 of a
-    // fork (at or below B's heads_seen): decided again it would belong to nobody.
+  it('a transfer the service never recorded gets no prediction (its absence is an invariant violation)', () => {
     const base = { identity: '0xabc:0', chainId: CHAIN, to: ADDRESS, currency: 'USDT', amount: 5n, blockNumber: 90, blockTimeMs: T + SEC, canonical: true };
-    const input = (firstSeen?: { blockNumber: number; blockTimeMs: number }) => ({
-      transfers: [{ ...base, firstSeen }],
-      holdings: [held(B, T + 2 * SEC, null)],
+    const input = (evidence?: { minedAfterMs: number | null; minedByMs: number | null }) => ({
+      transfers: [{ ...base, evidence }],
+      holdings: [held(B, T, null)],
       orders: [],
       bindings: new Map([[B.id, 'org_1']]),
       endpoints: [],
-      skewSeconds: new Map([[CHAIN, S]]),
+      lagSeconds: new Map([[CHAIN, L]]),
     });
-    expect(predict(input({ blockNumber: 101, blockTimeMs: T })).attribution.get('0xabc:0')).to.deep.equal(B);
-    expect(predict(input()).attribution.get('0xabc:0')).to.equal(null);
+    expect(predict(input({ minedAfterMs: T + SEC, minedByMs: T + 2 * SEC })).attribution.get('0xabc:0')).to.deep.equal(B);
+    expect(predict(input()).attribution.has('0xabc:0')).to.equal(false);
   });
 
   it('Tron credits at solidification: a confirmation before it, or in a block never solidified, is a breach', () => {

@@ -3,8 +3,8 @@ import { countsTowardOrder, holderAt, ORPHANED_CONFIRMED_STILL_COUNTS, type Hold
 /**
  * The reference model (issue 16, step 2): plain TypeScript from the spec and design.md §4/§4b,
  * importing nothing from core/. Fed the chain's final canonical transfers, the holdings of every
- * address (who held it from when to when and which blocks the service had seen when it began, as
- * the service recorded them), each chain's clock-skew allowance S and the orders' terms, it
+ * address (who held it from when to when, as the service recorded them), the evidence of when each
+ * block was mined (the service's looks at the chain head), each chain's L and the orders' terms, it
  * predicts each order's final status and amountReceived, each transfer's attribution, each deposit
  * reference's deposits, and the events every endpoint must receive. The rule-specific parts live
  * in rules.ts.
@@ -16,16 +16,16 @@ export interface ModelTransfer {
   currency: string;
   amount: bigint;
   blockNumber: number;
-  /** The block's timestamp (whole seconds, in ms). */
+  /** The block's timestamp (whole seconds, in ms): counting toward an order's grace end only. */
   blockTimeMs: number;
   /** false: the log left the chain after the service confirmed it (a reorg deeper than the confirmations). */
   canonical: boolean;
   /**
-   * Where the transfer was first seen, when that copy was orphaned while pending and the transaction
-   * re-mined later: a re-mined transaction is the same transfer (design.md §4b), so who it belongs
-   * to is decided once, from the block it was first seen in.
+   * The evidence of when it was mined, as the service recorded it from its looks at the chain head
+   * (a stored fact, like the holdings; for a re-mined transaction, that of its first sighting).
+   * Absent: the service never recorded the transfer (an invariant violation already).
    */
-  firstSeen?: { blockNumber: number; blockTimeMs: number };
+  evidence?: { minedAfterMs: number | null; minedByMs: number | null };
 }
 
 export interface ModelOrder {
@@ -49,8 +49,8 @@ export interface ModelEndpoint {
 export interface ModelInput {
   transfers: ModelTransfer[];
   holdings: Holding[];
-  /** Per chain id: S of the clock-skew attribution rule, in seconds. */
-  skewSeconds: Map<string, number>;
+  /** Per chain id: L (HEAD_LAG_SECONDS) of the attribution rule, in seconds. */
+  lagSeconds: Map<string, number>;
   orders: ModelOrder[];
   /** Deposit reference bindings: id → organization. */
   bindings: Map<string, string>;
@@ -72,9 +72,10 @@ export function predict(input: ModelInput): Prediction {
   const deposits = new Map<string, string[]>();
   for (const t of input.transfers) {
     if (!t.canonical && !ORPHANED_CONFIRMED_STILL_COUNTS) continue;
-    const skew = input.skewSeconds.get(t.chainId);
-    if (skew === undefined) throw new Error(`the model has no skew allowance for chain ${t.chainId}`);
-    const holder = holderAt(input.holdings, t.firstSeen ? { ...t, ...t.firstSeen } : t, skew);
+    const lag = input.lagSeconds.get(t.chainId);
+    if (lag === undefined) throw new Error(`the model has no HEAD_LAG_SECONDS for chain ${t.chainId}`);
+    if (!t.evidence) continue;
+    const holder = holderAt(input.holdings, { to: t.to, ...t.evidence }, lag);
     attribution.set(t.identity, holder);
     if (holder?.kind === 'order') byOrder.set(holder.id, [...(byOrder.get(holder.id) ?? []), t]);
     if (holder?.kind === 'deposit') deposits.set(holder.id, [...(deposits.get(holder.id) ?? []), t.identity]);

@@ -1,3 +1,4 @@
+import { formatIntent } from './intent';
 import type { SimReport } from './simulation';
 
 /** The summary the CLI prints (and the test shows on failure). */
@@ -16,6 +17,7 @@ export function formatReport(r: SimReport): string {
     `RPC faults injected   ${Object.values(r.rpcFaults).reduce((s, n) => s + n, 0)} of ${r.rpcRequests} calls (${faults}; EVM ${f.evm.rpcFaults} of ${f.evm.rpcRequests}, Tron ${f.tron.rpcFaults} of ${f.tron.rpcRequests})`,
     `mismatches            ${r.mismatches.length}`,
     `invariant violations  ${r.violations.length}`,
+    ...(r.intent ? formatIntent(r.intent) : ['credited to something it was not meant for: not judged (the run did not finish)']),
     `webhook events        expected ${r.webhooks.expected}, delivered ${r.webhooks.delivered}, duplicated ${r.webhooks.duplicated} (${r.webhooks.posts} POSTs)`,
     `wall time             ${(r.wallMs / 1000).toFixed(1)} s`,
   ];

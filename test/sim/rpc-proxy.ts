@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Rng } from './rng';
 
 /** Faults the proxy injects between the service and the chain. */
-export type RpcFaultKind = 'delay' | 'error' | 'http-error' | 'timeout' | 'duplicate' | 'reorder' | 'stale';
+export type RpcFaultKind = 'delay' | 'error' | 'http-error' | 'timeout' | 'duplicate' | 'reorder' | 'stale' | 'stall';
 
 export interface RpcFaultRates {
   delay: number;
@@ -23,6 +23,8 @@ export interface FaultyRpcProxy {
   requests: number;
   /** Faults off (quiescence): the service must then converge. */
   setEnabled(on: boolean): void;
+  /** A scanner stall (issue 25): every call held for `ms`, no error, then answered as usual. */
+  hold(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -42,8 +44,9 @@ const TRON_HEAD_PATHS = new Set(['/wallet/getnowblock', '/walletsolidity/getnowb
  * harmless to the chain.
  */
 export async function startFaultyRpcProxy(target: string, rng: Rng, rates: RpcFaultRates = DEFAULT_RPC_FAULTS, dialect: RpcDialect = 'json-rpc'): Promise<FaultyRpcProxy> {
-  const counts: Record<RpcFaultKind, number> = { delay: 0, error: 0, 'http-error': 0, timeout: 0, duplicate: 0, reorder: 0, stale: 0 };
+  const counts: Record<RpcFaultKind, number> = { delay: 0, error: 0, 'http-error': 0, timeout: 0, duplicate: 0, reorder: 0, stale: 0, stall: 0 };
   let enabled = true;
+  let holdUntil = 0;
   let requests = 0;
   /** Recent answers to head calls, per head call (eth_blockNumber; Tron's two getnowblock paths). */
   const lastHeads = new Map<string, string[]>();
@@ -63,6 +66,10 @@ export async function startFaultyRpcProxy(target: string, rng: Rng, rates: RpcFa
     req.on('end', () => {
       void (async () => {
         requests++;
+        if (enabled && Date.now() < holdUntil) {
+          counts.stall++;
+          while (enabled && Date.now() < holdUntil) await new Promise((r) => setTimeout(r, 100));
+        }
         const seq = ++received;
         const body = Buffer.concat(chunks).toString('utf8');
         let parsed: unknown;
@@ -162,6 +169,10 @@ export async function startFaultyRpcProxy(target: string, rng: Rng, rates: RpcFa
     },
     setEnabled(on) {
       enabled = on;
+      if (!on) holdUntil = 0;
+    },
+    hold(ms) {
+      holdUntil = Math.max(holdUntil, Date.now() + ms);
     },
     async close() {
       for (const r of held) r.destroy();

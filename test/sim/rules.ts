@@ -1,7 +1,7 @@
 /**
  * The attribution and finality rules the simulation checks, kept in one place because they
  * change with the detection core (design.md §4, §4b), written from the design (nothing here comes
- * from core/): attribution by the holder at the block time or the clock-skew rule (holderAt),
+ * from core/): attribution by the evidence of when a block was mined (holderAt),
  * counting toward an order (countsTowardOrder); identity = (chain, tx hash, index among the
  * configured tokens' Transfer logs of the transaction); a pending transfer orphaned by a reorg
  * becomes `dropped`; a confirmed one whose (tx, index) does not reappear becomes `reorged` and keeps
@@ -38,8 +38,7 @@ export const PAYMENT_EVENT_TYPES = ['order.completed', 'order.expired', 'deposit
 
 /**
  * An assignment of an address to an order or a deposit reference, as the service recorded it
- * (address_assignments): from when to when it held the address, and the highest block of each
- * chain the service had seen when it began.
+ * (address_assignments): from when to when it held the address.
  */
 export interface Holding {
   holder: { kind: 'order' | 'deposit'; id: string };
@@ -47,61 +46,45 @@ export interface Holding {
   startMs: number;
   /** null: still held. */
   endMs: number | null;
-  /** chain id → highest block number seen when the holding began; a chain absent: nothing seen. */
-  headsSeen: Readonly<Record<string, number>>;
 }
 
-/** What attribution needs of a transfer. */
+/**
+ * What attribution needs of a transfer: its recipient and the evidence of when its block was mined,
+ * from the service's own looks at the chain head (design.md §4b): mined after `minedAfterMs` (the
+ * last time a head below the block was answered; null: never) and by `minedByMs` (the first time a
+ * head at or past it was known; null: never). Block timestamps are no evidence.
+ */
 export interface AttributionFacts {
   to: string;
-  chainId: string;
-  blockNumber: number;
-  /** The block's timestamp (whole seconds, in ms). */
-  blockTimeMs: number;
+  minedAfterMs: number | null;
+  minedByMs: number | null;
 }
 
 /**
- * Who a transfer is attributed to (design.md §4, §4b), with S the chain's skew in seconds:
- * - the holding that held the address at the block time exactly (start ≤ t < end);
- * - else the address's next holding B (the first one beginning after t), only when
- *   1. B began at most S after the block time,
- *   2. the block is above the highest block of the chain the service had seen when B began
- *      (the block did not exist yet), and
- *   3. the holding before B (any kind) had ended at least S before B began (one still open blocks);
- * - else nobody.
+ * Who a transfer is attributed to (design.md §4, §4b), with L the chain's HEAD_LAG_SECONDS:
+ * the holding H (start T0, end T1 or open) such that the block was not seen by T0 and was looked
+ * for no earlier than L before T0 (minedAfter ≥ T0 − L, minedBy > T0), and was seen by T1
+ * (minedBy ≤ T1); minedAfter later than minedBy is cut back to minedBy. Else nobody.
  */
-export function holderAt(holdings: readonly Holding[], t: AttributionFacts, skewSeconds: number): Holding['holder'] | null {
-  const mine = holdings.filter((h) => h.address === t.to);
-  const held = mine.find((h) => h.startMs <= t.blockTimeMs && (h.endMs === null || t.blockTimeMs < h.endMs));
-  if (held) return held.holder;
-  let next: Holding | null = null;
-  for (const h of mine) if (h.startMs > t.blockTimeMs && (next === null || h.startMs < next.startMs)) next = h;
-  if (next === null) return null;
-  let previous: Holding | null = null;
-  for (const h of mine) if (h.startMs < next.startMs && (previous === null || h.startMs > previous.startMs)) previous = h;
-  return skewLetsNextTake(previous, next, t, skewSeconds) ? next.holder : null;
-}
-
-/**
- * The three conditions under which the next holding B takes a transfer nobody held the address
- * for at its block time; `previous` is the holding of the address before B, if any.
- */
-export function skewLetsNextTake(previous: Holding | null, next: Holding, t: AttributionFacts, skewSeconds: number): boolean {
-  const skewMs = skewSeconds * 1000;
-  // 1. B began at most S after the block time.
-  if (next.startMs - t.blockTimeMs > skewMs) return false;
-  // 2. The block did not exist yet when B began.
-  const seen = next.headsSeen[t.chainId];
-  if (seen !== undefined && t.blockNumber <= seen) return false;
-  // 3. The previous holding ended at least S before B began; one still open blocks.
-  if (previous !== null && (previous.endMs === null || next.startMs - previous.endMs < skewMs)) return false;
-  return true;
+export function holderAt(holdings: readonly Holding[], t: AttributionFacts, lagSeconds: number): Holding['holder'] | null {
+  const by = t.minedByMs;
+  const after = t.minedAfterMs !== null && by !== null && t.minedAfterMs > by ? by : t.minedAfterMs;
+  const lag = lagSeconds * 1000;
+  const found = holdings.filter(
+    (h) =>
+      h.address === t.to &&
+      after !== null &&
+      after >= h.startMs - lag &&
+      !(by !== null && by <= h.startMs) &&
+      (h.endMs === null || (by !== null && by <= h.endMs)),
+  );
+  if (found.length > 1) throw new Error(`the rule gives ${found.length} holders for one transfer to ${t.to}`);
+  return found[0]?.holder ?? null;
 }
 
 /**
  * Whether a transfer attributed to an order counts toward it: the order's chain and token, block
- * time at or before the grace end. No lower bound: what is attributed to the order before its
- * creation came through the skew rule above, on purpose.
+ * time at or before the grace end. No lower bound: attribution decided it belongs to the order.
  */
 export function countsTowardOrder(
   order: { chainId: string; currency: string; graceEndsAtMs: number },
@@ -111,11 +94,17 @@ export function countsTowardOrder(
 }
 
 /**
- * S of the clock-skew rule for a chain, in whole seconds (design.md §4b): the chain's block time × 2
- * + 60 s, unless ATTRIBUTION_SKEW_SECONDS_<CHAIN> sets it.
+ * S for a chain, in whole seconds (design.md §4b): the chain's block time × 2 + 60 s, unless
+ * ATTRIBUTION_SKEW_SECONDS_<CHAIN> sets it. The effective minimum cooldown of an address.
  */
 export function skewSecondsFor(blockTimeMs: number, override: string | undefined): number {
   return override !== undefined ? Number(override.trim()) : Math.ceil((blockTimeMs * 2) / 1000) + 60;
+}
+
+/** L for a chain (HEAD_LAG_SECONDS_<CHAIN>, else HEAD_LAG_SECONDS, else 2), kept below S. */
+export function headLagSecondsFor(skewSeconds: number, chainOverride: string | undefined, globalOverride: string | undefined): number {
+  const v = chainOverride ?? globalOverride;
+  return Math.min(v !== undefined ? Number(v.trim()) : 2, Math.max(0, skewSeconds - 1));
 }
 
 /** A transfer orphaned after it was confirmed (`reorged`) still counts: a credit is never taken back. */

@@ -30,7 +30,8 @@ export type OrderKind =
   | 'wrong-token'
   | 'unpaid'
   | 'batched'
-  | 'paid-after-completion';
+  | 'paid-after-completion'
+  | 'instant';
 
 export const ORDER_KIND_WEIGHTS: Record<OrderKind, number> = {
   exact: 24,
@@ -44,6 +45,8 @@ export const ORDER_KIND_WEIGHTS: Record<OrderKind, number> = {
   unpaid: 4,
   batched: 12,
   'paid-after-completion': 7,
+  // Pays within a second of the order's creation (issue 25): the hand-over's edge.
+  instant: 8,
 };
 
 /** When a payment is sent, relative to its order: a phase of the order's life and an offset in it. */
@@ -51,7 +54,8 @@ export type PaymentTiming =
   | { phase: 'window'; fraction: number }
   | { phase: 'grace'; fraction: number }
   | { phase: 'after-grace'; offsetMs: number }
-  | { phase: 'after-completion'; offsetMs: number };
+  | { phase: 'after-completion'; offsetMs: number }
+  | { phase: 'instant'; offsetMs: number };
 
 export interface PlannedPayment {
   /** Fraction of the order amount in millionths (1_000_000 = exact). */
@@ -106,19 +110,31 @@ export interface PlannedOrg {
 
 export interface FaultPlan {
   atMs: number;
-  kind: 'reorg' | 'kill' | 'redis-restart';
-  /** reorg: depth; kill: worker index; redis: down time in ms. */
+  kind: 'reorg' | 'kill' | 'redis-restart' | 'stall' | 'workers-down';
+  /** reorg: depth; kill: worker index; redis: down time in ms; stall: how long the family's provider holds every call, ms; workers-down: ms. */
   value: number;
   /** reorg: the chain reorganised (tron-local orphans unsolidified blocks, re-including their transactions or not). */
   family?: Family;
   reinclude?: boolean;
 }
 
+/** A payment to a pool address that nobody asked for (meant for nothing): never to be credited. */
+export interface PlannedStray {
+  n: number;
+  family: Family;
+  org: number;
+  atMs: number;
+  currency: Currency;
+  hundredths: number;
+}
+
 export interface Scenario {
   seed: number;
   payments: number;
   spreadMs: number;
-  chainLagSeconds: number;
+  /** Per family: how far its chain's clock runs behind the service's, in seconds (negative: ahead), up to 2 × S either way. */
+  chainLagSeconds: Record<Family, number>;
+  strays: PlannedStray[];
   orgs: PlannedOrg[];
   orders: PlannedOrder[];
   deposits: PlannedDeposit[];
@@ -132,6 +148,8 @@ export interface ScenarioShape {
   confirmations: Record<Family, number>;
   /** Scale of the scenario: orders are created over this many ms. */
   spreadMs?: number;
+  /** Per family: S, the effective minimum cooldown, in seconds (chain clocks are off by up to 2 × S; late payers aim around it). */
+  skewSeconds: Record<Family, number>;
 }
 
 const SUBSCRIPTIONS: string[][] = [
@@ -140,7 +158,7 @@ const SUBSCRIPTIONS: string[][] = [
   ['order.expired', 'deposit.pending'],
 ];
 
-function paymentsFor(kind: OrderKind, currency: Currency, rng: Rng): PlannedPayment[] {
+function paymentsFor(kind: OrderKind, currency: Currency, rng: Rng, skewMs: number): PlannedPayment[] {
   const other = (c: Currency) => rng.pick(CURRENCIES.filter((x) => x !== c));
   const inWindow = (): PaymentTiming => ({ phase: 'window', fraction: rng.next() });
   const p = (partsPerMillion: number, timing: PaymentTiming, cur: Currency = currency, batched = false): PlannedPayment => ({ partsPerMillion, currency: cur, timing, batched });
@@ -171,7 +189,14 @@ function paymentsFor(kind: OrderKind, currency: Currency, rng: Rng): PlannedPaym
     case 'batched':
       return [p(rng.chance(0.8) ? 1_000_000 : rng.int(100_000, 900_000), inWindow(), currency, true)];
     case 'paid-after-completion':
-      return [p(1_000_000, { phase: 'window', fraction: rng.next() * 0.3 }), p(rng.int(100_000, 1_000_000), { phase: 'after-completion', offsetMs: rng.int(2_000, 20_000) })];
+      // Late payers of the previous holder: soon after, or around the end of the cooldown S when
+      // the address may go to its next holder (issue 25).
+      return [
+        p(1_000_000, { phase: 'window', fraction: rng.next() * 0.3 }),
+        p(rng.int(100_000, 1_000_000), { phase: 'after-completion', offsetMs: rng.chance(0.5) ? rng.int(2_000, 20_000) : rng.int(skewMs - 5_000, skewMs + 30_000) }),
+      ];
+    case 'instant':
+      return [p(1_000_000, { phase: 'instant', offsetMs: rng.int(0, 1_000) })];
   }
 }
 
@@ -181,8 +206,9 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
   const orgCount = Math.max(2, Math.min(20, Math.round(shape.payments / 60)));
   const orgs: PlannedOrg[] = Array.from({ length: orgCount }, (_, n) => ({
     n,
-    // Half the organizations recycle addresses at once: payments to a released address then reach
-    // the next holder. The others keep them cooling down for a minute: such payments stay unattributed.
+    // Half the organizations configure a cooldown of 0 (the service raises it to S), the others a
+    // minute: a payment to a released address in its cooldown stays unattributed; one after it, to
+    // the next holder, must never be credited to that holder (issue 25).
     cooldownMinutes: n % 2 === 0 ? 0 : 1,
     unbindCooldownMinutes: n % 2 === 0 ? 0 : 1,
     poolSize: { evm: 0, tron: 0 },
@@ -237,7 +263,7 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
       hundredths: rng.int(1, 500_000),
       windowMinutes: rng.chance(0.85) ? 1 : 2,
       graceMinutes,
-      payments: paymentsFor(kind, currency, rng),
+      payments: paymentsFor(kind, currency, rng, shape.skewSeconds[family] * 1000),
     };
     orders.push(order);
     planned += order.payments.length;
@@ -269,11 +295,30 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
     const deep = rng.chance(0.35);
     faults.push({ atMs, kind: 'reorg', family: 'evm', value: deep ? rng.int(c + 1, c + 6) : rng.int(1, c - 1) });
   }
+  // Scanner stalls (issue 25): the family's provider holds every call for 1 s up to 120 s (bounded
+  // by the run's scale), no error; and every worker down for a while as the API goes on allocating.
+  const stalls = Math.max(2, Math.floor(endMs / 60_000));
+  for (let i = 0; i < stalls; i++) {
+    faults.push({ atMs: rng.int(3_000, spreadMs + 60_000), kind: 'stall', family: i === 1 ? 'tron' : i === 0 ? 'evm' : rng.chance(TRON_SHARE) ? 'tron' : 'evm', value: rng.int(1_000, Math.min(120_000, Math.max(5_000, spreadMs * 2))) });
+  }
+  const downs = Math.max(1, Math.floor(endMs / 200_000));
+  for (let i = 0; i < downs; i++) faults.push({ atMs: rng.int(3_000, spreadMs), kind: 'workers-down', value: rng.int(3_000, 20_000) });
   const kills = Math.max(2, Math.floor(endMs / 40_000));
   for (let i = 0; i < kills; i++) faults.push({ atMs: rng.int(3_000, spreadMs + 90_000), kind: 'kill', value: rng.int(0, shape.workers - 1) });
   const redisRestarts = Math.max(1, Math.floor(endMs / 240_000));
   for (let i = 0; i < redisRestarts; i++) faults.push({ atMs: rng.int(10_000, spreadMs + 60_000), kind: 'redis-restart', value: rng.int(200, 3_000) });
   faults.sort((a, b) => a.atMs - b.atMs);
 
-  return { seed, payments: planned, spreadMs, chainLagSeconds: rng.int(1, 4), orgs, orders, deposits, faults };
+  // Strays: payments to pool addresses nobody asked for (meant for nothing).
+  const strays: PlannedStray[] = Array.from({ length: Math.max(4, Math.round(shape.payments / 50)) }, (_, n) => {
+    const family: Family = rng.chance(TRON_SHARE) ? 'tron' : 'evm';
+    return { n, family, org: rng.int(0, orgCount - 1), atMs: rng.int(0, spreadMs + 60_000), currency: rng.pick(CURRENCIES_OF[family]), hundredths: rng.int(1, 10_000) };
+  });
+  // Chain clocks: half the runs' families within a few seconds, the others behind or ahead by up to 2 × S.
+  const lagOf = (family: Family) => {
+    const twoS = 2 * shape.skewSeconds[family];
+    return rng.chance(0.5) ? rng.int(-4, 4) : rng.chance(0.5) ? rng.int(5, twoS) : -rng.int(5, twoS);
+  };
+  const chainLagSeconds = { evm: lagOf('evm'), tron: lagOf('tron') };
+  return { seed, payments: planned + strays.length, spreadMs, chainLagSeconds, strays, orgs, orders, deposits, faults };
 }

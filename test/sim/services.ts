@@ -64,6 +64,8 @@ export interface ServiceProcesses {
   kills: number;
   /** SIGKILLs worker i (its whole process group) and starts a new one in its place. */
   killWorker(i: number): Promise<void>;
+  /** Every worker down (SIGKILL) for `ms` while the API goes on, then started again. */
+  workersDown(ms: number): Promise<void>;
   workerCount: number;
   stop(): Promise<void>;
   /** Errors (level ≥ 50) the processes logged. */
@@ -125,6 +127,21 @@ export async function startServiceProcesses(env: Record<string, string>, workers
         workerProcs[i] = await startWorker(i);
       } finally {
         restarting.delete(i);
+      }
+    },
+    async workersDown(ms) {
+      const indexes = workerProcs.map((_, i) => i).filter((i) => !restarting.has(i));
+      for (const i of indexes) restarting.add(i);
+      try {
+        await Promise.all(indexes.map(async (i) => {
+          workerProcs[i].killGroup('SIGKILL');
+          await workerProcs[i].exited;
+        }));
+        handle.kills += indexes.length;
+        await new Promise((r) => setTimeout(r, ms));
+        await Promise.all(indexes.map(async (i) => (workerProcs[i] = await startWorker(i))));
+      } finally {
+        for (const i of indexes) restarting.delete(i);
       }
     },
     async stop() {

@@ -15,7 +15,12 @@ describe('money simulation (fixed seed, real processes, anvil and tron-local)', 
     const summary = formatReport(report);
     if (process.env.SIM_VERBOSE) console.log(summary);
     expect(report.violations, summary).to.deep.equal([]);
-    // Every difference from the reference model (which encodes the clock-skew attribution rule) fails the run.
+    // The intent oracle (issue 25): no payment credited to anything it was not meant for.
+    expect(report.intent, summary).to.not.equal(null);
+    expect(report.intent!.wrongCredit, summary).to.equal(0);
+    expect(report.intent!.unattributed.unexplained ?? 0, summary).to.equal(0);
+    expect(report.intent!.creditedAsMeant, summary).to.be.greaterThan(50);
+    // Every difference from the reference model (which encodes the attribution rule) fails the run.
     expect(report.mismatches, summary).to.deep.equal([]);
     // The run exercised what it claims to: payments went out, faults happened, webhooks flowed.
     expect(report.paymentsSent, summary).to.be.greaterThan(150);

@@ -18,7 +18,8 @@ import { BATCH_PAYER_ABI, deployBatchPayer } from './batch-payer';
 import { evmHistory, tronHistory, type ChainHistory } from './chain-history';
 import { checkInvariants, type InvariantInput } from './invariants';
 import { compareWithModel } from './model-check';
-import { skewSecondsFor } from './rules';
+import { headLagSecondsFor, skewSecondsFor } from './rules';
+import { judgeByIntent, paymentsOfTrace, type IntentReport } from './intent';
 import { Rng } from './rng';
 import { startFaultyRpcProxy, type FaultyRpcProxy, type RpcFaultKind } from './rpc-proxy';
 import { buildScenario, DECIMALS, FAMILIES, type Currency, type Family, type PlannedOrder, type Scenario } from './scenario';
@@ -90,6 +91,8 @@ export interface SimReport {
   families: Record<Family, FamilyCounts & { rpcFaults: number; rpcRequests: number }>;
   mismatches: string[];
   violations: string[];
+  /** The intent oracle's verdict (issue 25). */
+  intent: IntentReport | null;
   webhooks: { expected: number; delivered: number; duplicated: number; posts: number };
   wallMs: number;
   tracePath: string | null;
@@ -126,7 +129,13 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
   const rng = new Rng(opts.seed);
   const scenario = buildScenario(
     opts.seed,
-    { payments: opts.payments, workers: opts.workers, confirmations: { evm: ORDER_CONFIRMATIONS, tron: TRON_SOLIDIFICATION_LAG + 1 }, spreadMs: opts.spreadMs },
+    {
+      payments: opts.payments,
+      workers: opts.workers,
+      confirmations: { evm: ORDER_CONFIRMATIONS, tron: TRON_SOLIDIFICATION_LAG + 1 },
+      spreadMs: opts.spreadMs,
+      skewSeconds: { evm: skewSecondsFor(blockTimeOf(CHAIN_OF.evm), undefined), tron: skewSecondsFor(blockTimeOf(CHAIN_OF.tron), undefined) },
+    },
     rng.fork('scenario'),
   );
   if (opts.keepFraction !== undefined && opts.keepFraction < 1) {
@@ -134,7 +143,8 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     const keep = <T extends { n: number }>(items: T[]) => items.filter((_, i) => i % Math.round(1 / opts.keepFraction!) === 0);
     scenario.orders = keep(scenario.orders);
     scenario.deposits = keep(scenario.deposits);
-    scenario.payments = scenario.orders.reduce((s, o) => s + o.payments.length, 0) + scenario.deposits.reduce((s, d) => s + d.payments.length + (d.paidAfterUnbind ? 1 : 0), 0);
+    scenario.strays = keep(scenario.strays);
+    scenario.payments = scenario.strays.length + scenario.orders.reduce((s, o) => s + o.payments.length, 0) + scenario.deposits.reduce((s, d) => s + d.payments.length + (d.paidAfterUnbind ? 1 : 0), 0);
   }
   const runId = `${opts.seed}_${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   const outDir = path.resolve(opts.outDir ?? path.join('.data', 'sim', runId));
@@ -162,6 +172,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
   const violations: string[] = [];
   const mismatches: string[] = [];
   let report: SimReport | null = null;
+  let intent: IntentReport | null = null;
 
   try {
     // --- the chain ------------------------------------------------------------------------------
@@ -183,12 +194,12 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     // From here blocks come every second; the chain's clock runs behind the service's.
     await chain.send('evm_setAutomine', [false]);
     await chain.send('evm_setIntervalMining', [1]);
-    const setChainClock = async () => chain.send('evm_setTime', [Math.floor(Date.now() / 1000) - scenario.chainLagSeconds]);
+    const setChainClock = async () => chain.send('evm_setTime', [Math.floor(Date.now() / 1000) - scenario.chainLagSeconds.evm]);
     await setChainClock();
     const startBlock = Number(await chain.send('eth_blockNumber', []));
     trace.add('chain', { url: anvil.url, tokens, batchPayer, startBlock });
     // tron-local: blocks at the chain's configured block time, its clock behind like anvil's.
-    tron = await startSimTron({ blockTimeMs: blockTimeOf(CHAIN_OF.tron), solidificationLag: TRON_SOLIDIFICATION_LAG, clockLagMs: scenario.chainLagSeconds * 1000, payers: 9 });
+    tron = await startSimTron({ blockTimeMs: blockTimeOf(CHAIN_OF.tron), solidificationLag: TRON_SOLIDIFICATION_LAG, clockLagMs: scenario.chainLagSeconds.tron * 1000, payers: 9 });
     const tronChain = tron;
     trace.add('chain', { chainId: CHAIN_OF.tron, url: tron.node.url, token: tron.token, startBlock: tron.startBlock });
 
@@ -348,7 +359,9 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     };
     const t0 = Date.now() + 1_000;
     const at = (ms: number, fn: () => Promise<unknown>) => track(sleep(t0 + ms - Date.now()).then(fn));
-    const lagMs = scenario.chainLagSeconds * 1000;
+    // Payments aim at block times inside their order's phases: a chain behind the service's clock
+    // delays them by its lag; one ahead of it cannot be aimed at (its blocks may fall past the grace end).
+    const lagMsOf = (family: Family) => Math.max(0, scenario.chainLagSeconds[family]) * 1000;
     const created: { planned: PlannedOrder; id: string; org: number }[] = [];
     let ordersCreated = 0;
     let depositsBound = 0;
@@ -384,6 +397,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       created.push({ planned: o, id, org: o.org });
       trace.add('order', { ref, id, address, chainId: CHAIN_OF[o.family], currency: o.currency, orderKind: o.kind, createdAt: c, expiresAt: e, graceEndsAt: g });
       const amount = (ppm: number, cur: Currency) => units(o.hundredths, cur, ppm);
+      const lagMs = lagMsOf(o.family);
       const jobs: Promise<unknown>[] = [];
       for (const p of o.payments) {
         const send = async () => {
@@ -392,7 +406,8 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
           else await pay(o.family, address, p.currency, value, ref);
         };
         const t = p.timing;
-        if (t.phase === 'window') jobs.push(sleep(c + lagMs + 1_500 + t.fraction * (e - c - 5_000) - Date.now()).then(send));
+        if (t.phase === 'instant') jobs.push(sleep(c + t.offsetMs - Date.now()).then(send));
+        else if (t.phase === 'window') jobs.push(sleep(c + lagMs + 1_500 + t.fraction * (e - c - 5_000) - Date.now()).then(send));
         else if (t.phase === 'grace') jobs.push(sleep(e + lagMs + 2_500 + t.fraction * (g - e - 7_000) - Date.now()).then(send));
         else if (t.phase === 'after-grace') jobs.push(sleep(g + lagMs + t.offsetMs - Date.now()).then(send));
         else {
@@ -414,6 +429,15 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       await Promise.all(jobs);
     };
     for (const o of scenario.orders) at(o.createAtMs, () => runOrder(o));
+    // Strays: a pool address of the organization, whatever its state, paid for nothing.
+    for (const st of scenario.strays) {
+      at(st.atMs, async () => {
+        const candidates = orgs[st.org].pool.filter((a) => (st.family === 'evm') === a.startsWith('0x'));
+        if (candidates.length === 0) return;
+        const to = candidates[(st.n * 7919) % candidates.length];
+        await pay(st.family, to, st.currency, units(st.hundredths, st.currency), `sim-${opts.seed}-s${st.n}`);
+      });
+    }
 
     for (const d of scenario.deposits) {
       at(d.bindAtMs, async () => {
@@ -522,6 +546,14 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
           } finally {
             reorgBusy[family] = false;
           }
+        } else if (f.kind === 'stall') {
+          const family = f.family ?? 'evm';
+          trace.add('stall', { chainId: CHAIN_OF[family], ms: f.value });
+          (family === 'evm' ? proxy! : tronProxy!).hold(f.value);
+        } else if (f.kind === 'workers-down') {
+          trace.add('workers-down', { ms: f.value });
+          await services.workersDown(f.value);
+          trace.add('workers-up', {});
         } else if (f.kind === 'kill') {
           trace.add('kill', { worker: f.value });
           await services.killWorker(f.value % services.workerCount);
@@ -560,24 +592,26 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       histories,
       endpoints,
       posts: receiver.posts,
-      faultTimes: trace.entries.filter((e) => e.kind === 'kill' || e.kind === 'redis-down').map((e) => e.at + started),
+      faultTimes: trace.entries.filter((e) => e.kind === 'kill' || e.kind === 'redis-down' || e.kind === 'workers-down').map((e) => e.at + started),
       orgKeys: Object.fromEntries(orgs.map((o) => [o.id, o.key])),
       api,
     });
     violations.push(...result.violations);
     mismatches.push(...result.mismatches);
     // The reference model's predictions against the service's answers and deliveries.
-    // S of the clock-skew rule per chain, given to the model as an input. The model computes it from
-    // the design's formula (rules.ts) over the chain's configured block time (the static chain facts
-    // the service is configured with; anvil mines every second and tron-local every 3 s here, as
-    // configured) and the override the service was started with, rather than reading the registry's
-    // attributionSkewSeconds: a wrong formula or override in the registry then shows as a mismatch
-    // instead of being copied.
-    const skewSeconds = new Map(FAMILIES.map((f) => [CHAIN_OF[f], skewSecondsFor(blockTimeOf(CHAIN_OF[f]), env[`ATTRIBUTION_SKEW_SECONDS_${envKey(CHAIN_OF[f])}`])]));
+    // L of the attribution rule per chain, given to the model as an input, from the design's
+    // default and the overrides the service was started with (rules.ts), not read from the registry.
+    const lagSeconds = new Map(
+      FAMILIES.map((f) => {
+        const key = envKey(CHAIN_OF[f]);
+        const skew = skewSecondsFor(blockTimeOf(CHAIN_OF[f]), env[`ATTRIBUTION_SKEW_SECONDS_${key}`]);
+        return [CHAIN_OF[f], headLagSecondsFor(skew, env[`HEAD_LAG_SECONDS_${key}`], env.HEAD_LAG_SECONDS)];
+      }),
+    );
     const modelMismatches = await compareWithModel({
       sql: db.sql,
       histories,
-      skewSeconds,
+      lagSeconds,
       solidified: new Map([[CHAIN_OF.tron, tron.solidified]]),
       endpoints,
       posts: receiver.posts,
@@ -586,6 +620,10 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     for (const m of modelMismatches.slice(0, 40)) mismatches.push(`model: ${m}`);
     if (modelMismatches.length > 40) mismatches.push(`model: … and ${modelMismatches.length - 40} more`);
     for (const l of services.errorLines()) trace.add('service-error-log', { line: l });
+    // The intent oracle: every payment judged by what it was meant for, not by the service's rule.
+    intent = await judgeByIntent(db.sql, paymentsOfTrace(trace.entries, started));
+    violations.push(...intent.violations.slice(0, 40));
+    if (intent.violations.length > 40) violations.push(`intent: … and ${intent.violations.length - 40} more`);
 
     report = {
       seed: opts.seed,
@@ -602,6 +640,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       families: familyFigures(counts, { evm: proxy, tron: tronProxy }),
       mismatches,
       violations,
+      intent,
       webhooks: result.webhooks,
       wallMs: Date.now() - started,
       tracePath: null,
@@ -640,6 +679,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     families: familyFigures(counts, { evm: proxy, tron: tronProxy }),
     mismatches,
     violations,
+    intent,
     webhooks: { expected: 0, delivered: 0, duplicated: 0, posts: 0 },
     wallMs: Date.now() - started,
     tracePath: null,

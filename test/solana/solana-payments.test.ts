@@ -8,7 +8,7 @@ import { adapterFor, runChainConfirmations, runChainScan } from '../../core/dete
 import { scanChainOnce } from '../../core/detection/scan';
 import { getCheckpoint } from '../../core/detection/checkpoints';
 import { createOrder } from '../../core/orders/orders';
-import { chainCheckpoints, deposits, events, scannedBlocks, transfers } from '../../db/schema';
+import { chainCheckpoints, chainHeadObservations, deposits, events, scannedBlocks, transfers } from '../../db/schema';
 import { SolanaLocalClient } from '../../scripts/local-chain/solana/payer';
 import { startSolanaLocal, type RunningSolanaLocal } from '../../scripts/local-chain/solana/solana-local';
 import { createTestOrg, testConfig, testContext } from '../helpers/harness';
@@ -81,6 +81,8 @@ for (const mode of ['blocks', 'addresses'] as const) {
       // A new chain (the other mode's run used another one): its scan starts afresh.
       await ctx.db.delete(chainCheckpoints).where(eq(chainCheckpoints.chainId, SOLANA_LOCAL_CHAIN_ID));
       await ctx.db.delete(scannedBlocks).where(eq(scannedBlocks.chainId, SOLANA_LOCAL_CHAIN_ID));
+      // What the service saw of the other chain's slots is no evidence about this one's (attribution).
+      await ctx.db.delete(chainHeadObservations).where(eq(chainHeadObservations.chainId, SOLANA_LOCAL_CHAIN_ID));
       orgId = (await createTestOrg(`solana payments org ${mode}`)).organizationId;
       await seedPoolAddresses(orgId, 'solana', 40);
       await produce(3);

@@ -7,7 +7,7 @@ import { runChainConfirmations, runChainScan } from '../../core/detection/monito
 import { resetCheckpoint } from '../../core/detection/scan-position';
 import { createOrder } from '../../core/orders/orders';
 import { setConfigValue } from '../../core/organizations/org-config';
-import { deposits, transfers } from '../../db/schema';
+import { chainHeadObservations, deposits, transfers } from '../../db/schema';
 import { TronLocalNode } from '../../scripts/local-chain/tron/tron-local-node';
 import { createTestOrg, testConfig, testContext } from '../helpers/harness';
 import { orderRow } from '../helpers/evm';
@@ -42,6 +42,9 @@ describe('tron: confirmed only at solidification, confirmations counted from the
     // Each test runs its own chain: scanning starts at its head.
     const head = node.head;
     await ctx.db.transaction((tx) => resetCheckpoint(tx, TRON_LOCAL_CHAIN_ID, { number: head.number, hash: head.hash, parentHash: head.parentHash, timestamp: Math.floor(head.timestamp / 1000) }));
+    // What the service saw of the previous test's chain means nothing for this one; it looks at this one's head.
+    await ctx.db.delete(chainHeadObservations).where(eq(chainHeadObservations.chainId, TRON_LOCAL_CHAIN_ID));
+    await runChainScan(ctx, TRON_LOCAL_CHAIN_ID);
     return { node, proxy, ctx, orgId: org.organizationId };
   }
   async function settle(ctx: ServiceContext) {

@@ -68,8 +68,8 @@ export async function renderCheckoutPage(p: CheckoutPageInput, o: PageText): Pro
 ${link.description ? html`<p class="description">${link.description}</p>` : null}
 <dl class="facts">
   <div class="fact"><dt>${c.priceLabel}</dt><dd><span class="value amount" id="price">${payerChooses ? c.payerChooses : `${link.amount} ${[...new Set(link.currencies.map((x) => x.currency))].join(' / ')}`}</span></dd></div>
-  ${left !== null && p.status === 'active' ? html`<div class="fact"><dd id="left">${c.leftText(left)}</dd></div>` : null}
 </dl>
+${left !== null && p.status === 'active' ? html`<p class="hint" id="left">${c.leftText(left)}</p>` : null}
 ${p.openOrderUrl
   ? html`<div class="status" role="status" id="open-order"><h2>${c.openOrderTitle}</h2><p>${c.openOrderText}</p><p><a class="button primary" id="open-order-link" href="${p.openOrderUrl}">${c.openOrderLink}</a></p></div>`
   : null}

@@ -1,5 +1,5 @@
 import type { Express, Request, Response } from 'express';
-import { AppError, notFound } from '../../../core/platform/errors';
+import { notFound } from '../../../core/platform/errors';
 import { recordAudit } from '../../../core/users/audit';
 import { passwordProblem } from '../../../core/users/passwords';
 import { createSession, endSession, endUserSessions, countUserSessions, switchSessionOrganization } from '../../../core/users/sessions';
@@ -220,5 +220,4 @@ ${user.hasPassword ? html`<label for="current">Current password</label><input id
     }),
   );
 
-  void AppError;
 }

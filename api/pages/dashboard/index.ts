@@ -6,7 +6,9 @@ import { mountMoneyPages } from './money-pages';
 import { mountOverviewPages } from './overview-pages';
 import { mountPoolPages } from './pool-pages';
 import { mountSettingsPages } from './settings-pages';
-import { dashboardOf } from './web';
+import { plainPage } from './layout';
+import { html } from '../html';
+import { dashboardOf, publicStep, sendHtml } from './web';
 
 /**
  * The merchant dashboard (issue 29) under /dashboard: server-rendered pages behind the public
@@ -20,4 +22,9 @@ export function mountDashboard(app: Express, deps: ApiDeps, options: { setHeader
   mountMoneyPages(app, d);
   mountPoolPages(app, d);
   mountSettingsPages(app, d);
+  // Anything else under /dashboard (any method): a page saying so, behind the same headers.
+  app.use(
+    '/dashboard',
+    publicStep(d, async (_req, res) => sendHtml(res, 404, plainPage('Not found', html`<p>There is no such page.</p><p><a href="/dashboard">Back to the dashboard</a></p>`))),
+  );
 }

@@ -8,10 +8,9 @@ import { presentTransfer, type TransferView } from '../../../core/views/transfer
 import { presentDeposit } from '../../../core/views/deposit';
 import { DEPOSIT_STATUSES } from '../../../core/deposits/records';
 import { TRANSFER_STATUSES } from '../../../core/transfers/transfers';
-import { listMemberships } from '../../../core/users/users';
 import { html, type Html } from '../html';
-import { dashboardPage, formatDate, pager } from './layout';
-import { page, sendHtml, type Dashboard } from './web';
+import { formatDate, pager } from './layout';
+import { page, sendPage, type Dashboard } from './web';
 import { pageNumber } from './settings-pages';
 
 const PAGE_SIZE = 50;
@@ -48,8 +47,6 @@ export function orderBadges(o: OrderView): Html {
 
 export function mountMoneyPages(app: Express, d: Dashboard): void {
   const { deps } = d;
-  const render = async (who: Parameters<Parameters<typeof page>[2]>[2], section: string, title: string, body: Html) =>
-    dashboardPage({ session: who.session, memberships: await listMemberships(deps.db, who.session.userId), section, title, body });
   const txLink = (chainId: string, txHash: string) => {
     const chain = deps.registry.get(chainId);
     const href = chain ? explorerTxLink(chain, txHash) : null;
@@ -101,10 +98,9 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
       const current: Record<string, string | undefined> = { q: search, ...filters };
       const exportQuery = new URLSearchParams(Object.entries(current).filter((e): e is [string, string] => !!e[1])).toString();
       const chains = deps.registry.list();
-      sendHtml(
-        res,
-        200,
-        await render(
+      await sendPage(
+          d,
+          res,
           who,
           '/dashboard/orders',
           'Orders',
@@ -119,7 +115,6 @@ ${items.map(
   (o) => html`<tr data-order-id="${o.orderId}"><td class="mono"><a href="/dashboard/orders/${o.orderId}">${o.orderId}</a></td><td>${o.orderReference}</td><td class="num">${o.amount} ${o.currency}</td><td class="num">${o.amountReceived}</td><td>${o.chainId}</td><td>${orderBadges(o)}</td><td>${formatDate(o.createdAt)}</td></tr>`,
 )}
 </tbody></table>${items.length === 0 ? html`<p>No orders match.</p>` : null}${pager('/dashboard/orders', current, pageNo, PAGE_SIZE, total)}</section>`,
-        ),
       );
     }),
   );
@@ -161,10 +156,9 @@ ${items.map(
       const order = presentOrder(deps, await getOrder(deps.db, who.caller.organizationId, String(req.params.orderId)));
       const { items } = await listTransfers(deps.db, who.caller.organizationId, { page: 1, limit: 100, sortBy: 'detectedAt', sortOrder: 'asc', orderId: order.orderId });
       const transfers = items.map((t) => presentTransfer(deps.registry, t));
-      sendHtml(
-        res,
-        200,
-        await render(
+      await sendPage(
+          d,
+          res,
           who,
           '/dashboard/orders',
           `Order ${order.orderReference}`,
@@ -179,7 +173,6 @@ ${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)
 </dl></section>
 <h2>Transfers</h2><section class="panel">${transferTable(transfers, txLink)}</section>
 <p><a href="/dashboard/settings/webhooks">Webhook deliveries</a> show this order's events by endpoint.</p>`,
-        ),
       );
     }),
   );
@@ -196,10 +189,9 @@ ${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)
       };
       const { items, total } = await listDeposits(deps, who.caller.organizationId, { page: pageNo, limit: PAGE_SIZE, sortBy: 'detectedAt', sortOrder: 'desc', ...filters });
       const deposits = items.map(presentDeposit);
-      sendHtml(
-        res,
-        200,
-        await render(
+      await sendPage(
+          d,
+          res,
           who,
           '/dashboard/deposits',
           'Deposits',
@@ -212,7 +204,6 @@ ${deposits.map(
   (x) => html`<tr><td class="mono">${x.depositId}</td><td>${x.depositReference}</td><td class="num">${x.amount} ${x.currency}</td><td>${x.chainId}</td><td><span class="badge">${x.status}</span> ${x.confirmations}/${x.requiredConfirmations}</td><td>${txLink(x.chainId, x.txHash)}</td><td>${formatDate(x.detectedAt)}</td></tr>`,
 )}
 </tbody></table>${pager('/dashboard/deposits', filters, pageNo, PAGE_SIZE, total)}</section>`,
-        ),
       );
     }),
   );
@@ -231,10 +222,9 @@ ${deposits.map(
         ...filters,
         unattributed: inbox,
       });
-      sendHtml(
-        res,
-        200,
-        await render(
+      await sendPage(
+          d,
+          res,
           who,
           '/dashboard/transfers',
           inbox ? 'Unattributed transfers' : 'Transfers',
@@ -244,7 +234,6 @@ ${deposits.map(
 <div><label for="addr">Address</label><input id="addr" name="address" type="text" value="${filters.address ?? ''}"></div>
 <div><button type="submit">Filter</button></div></form>
 <section class="panel">${transferTable(items.map((t) => presentTransfer(deps.registry, t)), txLink)}${pager('/dashboard/transfers', { ...filters, view: inbox ? 'unattributed' : undefined }, pageNo, PAGE_SIZE, total)}</section>`,
-        ),
       );
     }),
   );

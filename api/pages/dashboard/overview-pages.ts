@@ -5,11 +5,10 @@ import { listConfig } from '../../../core/organizations/org-config';
 import { poolStatus } from '../../../core/pool/queries';
 import { organizationOverview, type Overview, type VolumeLine } from '../../../core/reports/overview';
 import { listAudit } from '../../../core/users/audit';
-import { listMemberships } from '../../../core/users/users';
 import { listWebhookEndpoints } from '../../../core/webhooks/endpoints';
 import { html, trustedHtml, type Html } from '../html';
-import { dashboardPage, formatDate, pager } from './layout';
-import { page, sendHtml, type Dashboard } from './web';
+import { formatDate, pager } from './layout';
+import { page, sendPage, type Dashboard } from './web';
 import { pageNumber } from './settings-pages';
 
 function volumeTable(id: string, caption: string, rows: VolumeLine[]): Html {
@@ -28,7 +27,7 @@ function dailyChart(daily: Overview['daily']): Html {
       return `<rect x="${i * w + 1}" y="${100 - h}" width="${w - 2}" height="${h}"><title>${d.day}: ${d.volume.toFixed(2)} (${d.count} orders)</title></rect>`;
     })
     .join('');
-  return trustedHtml(`<svg class="chart" viewBox="0 0 ${daily.length * w} 100" role="img" aria-label="Completed order volume per day, last 30 days" xmlns="http://www.w3.org/2000/svg">${bars}</svg>`);
+  return trustedHtml(`<svg class="chart" viewBox="0 0 ${daily.length * w} 100" preserveAspectRatio="none" role="img" aria-label="Completed order volume per day, last 30 days" xmlns="http://www.w3.org/2000/svg">${bars}</svg>`);
 }
 
 export function mountOverviewPages(app: Express, d: Dashboard): void {
@@ -49,15 +48,13 @@ export function mountOverviewPages(app: Express, d: Dashboard): void {
       const failing = endpoints.items.filter((e) => !e.enabled || e.failingSince);
       const enabledChains = new Set(deps.registry.list().map((c) => c.chainId));
       const stalledHere = stalled.filter((s) => enabledChains.has(s.chainId));
-      sendHtml(
+      await sendPage(
+        d,
         res,
-        200,
-        dashboardPage({
-          session: who.session,
-          memberships: await listMemberships(deps.db, who.session.userId),
-          section: '/dashboard',
-          title: 'Overview',
-          body: html`<div class="stats">
+        who,
+        '/dashboard',
+        'Overview',
+        html`<div class="stats">
 ${volumeTable('orders-today', 'Completed orders today', overview.orders.today)}
 ${volumeTable('orders-month', 'Completed orders this month', overview.orders.month)}
 ${volumeTable('deposits-today', 'Confirmed deposits today', overview.deposits.today)}
@@ -73,7 +70,6 @@ ${PROTOCOLS.map((p) => html`<tr><td>${p}</td><td class="num">${counts[p].availab
 <section class="panel"><h2>Chains</h2>${stalledHere.length
             ? html`<ul>${stalledHere.map((s) => html`<li><span class="badge bad">stalled</span> ${s.chainId} since ${formatDate(s.since)} (${s.reason ?? 'unknown'})</li>`)}</ul>`
             : html`<p>Every chain is being scanned.</p>`}</section>`,
-        }),
       );
     }),
   );
@@ -83,18 +79,15 @@ ${PROTOCOLS.map((p) => html`<tr><td>${p}</td><td class="num">${counts[p].availab
     page(d, 'admin', async (req, res, who) => {
       const pageNo = pageNumber(req);
       const { items, total } = await listAudit(deps.db, who.caller.organizationId, { page: pageNo, limit: 100 });
-      sendHtml(
+      await sendPage(
+        d,
         res,
-        200,
-        dashboardPage({
-          session: who.session,
-          memberships: await listMemberships(deps.db, who.session.userId),
-          section: '/dashboard/audit',
-          title: 'Audit log',
-          body: html`<section class="panel"><table id="audit"><caption class="skip">Audit log</caption><thead><tr><th>When</th><th>Who</th><th>What</th><th>Target</th><th>Details</th><th>IP</th></tr></thead><tbody>
+        who,
+        '/dashboard/audit',
+        'Audit log',
+        html`<section class="panel"><table id="audit"><caption class="skip">Audit log</caption><thead><tr><th>When</th><th>Who</th><th>What</th><th>Target</th><th>Details</th><th>IP</th></tr></thead><tbody>
 ${items.map((a) => html`<tr><td>${formatDate(a.createdAt)}</td><td>${a.actor}</td><td><code>${a.action}</code></td><td class="mono">${a.target ?? ''}</td><td class="mono">${a.detail ? JSON.stringify(a.detail) : ''}</td><td class="mono">${a.ip ?? ''}</td></tr>`)}
 </tbody></table>${pager('/dashboard/audit', {}, pageNo, 100, total)}</section>`,
-        }),
       );
     }),
   );

@@ -5,17 +5,15 @@ import { roleAtLeast } from '../../../core/organizations/roles';
 import { AppError, validationError } from '../../../core/platform/errors';
 import { derivePoolAddresses, importPoolAddresses, MAX_DERIVE_COUNT, type ImportMode, type LineError } from '../../../core/pool/import';
 import { poolStatus } from '../../../core/pool/queries';
-import { listMemberships } from '../../../core/users/users';
 import { html, type Html } from '../html';
-import { csrfField, dashboardPage, formatDate, notice } from './layout';
-import { action, field, page, sendHtml, type Dashboard, type SignedIn } from './web';
+import { csrfField, formatDate, notice } from './layout';
+import { action, field, page, sendPage, type Dashboard, type SignedIn } from './web';
 
 const thresholdKey = (p: Protocol) => `address_pool.low_threshold.${p}`;
 
 export function mountPoolPages(app: Express, d: Dashboard): void {
   const { deps } = d;
-  const render = async (res: Response, who: SignedIn, section: string, title: string, body: Html, status = 200) =>
-    sendHtml(res, status, dashboardPage({ session: who.session, memberships: await listMemberships(deps.db, who.session.userId), section, title, body }));
+  const render = (res: Response, who: SignedIn, section: string, title: string, body: Html, status = 200) => sendPage(d, res, who, section, title, body, status);
 
   // ---- Address pool: status per protocol with its threshold; CSV import and derivation for Admins.
   const poolPage = async (res: Response, who: SignedIn, top: Html | null = null, status = 200) => {
@@ -43,7 +41,7 @@ ${admin
 <form method="post" action="/dashboard/pool/import">${csrf}
 <div class="row"><div><label for="imp-protocol">Protocol</label><select id="imp-protocol" name="protocol">${PROTOCOLS.map((p) => html`<option>${p}</option>`)}</select></div>
 <div><label for="imp-mode">Mode</label><select id="imp-mode" name="mode"><option value="self_managed">self_managed</option><option value="hd_wallet">hd_wallet</option></select></div></div>
-<label for="imp-csv">CSV text (header: address[,derivation_index,master_public_key])</label><textarea id="imp-csv" name="addresses" rows="8" required></textarea>
+<label for="imp-csv">CSV text (header: address,protocol[,derivation_index,master_public_key])</label><textarea id="imp-csv" name="addresses" rows="8" required></textarea>
 <p><button type="submit">Import</button></p></form></section>
 <section class="panel" aria-labelledby="der-h"><h2 id="der-h">Derive from an extended public key</h2>
 <form method="post" action="/dashboard/pool/derive" class="row">${csrf}

@@ -6,11 +6,11 @@ import { createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, listW
 import { listWebhookEvents } from '../../../core/webhooks/history';
 import { EVENT_TYPES, type EventType } from '../../../core/events/events';
 import { issueSignInLink } from '../../../core/users/sign-in-links';
-import { addMember, changeMemberRole, listMembers, listMemberships, removeMember } from '../../../core/users/users';
+import { addMember, changeMemberRole, listMembers, removeMember } from '../../../core/users/users';
 import { redeliverEvent, revokeKeyEverywhere, sendTestEvent } from '../../operations';
 import { html, type Html } from '../html';
-import { csrfField, dashboardPage, formatDate, notice, pager } from './layout';
-import { action, field, page, sendHtml, type Dashboard, type SignedIn } from './web';
+import { csrfField, formatDate, notice, pager } from './layout';
+import { action, field, page, sendPage, type Dashboard, type SignedIn } from './web';
 
 const PAGE_SIZE = 50;
 
@@ -30,8 +30,7 @@ function roleOptions(role: Role, selected?: Role): Html[] {
 
 export function mountSettingsPages(app: Express, d: Dashboard): void {
   const { deps } = d;
-  const render = async (res: Response, who: SignedIn, section: string, title: string, body: Html, status = 200) =>
-    sendHtml(res, status, dashboardPage({ session: who.session, memberships: await listMemberships(deps.db, who.session.userId), section, title, body }));
+  const render = (res: Response, who: SignedIn, section: string, title: string, body: Html, status = 200) => sendPage(d, res, who, section, title, body, status);
 
   // ---- API keys (Settings, API Keys): Admins and Owners, as the API's key routes.
   const keysPage = async (req: Request, res: Response, who: SignedIn, top: Html | null = null, status = 200) => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../../core/platform/redis';
 import type { Logger } from '../../../core/platform/logger';
 
 /**
@@ -32,7 +32,7 @@ export interface SignInLimits {
 
 const digest = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
 
-export function signInLimits(options: { redis: Redis; keyPrefix: string; logger: Logger; now?: () => number }): SignInLimits {
+export function signInLimits(options: { redis: RedisClient; keyPrefix: string; logger: Logger; now?: () => number }): SignInLimits {
   const now = options.now ?? Date.now;
   const keysOf = (ip: string, email: string) => {
     const account = digest(email.trim().toLowerCase());

@@ -6,13 +6,13 @@ import { constantTimeEqual, randomToken } from '../../../core/platform/secrets';
 import { roleAtLeast, type Role } from '../../../core/organizations/roles';
 import type { Caller } from '../../../core/organizations/organizations';
 import { loadSession, type Session, type SessionTimeouts } from '../../../core/users/sessions';
-import { userCaller } from '../../../core/users/users';
 import { recordAudit } from '../../../core/users/audit';
 import type { ApiDeps } from '../../deps';
 import { addRequestLogFields, logRequestError } from '../../request-log';
 import type { Html } from '../html';
 import { clearCookie, cookieNames, readCookies, setCookie, type CookieNames } from './cookies';
-import { messageView } from './layout';
+import { dashboardPage, messageView } from './layout';
+import { listMemberships, userCaller } from '../../../core/users/users';
 import { signInLimits, type SignInLimits } from './sign-in-limits';
 
 /** What every dashboard page and action shares. */
@@ -60,6 +60,11 @@ export function field(req: Request, name: string): string {
 
 export function sendHtml(res: Response, status: number, page: Html): void {
   res.status(status).type('html').send(page.text);
+}
+
+/** A signed-in page in the dashboard's chrome (the organization switcher needs the user's memberships). */
+export async function sendPage(d: Dashboard, res: Response, who: SignedIn, section: string, title: string, body: Html, status = 200): Promise<void> {
+  sendHtml(res, status, dashboardPage({ session: who.session, memberships: await listMemberships(d.deps.db, who.session.userId), section, title, body }));
 }
 
 /**

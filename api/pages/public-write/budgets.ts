@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../../core/platform/redis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../../../core/platform/logger';
 import { PublicWriteRefusal } from './refusal';
@@ -19,7 +19,7 @@ export class WriteBudgets<Name extends string> {
   private readonly limiters: Record<Name, RateLimiterRedis>;
 
   constructor(
-    private readonly options: { redis: Redis; keyPrefix: string; logger: Logger },
+    private readonly options: { redis: RedisClient; keyPrefix: string; logger: Logger },
     rules: Record<Name, BudgetRule>,
   ) {
     this.limiters = {} as Record<Name, RateLimiterRedis>;

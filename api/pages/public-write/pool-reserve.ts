@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../../core/platform/redis';
 import type { DbOrTx } from '../../../db/client';
 import type { Protocol } from '../../../core/chains/registry';
 import type { Logger } from '../../../core/platform/logger';
-import { poolStatus } from '../../../core/pool/queries';
+import { countAvailableUpTo, countPoolAddresses } from '../../../core/pool/queries';
 import { PublicWriteRefusal } from './refusal';
 
 export interface PoolReserveOptions {
-  redis: Redis;
+  redis: RedisClient;
   db: DbOrTx;
   logger: Logger;
   keyPrefix: string;
@@ -18,6 +18,8 @@ export interface PoolReserveOptions {
   lockTtlMs?: number;
   /** How long a take waits for the lock before answering busy (503); default 5 s. */
   waitMs?: number;
+  /** How long a pool's size (for the percentage) is remembered; default 60 s. Free addresses are counted every time. */
+  totalTtlMs?: number;
 }
 
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
@@ -30,6 +32,9 @@ const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call
  * reserve is what is left for the merchant's own orders and bindings.
  */
 export class PoolReserveGuard {
+  /** Each pool's size, read at most every totalTtlMs: counting a large pool is the slow part. */
+  private readonly totals = new Map<string, { total: number; at: number }>();
+
   constructor(private readonly options: PoolReserveOptions) {}
 
   /** The reserve of a pool of `total` addresses. */
@@ -42,9 +47,10 @@ export class PoolReserveGuard {
     const token = randomBytes(12).toString('base64url');
     await this.lock(key, token);
     try {
-      const counts = (await poolStatus(this.options.db, scope.organizationId))[scope.protocol];
-      const reserve = this.reserveOf(counts.total);
-      if (counts.available <= reserve) {
+      const reserve = this.reserveOf(await this.totalOf(key, scope));
+      // Under the lock: no other take of this pool (in any instance) runs between this count and the creation.
+      const available = await countAvailableUpTo(this.options.db, scope.organizationId, scope.protocol, reserve + 1);
+      if (available <= reserve) {
         throw new PublicWriteRefusal('poolReserve', `Only the reserve of ${reserve} ${scope.protocol} addresses is free`, 60);
       }
       return await create();
@@ -53,6 +59,15 @@ export class PoolReserveGuard {
         this.options.logger.warn({ err: { message: err.message } }, 'pool reserve lock not released; it lapses by itself');
       });
     }
+  }
+
+  private async totalOf(key: string, scope: { organizationId: string; protocol: Protocol }): Promise<number> {
+    const known = this.totals.get(key);
+    if (known && Date.now() - known.at < (this.options.totalTtlMs ?? 60_000)) return known.total;
+    const total = await countPoolAddresses(this.options.db, scope.organizationId, scope.protocol);
+    if (this.totals.size >= 10_000) this.totals.clear();
+    this.totals.set(key, { total, at: Date.now() });
+    return total;
   }
 
   private async lock(key: string, token: string): Promise<void> {

@@ -119,15 +119,17 @@ export class EvmAdapter implements ChainAdapter {
     for (const token of Object.values(this.chain.tokens)) {
       if (!token?.address) continue;
       let onChain: number | null = null;
+      let failure = '';
       try {
         const raw = await this.rpc.call(token.address, DECIMALS_SELECTOR);
         onChain = raw && raw !== '0x' ? Number(BigInt(raw)) : null;
       } catch (err) {
         if (err instanceof RpcUnavailableError) throw err; // provider down: check again later
-        onChain = null;
+        // The contract answered with an error (reverted, no such function): a verdict, with its reason.
+        failure = ` (decimals() failed: ${(err as Error).message})`;
       }
       if (onChain !== token.decimals) {
-        problems.push(`${token.currency} at ${token.address} reports decimals ${onChain ?? 'none'}, the registry expects ${token.decimals}`);
+        problems.push(`${token.currency} at ${token.address} reports decimals ${onChain ?? 'none'}${failure}, the registry expects ${token.decimals}`);
       }
     }
     return { ok: problems.length === 0, problems };

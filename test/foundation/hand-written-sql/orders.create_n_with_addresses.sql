@@ -43,9 +43,9 @@ with input as materialized (
       i.now + make_interval(mins => w.minutes), i.now + make_interval(mins => w.minutes + i.grace_minutes), i.now, i.now
     from taken t join input i on i.n = t.n cross join settings s
       cross join lateral (select coalesce(i.payment_window_minutes, s.payment_window_minutes) as minutes) w
-    returning id, payment_window_minutes, required_confirmations
+    returning id, payment_window_minutes, required_confirmations, expires_at, grace_ends_at
   )
-  select i.n, t.id as pool_address_id, t.address, t.pool_created_at, t.pool_recycled_at, c.payment_window_minutes, c.required_confirmations
+  select i.n, t.id as pool_address_id, t.address, t.pool_created_at, t.pool_recycled_at, c.payment_window_minutes, c.required_confirmations, c.expires_at, c.grace_ends_at
   from taken t join input i on i.n = t.n join created c on c.id = i.id
   order by i.n
 

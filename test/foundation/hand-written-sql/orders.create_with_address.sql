@@ -39,9 +39,9 @@ with settings as materialized (
       $16::timestamptz + make_interval(mins => s.payment_window_minutes + $28::int),
       $16::timestamptz, $16::timestamptz
     from taken t cross join settings s
-    returning payment_window_minutes, required_confirmations
+    returning payment_window_minutes, required_confirmations, expires_at, grace_ends_at
   )
-  select t.id as pool_address_id, t.address, t.pool_created_at, t.pool_recycled_at, c.payment_window_minutes, c.required_confirmations
+  select t.id as pool_address_id, t.address, t.pool_created_at, t.pool_recycled_at, c.payment_window_minutes, c.required_confirmations, c.expires_at, c.grace_ends_at
   from created c cross join taken t
 
 -- $1: paymentWindowMinutes

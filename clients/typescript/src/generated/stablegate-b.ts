@@ -2267,10 +2267,25 @@ export type paths = {
                                  */
                                 status: "pending" | "confirmed" | "dropped" | "reorged";
                                 /**
-                                 * @description null: the address was held by nobody at the block time (recorded, never credited)
+                                 * @description null: attributed to nobody (recorded, never credited); unattributedReason says why
                                  * @enum {string|null}
                                  */
                                 attribution: "order" | "deposit" | null;
+                                /**
+                                 * @description Why attribution is null. no_holder: the block was mined while nobody held the address (before it was first handed out, or after its holder ended: cooling down or back in the pool; a payment after an order completed or expired). undecidable: the block may have been mined before or after the address changed hands and the service cannot tell (its scanner was stalled or behind, or the workers were down, while the address was handed out; or it was mined in the last moments of an assignment and seen only after it ended). Never credited to a guess; the merchant decides (refund or settle by hand). null when attributed
+                                 * @enum {string|null}
+                                 */
+                                unattributedReason: "no_holder" | "undecidable" | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Evidence of when the block was mined: the last time the service saw the chain head below it (null: never). Attribution compares it with when the address changed hands; block timestamps are not used
+                                 */
+                                minedAfter: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Evidence of when the block was mined: the first time the service knew a head at or past it
+                                 */
+                                minedBy: string | null;
                                 orderId: string | null;
                                 orderReference: string | null;
                                 depositReference: string | null;
@@ -2427,10 +2442,25 @@ export type paths = {
                              */
                             status: "pending" | "confirmed" | "dropped" | "reorged";
                             /**
-                             * @description null: the address was held by nobody at the block time (recorded, never credited)
+                             * @description null: attributed to nobody (recorded, never credited); unattributedReason says why
                              * @enum {string|null}
                              */
                             attribution: "order" | "deposit" | null;
+                            /**
+                             * @description Why attribution is null. no_holder: the block was mined while nobody held the address (before it was first handed out, or after its holder ended: cooling down or back in the pool; a payment after an order completed or expired). undecidable: the block may have been mined before or after the address changed hands and the service cannot tell (its scanner was stalled or behind, or the workers were down, while the address was handed out; or it was mined in the last moments of an assignment and seen only after it ended). Never credited to a guess; the merchant decides (refund or settle by hand). null when attributed
+                             * @enum {string|null}
+                             */
+                            unattributedReason: "no_holder" | "undecidable" | null;
+                            /**
+                             * Format: date-time
+                             * @description Evidence of when the block was mined: the last time the service saw the chain head below it (null: never). Attribution compares it with when the address changed hands; block timestamps are not used
+                             */
+                            minedAfter: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Evidence of when the block was mined: the first time the service knew a head at or past it
+                             */
+                            minedBy: string | null;
                             orderId: string | null;
                             orderReference: string | null;
                             depositReference: string | null;
@@ -6698,7 +6728,7 @@ export type webhooks = {
                             blockNumber: number;
                             /** @description The orphaned block */
                             blockHash: string;
-                            /** @description Blocks from the orphaned block to the scan checkpoint that saw the reorganisation */
+                            /** @description The transfer's depth below the scan checkpoint when its block left the chain: checkpoint − block + 1, i.e. the confirmations it had then (not the reorganisation's length: a transfer 3 blocks deep, orphaned by a 4-block reorganisation, gives 3) */
                             depth: number;
                             /**
                              * @description Decimal string in token units, like every amount on the wire

@@ -1,0 +1,211 @@
+/**
+ * `npm run bench:scale`: the API's hot reads and writes on a year of history against the same on
+ * small tables. A busy merchant among 1,000 organizations; at BENCH_SCALE=1, 2,000,000 orders,
+ * 10,000,000 transfers and 20,000,000 webhook attempts (4,000,000 events with a delivery each, five
+ * attempts per delivery), half of every table the busy merchant's. Rows are generated inside
+ * Postgres (INSERT … SELECT generate_series: no client in the path, faster than COPY from here).
+ *
+ * Prints p50/p99 (sequential requests, BENCH_REQUESTS each) of GET /orders and GET /transfers
+ * (first page, filtered by status, a deep page) and of POST /orders (allocation included), first on
+ * small tables, then on the large ones, with the ratio (target ≤ 2); the history-retention job's
+ * pass over the large tables; and disk use per table.
+ *
+ *   npm run bench:scale                    # BENCH_SCALE=0.05: 100,000 orders, 500,000 transfers, 1,000,000 attempts
+ *   BENCH_SCALE=1 npm run bench:scale      # the full year (about 15 GB of disk, long on 2 cores)
+ */
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import postgres from 'postgres';
+import { getAddress, hexlify } from 'ethers';
+import { loadConfig } from '../../core/platform/config';
+import { createLogger } from '../../core/platform/logger';
+import { createApiKey, createOrganization } from '../../core/organizations/organizations';
+import { createProducerRedis, deleteKeysWithPrefix } from '../../core/platform/redis';
+import { createService } from '../../core/service/service';
+import { pruneHistory } from '../../core/maintenance/history-retention';
+import { startApi } from '../../api/server';
+import { poolAddresses } from '../../db/schema';
+import { runBench } from './bench-kit';
+
+const SCALE = Number(process.env.BENCH_SCALE ?? 0.05);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
+const ORDERS = Math.round(2_000_000 * SCALE);
+const TRANSFERS = Math.round(10_000_000 * SCALE);
+const EVENTS = Math.round(4_000_000 * SCALE);
+const ATTEMPTS_PER_DELIVERY = 5;
+const ORGS = 1000;
+const YEAR_MS = 365 * 86_400_000;
+const CHUNK = 250_000;
+const BASE_DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const RUN = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+const DB_NAME = `sg_bench_scale_${RUN}`;
+const DB_URL = (() => {
+  const u = new URL(BASE_DB_URL);
+  u.pathname = `/${DB_NAME}`;
+  return u.toString();
+})();
+const PREFIX = `sgb_${RUN}`;
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+const fmt = (n: number) => n.toLocaleString('en-US');
+
+interface Figure {
+  p50: number;
+  p99: number;
+}
+
+async function timed(count: number, request: (i: number) => Promise<Response>): Promise<Figure> {
+  const samples: number[] = [];
+  // Warm-up (plans cached, pages in memory), not counted.
+  for (let i = -3; i < 0; i++) await (await request(count + 10 - i)).arrayBuffer();
+  for (let i = 0; i < count; i++) {
+    const t = performance.now();
+    const res = await request(i);
+    const body = await res.arrayBuffer();
+    samples.push(performance.now() - t);
+    if (!res.ok) throw new Error(`HTTP ${res.status} from ${res.url}: ${Buffer.from(body).toString()}`);
+  }
+  samples.sort((a, b) => a - b);
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
+}
+
+/**
+ * Rows `from`..`to` (1-based) of each history table, spread over the year before now: even rows the
+ * busy merchant's, odd ones among the other organizations. Ids sort by time as the service's do.
+ */
+async function generate(sql: postgres.Sql, busyOrg: string, table: 'orders' | 'transfers' | 'events', from: number, to: number, total: number): Promise<void> {
+  const start = Date.now() - YEAR_MS;
+  const step = YEAR_MS / total;
+  const at = `to_timestamp((${start} + g::float8 * ${step}) / 1000.0)`;
+  // Time-ordered ids as newId makes them: the ULID time part of the row's moment, then the row number.
+  const id = (prefix: string) => `'${prefix}_' || pg_temp.ulid_time((${start} + g::float8 * ${step})::bigint) || lpad(g::text, 16, '0')`;
+  const org = `case when g % 2 = 0 then '${busyOrg}' else 'org_scale_' || (g % ${ORGS - 1}) end`;
+  if (table === 'orders') {
+    await sql.unsafe(`
+      insert into orders (id, organization_id, order_reference, pay_token, amount, amount_received, currency, chain_id, protocol, address, pool_address_id,
+                          status, metadata, payment_window_minutes, grace_minutes, required_confirmations, expires_at, grace_ends_at, completed_at, expired_at, created_at, updated_at)
+      select ${id('ord')}, ${org}, 'ref-' || g, md5(g::text), 10500000, case when g % 4 = 0 then 0 else 10500000 end, 'USDT', 'ethereum-sepolia', 'evm',
+             '0x' || substr(md5('a' || g), 1, 40), 1, case when g % 4 = 0 then 'expired' else 'completed' end, '{}'::jsonb, 30, 15, 12,
+             ${at} + interval '30 minutes', ${at} + interval '45 minutes', case when g % 4 = 0 then null else ${at} + interval '2 minutes' end,
+             case when g % 4 = 0 then ${at} + interval '45 minutes' end, ${at}, ${at}
+      from generate_series(${from}, ${to}) g`);
+  } else if (table === 'transfers') {
+    // Every fifth transfer pays an order (the orders exist: there are a fifth as many).
+    await sql.unsafe(`
+      insert into transfers (id, chain_id, protocol, currency, token_address, amount, from_address, to_address, tx_hash, index_in_tx, log_index, block_number, block_hash,
+                             block_timestamp, confirmations, status, organization_id, order_id, counted, credited, created_at, confirmed_at)
+      select ${id('trf')}, 'ethereum-sepolia', 'evm', 'USDT', '0x' || repeat('ab', 20), 10500000, '0x' || substr(md5('f' || g), 1, 40),
+             '0x' || substr(md5('t' || g), 1, 40), '0x' || md5('x' || g) || md5('y' || g), 0, 0, g, '0x' || md5('b' || g) || md5('c' || g),
+             ${at}, 12, 'confirmed', ${org}, case when g % 5 = 0 and g / 5 between 1 and ${ORDERS} then (select o.id from orders o where o.order_reference = 'ref-' || (g / 5) and o.organization_id = ${org}) end,
+             g % 5 = 0, g % 5 = 0, ${at}, ${at} + interval '3 minutes'
+      from generate_series(${from}, ${to}) g`);
+  } else {
+    await sql.unsafe(`
+      insert into events (id, organization_id, type, data, created_at, dispatched_at)
+      select ${id('evt')}, ${org}, 'order.completed', jsonb_build_object('orderId', 'ord_' || g), ${at}, ${at}
+      from generate_series(${from}, ${to}) g`);
+    await sql.unsafe(`
+      insert into webhook_deliveries (id, organization_id, event_id, endpoint_id, status, attempt_count, created_at, delivered_at, last_attempt_at)
+      select ${id('whd')}, ${org}, ${id('evt')}, case when g % 2 = 0 then 'whe_scale_busy' else 'whe_scale_other' end,
+             'succeeded', ${ATTEMPTS_PER_DELIVERY}, ${at}, ${at}, ${at}
+      from generate_series(${from}, ${to}) g`);
+    await sql.unsafe(`
+      insert into webhook_attempts (delivery_id, attempt_number, started_at, duration_ms, status_code, outcome)
+      select ${id('whd')}, n, ${at} + (n || ' minutes')::interval, 40, case when n = ${ATTEMPTS_PER_DELIVERY} then 200 else 500 end,
+             case when n = ${ATTEMPTS_PER_DELIVERY} then 'succeeded' else 'failed' end
+      from generate_series(${from}, ${to}) g, generate_series(1, ${ATTEMPTS_PER_DELIVERY}) n`);
+  }
+}
+
+async function main() {
+  // A real network (no local chain to start); Sepolia's USDT needs an address: any contract will do.
+  const config = loadConfig({ DATABASE_URL: DB_URL, REDIS_URL, REDIS_PREFIX: PREFIX, NETWORK: 'testnet', SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'), ALLOW_INSECURE_PUBLIC_URL: 'true', TOKEN_ETHEREUM_SEPOLIA_USDT: getAddress(hexlify(randomBytes(20))), LOG_LEVEL: 'silent', RATE_LIMIT_ENABLED: 'false', PORT: '0', METRICS_PORT: '0' });
+  const { ctx, dbHandle } = await createService(config, { logger: createLogger('silent'), kind: 'api' });
+  const sql = postgres(DB_URL, { max: 1, onnotice: () => {} });
+  let api: Awaited<ReturnType<typeof startApi>> | null = null;
+  try {
+    await sql.unsafe(`create function pg_temp.ulid_time(ms bigint) returns text language sql immutable as $$
+      select string_agg(substr('0123456789abcdefghjkmnpqrstvwxyz', ((ms >> (5 * (9 - i))) & 31)::int + 1, 1), '' order by i) from generate_series(0, 9) i $$`);
+    const { organizationId: busy, ownerKey } = await createOrganization(ctx.db, 'Busy merchant');
+    const member = await createApiKey(ctx.db, { organizationId: busy, keyId: ownerKey.id, role: 'owner' }, busy, { name: 'bench', role: 'member' });
+    await sql.unsafe(`insert into organizations (id, name) select 'org_scale_' || g, 'Organization ' || g from generate_series(0, ${ORGS - 2}) g`);
+    await sql.unsafe(`insert into webhook_endpoints (id, organization_id, url, events, secret_ciphertext) values
+      ('whe_scale_busy', '${busy}', 'https://hooks.example/busy', '{order.completed}', 'x'), ('whe_scale_other', 'org_scale_1', 'https://hooks.example/other', '{order.completed}', 'x')`);
+    for (let i = 0; i < 50_000; i += 5000) {
+      const now = Date.now();
+      await ctx.db.insert(poolAddresses).values(Array.from({ length: 5000 }, (_, j) => ({ organizationId: busy, protocol: 'evm' as const, address: getAddress(hexlify(randomBytes(20))), mode: 'self_managed' as const, status: 'available' as const, createdAt: new Date(now + j) })));
+    }
+    api = await startApi(ctx);
+    const base = `http://127.0.0.1:${api.port}/api/v1`;
+    const headers = { 'x-api-key': member.key };
+    const get = (path: string) => () => fetch(`${base}${path}`, { headers });
+    const tag = randomBytes(4).toString('hex');
+    const post = (round: string) => (i: number) =>
+      fetch(`${base}/orders`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ orderReference: `${round}-${tag}-${i}`, amount: '10.5', currency: 'USDT', chainId: 'ethereum-sepolia' }) });
+    const measure = async (round: string, deepPage: number) => ({
+      'GET /orders first page': await timed(REQUESTS, get('/orders?limit=20')),
+      'GET /orders ?status=expired': await timed(REQUESTS, get('/orders?limit=20&status=expired')),
+      [`GET /orders deep page`]: await timed(REQUESTS, get(`/orders?limit=20&page=${deepPage}`)),
+      'GET /transfers first page': await timed(REQUESTS, get('/transfers?limit=20')),
+      'GET /transfers ?status=confirmed': await timed(REQUESTS, get('/transfers?limit=20&status=confirmed')),
+      [`GET /transfers deep page`]: await timed(REQUESTS, get(`/transfers?limit=20&page=${deepPage}`)),
+      'POST /orders (allocation)': await timed(REQUESTS, post(round)),
+    });
+
+    // Small tables: 2,000 orders, 10,000 transfers, 4,000 events (half the busy merchant's).
+    const small = { orders: 2000, transfers: 10_000, events: 4000 };
+    for (const table of ['orders', 'transfers', 'events'] as const) await generate(sql, busy, table, 1, small[table], small[table]);
+    await sql`analyze`;
+    console.log(`scale ${SCALE}: ${fmt(ORDERS)} orders, ${fmt(TRANSFERS)} transfers, ${fmt(EVENTS)} events and deliveries, ${fmt(EVENTS * ATTEMPTS_PER_DELIVERY)} webhook attempts, ${ORGS} organizations; ${REQUESTS} sequential requests per figure`);
+    const before = await measure('small', 40);
+
+    // The year: the rest of every table, in chunks (progress printed).
+    for (const [table, total] of [['orders', ORDERS], ['transfers', TRANSFERS], ['events', EVENTS]] as const) {
+      const t = performance.now();
+      for (let from = small[table] + 1; from <= total; from += CHUNK) await generate(sql, busy, table, from, Math.min(total, from + CHUNK - 1), total);
+      console.log(`  generated ${table === 'events' ? 'events, deliveries and attempts' : table} to ${fmt(total)} in ${((performance.now() - t) / 1000).toFixed(0)} s`);
+    }
+    await sql`vacuum analyze`;
+    const after = await measure('large', Math.floor(ORDERS / 2 / 20 / 2));
+
+    console.log('\n| request | small p50 | small p99 | large p50 | large p99 | p99 ratio (target ≤ 2) |');
+    console.log('|---|---|---|---|---|---|');
+    for (const name of Object.keys(before) as (keyof typeof before)[]) {
+      const [b, a] = [before[name], after[name]];
+      console.log(`| ${name} | ${b.p50.toFixed(1)} ms | ${b.p99.toFixed(1)} ms | ${a.p50.toFixed(1)} ms | ${a.p99.toFixed(1)} ms | ${(a.p99 / b.p99).toFixed(1)} |`);
+    }
+    console.log(`(deep page: page ${Math.floor(ORDERS / 2 / 20 / 2)} of 20 on the large tables, page 40 on the small)`);
+
+    // Retention over the year: a 90-day window deletes about three quarters of the delivery history.
+    const t = performance.now();
+    let removed = { events: 0, deliveries: 0, attempts: 0, alertEmails: 0 };
+    for (;;) {
+      const r = await pruneHistory(ctx.db, new Date(), { eventDays: 90, batchSize: 1000, maxBatches: 100 });
+      removed = { events: removed.events + r.events, deliveries: removed.deliveries + r.deliveries, attempts: removed.attempts + r.attempts, alertEmails: 0 };
+      if (r.events === 0) break;
+    }
+    const s = (performance.now() - t) / 1000;
+    console.log(`\nretention (90 days, batches of 1,000 events): deleted ${fmt(removed.events)} events, ${fmt(removed.deliveries)} deliveries, ${fmt(removed.attempts)} attempts in ${s.toFixed(1)} s = ${fmt(Math.round(removed.attempts / s))} attempts/s`);
+
+    await sql`analyze`;
+    const sizes = await sql<{ table: string; rows: string; total: string; indexes: string }[]>`
+      select c.relname as table, c.reltuples::bigint as rows, pg_size_pretty(pg_total_relation_size(c.oid)) as total, pg_size_pretty(pg_indexes_size(c.oid)) as indexes
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = current_schema() and c.relkind = 'r' order by pg_total_relation_size(c.oid) desc limit 8`;
+    console.log('\ndisk per table after retention (rows as estimated by Postgres):');
+    for (const r of sizes) console.log(`  ${r.table.padEnd(22)} ${fmt(Number(r.rows)).padStart(12)} rows  ${r.total.padStart(8)} (indexes ${r.indexes})`);
+  } finally {
+    await api?.close();
+    await sql.end();
+    await dbHandle.close();
+    const redis = createProducerRedis(REDIS_URL);
+    await deleteKeysWithPrefix(redis, PREFIX).catch(() => {});
+    redis.disconnect();
+    const admin = postgres(BASE_DB_URL, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`drop database if exists "${DB_NAME}" with (force)`);
+    await admin.end();
+  }
+}
+
+runBench(main);
