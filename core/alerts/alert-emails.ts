@@ -31,7 +31,7 @@ export interface AlertEmailRun {
 }
 
 /** This context's transporter for `url` (kept on the context: contexts share none). */
-function transporter(ctx: Pick<ServiceContext, 'memory'>, url: string): Transporter {
+export function transporter(ctx: Pick<ServiceContext, 'memory'>, url: string): Transporter {
   const transporters = ctx.memory.mailTransporters;
   let t = transporters.get(url);
   // Required on first use: a process without SMTP_URL never loads nodemailer (about 40 modules).

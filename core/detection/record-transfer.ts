@@ -143,14 +143,18 @@ function transferRow(
   };
 }
 
+/** Whether a transfer in a block of this time counts toward the order (the order's own rule). */
+async function countsTowardOrder(tx: Tx, orderId: string, transfer: Parameters<typeof transferCountsTowardOrder>[1]): Promise<boolean> {
+  const [order] = await tx.select().from(orders).where(eq(orders.id, orderId));
+  return !!order && transferCountsTowardOrder(order, transfer);
+}
+
 /** Inserts one attributed transfer and lets its order or deposit react. False when it already existed. */
 async function recordAttributed(tx: Tx, ctx: ServiceContext, item: ObservedItem, assignment: Attribution, evidence: MiningEvidence): Promise<boolean> {
   const o = item.observed;
-  let counted = false;
-  if (assignment.kind === 'order' && assignment.orderId) {
-    const [order] = await tx.select().from(orders).where(eq(orders.id, assignment.orderId));
-    counted = !!order && transferCountsTowardOrder(order, { chainId: o.chainId, currency: o.currency, blockTimestamp: new Date(o.blockTimestamp * 1000) });
-  }
+  const counted =
+    assignment.kind === 'order' && !!assignment.orderId &&
+    (await countsTowardOrder(tx, assignment.orderId, { chainId: o.chainId, currency: o.currency, blockTimestamp: new Date(o.blockTimestamp * 1000) }));
   const row = transferRow(ctx, item, assignment, counted, evidence, null);
   const inserted = await tx.insert(transfers).values(row).onConflictDoNothing().returning({ id: transfers.id });
   if (inserted.length === 0) return false;
@@ -166,7 +170,8 @@ async function recordAttributed(tx: Tx, ctx: ServiceContext, item: ObservedItem,
  * row is `confirmed` again; a `dropped` one (orphaned while pending) is `pending` again in its new
  * block, its deposit pending again without a second deposit.pending, its order recomputed. Its
  * attribution and evidence stay those of its first sighting: a payment sent before an address
- * changed hands does not change holder by being mined again later.
+ * changed hands does not change holder by being mined again later. Whether it counts toward its
+ * order is decided again on its new block (the grace end is about where the payment is mined).
  */
 async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, items: ObservedItem[]): Promise<ObservedItem[]> {
   const hashes = [...new Set(items.map((i) => i.observed.txHash))];
@@ -203,14 +208,20 @@ async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, 
     if (existing.blockHash === o.blockHash && existing.status !== 'reorged' && existing.status !== 'dropped') continue;
     // Re-mined: the same transfer in another block (or back in its block). Never recorded anew.
     const status = existing.status === 'reorged' ? 'confirmed' : existing.status === 'dropped' ? 'pending' : existing.status;
+    const blockTimestamp = new Date(o.blockTimestamp * 1000);
+    // Its holder stays that of its first sighting; whether it counts is the order's rule on the block
+    // it is in now (a payment re-mined after the grace end no longer counts), so the stored flag and
+    // the order's decision never disagree.
+    const counted = existing.orderId ? await countsTowardOrder(tx, existing.orderId, { chainId, currency: o.currency, blockTimestamp }) : undefined;
     await tx
       .update(transfers)
       .set({
         blockNumber: o.blockNumber,
         blockHash: o.blockHash,
-        blockTimestamp: new Date(o.blockTimestamp * 1000),
+        blockTimestamp,
         logIndex: o.blockLogIndex,
         status,
+        ...(counted === undefined ? {} : { counted }),
         ...(existing.status === 'dropped' ? { droppedAt: null, confirmations: 0 } : {}),
       })
       .where(eq(transfers.id, existing.id));
@@ -235,6 +246,10 @@ function logPaymentSeen(ctx: ServiceContext, t: typeof transfers.$inferInsert): 
     orderId: t.orderId,
     depositBindingId: t.depositBindingId,
     attributed: !!(t.orderId || t.depositBindingId),
+    // Why nobody (README "Attribution"), and the evidence it was decided on.
+    unattributedReason: t.unattributedReason ?? null,
+    minedAfter: t.minedAfter ?? null,
+    minedBy: t.minedBy ?? null,
     counted: t.counted,
     chainId: t.chainId,
     currency: t.currency,

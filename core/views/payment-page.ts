@@ -102,7 +102,10 @@ export async function presentPaymentPage(
     amountReceived: formatAmount(received, decimals),
     remaining: formatAmount(remaining, decimals),
     excess: formatAmount(received > order.amount ? received - order.amount : 0n, decimals),
-    walletUri: invitesPayment && chain && token ? walletUri(chain, token, order.address, remaining) : null,
+    walletUri:
+      invitesPayment && chain && token
+        ? walletUri(chain, token, order.address, remaining, { id: order.id, amount: formatAmount(remaining, decimals), label: facts.organizationName, message: `Order ${order.orderReference}` })
+        : null,
     confirmations,
     finality: chain?.finality.kind === 'solidified' ? 'solidified' : 'confirmations',
     expiresAt: order.expiresAt.toISOString(),

@@ -20,19 +20,18 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'no
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import postgres from 'postgres';
 import { getAddress, hexlify } from 'ethers';
 import { systemClock } from '../../core/platform/clock';
 import { loadConfig } from '../../core/platform/config';
 import { emitEvent } from '../../core/events/events';
 import { createApiKey, createOrganization } from '../../core/organizations/organizations';
-import { createProducerRedis, deleteKeysWithPrefix } from '../../core/platform/redis';
+import { createProducerRedis } from '../../core/platform/redis';
 import { createWebhookEndpoint } from '../../core/webhooks/endpoints';
 import { createDb } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
 import { poolAddresses } from '../../db/schema';
 import { createQueues, closeQueues } from '../../core/jobs/catalog';
-import { autocannon, runBench } from './bench-kit';
+import { autocannon, benchState, runBench } from './bench-kit';
 
 const ROOT = path.resolve(__dirname, '../..');
 const MODES = (process.env.BENCH_MODES ?? 'tsx,dist').split(',') as ('tsx' | 'dist')[];
@@ -40,16 +39,8 @@ const PROCESSES = (process.env.BENCH_PROCESSES ?? 'api,worker,all').split(',') a
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 10_000);
 const NODE_OPTIONS = (process.env.BENCH_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
 const SNAPSHOT_DIR = process.env.BENCH_HEAP_SNAPSHOTS;
-const BASE_DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const RUN = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-const DB_NAME = `sg_bench_memory_${RUN}`;
-const DB_URL = (() => {
-  const u = new URL(BASE_DB_URL);
-  u.pathname = `/${DB_NAME}`;
-  return u.toString();
-})();
-const PREFIX = `sgb_${RUN}`;
+const store = benchState('memory');
+const { dbUrl: DB_URL, redisUrl: REDIS_URL, prefix: PREFIX } = store;
 
 type ProcessKind = 'api' | 'worker' | 'all';
 const ENTRIES: Record<ProcessKind, string> = { api: 'api/main', worker: 'workers/main', all: 'scripts/start' };
@@ -210,7 +201,6 @@ async function main() {
   if (SNAPSHOT_DIR) mkdirSync(SNAPSHOT_DIR, { recursive: true });
   await runMigrations(DB_URL);
   const dbHandle = createDb(DB_URL, { max: 5 });
-  const redis = createProducerRedis(REDIS_URL);
   const received = new Set<string>();
   const receiver = http.createServer((req, res) => {
     req.resume();
@@ -312,12 +302,8 @@ async function main() {
   } finally {
     receiver.closeAllConnections();
     receiver.close();
-    await deleteKeysWithPrefix(redis, PREFIX).catch(() => {});
-    redis.disconnect();
     await dbHandle.close();
-    const admin = postgres(BASE_DB_URL, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`drop database if exists "${DB_NAME}" with (force)`);
-    await admin.end();
+    await store.remove();
   }
 }
 

@@ -20,12 +20,11 @@ import { getAddress, hexlify } from 'ethers';
 import { loadConfig } from '../../core/platform/config';
 import { createLogger } from '../../core/platform/logger';
 import { createApiKey, createOrganization } from '../../core/organizations/organizations';
-import { createProducerRedis, deleteKeysWithPrefix } from '../../core/platform/redis';
 import { createService } from '../../core/service/service';
 import { pruneHistory } from '../../core/maintenance/history-retention';
 import { startApi } from '../../api/server';
 import { poolAddresses } from '../../db/schema';
-import { runBench } from './bench-kit';
+import { benchState, runBench } from './bench-kit';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 0.05);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
@@ -36,16 +35,8 @@ const ATTEMPTS_PER_DELIVERY = 5;
 const ORGS = 1000;
 const YEAR_MS = 365 * 86_400_000;
 const CHUNK = 250_000;
-const BASE_DB_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const RUN = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
-const DB_NAME = `sg_bench_scale_${RUN}`;
-const DB_URL = (() => {
-  const u = new URL(BASE_DB_URL);
-  u.pathname = `/${DB_NAME}`;
-  return u.toString();
-})();
-const PREFIX = `sgb_${RUN}`;
+const store = benchState('scale');
+const { dbUrl: DB_URL, redisUrl: REDIS_URL, prefix: PREFIX } = store;
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 const fmt = (n: number) => n.toLocaleString('en-US');
@@ -199,12 +190,7 @@ async function main() {
     await api?.close();
     await sql.end();
     await dbHandle.close();
-    const redis = createProducerRedis(REDIS_URL);
-    await deleteKeysWithPrefix(redis, PREFIX).catch(() => {});
-    redis.disconnect();
-    const admin = postgres(BASE_DB_URL, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`drop database if exists "${DB_NAME}" with (force)`);
-    await admin.end();
+    await store.remove();
   }
 }
 

@@ -4,8 +4,9 @@ import request from 'supertest';
 import { closeQueues, createQueues } from '../../core/jobs/catalog';
 import { createProducerRedis, deleteKeysWithPrefix, queuePrefixOf, redisTargetOf } from '../../core/platform/redis';
 import { startApi, type RunningApi } from '../../api/server';
+import { signInLimits } from '../../api/pages/dashboard/sign-in-limits';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
-import { createTestOrg, testConfig, testContext, TEST_REDIS_PREFIX } from '../helpers/harness';
+import { createTestOrg, testConfig, testContext, testLogger, TEST_REDIS_PREFIX } from '../helpers/harness';
 import { startRedisCluster, type LocalRedisCluster } from '../helpers/redis-cluster';
 import { startReceiver, type Receiver } from '../helpers/webhooks';
 import { eventually } from '../helpers/wait';
@@ -101,6 +102,24 @@ describe('Redis Cluster (REDIS_CLUSTER_NODES)', function () {
     try {
       await eventually(() => redis.status === 'ready', 10_000, 'the cluster connection');
       expect(await deleteKeysWithPrefix(redis, prefix)).to.be.above(0);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('delays sign-ins after failures on the cluster, whose keys lie in different slots, and clears them on success', async () => {
+    const config = clusterConfig();
+    const redis = createProducerRedis(redisTargetOf(config));
+    try {
+      await eventually(() => redis.status === 'ready', 10_000, 'the cluster connection');
+      const limits = signInLimits({ redis, keyPrefix: `${prefix}:signin`, logger: testLogger() });
+      const [ip, email] = ['203.0.113.7', 'owner@shop.example'];
+      expect(await limits.wait(ip, email)).to.equal(0);
+      // Five failures are free per account and IP; the sixth delays the next attempt.
+      for (let i = 0; i < 6; i++) await limits.failed(ip, email);
+      expect(await limits.wait(ip, email)).to.be.above(0);
+      await limits.succeeded(ip, email);
+      expect(await limits.wait(ip, email)).to.equal(0);
     } finally {
       redis.disconnect();
     }

@@ -6,6 +6,7 @@ import type { OrderRow } from '../../core/views/order';
 import type { PaymentPageFacts } from '../../core/orders/payment-page';
 import { presentPaymentPage } from '../../core/views/payment-page';
 import { testConfig, testDb } from '../helpers/harness';
+import { checkSolanaAddress } from '../../core/chains/solana/solana-address';
 
 /** The page's view of orders the local chain cannot produce: Tron (solidification, bare-address QR). */
 describe('payment page view of a Tron order', () => {
@@ -41,5 +42,36 @@ describe('payment page view of a Tron order', () => {
     const other = [{ ...transfer(5_000_000n), currency: 'USDC' }, { ...transfer(5_000_000n), chainId: 'tron-mainnet' }];
     const view = await presentPaymentPage(ctx, facts(other), now);
     expect(view).to.include({ state: 'awaiting', amountReceived: '0' });
+  });
+});
+
+/** A Solana order's page: a Solana Pay transfer request with the order's own reference. */
+describe('payment page view of a Solana order', () => {
+  const ctx = { db: testDb(), registry: ChainRegistry.forNetwork('mainnet', SCANNED_FAMILIES), config: testConfig() };
+  const created = new Date('2026-01-01T10:00:00Z');
+  const owner = '9ou4qq7RhycWHGS8XkgQwUS1qyWHrbz7ZoCKdm9o23vy';
+  const orderOf = (id: string) =>
+    ({
+      id, organizationId: 'org_s', orderReference: 'sol & co/1', payToken: 'B'.repeat(22), amount: 12_500_000n, amountReceived: 0n,
+      currency: 'USDC', chainId: 'solana-mainnet', protocol: 'solana', address: owner, poolAddressId: 1,
+      status: 'pending', successUrl: null, cancelUrl: null, metadata: {}, paymentWindowMinutes: 10, graceMinutes: 5, requiredConfirmations: 32,
+      expiresAt: new Date(created.getTime() + 600_000), graceEndsAt: new Date(created.getTime() + 900_000), txHash: null, blockNumber: null,
+      confirmations: null, completedAt: null, expiredAt: null, createdAt: created, updatedAt: created,
+    }) as OrderRow;
+  const now = new Date(created.getTime() + 120_000);
+
+  it('QR and wallet button: solana:<owner>?amount=<decimal>&spl-token=<mint>&reference=<key>&label&message, a fresh reference per order, stable across views', async () => {
+    const view = await presentPaymentPage(ctx, { order: orderOf('ord_sol_1'), organizationName: 'Sol shop', transfers: [] }, now);
+    const uri = new URL(view.walletUri!);
+    expect(uri.protocol).to.equal('solana:');
+    expect(uri.pathname).to.equal(owner);
+    expect(Object.fromEntries(uri.searchParams)).to.deep.include({ amount: '12.5', 'spl-token': 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', label: 'Sol shop', message: 'Order sol & co/1' });
+    expect(view.walletUri).to.not.contain('+');
+    const reference = uri.searchParams.get('reference')!;
+    expect(checkSolanaAddress(reference).ok).to.equal(true);
+    const again = await presentPaymentPage(ctx, { order: orderOf('ord_sol_1'), organizationName: 'Sol shop', transfers: [] }, now);
+    expect(again.walletUri).to.equal(view.walletUri);
+    const other = await presentPaymentPage(ctx, { order: orderOf('ord_sol_2'), organizationName: 'Sol shop', transfers: [] }, now);
+    expect(new URL(other.walletUri!).searchParams.get('reference')).to.not.equal(reference);
   });
 });

@@ -134,3 +134,60 @@ export function tronHistory(url: string, chainId: string, tokens: Record<string,
     }),
   };
 }
+
+/**
+ * solana-local: its blocks on the current fork, read from the node itself (in process), not through
+ * the adapter: a transfer is an increase of a configured mint's token account in a successful
+ * transaction (post − pre of the recorded token balances), identified by the account's index in
+ * the transaction's account list, its recipient the account's owner.
+ */
+export function solanaHistory(node: SolanaNodeView, chainId: string, mints: Record<string, string>, startSlot: number): ChainHistory {
+  const currencyOf = new Map(Object.entries(mints).map(([c, m]) => [m, c]));
+  return {
+    family: 'solana',
+    chainId,
+    head: async () => node.blockAtCommitment('confirmed').slot,
+    transfers: once(async () => {
+      const out: CanonicalTransfer[] = [];
+      const top = node.blockAtCommitment('confirmed').slot;
+      for (const block of node.blocksBetween(startSlot + 1, top)) {
+        for (const tx of block.txs) {
+          if (tx.err !== null) continue;
+          for (const post of tx.postTokenBalances) {
+            const currency = currencyOf.get(post.mint);
+            if (!currency || !post.owner) continue;
+            const pre = tx.preTokenBalances.find((b) => b.accountIndex === post.accountIndex && b.mint === post.mint);
+            const amount = BigInt(post.uiTokenAmount.amount) - BigInt(pre?.uiTokenAmount.amount ?? '0');
+            if (amount <= 0n) continue;
+            out.push({
+              chainId,
+              identity: transferIdentity({ txHash: tx.signature, indexInTx: post.accountIndex }),
+              to: post.owner.toLowerCase(),
+              currency,
+              amount,
+              blockNumber: block.slot,
+              blockTimeMs: block.blockTime * 1000,
+            });
+          }
+        }
+      }
+      return out;
+    }),
+  };
+}
+
+/** What solanaHistory reads of the in-process node. */
+export interface SolanaNodeView {
+  blockAtCommitment(commitment: 'confirmed'): { slot: number };
+  blocksBetween(from: number, to: number): {
+    slot: number;
+    blockTime: number;
+    txs: { signature: string; err: unknown; preTokenBalances: SolanaBalance[]; postTokenBalances: SolanaBalance[] }[];
+  }[];
+}
+interface SolanaBalance {
+  accountIndex: number;
+  mint: string;
+  owner?: string;
+  uiTokenAmount: { amount: string };
+}

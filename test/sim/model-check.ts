@@ -139,7 +139,9 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
         select e.id, e.type || ' ' || coalesce(e.data->>'orderId', t.tx_hash || ':' || t.index_in_tx) as key
         from events e left join deposits d on d.id = e.data->>'depositId' left join transfers t on t.id = d.transfer_id
         where e.type = any(${EXACT_EVENTS})`
-    ).map((r) => [r.id, r.key.replace(/^(\S+) (0x[0-9a-fA-F]+)/, (_m, a: string, b: string) => `${a} ${b.toLowerCase()}`)]),
+    )// A deposit's subject is its transfer identity, compared lower-cased (rules.ts transferIdentity: hex
+    // hashes of any case, base58 Solana signatures compared as the model writes them).
+    .map((r) => [r.id, r.key.replace(/^(\S+) (\S+:\d+)$/, (_m, a: string, b: string) => `${a} ${b.toLowerCase()}`)]),
   );
   for (const ep of input.endpoints) {
     const want = prediction.events.get(ep.id) ?? new Set<string>();

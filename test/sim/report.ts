@@ -5,7 +5,7 @@ import type { SimReport } from './simulation';
 export function formatReport(r: SimReport): string {
   const faults = Object.entries(r.rpcFaults).map(([k, v]) => `${k} ${v}`).join(', ');
   const f = r.families;
-  const split = (key: 'payments' | 'orders' | 'deposits' | 'reorgs') => `(EVM ${f.evm[key]}, Tron ${f.tron[key]})`;
+  const split = (key: 'payments' | 'orders' | 'deposits' | 'reorgs') => `(EVM ${f.evm[key]}, Tron ${f.tron[key]}, Solana ${f.solana[key]})`;
   const lines = [
     `seed                  ${r.seed}`,
     `payments              ${r.paymentsSent} sent of ${r.payments} planned ${split('payments')}`,
@@ -14,7 +14,8 @@ export function formatReport(r: SimReport): string {
     `reorgs                ${r.reorgs} ${split('reorgs')}`,
     `worker kills          ${r.kills}`,
     `Redis restarts        ${r.redisRestarts}`,
-    `RPC faults injected   ${Object.values(r.rpcFaults).reduce((s, n) => s + n, 0)} of ${r.rpcRequests} calls (${faults}; EVM ${f.evm.rpcFaults} of ${f.evm.rpcRequests}, Tron ${f.tron.rpcFaults} of ${f.tron.rpcRequests})`,
+    `RPC faults injected   ${Object.values(r.rpcFaults).reduce((s, n) => s + n, 0)} of ${r.rpcRequests} calls (${faults}; EVM ${f.evm.rpcFaults} of ${f.evm.rpcRequests}, Tron ${f.tron.rpcFaults} of ${f.tron.rpcRequests}, Solana ${f.solana.rpcFaults} of ${f.solana.rpcRequests})`,
+    `skipped slots         ${r.skippedSlots ?? 0} (solana-local)`,
     `mismatches            ${r.mismatches.length}`,
     `invariant violations  ${r.violations.length}`,
     ...(r.intent ? formatIntent(r.intent) : ['credited to something it was not meant for: not judged (the run did not finish)']),

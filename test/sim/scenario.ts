@@ -11,13 +11,16 @@ export const DECIMALS: Record<Currency, number> = { USDT: 6, USDC: 6, DAI: 18 };
 
 /**
  * The chain families the simulation runs, each on its local chain: EVM on anvil (ethereum-local,
- * three test tokens), Tron on tron-local (its one TRC-20 test USDT).
+ * three test tokens), Tron on tron-local (its one TRC-20 test USDT), Solana on solana-local (its
+ * test USDC and USDT mints on the real SPL Token program).
  */
-export type Family = 'evm' | 'tron';
-export const FAMILIES: readonly Family[] = ['evm', 'tron'];
-export const CURRENCIES_OF: Record<Family, readonly Currency[]> = { evm: CURRENCIES, tron: ['USDT'] };
+export type Family = 'evm' | 'tron' | 'solana';
+export const FAMILIES: readonly Family[] = ['evm', 'tron', 'solana'];
+export const CURRENCIES_OF: Record<Family, readonly Currency[]> = { evm: CURRENCIES, tron: ['USDT'], solana: ['USDC', 'USDT'] };
 /** Share of orders and deposit references on tron-local. */
 export const TRON_SHARE = 0.3;
+/** Share of the others on solana-local. */
+export const SOLANA_SHARE = 0.3;
 
 export type OrderKind =
   | 'exact'
@@ -158,8 +161,8 @@ const SUBSCRIPTIONS: string[][] = [
   ['order.expired', 'deposit.pending'],
 ];
 
-function paymentsFor(kind: OrderKind, currency: Currency, rng: Rng, skewMs: number): PlannedPayment[] {
-  const other = (c: Currency) => rng.pick(CURRENCIES.filter((x) => x !== c));
+function paymentsFor(kind: OrderKind, currency: Currency, rng: Rng, skewMs: number, currencies: readonly Currency[] = CURRENCIES): PlannedPayment[] {
+  const other = (c: Currency) => rng.pick(currencies.filter((x) => x !== c));
   const inWindow = (): PaymentTiming => ({ phase: 'window', fraction: rng.next() });
   const p = (partsPerMillion: number, timing: PaymentTiming, cur: Currency = currency, batched = false): PlannedPayment => ({ partsPerMillion, currency: cur, timing, batched });
   switch (kind) {
@@ -211,7 +214,7 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
     // the next holder, must never be credited to that holder (issue 25).
     cooldownMinutes: n % 2 === 0 ? 0 : 1,
     unbindCooldownMinutes: n % 2 === 0 ? 0 : 1,
-    poolSize: { evm: 0, tron: 0 },
+    poolSize: { evm: 0, tron: 0, solana: 0 },
     endpoints: Array.from({ length: rng.int(1, 2) }, (_, e) => ({ events: e === 0 ? SUBSCRIPTIONS[0] : rng.pick(SUBSCRIPTIONS), mayGo: n === 1 && e === 1 })),
   }));
   // Organization 1 always has a second endpoint that may answer 410 Gone.
@@ -222,7 +225,7 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
   let planned = 0;
   const depositShare = 0.15;
   while (planned < shape.payments) {
-    const family: Family = rng.chance(TRON_SHARE) ? 'tron' : 'evm';
+    const family: Family = rng.chance(TRON_SHARE) ? 'tron' : rng.chance(SOLANA_SHARE) ? 'solana' : 'evm';
     const currencies = CURRENCIES_OF[family];
     if (rng.chance(depositShare)) {
       const bindAtMs = rng.int(0, Math.floor(spreadMs * 0.8));
@@ -263,7 +266,7 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
       hundredths: rng.int(1, 500_000),
       windowMinutes: rng.chance(0.85) ? 1 : 2,
       graceMinutes,
-      payments: paymentsFor(kind, currency, rng, shape.skewSeconds[family] * 1000),
+      payments: paymentsFor(kind, currency, rng, shape.skewSeconds[family] * 1000, currencies),
     };
     orders.push(order);
     planned += order.payments.length;
@@ -283,8 +286,13 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
   const reorgs = Math.max(4, Math.min(Math.round(shape.payments / 40), Math.floor(endMs / 6_000)));
   for (let i = 0; i < reorgs; i++) {
     const atMs = rng.int(5_000, spreadMs + 90_000);
-    // Every run reorganises both chains: the first reorg is anvil's, the second tron-local's.
-    const tron = i === 1 || (i > 1 && rng.chance(TRON_SHARE));
+    // Every run reorganises every chain: the first reorg is anvil's, the second tron-local's, the third a solana-local fork.
+    if (i === 2 || (i > 2 && rng.chance(SOLANA_SHARE))) {
+      // solana-local forks off only unfinalized blocks: 1 to a few of the newest, their transactions re-included or gone.
+      faults.push({ atMs, kind: 'reorg', family: 'solana', value: rng.int(1, Math.max(1, Math.min(4, shape.confirmations.solana - 2))), reinclude: rng.chance(0.5) });
+      continue;
+    }
+    const tron = i === 1 || (i > 2 && rng.chance(TRON_SHARE));
     if (tron) {
       // tron-local orphans only unsolidified blocks (solidified ones are final on Tron): depth 1 to
       // its solidification depth − 1, the orphaned transactions re-included in the new blocks or gone.
@@ -319,6 +327,7 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
     const twoS = 2 * shape.skewSeconds[family];
     return rng.chance(0.5) ? rng.int(-4, 4) : rng.chance(0.5) ? rng.int(5, twoS) : -rng.int(5, twoS);
   };
-  const chainLagSeconds = { evm: lagOf('evm'), tron: lagOf('tron') };
+  // solana-local stamps its blocks with the machine's clock (it has no clock offset to set).
+  const chainLagSeconds = { evm: lagOf('evm'), tron: lagOf('tron'), solana: 0 };
   return { seed, payments: planned + strays.length, spreadMs, chainLagSeconds, strays, orgs, orders, deposits, faults };
 }

@@ -5,9 +5,9 @@ import { runSimulation } from './simulation';
 /**
  * The money simulation at a fixed seed (issue 16): ~200 payments against the real service under
  * reorgs, worker kills, a Redis restart, RPC faults and a flaky webhook receiver, on both chain
- * families enabled locally (EVM on anvil, Tron on tron-local); every invariant must hold at quiescence. `npm run sim -- --payments 10000` is the long run.
+ * families enabled locally (EVM on anvil, Tron on tron-local, Solana on solana-local with skipped slots and forks); every invariant must hold at quiescence. `npm run sim -- --payments 10000` is the long run.
  */
-describe('money simulation (fixed seed, real processes, anvil and tron-local)', function () {
+describe('money simulation (fixed seed, real processes, anvil, tron-local and solana-local)', function () {
   this.timeout(420_000);
 
   it('credits every payment once and tells every merchant, under faults', async () => {
@@ -26,11 +26,12 @@ describe('money simulation (fixed seed, real processes, anvil and tron-local)', 
     expect(report.paymentsSent, summary).to.be.greaterThan(150);
     expect(report.reorgs, summary).to.be.greaterThan(0);
     // Both families were exercised: orders and payments on each, and each chain reorganised.
-    for (const family of ['evm', 'tron'] as const) {
+    for (const family of ['evm', 'tron', 'solana'] as const) {
       expect(report.families[family].orders, `${family}\n${summary}`).to.be.greaterThan(0);
       expect(report.families[family].payments, `${family}\n${summary}`).to.be.greaterThan(20);
       expect(report.families[family].reorgs, `${family}\n${summary}`).to.be.greaterThan(0);
     }
+    expect(report.skippedSlots, summary).to.be.greaterThan(0);
     expect(report.kills, summary).to.be.greaterThan(0);
     expect(report.redisRestarts, summary).to.be.greaterThan(0);
     expect(report.webhooks.delivered, summary).to.be.greaterThan(0);

@@ -8,14 +8,16 @@ import { deployTestTokens, TEST_TOKEN_ABI } from '../../scripts/local-chain/test
 import { CHAIN_DEFINITIONS } from '../../core/chains/chains.data';
 import { envKey } from '../../core/chains/registry';
 import { TRON_LOCAL_STATE_KEY, type TronLocalState } from '../../core/chains/tron/tron-local-state';
+import { SOLANA_LOCAL_STATE_KEY } from '../../core/chains/solana/solana-local-state';
+import { solanaLocalStateOf } from '../../scripts/local-chain/solana/solana-local-chain';
 import { createOrganization } from '../../core/organizations/organizations';
 import { setServiceState } from '../../core/platform/service-state';
 import { createDb, type DbHandle } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
 import { poolAddresses } from '../../db/schema';
-import { randomEvmAddress, randomTronAddress } from '../helpers/addresses';
+import { randomEvmAddress, randomSolanaAddress, randomTronAddress } from '../helpers/addresses';
 import { BATCH_PAYER_ABI, deployBatchPayer } from './batch-payer';
-import { evmHistory, tronHistory, type ChainHistory } from './chain-history';
+import { evmHistory, solanaHistory, tronHistory, type ChainHistory } from './chain-history';
 import { checkInvariants, type InvariantInput } from './invariants';
 import { compareWithModel } from './model-check';
 import { headLagSecondsFor, skewSecondsFor } from './rules';
@@ -26,6 +28,7 @@ import { buildScenario, DECIMALS, FAMILIES, type Currency, type Family, type Pla
 import { startRestartableRedis, startServiceProcesses, type RestartableRedis, type ServiceProcesses } from './services';
 import { Trace } from './trace';
 import { startSimTron, type SimTron } from './tron-chain';
+import { startSimSolana, type SimSolana } from './solana-chain';
 import { startChaosReceiver, type ChaosReceiver } from './webhook-receiver';
 
 /** Deliberate bugs the self-test injects, to show the simulation catches them. */
@@ -83,6 +86,8 @@ export interface SimReport {
   ordersCreated: number;
   deposits: number;
   reorgs: number;
+  /** Slots solana-local skipped during the run. */
+  skippedSlots?: number;
   kills: number;
   redisRestarts: number;
   rpcFaults: Record<string, number>;
@@ -100,10 +105,13 @@ export interface SimReport {
 }
 
 /** The local chain each family runs on, and the protocol its pool addresses and deposit bindings use. */
-const CHAIN_OF: Record<Family, string> = { evm: 'ethereum-local', tron: 'tron-local' };
+const CHAIN_OF: Record<Family, string> = { evm: 'ethereum-local', tron: 'tron-local', solana: 'solana-local' };
 const ORDER_CONFIRMATIONS = 3;
 /** tron-local solidifies this many blocks behind its head: a payment is confirmed at lag + 1 confirmations. */
 const TRON_SOLIDIFICATION_LAG = 2;
+/** solana-local finalizes this many blocks behind its newest (confirmed 1 behind): a payment is confirmed at lag confirmations. */
+const SOLANA_FINALIZATION_LAG = 6;
+const SOLANA_DEPTH = SOLANA_FINALIZATION_LAG; // lag − confirmation lag (1) + 1
 const blockTimeOf = (chainId: string) => CHAIN_DEFINITIONS.find((c) => c.chainId === chainId)!.blockTimeMs;
 const zeroCounts = (): FamilyCounts => ({ payments: 0, orders: 0, deposits: 0, reorgs: 0 });
 const WEBHOOK_TIMEOUT_MS = 1500;
@@ -132,9 +140,13 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     {
       payments: opts.payments,
       workers: opts.workers,
-      confirmations: { evm: ORDER_CONFIRMATIONS, tron: TRON_SOLIDIFICATION_LAG + 1 },
+      confirmations: { evm: ORDER_CONFIRMATIONS, tron: TRON_SOLIDIFICATION_LAG + 1, solana: SOLANA_DEPTH },
       spreadMs: opts.spreadMs,
-      skewSeconds: { evm: skewSecondsFor(blockTimeOf(CHAIN_OF.evm), undefined), tron: skewSecondsFor(blockTimeOf(CHAIN_OF.tron), undefined) },
+      skewSeconds: {
+        evm: skewSecondsFor(blockTimeOf(CHAIN_OF.evm), undefined),
+        tron: skewSecondsFor(blockTimeOf(CHAIN_OF.tron), undefined),
+        solana: skewSecondsFor(blockTimeOf(CHAIN_OF.solana), undefined),
+      },
     },
     rng.fork('scenario'),
   );
@@ -165,7 +177,9 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
   let proxy: FaultyRpcProxy | null = null;
   let tron: SimTron | null = null;
   let tronProxy: FaultyRpcProxy | null = null;
-  const counts: Record<Family, FamilyCounts> = { evm: zeroCounts(), tron: zeroCounts() };
+  let solana: SimSolana | null = null;
+  let solanaProxy: FaultyRpcProxy | null = null;
+  const counts: Record<Family, FamilyCounts> = { evm: zeroCounts(), tron: zeroCounts(), solana: zeroCounts() };
   let receiver: ChaosReceiver | null = null;
   let procs: ServiceProcesses | null = null;
   let db: DbHandle | null = null;
@@ -202,6 +216,10 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     tron = await startSimTron({ blockTimeMs: blockTimeOf(CHAIN_OF.tron), solidificationLag: TRON_SOLIDIFICATION_LAG, clockLagMs: scenario.chainLagSeconds.tron * 1000, payers: 9 });
     const tronChain = tron;
     trace.add('chain', { chainId: CHAIN_OF.tron, url: tron.node.url, token: tron.token, startBlock: tron.startBlock });
+    // solana-local: a slot every 400 ms, skipped slots now and then.
+    solana = await startSimSolana({ slotMs: blockTimeOf(CHAIN_OF.solana), finalizationLag: SOLANA_FINALIZATION_LAG, rng: rng.fork('solana-skips') });
+    const solanaChain = solana;
+    trace.add('chain', { chainId: CHAIN_OF.solana, url: solana.chain.url, mints: solana.mints, startBlock: solana.startSlot });
 
     // --- database, Redis, proxy, receiver ------------------------------------------------------
     await runMigrations(dbUrl);
@@ -214,10 +232,12 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     // the faulty proxy —, token and solidification lag.
     const tronState: TronLocalState = { rpcUrl: tronProxy.url, genesisHash: tron.node.genesisHash, token: tron.token, startedAt: new Date().toISOString(), solidificationLag: TRON_SOLIDIFICATION_LAG };
     await setServiceState(db.db, TRON_LOCAL_STATE_KEY, tronState);
+    solanaProxy = await startFaultyRpcProxy(solana.chain.url, rng.fork('solana-rpc'));
+    await setServiceState(db.db, SOLANA_LOCAL_STATE_KEY, solanaLocalStateOf(solana.chain, solanaProxy.url));
     receiver = await startChaosReceiver(rng.fork('receiver'), { timeoutMs: WEBHOOK_TIMEOUT_MS });
 
     const orgs: { id: string; key: string; pool: string[] }[] = [];
-    const randomAddress: Record<Family, () => string> = { evm: randomEvmAddress, tron: randomTronAddress };
+    const randomAddress: Record<Family, () => string> = { evm: randomEvmAddress, tron: randomTronAddress, solana: randomSolanaAddress };
     for (const o of scenario.orgs) {
       const { organizationId, ownerKey } = await createOrganization(db.db, `sim org ${o.n}`);
       const pool: string[] = [];
@@ -245,6 +265,9 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       TOKEN_ETHEREUM_LOCAL_DAI: tokens.DAI,
       RPC_URLS_TRON_LOCAL: tronProxy.url,
       TOKEN_TRON_LOCAL_USDT: tron.token,
+      RPC_URLS_SOLANA_LOCAL: solanaProxy.url,
+      TOKEN_SOLANA_LOCAL_USDC: solana.mints.USDC,
+      TOKEN_SOLANA_LOCAL_USDT: solana.mints.USDT,
       CHAIN_SCAN_INTERVAL_MS: '300',
       CONFIRMATIONS_INTERVAL_MS: '300',
       ORDER_EXPIRY_INTERVAL_MS: '1000',
@@ -325,6 +348,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
         return (await chain.send('eth_sendTransaction', [{ from, ...tx, gas: '0x7a120' }])) as string;
       },
       tron: (items) => tronChain.pay(tronChain.payers[payerTurn++ % tronChain.payers.length], items),
+      solana: (items) => solanaChain.pay(items),
     };
     const sendTx = async (family: Family, items: Item[], what: Record<string, unknown>) => {
       paymentsSent += items.length;
@@ -340,8 +364,35 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     };
     const pay = (family: Family, to: string, currency: Currency, amount: bigint, ref: string) =>
       sendTx(family, [{ to, currency, amount, ref }], { ref, to, currency, amount: amount.toString() });
+    /**
+     * The intent oracle judges a payment by what it was meant for, so a payer pays only where that
+     * is fair to ask of any service: to an address its holder still holds, or one cooling down long
+     * enough (5 s) that nobody else can hold it when the payment is mined. A payment to an address
+     * another holder took meanwhile, or back in the pool (it may be handed out the next instant), is
+     * indistinguishable on chain from that holder's payer: such a payment is not sent (traced).
+     */
+    const fairToPay = async (address: string, holder: { orderId?: string; depositRef?: string } | null): Promise<boolean> => {
+      const [row] = await db!.sql<{ status: string; cooldown_left_ms: number | null; order_id: string | null; deposit_reference: string | null }[]>`
+        select p.status, (extract(epoch from p.cooldown_until - now()) * 1000)::float8 as cooldown_left_ms, a.order_id, b.deposit_reference
+        from pool_addresses p
+        left join address_assignments a on a.pool_address_id = p.id and a.ended_at is null
+        left join deposit_bindings b on b.id = a.deposit_binding_id
+        where p.address = ${address}`;
+      if (!row) return false;
+      if (row.status === 'cooldown') return (row.cooldown_left_ms ?? 0) > 5_000;
+      if (!holder) return false;
+      return (holder.orderId !== undefined && row.order_id === holder.orderId) || (holder.depositRef !== undefined && row.deposit_reference === holder.depositRef);
+    };
+    const payFairly = async (family: Family, to: string, currency: Currency, amount: bigint, ref: string, holder: { orderId?: string; depositRef?: string } | null, batched = false) => {
+      if (!(await fairToPay(to, holder))) {
+        trace.add('payment-not-sent', { ref, to, reason: 'the address is back in the pool or another holder has it' });
+        return;
+      }
+      if (batched) batch[family].push({ to, currency, amount, ref });
+      else await pay(family, to, currency, amount, ref);
+    };
     // Batched payments wait here and go out together, several transfers in one transaction.
-    const batch: Record<Family, Item[]> = { evm: [], tron: [] };
+    const batch: Record<Family, Item[]> = { evm: [], tron: [], solana: [] };
     const flushBatch = async () => {
       for (const family of FAMILIES) {
         const items = batch[family].splice(0);
@@ -402,8 +453,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       for (const p of o.payments) {
         const send = async () => {
           const value = amount(p.partsPerMillion, p.currency);
-          if (p.batched) batch[o.family].push({ to: address, currency: p.currency, amount: value, ref });
-          else await pay(o.family, address, p.currency, value, ref);
+          await payFairly(o.family, address, p.currency, value, ref, { orderId: id }, p.batched);
         };
         const t = p.timing;
         if (t.phase === 'instant') jobs.push(sleep(c + t.offsetMs - Date.now()).then(send));
@@ -429,13 +479,22 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       await Promise.all(jobs);
     };
     for (const o of scenario.orders) at(o.createAtMs, () => runOrder(o));
-    // Strays: a pool address of the organization, whatever its state, paid for nothing.
+    // Strays: a pool address of the organization paid for nothing.
     for (const st of scenario.strays) {
       at(st.atMs, async () => {
-        const candidates = orgs[st.org].pool.filter((a) => (st.family === 'evm') === a.startsWith('0x'));
-        if (candidates.length === 0) return;
+        // An address of the organization that nobody holds and nobody can take before it is mined (cooling down).
+        const candidates = (
+          await db!.sql<{ address: string }[]>`
+            select address from pool_addresses
+            where organization_id = ${orgs[st.org].id} and protocol = ${st.family} and status = 'cooldown' and cooldown_until > now() + interval '5 seconds'
+            order by id`
+        ).map((r) => r.address);
+        if (candidates.length === 0) {
+          trace.add('payment-not-sent', { ref: `sim-${opts.seed}-s${st.n}`, reason: 'no address cooling down' });
+          return;
+        }
         const to = candidates[(st.n * 7919) % candidates.length];
-        await pay(st.family, to, st.currency, units(st.hundredths, st.currency), `sim-${opts.seed}-s${st.n}`);
+        await payFairly(st.family, to, st.currency, units(st.hundredths, st.currency), `sim-${opts.seed}-s${st.n}`, null);
       });
     }
 
@@ -460,8 +519,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
         const jobs = d.payments.map((p) =>
           sleep(t0 + p.atMs - Date.now()).then(async () => {
             const value = units(p.hundredths, p.currency);
-            if (p.batched) batch[d.family].push({ to: address, currency: p.currency, amount: value, ref });
-            else await pay(d.family, address, p.currency, value, ref);
+            await payFairly(d.family, address, p.currency, value, ref, { depositRef: ref }, p.batched);
           }),
         );
         if (d.unbindAtMs !== null) {
@@ -471,7 +529,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
               trace.add('unbind', { ref, address });
               const after = d.paidAfterUnbind!;
               await sleep(t0 + after.atMs - Date.now());
-              await pay(d.family, address, after.currency, units(after.hundredths, after.currency), `${ref}-after-unbind`);
+              await payFairly(d.family, address, after.currency, units(after.hundredths, after.currency), `${ref}-after-unbind`, { depositRef: ref });
             }),
           );
         }
@@ -480,7 +538,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     }
 
     // --- faults ---------------------------------------------------------------------------------
-    const reorgBusy: Record<Family, boolean> = { evm: false, tron: false };
+    const reorgBusy: Record<Family, boolean> = { evm: false, tron: false, solana: false };
     const isOrderPayment = (e: (typeof trace.entries)[number], family: Family) => e.kind === 'tx' && e.chainId === CHAIN_OF[family] && typeof e.ref === 'string' && /-o\d+$/.test(e.ref);
     // Pays the newest order of the family still pending (a completed one no longer holds its
     // address) a little in its token: the payer's transfer a shallow reorg then takes back.
@@ -533,6 +591,17 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       counts.tron.reorgs++;
       trace.add('reorg', { chainId: CHAIN_OF.tron, depth: orphaned, from, transactions, reinclude: f.reinclude ?? false, deep: false });
     };
+    const solanaFork = async (f: (typeof scenario.faults)[number]) => {
+      // A fork of the newest unfinalized blocks: aim at a fresh payment (bait one when none is
+      // recent), once the service has had a scan to see it pending.
+      const last = [...trace.entries].reverse().find((e) => e.kind === 'tx' && e.chainId === CHAIN_OF.solana);
+      if (!last || Date.now() - (last.at + started) > 1_500) await payBait('solana');
+      await sleep(1_000);
+      const { dropped, reincluded } = await solanaChain.fork(f.value, f.reinclude ?? false);
+      if (dropped === 0) return;
+      counts.solana.reorgs++;
+      trace.add('reorg', { chainId: CHAIN_OF.solana, depth: dropped, transactions: reincluded, reinclude: f.reinclude ?? false, deep: false });
+    };
     for (const f of scenario.faults) {
       at(f.atMs, async () => {
         if (f.kind === 'reorg') {
@@ -540,7 +609,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
           if (reorgBusy[family]) return;
           reorgBusy[family] = true;
           try {
-            await (family === 'evm' ? evmReorg(f) : tronReorg(f));
+            await (family === 'evm' ? evmReorg(f) : family === 'tron' ? tronReorg(f) : solanaFork(f));
           } catch (err) {
             trace.add('reorg-error', { chainId: CHAIN_OF[family], error: (err as Error).message.slice(0, 200) });
           } finally {
@@ -575,9 +644,14 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     // --- quiescence ---------------------------------------------------------------------------
     proxy.setEnabled(false);
     tronProxy.setEnabled(false);
+    solanaProxy.setEnabled(false);
     receiver.setCalm(true);
     // Each family's final canonical history, read from its chain (not through the service).
-    const histories: ChainHistory[] = [evmHistory(chain, CHAIN_OF.evm, tokens, startBlock), tronHistory(tron.node.url, CHAIN_OF.tron, { USDT: tron.token }, tron.startBlock)];
+    const histories: ChainHistory[] = [
+      evmHistory(chain, CHAIN_OF.evm, tokens, startBlock),
+      tronHistory(tron.node.url, CHAIN_OF.tron, { USDT: tron.token }, tron.startBlock),
+      solanaHistory(solana.chain.node, CHAIN_OF.solana, solana.mints, solana.startSlot),
+    ];
     // A few blocks so the last payments are mined and confirmed.
     await sleep(5_000);
     const finalHeads = Object.fromEntries(await Promise.all(histories.map(async (h) => [h.chainId, await h.head()] as const)));
@@ -632,12 +706,13 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       orders: scenario.orders.length,
       ordersCreated,
       deposits: depositsBound,
-      reorgs: counts.evm.reorgs + counts.tron.reorgs,
+      reorgs: counts.evm.reorgs + counts.tron.reorgs + counts.solana.reorgs,
+      skippedSlots: solana.skipped(),
       kills: services.kills,
       redisRestarts: redis.restarts,
-      rpcFaults: Object.fromEntries(Object.entries(proxy.counts).map(([k, n]) => [k, n + tronProxy!.counts[k as RpcFaultKind]])),
-      rpcRequests: proxy.requests + tronProxy.requests,
-      families: familyFigures(counts, { evm: proxy, tron: tronProxy }),
+      rpcFaults: Object.fromEntries(Object.entries(proxy.counts).map(([k, n]) => [k, n + tronProxy!.counts[k as RpcFaultKind] + solanaProxy!.counts[k as RpcFaultKind]])),
+      rpcRequests: proxy.requests + tronProxy.requests + solanaProxy.requests,
+      families: familyFigures(counts, { evm: proxy, tron: tronProxy, solana: solanaProxy }),
       mismatches,
       violations,
       intent,
@@ -654,6 +729,8 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     await proxy?.close().catch(() => {});
     await tronProxy?.close().catch(() => {});
     await tron?.stop().catch(() => {});
+    await solanaProxy?.close().catch(() => {});
+    await solana?.stop().catch(() => {});
     provider?.destroy();
     await anvil?.stop().catch(() => {});
     await redis?.stop().catch(() => {});
@@ -676,7 +753,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     redisRestarts: 0,
     rpcFaults: {},
     rpcRequests: 0,
-    families: familyFigures(counts, { evm: proxy, tron: tronProxy }),
+    families: familyFigures(counts, { evm: proxy, tron: tronProxy, solana: solanaProxy }),
     mismatches,
     violations,
     intent,
@@ -694,7 +771,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
 
 function familyFigures(counts: Record<Family, FamilyCounts>, proxies: Record<Family, FaultyRpcProxy | null>): SimReport['families'] {
   const of = (f: Family) => ({ ...counts[f], rpcFaults: Object.values(proxies[f]?.counts ?? {}).reduce((s, n) => s + n, 0), rpcRequests: proxies[f]?.requests ?? 0 });
-  return { evm: of('evm'), tron: of('tron') };
+  return { evm: of('evm'), tron: of('tron'), solana: of('solana') };
 }
 
 /** Quiescence: nothing pending anywhere, and each chain's checkpoint past its last block of the run. */

@@ -11,6 +11,7 @@ import { createOrder } from '../../core/orders/orders';
 import { chainCheckpoints, chainHeadObservations, deposits, events, scannedBlocks, transfers } from '../../db/schema';
 import { SolanaLocalClient } from '../../scripts/local-chain/solana/payer';
 import { startSolanaLocal, type RunningSolanaLocal } from '../../scripts/local-chain/solana/solana-local';
+import { solanaLocalStateOf } from '../../scripts/local-chain/solana/solana-local-chain';
 import { createTestOrg, testConfig, testContext } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
 import { orderRow, orderTransfers } from '../helpers/evm';
@@ -37,14 +38,7 @@ for (const mode of ['blocks', 'addresses'] as const) {
 
     const contextFor = () => {
       const c = testContext(testConfig({ [`SOLANA_SCAN_MODE_SOLANA_LOCAL`]: mode }));
-      applySolanaLocalState(c.registry, {
-        rpcUrl: chain.url,
-        genesisHash: chain.info.genesisHash,
-        mints: { USDC: chain.info.mints.USDC, USDT: chain.info.mints.USDT },
-        confirmationLag: CONFIRMATION_LAG,
-        finalizationLag: FINALIZATION_LAG,
-        startedAt: new Date().toISOString(),
-      });
+      applySolanaLocalState(c.registry, solanaLocalStateOf(chain));
       return c;
     };
     const produce = (count: number) => client.dev('solanaLocal_produceSlot', { count });
@@ -169,6 +163,15 @@ for (const mode of ['blocks', 'addresses'] as const) {
     });
 
     if (mode === 'blocks') {
+      it('decimals are checked against the mint at start: a mismatch refuses to scan the chain', async () => {
+        const wrong = contextFor();
+        wrong.registry.setTokenAddress(SOLANA_LOCAL_CHAIN_ID, 'USDC', chain.info.mints.USDC, 9);
+        expect(await runChainScan(wrong, SOLANA_LOCAL_CHAIN_ID)).to.deep.equal({ skipped: 'token decimals mismatch' });
+        const notAMint = contextFor();
+        notAMint.registry.setTokenAddress(SOLANA_LOCAL_CHAIN_ID, 'USDT', chain.info.payer, 6);
+        expect(await runChainScan(notAMint, SOLANA_LOCAL_CHAIN_ID)).to.deep.equal({ skipped: 'token decimals mismatch' });
+      });
+
       it('a transfer to another (non-associated) token account of the owner is credited', async () => {
         const order = await newOrder('4');
         const paid = await client.payToOtherTokenAccount(order.address, 4_000_000n, 'USDC');

@@ -3,8 +3,10 @@ import { notFound } from '../../../core/platform/errors';
 import { recordAudit } from '../../../core/users/audit';
 import { passwordProblem } from '../../../core/users/passwords';
 import { createSession, endSession, endUserSessions, countUserSessions, switchSessionOrganization } from '../../../core/users/sessions';
-import { consumeSignInLink, peekSignInLink } from '../../../core/users/sign-in-links';
-import { checkPassword, getUser, listMemberships, membershipRole, setPassword, type UserView } from '../../../core/users/users';
+import { consumeSignInLink, issueSignInLink, peekSignInLink } from '../../../core/users/sign-in-links';
+import { mailOneTimeLink } from '../../../core/users/sign-in-mail';
+import { WriteBudgets } from '../public-write';
+import { checkPassword, findUserByEmail, getUser, listMemberships, membershipRole, setPassword, type UserView } from '../../../core/users/users';
 import { sha256Hex } from '../../../core/platform/secrets';
 import { verifyPassword } from '../../../core/users/passwords';
 import { users } from '../../../db/schema';
@@ -31,7 +33,11 @@ function signInForm(d: Dashboard, req: Request, res: Response, status: number, o
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <p><button type="submit">Sign in</button></p>
 </form>
-<p class="muted">No password yet? Ask an Owner of your organization for an invitation link, or an operator for a one-time sign-in link (npm run admin -- sign-in-link &lt;email&gt;).</p>`,
+${d.deps.config.smtp
+        ? html`<h2>Or sign in with a link by e-mail</h2><form method="post" action="/dashboard/sign-in/email">
+<input type="hidden" name="_csrf" value="${token}"><label for="link-email">E-mail</label><input id="link-email" name="email" type="email" autocomplete="username" required>
+<p><button class="secondary" type="submit">E-mail me a sign-in link</button></p></form>`
+        : html`<p class="muted">No password yet? Ask an Owner of your organization for an invitation link, or an operator for a one-time sign-in link (npm run admin -- sign-in-link &lt;email&gt;).</p>`}`,
     ),
   );
 }
@@ -90,6 +96,35 @@ export function mountAuthPages(app: Express, d: Dashboard): void {
         }
         await d.limits.succeeded(ip, email);
         if (await startSession(d, req, res, user, 'password')) res.redirect(303, next);
+      },
+      { form: true },
+    ),
+  );
+
+  // A sign-in link by e-mail (SMTP_URL set): the same answer whether or not the address has an
+  // account; budgets per client IP and per address keep it from being a mail cannon.
+  const linkBudgets = new WriteBudgets(
+    { redis: deps.redis, keyPrefix: `${deps.config.redisPrefix}:signin-mail`, logger: deps.logger },
+    { ip: { points: 10, durationSeconds: 3600 }, account: { points: 3, durationSeconds: 900 } },
+  );
+  app.post(
+    '/dashboard/sign-in/email',
+    publicStep(
+      d,
+      async (req, res) => {
+        checkPreSessionToken(d, req);
+        if (!deps.config.smtp) throw notFound('Page');
+        const email = field(req, 'email').trim().toLowerCase().slice(0, 254);
+        await linkBudgets.spend([
+          { budget: 'ip', key: req.ip ?? 'unknown' },
+          { budget: 'account', key: email },
+        ]);
+        const user = email ? await findUserByEmail(deps.db, email) : null;
+        if (user) {
+          const token = await issueSignInLink(deps.db, user.id, 'sign-in', deps.clock.now());
+          await mailOneTimeLink(deps, { to: user.email, link: `${deps.config.publicBaseUrl}/dashboard/link/${token}`, purpose: 'sign-in' });
+        }
+        sendHtml(res, 200, plainPage('Check your e-mail', html`<p>If ${email} has an account, a one-time sign-in link is on its way. It works once, for 24 hours.</p>`));
       },
       { form: true },
     ),

@@ -1,5 +1,6 @@
 import type { Express, Request, Response } from 'express';
-import { createApiKey, listApiKeysPage } from '../../../core/organizations/organizations';
+import { createApiKey, getOrganization, listApiKeysPage } from '../../../core/organizations/organizations';
+import { mailOneTimeLink } from '../../../core/users/sign-in-mail';
 import { ROLES, roleAtLeast, type Role } from '../../../core/organizations/roles';
 import { validationError } from '../../../core/platform/errors';
 import { createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, listWebhookEndpoints, updateWebhookEndpoint } from '../../../core/webhooks/endpoints';
@@ -244,6 +245,12 @@ ${members.map(
       const token = await issueSignInLink(deps.db, user.id, 'invitation', deps.clock.now());
       await who.audit('member.invited', user.email, { role });
       const link = `${deps.config.publicBaseUrl}/dashboard/link/${token}`;
+      const { name } = await getOrganization(deps.db, who.caller);
+      const mailed = await mailOneTimeLink(deps, { to: user.email, link, purpose: 'invitation', organizationName: name }).catch((err) => {
+        deps.logger.warn({ err: { message: (err as Error).message } }, 'invitation e-mail not sent; the link is shown instead');
+        return false;
+      });
+      if (mailed) return membersPage(res, who, notice(`${user.email} was added as ${role}; an invitation link was e-mailed to them.`), 201);
       await membersPage(
         res,
         who,

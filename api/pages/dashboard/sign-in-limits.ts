@@ -45,7 +45,9 @@ export function signInLimits(options: { redis: RedisClient; keyPrefix: string; l
   return {
     async wait(ip, email) {
       try {
-        const untils = await options.redis.mget(...keysOf(ip, email).map((k) => k.until));
+        // One key a command (here and below): on a Redis Cluster these keys hash to different
+        // slots, and a multi-key MGET or DEL there is refused (the limits would silently lapse).
+        const untils = await Promise.all(keysOf(ip, email).map((k) => options.redis.get(k.until)));
         const latest = Math.max(0, ...untils.map((u) => Number(u ?? 0)));
         return latest > now() ? Math.ceil((latest - now()) / 1000) : 0;
       } catch (err) {
@@ -70,7 +72,7 @@ export function signInLimits(options: { redis: RedisClient; keyPrefix: string; l
     async succeeded(ip, email) {
       try {
         const keys = keysOf(ip, email).filter((k) => k.rule.name !== 'ip');
-        await options.redis.del(...keys.flatMap((k) => [k.count, k.until]));
+        await Promise.all(keys.flatMap((k) => [k.count, k.until]).map((key) => options.redis.del(key)));
       } catch (err) {
         unavailable(err);
       }

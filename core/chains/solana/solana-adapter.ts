@@ -344,8 +344,11 @@ export class SolanaAdapter implements ChainAdapter {
         continue;
       }
       const { value } = await this.call(() => this.rpc.getAccountInfo(mint, { commitment: 'confirmed', encoding: 'jsonParsed' }).send());
+      // Not there (yet): a chain just started has its mints one slot from confirmed. Fail this run
+      // (the job tries again) rather than give a verdict the process would keep.
+      if (!value) throw new Error(`${this.chain.chainId}: ${token.currency} mint ${token.address} not found at the confirmed commitment (not created yet, or a wrong TOKEN_ address)`);
       const parsed = (value?.data as { parsed?: { type?: string; info?: { decimals?: number } } } | undefined)?.parsed;
-      if (!value || !TOKEN_PROGRAMS.includes(value.owner) || parsed?.type !== 'mint') {
+      if (!TOKEN_PROGRAMS.includes(value.owner) || parsed?.type !== 'mint') {
         problems.push(`TokenDecimalsMismatch: ${token.currency} mint ${token.address} is not a token mint on ${this.chain.chainId}`);
         continue;
       }

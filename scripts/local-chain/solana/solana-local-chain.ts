@@ -22,14 +22,7 @@ export async function startSolanaLocalChain(
   const chain = await startSolanaLocal({ dataDir: options.dataDir === undefined ? ctx.config.dataDir : options.dataDir, port, slotMs, finalizationLag });
   try {
     const existing = await getServiceState<SolanaLocalState>(ctx.db, SOLANA_LOCAL_STATE_KEY);
-    const state: SolanaLocalState = {
-      rpcUrl: chain.url,
-      genesisHash: chain.info.genesisHash,
-      mints: { USDC: chain.info.mints.USDC, USDT: chain.info.mints.USDT },
-      confirmationLag: chain.node.confirmationLag,
-      finalizationLag: chain.node.finalizationLag,
-      startedAt: new Date().toISOString(),
-    };
+    const state = solanaLocalStateOf(chain);
     await ctx.db.transaction(async (tx) => {
       await setServiceState(tx, SOLANA_LOCAL_STATE_KEY, state);
       if (existing && existing.genesisHash !== state.genesisHash) {
@@ -49,4 +42,16 @@ export async function startSolanaLocalChain(
     await chain.stop();
     throw err;
   }
+}
+
+/** The service_state record of a running solana-local (`rpcUrl`: another URL in front of it, e.g. a test proxy). */
+export function solanaLocalStateOf(chain: RunningSolanaLocal, rpcUrl = chain.url): SolanaLocalState {
+  return {
+    rpcUrl,
+    genesisHash: chain.info.genesisHash,
+    mints: { USDC: chain.info.mints.USDC, USDT: chain.info.mints.USDT },
+    confirmationLag: chain.node.confirmationLag,
+    finalizationLag: chain.node.finalizationLag,
+    startedAt: new Date().toISOString(),
+  };
 }
