@@ -7,12 +7,13 @@ import { BULL_BOARD_PATH, bullBoardRouter } from './bull-board';
 import type { ApiDeps } from './deps';
 import { WireFormat } from './format';
 import { healthHandler } from './health';
-import { buildOpenApi, renderDocsPage } from './openapi';
+import { buildOpenApi } from './openapi';
+import { mountDocs } from './docs-page';
 import { ApiBuilder } from './route-kit';
 import { logRequestError, logRequestWarning, requestLogger } from './request-log';
 import { registerRoutes } from './routes';
 import { httpMetrics } from './http-metrics';
-import { docsPolicy, securityHeaderSetter } from './security-headers';
+import { securityHeaderSetter } from './security-headers';
 import { mountPublicPages } from './pages';
 import { databaseOutageError } from './database-outage';
 import { MAX_URL_LENGTH } from './client-errors';
@@ -76,15 +77,10 @@ export function createApp(config: Config, deps: ApiDeps): App {
   const api = new ApiBuilder(deps, format, app, '/api/v1');
   registerRoutes(api, deps);
   const openapi = buildOpenApi(api.routes, { version: SERVICE_VERSION, style: config.apiStyle, publicBaseUrl: config.publicBaseUrl });
-  const docsHtml = renderDocsPage(openapi);
-  const docsCsp = docsPolicy(docsHtml);
   app.get('/api/v1/openapi.json', (_req, res) => {
     res.json(openapi);
   });
-  app.get(['/api/v1/docs', '/docs'], (_req, res) => {
-    res.setHeader('Content-Security-Policy', docsCsp);
-    res.type('html').send(docsHtml);
-  });
+  mountDocs(app, openapi, config.publicBaseUrl);
 
   app.use('/api/v1', (_req, _res, next) => next(new AppError('RESOURCE_NOT_FOUND', 'No such endpoint')));
   app.use(BULL_BOARD_PATH, bullBoardRouter(deps));
@@ -95,7 +91,7 @@ export function createApp(config: Config, deps: ApiDeps): App {
   });
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const appError = toAppError(err);
+    const appError = toAppError(err, req);
     if (appError.code === 'NO_AVAILABLE_ADDRESSES' || appError.code === 'SERVICE_UNAVAILABLE') {
       logRequestWarning(deps.logger, res, { code: appError.code, retryAfter: appError.extra?.retryAfter }, appError.message);
     } else if (appError.status >= 500) {
@@ -118,13 +114,31 @@ export function createApp(config: Config, deps: ApiDeps): App {
 }
 
 /** Body-parser and unknown errors mapped to the public error codes, in one place. */
-function toAppError(err: unknown): AppError {
+function toAppError(err: unknown, req: Request): AppError {
   if (err instanceof AppError) return err;
   const outage = databaseOutageError(err);
   if (outage) return outage;
-  const e = err as { type?: string; status?: number; message?: string };
-  if (e?.type === 'entity.parse.failed') return new AppError('INVALID_JSON', 'Malformed JSON in request body');
-  if (e?.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE', 'Request body is larger than this endpoint accepts');
+  const e = err as { type?: string; status?: number; message?: string; limit?: number; length?: number };
+  if (e?.type === 'entity.parse.failed') {
+    // A form or text body is not "malformed JSON" to its sender: it was never JSON.
+    const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    if (type && !/^application\/([a-z0-9.+-]*\+)?json$/.test(type)) {
+      return new AppError('INVALID_JSON', `Request body must be JSON: send Content-Type: application/json with a JSON body (got ${type})`, [
+        { field: '(body)', message: `must be JSON, not ${type}` },
+      ]);
+    }
+    return new AppError('INVALID_JSON', 'Malformed JSON in request body');
+  }
+  if (e?.type === 'entity.too.large') {
+    const limit = typeof e.limit === 'number' ? e.limit : null;
+    const size = typeof e.length === 'number' && Number.isFinite(e.length) ? ` (${e.length} bytes)` : '';
+    return new AppError(
+      'PAYLOAD_TOO_LARGE',
+      limit === null ? 'Request body is larger than this endpoint accepts' : `Request body${size} is larger than this endpoint accepts: at most ${limit} bytes`,
+      undefined,
+      limit === null ? undefined : { limitBytes: limit },
+    );
+  }
   if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return new AppError('VALIDATION_ERROR', e.message ?? 'Unsupported body encoding');
   if (e?.status && e.status >= 400 && e.status < 500) return new AppError('VALIDATION_ERROR', e.message ?? 'Bad request');
   return new AppError('INTERNAL_ERROR', 'Internal server error');

@@ -21,6 +21,11 @@ export interface ApiDeps extends ServiceContext {
   keyCache: ApiKeyCache;
   /** Open orders' payment page facts, forgotten on Postgres's word (off until its listener is up). */
   paymentPages: PaymentPageCache;
+  /**
+   * False while the process still does its start-up work (`npm start`'s first organization, key
+   * and pools): /health then answers 503 "starting". Absent: ready.
+   */
+  readiness?: { ready: boolean };
 }
 
 /** The key cache of an API instance of this deployment (its Redis subscription opens on first use). */

@@ -19,9 +19,17 @@ async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
  * unreachable; the other checks (a stalled chain, a Redis that may evict queued jobs) show as
  * degraded in `checks` with 200, so one bad provider or setting never takes every API instance
  * out of a load balancer. `checks` is {database, redis, redisEviction, chains}; add checks there.
+ * While the process is still starting (ApiDeps.readiness) it answers 503 {status: "starting"}.
  */
 export function healthHandler(deps: ApiDeps) {
   return async (_req: Request, res: Response) => {
+    // Not ready before everything the start promises exists: a script that waits for 200 and
+    // then creates an order must find the organization, its key and its pool in place.
+    if (deps.readiness && !deps.readiness.ready) {
+      res.status(503).setHeader('Retry-After', '1');
+      res.json({ status: 'starting', timestamp: new Date().toISOString(), version: SERVICE_VERSION });
+      return;
+    }
     const [database, redis, redisEviction] = await Promise.all([
       withTimeout(pingDatabase(deps.db), 2000).then(() => 'ok', () => 'down'),
       withTimeout(deps.redis.ping(), 2000).then(() => 'ok', () => 'down'),

@@ -4,15 +4,19 @@ import { createService } from '../core/service/service';
 import { startMetricsServer } from '../core/metrics/server';
 import { startApi } from './server';
 
-runMain(async () => {
+runMain(async (main) => {
   const config = loadConfig();
   const service = await createService(config, { kind: 'api' });
   const { ctx } = service;
+  main.useLogger(ctx.logger);
   const shutdown = shutdownInReverse(ctx.logger, config.shutdownTimeoutMs);
   shutdown.add(() => service.close());
-  const api = await startApi(ctx);
+  // Both ports are bound before either is announced: a busy one stops the process having said nothing.
+  const api = await startApi(ctx, { announce: false });
   shutdown.atSignal(() => api.drain());
   shutdown.add((deadline) => api.close(deadline));
-  const metrics = await startMetricsServer(ctx, Object.values(api.queues));
+  const metrics = await startMetricsServer(ctx, Object.values(api.queues), { announce: false });
   shutdown.add(() => metrics.close());
+  api.announce();
+  metrics.announce();
 });

@@ -14,6 +14,38 @@ function sendable(schema: Record<string, unknown>): Record<string, unknown> {
   return { ...schema, required: required.filter((name) => properties[name]?.default === undefined) };
 }
 
+/**
+ * Every error status a route can answer, with the codes behind each: those every route may give
+ * (a bad key, a missing role, a limit, a database outage), those of a body (malformed, too large),
+ * of Idempotency-Key, and the ones its description names ("409 DUPLICATE_ORDER_REFERENCE", "503
+ * NO_AVAILABLE_ADDRESSES"), so no status is known only from prose.
+ */
+export function errorStatusesOf(r: RouteSpec): Map<string, string[]> {
+  const statuses = new Map<string, string[]>();
+  const add = (status: string, code?: string) => {
+    const codes = statuses.get(status) ?? [];
+    if (code && !codes.includes(code)) codes.push(code);
+    statuses.set(status, codes);
+  };
+  add('400', 'VALIDATION_ERROR');
+  if (r.body) {
+    add('400', 'INVALID_JSON');
+    add('413', 'PAYLOAD_TOO_LARGE');
+  }
+  add('401', 'INVALID_API_KEY');
+  add('403', 'INSUFFICIENT_PERMISSIONS');
+  add('404', 'RESOURCE_NOT_FOUND');
+  if (r.creates) {
+    add('409', 'IDEMPOTENCY_KEY_REUSED');
+    add('409', 'IDEMPOTENCY_IN_PROGRESS');
+  }
+  add('429', 'RATE_LIMIT_EXCEEDED');
+  for (const m of `${r.summary} ${r.description ?? ''}`.matchAll(/\b([45]\d\d)\b(?: ([A-Z][A-Z_]{3,}))?/g)) add(m[1], m[2]);
+  add('500', 'INTERNAL_ERROR');
+  add('503', 'SERVICE_UNAVAILABLE');
+  return new Map([...statuses].sort(([a], [b]) => a.localeCompare(b)));
+}
+
 /** Builds the OpenAPI 3.1 document from the same route declarations and schemas that validate requests. */
 export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style: ApiStyle; publicBaseUrl: string }) {
   const format = new WireFormat(opts.style);
@@ -38,13 +70,15 @@ export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style
           description: r.listOf ? `A page of ${r.listOf}` : 'Success',
           content: { 'application/json': { schema: format.successSchema(r.response ?? { type: 'object' }, r.listOf) } },
         },
-        '400': r.failuresCarrySuccess
-          ? { description: 'Error body; success: false in both styles', content: { 'application/json': { schema: format.errorSchema(true) } } }
-          : { $ref: '#/components/responses/Error' },
-        '401': { $ref: '#/components/responses/Error' },
-        '403': { $ref: '#/components/responses/Error' },
-        '404': { $ref: '#/components/responses/Error' },
-        '429': { $ref: '#/components/responses/Error' },
+        ...Object.fromEntries(
+          [...errorStatusesOf(r)].map(([code, codes]) => [
+            code,
+            {
+              description: `${codes.join(', ') || 'Error'}${code === '400' && r.failuresCarrySuccess ? ' (success: false in both styles)' : ''}`,
+              content: { 'application/json': { schema: code === '400' && r.failuresCarrySuccess ? format.errorSchema(true) : { $ref: '#/components/schemas/Error' } } },
+            },
+          ]),
+        ),
       },
       security: [{ bearer: [] }, { apiKeyHeader: [] }],
     };
@@ -55,7 +89,7 @@ export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style
         'Health check (no key): status, timestamp, version, checks {database, redis, chains}; 503 "degraded" only when Postgres or Redis is down. A stalled chain answers 200 with checks.chains "degraded" and stalledChains [{chainId, reason, since, head, checkpoint}]',
       tags: ['Health'],
       security: [],
-      responses: { '200': { description: 'Healthy' }, '503': { description: 'Degraded' } },
+      responses: { '200': { description: 'Healthy (ready)' }, '503': { description: 'Degraded (Postgres or Redis down), or status "starting": the process has not finished starting (npm start creates its first organization, key and pools first)' } },
     },
   };
   return {
@@ -73,11 +107,8 @@ export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style
         bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer pk_…' },
         apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
       },
-      responses: {
-        Error: {
-          description: 'Error body in the deployment format',
-          content: { 'application/json': { schema: format.errorSchema() } },
-        },
+      schemas: {
+        Error: { ...format.errorSchema(), description: 'Error body in the deployment format' },
       },
     },
   };
@@ -94,29 +125,28 @@ interface DocumentedOperation {
 
 const escape = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
-/** A plain, dependency-free reference page rendered from the OpenAPI document. */
-export function renderDocsPage(doc: ReturnType<typeof buildOpenApi>): string {
+export type OpenApiDocument = ReturnType<typeof buildOpenApi>;
+
+/**
+ * The reference as plain HTML rendered on the server (no style, no script): what the docs page
+ * shows without JavaScript, and what a text browser or a search in the page finds.
+ */
+export function renderPlainReference(doc: OpenApiDocument): string {
   const sections = Object.entries(doc.paths)
     .flatMap(([path, ops]) =>
       Object.entries(ops as Record<string, DocumentedOperation>).map(([method, op]) => {
         const params = op.parameters ?? [];
         const body = op.requestBody?.content?.['application/json']?.schema;
-        return `<section><h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${escape(path)}</code></h3>
+        return `<section><h3>${method.toUpperCase()} <code>${escape(path)}</code></h3>
 <p>${escape(op.summary ?? '')}${op.description ? `<br><small>${escape(op.description)}</small>` : ''}</p>
-${op['x-min-role'] ? `<p class="role">Minimum role: <b>${escape(op['x-min-role'])}</b></p>` : ''}
+${op['x-min-role'] ? `<p>Minimum role: <b>${escape(op['x-min-role'])}</b></p>` : ''}
 ${params.length ? `<table><tr><th>Parameter</th><th>In</th><th>Schema</th></tr>${params.map((p) => `<tr><td><code>${escape(p.name)}</code></td><td>${p.in}</td><td><code>${escape(JSON.stringify(p.schema ?? {}))}</code></td></tr>`).join('')}</table>` : ''}
 ${body ? `<details><summary>Request body</summary><pre>${escape(JSON.stringify(body, null, 2))}</pre></details>` : ''}
 </section>`;
       }),
     )
     .join('\n');
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(doc.info.title)}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body{font-family:system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem;color:#1c2430}
-section{border-top:1px solid #dde;padding:.5rem 0}.m{display:inline-block;min-width:4.5em;font-size:.8em;padding:.1em .4em;border-radius:4px;color:#fff;background:#667}
-.m.get{background:#2a7}.m.post{background:#27c}.m.put{background:#c82}.m.delete{background:#c33}table{border-collapse:collapse;font-size:.9em}td,th{border:1px solid #dde;padding:.2em .5em;text-align:left}
-pre{background:#f5f6f8;padding:.5em;overflow:auto}</style></head><body>
-<h1>${escape(doc.info.title)} <small>v${escape(doc.info.version)}</small></h1><p>${escape(doc.info.description)}</p>
+  return `<h1>${escape(doc.info.title)} <small>v${escape(doc.info.version)}</small></h1><p>${escape(doc.info.description)}</p>
 <p>Machine-readable: <a href="/api/v1/openapi.json">/api/v1/openapi.json</a></p>
-${sections}</body></html>`;
+${sections}`;
 }

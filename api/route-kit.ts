@@ -13,7 +13,7 @@ import { sendJson } from './answer';
 /**
  * Declares an API route once: the same declaration mounts it on Express (auth, role, body limit,
  * validation, idempotency), describes it in the OpenAPI document and, through its TypeBox
- * schemas and path, types the handler's body, query, params and answer (README, Layout: where a new route goes).
+ * schemas and path, types the handler's body, query, params and answer (docs/layout.md: where a new route goes).
  */
 export interface RouteSpec<
   P extends string = string,
@@ -145,7 +145,7 @@ export class ApiBuilder {
     this.target[spec.method](`${this.prefix}${spec.path}`, async (req: Request, res: Response, next: NextFunction) => {
       try {
         const caller = await authenticateRequest(deps, req, res);
-        if (rateLimiter) await rateLimiter(caller, res);
+        if (rateLimiter) await rateLimiter(caller, res, spec);
         requireRole(caller, spec.minRole);
         if (parseBody) await parseBody(req, res);
         if (spec.creates && (await applyIdempotencyKey(deps, req, res, caller)) === 'replayed') return;

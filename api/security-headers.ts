@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import helmet from 'helmet';
@@ -92,15 +91,16 @@ function serialize(directives: Directives): string {
 }
 
 /**
- * The docs page: static HTML with inline <style> blocks and no script. The styles are allowed by
- * their hashes, so nothing injected into the page could style or script it.
+ * The API reference (api/docs-page.ts, Swagger UI from our origin): our scripts and stylesheet
+ * only; "try it" may call this origin and PUBLIC_BASE_URL's (the document's server).
  */
-export function docsPolicy(html: string): string {
-  const hashes = [...html.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => `'sha256-${createHash('sha256').update(m[1]).digest('base64')}'`);
+export function docsPolicy(publicBaseUrl: string): string {
   return serialize({
     'default-src': ["'none'"],
-    'style-src': hashes.length ? hashes : ["'none'"],
+    'script-src': ["'self'"],
+    'style-src': ["'self'"],
     'img-src': ["'self'", 'data:'],
+    'connect-src': ["'self'", new URL(publicBaseUrl).origin],
     'frame-ancestors': ["'none'"],
     'base-uri': ["'none'"],
     'form-action': ["'none'"],

@@ -15,14 +15,25 @@ export interface RunningApi {
   port: number;
   /** The job queues this process enqueues to (the metrics server reads their depths). */
   queues: Queues;
+  /** Logs "API listening" (done by startApi unless told to wait until every port is bound). */
+  announce(): void;
+  /** From now on GET /health may answer 200 (startApi's default; `npm start` waits for its first-start work). */
+  markReady(): void;
   /** Starts the drain at once (the signal's arrival): no new connections, every answer closes its connection. */
   drain(): void;
   /** Drains (if not begun) and waits for in-flight requests; at `deadline` the connections left are destroyed. */
   close(deadline?: AbortSignal): Promise<void>;
 }
 
+export interface StartApiOptions {
+  /** Log "API listening" at once (default true); false: the caller calls announce() once every port is bound. */
+  announce?: boolean;
+  /** Ready at once (default true); false: /health answers 503 "starting" until markReady(). */
+  ready?: boolean;
+}
+
 /** Starts the HTTP tier on the configured port. */
-export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
+export async function startApi(ctx: ServiceContext, options: StartApiOptions = {}): Promise<RunningApi> {
   const redis = createProducerRedis(redisTargetOf(ctx.config));
   await waitForRedis(redis);
   await checkRedisFitForQueues(redis, ctx);
@@ -49,7 +60,8 @@ export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
   const paymentPages = new PaymentPageCache();
   const pageListener = await listenForPaymentPageChanges({ databaseUrl: ctx.config.databaseUrl, db: ctx.db }, paymentPages, ctx.logger);
   // Jobs go out on the API's own fail-fast connection: a request gets an answer, not a hang.
-  const app = createApp(ctx.config, { ...ctx, redis, pageLimitRedis, queues, jobs: bullJobQueue(queues), keyCache, paymentPages });
+  const readiness = { ready: options.ready ?? true };
+  const app = createApp(ctx.config, { ...ctx, redis, pageLimitRedis, queues, jobs: bullJobQueue(queues), keyCache, paymentPages, readiness });
   const server = http.createServer(app);
   server.on('clientError', answerClientError(new WireFormat(ctx.config.apiStyle)));
   await new Promise<void>((resolve, reject) => {
@@ -58,12 +70,17 @@ export async function startApi(ctx: ServiceContext): Promise<RunningApi> {
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : ctx.config.port;
-  ctx.logger.info({ port, style: ctx.config.apiStyle, network: ctx.config.network }, `API listening on http://localhost:${port}`);
+  const announce = () => ctx.logger.info({ port, style: ctx.config.apiStyle, network: ctx.config.network }, `API listening on http://localhost:${port}`);
+  if (options.announce ?? true) announce();
   const drain = drainer(server);
   return {
     server,
     port,
     queues,
+    announce,
+    markReady() {
+      readiness.ready = true;
+    },
     drain: drain.begin,
     async close(deadline) {
       await drain.finished(deadline, () => ctx.logger.warn({ open: drain.open() }, 'shutdown deadline: closing the HTTP connections still open'));

@@ -32,9 +32,32 @@ export interface FieldProblem {
   message: string;
 }
 
+/**
+ * ajv reports a value that fails an anyOf once per branch plus "must match a schema in anyOf": a
+ * too-long metadata string would list every type it is not. One clause instead: the failed
+ * constraint of the branch whose type the value has (e.g. "must NOT have more than 500
+ * characters"), else one list of the types allowed.
+ */
+function collapseAnyOf(errors: ErrorObject[]): ErrorObject[] {
+  const anyOfs = errors.filter((e) => e.keyword === 'anyOf');
+  if (anyOfs.length === 0) return errors;
+  // The anyOf errors themselves and their branches' are replaced below.
+  const out = errors.filter((e) => !anyOfs.some((a) => e.instancePath === a.instancePath && (e === a || e.schemaPath.startsWith(`${a.schemaPath}/`))));
+  for (const a of anyOfs) {
+    const branches = errors.filter((e) => e !== a && e.instancePath === a.instancePath && e.schemaPath.startsWith(`${a.schemaPath}/`));
+    const constraint = branches.filter((e) => e.keyword !== 'type');
+    if (constraint.length > 0) out.push(...constraint);
+    else {
+      const types = branches.map((e) => (e.params as { type?: string }).type).filter(Boolean);
+      out.push({ ...a, keyword: 'type', message: types.length ? `must be ${types.join(', ').replace(/, ([^,]*)$/, ' or $1')}` : a.message });
+    }
+  }
+  return out;
+}
+
 function describe(errors: ErrorObject[] | null | undefined): FieldProblem[] {
   const problems: FieldProblem[] = [];
-  for (const e of errors ?? []) {
+  for (const e of collapseAnyOf(errors ?? [])) {
     const base = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
     if (e.keyword === 'required') {
       const field = [base, (e.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.');
@@ -156,13 +179,15 @@ const SORT_ORDER = StringEnum(['asc', 'desc'], { default: 'desc' });
 export function listQuerySchema<const S extends string, F extends TProperties = Record<never, TSchema>>(options: {
   sortBy: readonly S[];
   defaultSortBy: NoInfer<S>;
+  /** desc unless the list has always been oldest first (API keys, webhook endpoints). */
+  defaultSortOrder?: 'asc' | 'desc';
   filters?: F;
 }) {
   return Type.Object(
     {
       ...PAGE_QUERY_PROPERTIES,
       sortBy: StringEnum(options.sortBy, { default: options.defaultSortBy }),
-      sortOrder: SORT_ORDER,
+      sortOrder: options.defaultSortOrder === 'asc' ? StringEnum(['asc', 'desc'], { default: 'asc' }) : SORT_ORDER,
       ...(options.filters ?? ({} as F)),
     },
     { additionalProperties: false },

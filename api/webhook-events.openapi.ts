@@ -6,8 +6,8 @@ import { EVENT_TYPES, type EventType } from '../core/events/events';
  * `timestamp` where the others carry `createdAt`.
  */
 const DATA: Record<EventType, { summary: string; data: Record<string, unknown> }> = {
-  'order.completed': { summary: 'An order was paid in full and its payments are confirmed', data: { type: 'object', description: 'The order as GET /orders/:orderId shows it, with txHash' } },
-  'order.expired': { summary: 'An order expired unpaid or underpaid', data: { type: 'object', description: 'The order as GET /orders/:orderId shows it' } },
+  'order.completed': { summary: 'An order was paid in full and its payments are confirmed', data: { type: 'object', description: 'The order as GET /orders/:orderId shows it, with txHash; paymentState paid or overpaid (amountExcess says by how much)' } },
+  'order.expired': { summary: 'An order expired unpaid or underpaid', data: { type: 'object', description: 'The order as GET /orders/:orderId shows it; paymentState unpaid or partial (amountDue says what was missing)' } },
   'deposit.pending': { summary: 'A payment to a deposit reference was seen, awaiting confirmations', data: { type: 'object', description: 'The deposit: depositReference, amount, currency, chainId, txHash, metadata' } },
   'deposit.confirmed': { summary: 'A deposit reached its required confirmations', data: { type: 'object', description: 'The deposit: depositReference, amount, currency, chainId, txHash, metadata' } },
   'alert.address_pool_low': {

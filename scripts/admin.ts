@@ -4,7 +4,7 @@ import { AppError } from '../core/platform/errors';
 import { listAllOrganizations, operatorCallerFor, organizationOfApiKey } from '../core/organizations/operator';
 import { createApiKey, createOrganization, listApiKeys, revokeApiKey } from '../core/organizations/organizations';
 import { XpubDeriver } from '../core/pool/hd';
-import { assertNoSecrets, derivePoolAddresses, MAX_DERIVE_COUNT } from '../core/pool/import';
+import { assertNoSecrets, derivePoolAddresses, MAX_DERIVE_COUNT, nextDerivationIndex } from '../core/pool/import';
 import { runMain } from '../core/platform/process';
 import { createProducerRedis, waitForRedis } from '../core/platform/redis';
 import { ROLES, type Role } from '../core/organizations/roles';
@@ -16,6 +16,8 @@ import { runMigrations } from '../db/migrate';
 const USAGE = `Usage: npm run admin -- create-org "<name>" [--derive-from <xpub>] [--count <n>]
          create an organization and print its Owner key once; --derive-from fills its EVM and Tron
          pools from an extended public key (100 addresses each, or --count)
+       npm run admin -- fill-pool <organization id> --derive-from <xpub> [--count <n>]
+         derive more EVM and Tron pool addresses for an existing organization (after the ones it has)
        npm run admin -- list-orgs
        npm run admin -- create-key <organization id> --role <owner|admin|member|viewer> [--name "<name>"]
          print a new key once
@@ -36,6 +38,15 @@ const table = (rows: string[][]) => {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n') + '\n';
 };
+
+/** Derives `count` EVM and Tron addresses after the ones the organization has from this key. */
+async function derivePools(handle: DbHandle, organizationId: string, xpub: string, count: number, out: (text: string) => void): Promise<void> {
+  for (const protocol of ['evm', 'tron'] as const) {
+    const start = await nextDerivationIndex(handle.db, { organizationId, protocol, masterPublicKey: xpub });
+    const result = await derivePoolAddresses(handle.db, { organizationId, protocol, masterPublicKey: xpub, start, count, now: new Date() });
+    out(`${protocol} pool: ${result.imported} addresses derived (0/${start} … 0/${start + count - 1})${result.errors.length ? `, ${result.errors.length} skipped (held already)` : ''}\n`);
+  }
+}
 
 /** Operator commands, run with the database's own credentials (never an organization's key). */
 async function run(argv: string[], db: () => Promise<DbHandle>): Promise<void> {
@@ -74,11 +85,33 @@ async function run(argv: string[], db: () => Promise<DbHandle>): Promise<void> {
       const { organizationId, ownerKey } = await createOrganization(handle.db, name);
       out(`organization: ${organizationId}\nowner key (shown once): ${ownerKey.key}\n`);
       if (xpub !== undefined) {
-        for (const protocol of ['evm', 'tron'] as const) {
-          const result = await derivePoolAddresses(handle.db, { organizationId, protocol, masterPublicKey: xpub, start: 0, count, now: new Date() });
-          out(`${protocol} pool: ${result.imported} addresses derived (0/0 … 0/${count - 1})${result.errors.length ? `, ${result.errors.length} skipped (held by another organization)` : ''}\n`);
-        }
+        await derivePools(handle, organizationId, xpub, count, out);
+      } else {
+        // Its first order would get 503 NO_AVAILABLE_ADDRESSES: say so now, and how to fill it.
+        out(
+          `address pools: empty (orders and deposit references answer 503 NO_AVAILABLE_ADDRESSES until a pool has addresses). Fill them:\n` +
+            `  npm run admin -- fill-pool ${organizationId} --derive-from <account-level xpub, e.g. of m/44'/60'/0'>   (EVM and Tron pools at once), or with this organization's key:\n` +
+            `  POST /api/v1/address-pool/derive {"protocol":"evm","masterPublicKey":"xpub…","count":1000}   (also "tron": the same secp256k1 keys)\n` +
+            `  POST /api/v1/address-pool/import  (a CSV of addresses you hold the keys of)\n`,
+        );
       }
+      return;
+    }
+    case 'fill-pool': {
+      const [organizationId] = args;
+      const xpub = values['derive-from'];
+      if (!organizationId || xpub === undefined) throw new CliError(`fill-pool needs an organization id and --derive-from\n${USAGE}`, 2);
+      const count = values.count === undefined ? 100 : Number(values.count);
+      if (!Number.isInteger(count) || count < 1 || count > MAX_DERIVE_COUNT) throw new CliError(`--count must be an integer from 1 to ${MAX_DERIVE_COUNT}`, 2);
+      assertNoSecrets({ masterPublicKey: xpub });
+      try {
+        new XpubDeriver(xpub);
+      } catch {
+        throw new CliError('--derive-from must be an extended public key (xpub…); nothing was derived', 2);
+      }
+      const handle = await db();
+      await operatorCallerFor(handle.db, organizationId); // an unknown organization is refused
+      await derivePools(handle, organizationId, xpub, count, out);
       return;
     }
     case 'list-orgs': {

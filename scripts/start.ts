@@ -23,9 +23,10 @@ function localChainTooling(): typeof import('./local-chain/local-chain') &
 }
 
 /** `npm start`: API and workers in one process, on local defaults. */
-runMain(async () => {
+runMain(async (main) => {
   const config = loadConfig();
   const { ctx, dbHandle } = await createService(config);
+  main.useLogger(ctx.logger);
   const shutdown = shutdownInReverse(ctx.logger, config.shutdownTimeoutMs);
   shutdown.add(() => dbHandle.close());
 
@@ -49,15 +50,19 @@ runMain(async () => {
     if (upgraded > 0) process.stdout.write(`  Added ${upgraded} watch-only development addresses (new chain families) to the local organization's pool\n`);
   }
 
-  // The ports are taken before anything is created: a busy port fails the start before an
-  // organization exists or a key is printed (a key printed by a process that then died is lost).
-  const api = await startApi(ctx);
+  // Every port is bound before anything is announced or created: a busy port fails the start
+  // before an organization exists or a key is printed (a key printed by a process that then died
+  // is lost). /health answers 503 "starting" until the first-start work below is done, so a script
+  // that waits for 200 finds the organization, its key and its pool in place.
+  const api = await startApi(ctx, { announce: false, ready: false });
   shutdown.atSignal(() => api.drain());
   shutdown.add((deadline) => api.close(deadline));
+  const metrics = await startMetricsServer(ctx, Object.values(api.queues), { announce: false });
+  shutdown.add(() => metrics.close());
+  api.announce();
+  metrics.announce();
   const workers = await startWorkerProcess(ctx);
   shutdown.add((deadline) => workers.close(deadline));
-  const metrics = await startMetricsServer(ctx, Object.values(workers.queues));
-  shutdown.add(() => metrics.close());
 
   // First start on an empty database: a local organization, so a newcomer can call the API at once.
   if ((await countOrganizations(ctx.db)) === 0) {
@@ -78,7 +83,13 @@ runMain(async () => {
       `  Fill a pool: POST ${base}/api/v1/address-pool/derive {"protocol":"evm","masterPublicKey":"xpub…","count":1000}\n` +
         `               (or POST /api/v1/address-pool/import with a CSV of addresses; npm run admin -- create-org "<name>" --derive-from <xpub> does both at once)\n` +
         `  Another key: npm run admin -- create-key ${organizationId} --role admin   (roles: owner, admin, member, viewer)\n` +
-        `  API reference: ${base}/api/v1/docs\n\n`,
+        `  API reference: ${base}/api/v1/docs\n`,
     );
+    if (metrics.fellBack) process.stdout.write(`  Metrics: http://127.0.0.1:${metrics.port}/metrics (the default port ${config.metrics.port} is taken by another process)\n`);
+    process.stdout.write('\n');
+  } else if (metrics.fellBack) {
+    process.stdout.write(`\n  Metrics: http://127.0.0.1:${metrics.port}/metrics (the default port ${config.metrics.port} is taken by another process)\n\n`);
   }
+  api.markReady();
+  ctx.logger.info({ port: api.port }, `ready: http://localhost:${api.port}/health answers 200`);
 });

@@ -10,6 +10,10 @@ export function presentedKey(req: Request): string | null {
   const header = req.headers.authorization;
   if (typeof header === 'string' && header.length > 0) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match && /^\s*pk_\S+\s*$/.test(header)) {
+      // The commonest slip: the key without its scheme. Say so rather than "invalid key".
+      throw new AppError('INVALID_API_KEY', 'Authorization header has a key but no scheme: send "Authorization: Bearer pk_…" (add "Bearer "), or send the key as X-API-Key: pk_…');
+    }
     return match ? match[1] : '';
   }
   const apiKey = req.headers['x-api-key'];

@@ -10,6 +10,7 @@ import { pageFailure, payRoutes, sendPageError, type PageHandler } from './pay/p
 import { alertConfirmRoutes } from './alerts/confirm-routes';
 import { publicPageHeaders, publicPageHeaderSetter } from './public-headers';
 import { ASSETS_PATH, staticAssets } from './static-assets';
+import { landingPage } from './landing';
 import { checkoutRoutes } from './checkout/checkout-routes';
 import { mountDashboard } from './dashboard';
 
@@ -37,6 +38,11 @@ export function mountPublicPages(
   app.use(ASSETS_PATH, publicPageHeaders(headersConfig), staticAssets());
 
   const setHeaders = publicPageHeaderSetter(headersConfig);
+  // GET /: the landing page (service, version, links), not Express's bare "Cannot GET /".
+  app.get('/', (req, res) => {
+    setHeaders(res);
+    landingPage(req, res);
+  });
   const limitOptions = {
     redis: deps.pageLimitRedis,
     keyPrefix: `${deps.config.redisPrefix}:rl:page`,

@@ -31,10 +31,18 @@ const chainIdInput = Type.String({ minLength: 1, maxLength: 64 });
 
 const TOTALS_DOC =
   'Totals count credited deposits only (confirmed and completed; pending and dropped are left out), including deposits received under an earlier binding of the same reference.';
-const NOT_ENABLED_DOC =
-  'A protocol family with no enabled chain on this deployment (tron and solana until their scanners ship) is 400 INVALID_CHAIN "not enabled": nothing is accepted that could never be seen.';
+/** Which families bind here, from the deployment's registry (never written by hand: it changes as families ship). */
+function notEnabledDoc(deps: ApiDeps): string {
+  const enabled = PROTOCOLS.filter((p) => deps.registry.enabledChainsOf(p).length > 0);
+  const disabled = PROTOCOLS.filter((p) => !enabled.includes(p));
+  return (
+    `Families with an enabled chain on this deployment: ${enabled.join(', ') || 'none'}. ` +
+    `A protocol family with no enabled chain${disabled.length ? ` (here: ${disabled.join(', ')})` : ''} is 400 INVALID_CHAIN "not enabled": nothing is accepted that could never be seen.`
+  );
+}
 
 export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
+  const NOT_ENABLED_DOC = notEnabledDoc(deps);
   // Reference detail, list and unbind answers have per-style shapes (api/presenters/deposits.ts).
   const { format } = api;
   // --- Description A: bind / unbind (mounted in both styles) ------------------------------------

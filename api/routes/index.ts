@@ -1,6 +1,7 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
 import { registerAddressPoolRoutes } from './address-pool.routes';
+import { registerChainRoutes } from './chains.routes';
 import { registerConfigRoutes } from './config.routes';
 import { registerDepositRoutes } from './deposits.routes';
 import { registerOrganizationRoutes } from './organizations.routes';
@@ -12,6 +13,7 @@ import { registerTransferRoutes } from './transfers.routes';
 /** Every resource's routes, mounted under /api/v1. */
 export function registerRoutes(api: ApiBuilder, deps: ApiDeps): void {
   registerOrganizationRoutes(api, deps);
+  registerChainRoutes(api, deps);
   registerConfigRoutes(api, deps);
   registerDepositRoutes(api, deps);
   registerTransferRoutes(api, deps);

@@ -14,6 +14,7 @@ import {
   PAYMENT_WINDOW_MINUTES,
 } from '../../core/orders/orders';
 import { orderSchema, presentOrder } from '../../core/views/order';
+import { PAYMENT_STATES } from '../../core/orders/payment-state';
 
 const createOrderBody = Type.Object(
   {
@@ -59,6 +60,7 @@ const listQuery = listQuerySchema({
     currency: Type.Optional(Type.String({ maxLength: 16 })),
     chainId: Type.Optional(Type.String({ maxLength: 64 })),
     orderReference: Type.Optional(Type.String({ minLength: 1, maxLength: ORDER_REFERENCE_MAX, description: 'Case-insensitive substring search' })),
+    paymentState: Type.Optional(StringEnum(PAYMENT_STATES, { description: 'Derived payment state, e.g. partial: orders that received less than their amount' })),
   },
 });
 
@@ -113,7 +115,7 @@ export function registerOrderRoutes(api: ApiBuilder, deps: ApiDeps): void {
       method: 'get',
       path: '/orders',
       summary: 'List orders',
-      description: 'Filters: status, currency, chainId, orderReference (substring). sortBy createdAt, amount (in token units) or expiresAt; ties by orderId.',
+      description: 'Filters: status, currency, chainId, orderReference (substring), paymentState (derived: unpaid, partial, paid, overpaid). sortBy createdAt, amount (in token units) or expiresAt; ties by orderId.',
       tag: 'Orders',
       minRole: 'viewer',
       query: listQuery,

@@ -1,12 +1,12 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
-import { createApiKey, getOrganization, listApiKeysPage } from '../../core/organizations/organizations';
+import { API_KEY_SORT_FIELDS, createApiKey, getOrganization, listApiKeysPage } from '../../core/organizations/organizations';
 import { revokeKeyEverywhere } from '../operations';
 import { Type } from '@sinclair/typebox';
 import { ROLES } from '../../core/organizations/roles';
 import { StringEnum } from '../../core/platform/wire-schema';
 import { apiKeySchema, createdApiKeySchema, organizationSchema, presentApiKey, presentOrganization } from '../../core/views/organization';
-import { pageQuerySchema } from '../validation';
+import { listQuerySchema, pageQuerySchema } from '../validation';
 
 const createApiKeyBody = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 100 }), role: StringEnum(ROLES) },
@@ -59,10 +59,10 @@ export function registerOrganizationRoutes(api: ApiBuilder, deps: ApiDeps): void
       method: 'get',
       path: '/organizations/:id/api-keys',
       summary: "List the organization's API keys (never their secrets)",
-      description: 'Oldest first, revoked keys included (style A: data.apiKeys).',
+      description: 'Oldest first by default (sortBy createdAt, name or role; sortOrder), revoked keys included (style A: data.apiKeys).',
       tag: TAG,
       minRole: 'admin',
-      query: pageQuerySchema(),
+      query: listQuerySchema({ sortBy: API_KEY_SORT_FIELDS, defaultSortBy: 'createdAt', defaultSortOrder: 'asc' }),
       listOf: 'apiKeys',
       response: apiKeySchema,
     },

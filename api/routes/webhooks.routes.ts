@@ -5,12 +5,13 @@ import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
   getWebhookEndpoint,
+  ENDPOINT_SORT_FIELDS,
   listWebhookEndpoints,
   updateWebhookEndpoint,
 } from '../../core/webhooks/endpoints';
-import { listWebhookEvents } from '../../core/webhooks/history';
+import { EVENT_SORT_FIELDS, listWebhookEvents } from '../../core/webhooks/history';
 import { redeliverEvent, sendTestEvent } from '../operations';
-import { pageQuerySchema } from '../validation';
+import { listQuerySchema, pageQuerySchema } from '../validation';
 import { StringEnum } from '../../core/platform/wire-schema';
 import { EVENT_TYPES } from '../../core/events/events';
 import {
@@ -57,7 +58,7 @@ export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
       method: 'post',
       path: '/webhooks/endpoints',
       summary: 'Register a webhook endpoint (its secret is shown once, in this answer only)',
-      description: `${GUARD_NOTE} When secret is omitted one is generated. Events are signed with X-Service-Signature = hex HMAC-SHA-256 of the body with the secret.`,
+      description: `${GUARD_NOTE} When secret is omitted one is generated. Events are signed with X-Service-Signature = hex HMAC-SHA-256 of the raw body keyed with the whole secret (a generated secret\'s whsec_ prefix is part of the key).`,
       tag: TAG,
       minRole: 'admin',
       creates: true,
@@ -76,10 +77,11 @@ export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
       method: 'get',
       path: '/webhooks/endpoints',
       summary: "The organization's webhook endpoints (never their secrets)",
+      description: 'Oldest first by default (sortBy createdAt or url; sortOrder).',
       tag: TAG,
       minRole: 'viewer',
       listOf: 'endpoints',
-      query: pageQuerySchema(),
+      query: listQuerySchema({ sortBy: ENDPOINT_SORT_FIELDS, defaultSortBy: 'createdAt', defaultSortOrder: 'asc' }),
       response: endpointSchema,
     },
     async ({ caller, query, reply }) => {
@@ -152,10 +154,14 @@ export function registerWebhookRoutes(api: ApiBuilder, deps: ApiDeps): void {
       tag: TAG,
       minRole: 'viewer',
       listOf: 'events',
-      query: pageQuerySchema({
-        type: Type.Optional(StringEnum(EVENT_FILTER_TYPES)),
-        status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
-        endpoint: Type.Optional(Type.String({ maxLength: 64, description: 'Webhook endpoint id (whe_…)' })),
+      query: listQuerySchema({
+        sortBy: EVENT_SORT_FIELDS,
+        defaultSortBy: 'createdAt',
+        filters: {
+          type: Type.Optional(StringEnum(EVENT_FILTER_TYPES)),
+          status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
+          endpoint: Type.Optional(Type.String({ maxLength: 64, description: 'Webhook endpoint id (whe_…)' })),
+        },
       }),
       response: eventSchema,
     },

@@ -29,7 +29,7 @@ export type FinalityRule =
    */
   | { kind: 'finalized-commitment'; depth: number };
 
-/** How a Solana chain is scanned (SOLANA_SCAN_MODE_<CHAIN>; README "Payment detection (Solana)"). */
+/** How a Solana chain is scanned (SOLANA_SCAN_MODE_<CHAIN>; docs/payment-detection.md). */
 export type SolanaScanMode = 'blocks' | 'addresses';
 export const SOLANA_SCAN_MODES: readonly SolanaScanMode[] = ['blocks', 'addresses'];
 

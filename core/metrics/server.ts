@@ -6,7 +6,24 @@ import { processMetrics } from '../platform/metrics';
 
 export interface RunningMetrics {
   port: number;
+  /** True when the default port was busy on NETWORK=local and a free one was taken instead. */
+  fellBack: boolean;
+  /** Logs where the metrics are (done at once unless told to wait until every port is bound). */
+  announce(): void;
   close(): Promise<void>;
+}
+
+function listen(server: http.Server, port: number, host: string | undefined): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onError = (err: Error) => reject(err);
+    server.once('error', onError);
+    const done = () => {
+      server.off('error', onError);
+      resolve();
+    };
+    if (host) server.listen(port, host, done);
+    else server.listen(port, done);
+  });
 }
 
 /**
@@ -14,8 +31,8 @@ export interface RunningMetrics {
  * name chains, providers and queues). Bound to 127.0.0.1 unless METRICS_TOKEN is set; then it
  * listens on every interface and answers only with `Authorization: Bearer <token>`.
  */
-export async function startMetricsServer(ctx: ServiceContext, queues: CountableQueue[]): Promise<RunningMetrics> {
-  const { port, token } = ctx.config.metrics;
+export async function startMetricsServer(ctx: ServiceContext, queues: CountableQueue[], options: { announce?: boolean } = {}): Promise<RunningMetrics> {
+  const { port, token, portIsDefault } = ctx.config.metrics;
   const { registry } = processMetrics();
   const scraped = scrapeTimeRegistry(ctx, queues);
   const server = http.createServer((req, res) => {
@@ -39,18 +56,32 @@ export async function startMetricsServer(ctx: ServiceContext, queues: CountableQ
       },
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? Object.assign(new Error(`METRICS_PORT ${port} is already in use (another Stablegate process on this host? give each its own METRICS_PORT)`), { code: 'EADDRINUSE', port }) : err),
-    );
-    if (token) server.listen(port, resolve);
-    else server.listen(port, '127.0.0.1', resolve);
-  });
+  const host = token ? undefined : '127.0.0.1';
+  let fellBack = false;
+  try {
+    await listen(server, port, host);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    // A developer's second checkout or a running test instance holds the default port: on
+    // NETWORK=local take a free one (the banner prints it). A port someone chose stays an error.
+    if (!(portIsDefault && ctx.config.network === 'local')) {
+      throw Object.assign(new Error(`METRICS_PORT ${port} is already in use (another Stablegate process on this host? give each its own METRICS_PORT)`), { code: 'EADDRINUSE', port });
+    }
+    await listen(server, 0, host);
+    fellBack = true;
+  }
   const address = server.address();
   const bound = typeof address === 'object' && address ? address.port : port;
-  ctx.logger.info({ port: bound, host: token ? 'all interfaces (bearer token)' : '127.0.0.1' }, `metrics on http://${token ? '<host>' : '127.0.0.1'}:${bound}/metrics`);
+  const announce = () =>
+    ctx.logger.info(
+      { port: bound, host: token ? 'all interfaces (bearer token)' : '127.0.0.1', ...(fellBack ? { busyDefaultPort: port } : {}) },
+      `metrics on http://${token ? '<host>' : '127.0.0.1'}:${bound}/metrics${fellBack ? ` (the default port ${port} is busy; set METRICS_PORT to choose one)` : ''}`,
+    );
+  if (options.announce ?? true) announce();
   return {
     port: bound,
+    fellBack,
+    announce,
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

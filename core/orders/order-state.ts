@@ -151,15 +151,18 @@ export function decideOrderStatus<T extends TransferFacts>(
   return { kind: 'pending', status: 'pending', amountReceived, confirmedTotal, reason };
 }
 
-/** Fields of the order.completed event data (spec's list plus blockNumber, confirmations, amountReceived, metadata). */
+/**
+ * Fields of the order.completed event data (spec's list plus blockNumber, confirmations,
+ * amountReceived, metadata, and the derived amountDue, amountExcess and paymentState).
+ */
 const COMPLETED_EVENT_FIELDS = [
   'orderId', 'orderReference', 'status', 'amount', 'currency', 'chainId', 'address',
-  'txHash', 'blockNumber', 'confirmations', 'amountReceived', 'completedAt', 'metadata',
+  'txHash', 'blockNumber', 'confirmations', 'amountReceived', 'amountDue', 'amountExcess', 'paymentState', 'completedAt', 'metadata',
 ] as const satisfies readonly (keyof OrderView)[];
 
-/** Fields of the order.expired event data. */
+/** Fields of the order.expired event data (an underpaid expiry shows as paymentState partial). */
 const EXPIRED_EVENT_FIELDS = [
-  'orderId', 'orderReference', 'status', 'amount', 'amountReceived', 'currency', 'chainId',
+  'orderId', 'orderReference', 'status', 'amount', 'amountReceived', 'amountDue', 'amountExcess', 'paymentState', 'currency', 'chainId',
   'address', 'expiresAt', 'expiredAt', 'metadata',
 ] as const satisfies readonly (keyof OrderView)[];
 

@@ -15,6 +15,7 @@ import type { OrderRow } from '../views/order';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
 import { newPayToken } from './pay-token';
 import { ALONE, ORDER_BATCH_MAX, type CreatedRow, type CreateOrderStatementValues, type OrderCreation, type OrderCreationOutcome } from './order-memory';
+import { paymentStateCondition, type PaymentState } from './payment-state';
 import { escapeLike, faceValueSql, paginate } from '../platform/sql-fragments';
 
 /** Bounds of the order inputs (also in the request schema, which documents them). */
@@ -362,6 +363,8 @@ export interface ListOrdersQuery {
   chainId?: string;
   /** Substring search, case-insensitive; % and _ match themselves. */
   orderReference?: string;
+  /** Derived payment state (core/orders/payment-state.ts), e.g. `partial`. */
+  paymentState?: PaymentState;
 }
 
 /** Amounts compared at face value across tokens (core/platform/sql-fragments.ts). */
@@ -378,6 +381,7 @@ export async function listOrders(
   if (query.status) conditions.push(eq(orders.status, query.status));
   if (query.currency) conditions.push(eq(orders.currency, query.currency));
   if (query.chainId) conditions.push(eq(orders.chainId, query.chainId));
+  if (query.paymentState) conditions.push(paymentStateCondition(query.paymentState));
   if (query.orderReference) {
     conditions.push(sql`${orders.orderReference} ilike ${`%${escapeLike(query.orderReference)}%`} escape '\\'`);
   }

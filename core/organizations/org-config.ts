@@ -62,9 +62,9 @@ export const CONFIG_KEYS: ConfigKeyDefinition[] = [
     type: 'integer',
     min: 0,
     max: 525_600,
-    default: 30,
+    default: null,
     description:
-      'Minutes an address released by unbinding a deposit reference waits before reuse. Payers keep "permanent" addresses, so a longer value is safer.',
+      'Override: minutes an address released by unbinding a deposit reference waits before reuse. Unset (null): address_pool.cooldown_minutes, as the spec says. Payers keep "permanent" addresses, so a longer value is safer.',
   },
   {
     key: 'payment_window_minutes',

@@ -3,6 +3,7 @@ import { columnsReader, prepareStatement, type Database, type DbOrTx } from '../
 import { apiKeys, organizations } from '../../db/schema';
 import { AppError, forbidden, notFound } from '../platform/errors';
 import { newId } from '../platform/ids';
+import { sortedBy } from '../platform/list-order';
 import { roleAtLeast, type Role } from './roles';
 import { constantTimeEqual, randomToken, sha256Hex } from '../platform/secrets';
 import { paginate } from '../platform/sql-fragments';
@@ -122,17 +123,27 @@ export async function listApiKeys(db: DbOrTx, caller: Caller, organizationId: st
   return rows.map(toView);
 }
 
-/** One page of the organization's keys, oldest first (GET /organizations/:id/api-keys). */
+export const API_KEY_SORT_FIELDS = ['createdAt', 'name', 'role'] as const;
+
+/** One page of the organization's keys, oldest first by default (GET /organizations/:id/api-keys). */
 export async function listApiKeysPage(
   db: DbOrTx,
   caller: Caller,
   organizationId: string,
-  page: { page: number; limit: number },
+  page: { page: number; limit: number; sortBy?: (typeof API_KEY_SORT_FIELDS)[number]; sortOrder?: 'asc' | 'desc' },
 ): Promise<{ items: ApiKeyView[]; total: number }> {
   requireOwnOrganization(caller, organizationId);
   const where = eq(apiKeys.organizationId, organizationId);
   const [{ n }] = await db.select({ n: count() }).from(apiKeys).where(where);
-  const rows = await paginate(db.select().from(apiKeys).where(where).orderBy(asc(apiKeys.createdAt), asc(apiKeys.id)).$dynamic(), page);
+  const rows = await paginate(
+    db
+      .select()
+      .from(apiKeys)
+      .where(where)
+      .orderBy(...sortedBy(page.sortOrder ?? 'asc', { createdAt: apiKeys.createdAt, name: apiKeys.name, role: apiKeys.role }[page.sortBy ?? 'createdAt'], apiKeys.id))
+      .$dynamic(),
+    page,
+  );
   return { items: rows.map(toView), total: n };
 }
 

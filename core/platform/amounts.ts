@@ -9,17 +9,19 @@ const AMOUNT_PATTERN = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
 const MAX_WHOLE_UNITS = 10n ** 12n;
 
 export function parseAmount(text: unknown, decimals: number, field = 'amount'): bigint {
+  // Like every validation error: a sentence, and details naming the field (INVALID_AMOUNT's own code).
+  const invalid = (problem: string) => new AppError('INVALID_AMOUNT', `${field} ${problem}`, [{ field, message: problem }]);
   if (typeof text !== 'string' || !AMOUNT_PATTERN.test(text)) {
-    throw new AppError('INVALID_AMOUNT', `${field} must be a positive decimal string such as "10.50"`);
+    throw invalid(`must be a positive decimal string in token units, such as "10.50" (not base units${typeof text === 'number' ? ', and a string, not a JSON number' : ''})`);
   }
   const [whole, fraction = ''] = text.split('.');
   if (fraction.length > decimals) {
-    throw new AppError('INVALID_AMOUNT', `${field} has more than ${decimals} decimal places`);
+    throw invalid(`has more than ${decimals} decimal places (the token's decimals; amounts are in token units)`);
   }
   const units = BigInt(whole) * 10n ** BigInt(decimals) + BigInt(fraction.padEnd(decimals, '0') || '0');
-  if (units <= 0n) throw new AppError('INVALID_AMOUNT', `${field} must be greater than zero`);
+  if (units <= 0n) throw invalid('must be greater than zero (in token units)');
   if (units >= MAX_WHOLE_UNITS * 10n ** BigInt(decimals)) {
-    throw new AppError('INVALID_AMOUNT', `${field} is above the maximum of ${MAX_WHOLE_UNITS} units`);
+    throw invalid(`is above the maximum of ${MAX_WHOLE_UNITS} token units`);
   }
   return units;
 }

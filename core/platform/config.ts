@@ -166,6 +166,8 @@ export interface Config {
 export interface MetricsConfig {
   /** Port of the Prometheus endpoint (GET /metrics), never the API's port; 0 = a free port. */
   port: number;
+  /** METRICS_PORT was not set: on NETWORK=local a busy default port falls back to a free one. */
+  portIsDefault: boolean;
   /** Bearer token; when set the endpoint listens on every interface, else on 127.0.0.1 only. */
   token: string | null;
   /** Pool availability per organization as well as per protocol (one series per organization). */
@@ -395,6 +397,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     allowInsecurePublicUrl,
     metrics: {
       port: read.integer('METRICS_PORT', DEFAULT_METRICS_PORT, 0, 65535),
+      portIsDefault: !env.METRICS_PORT?.trim(),
       token: metricsToken,
       perOrganization: read.boolean('METRICS_PER_ORG', false),
     },

@@ -70,10 +70,27 @@ export function shutdownInReverse(logger: Logger, timeoutMs?: number): Shutdown 
   return { add: (close) => void closers.push(close), atSignal: (begin) => void beginners.push(begin) };
 }
 
-/** Entry-point wrapper: a failure at start-up is one clear line, not a stack trace. */
-export function runMain(main: () => Promise<void>): void {
-  main().catch((err) => {
-    console.error(describeStartupError(err));
+/** What an entry point tells runMain once it has a logger. */
+export interface MainScope {
+  /** From now on a start-up failure is also one line in the JSON log format (stdout), not only stderr. */
+  useLogger(logger: Logger): void;
+}
+
+/**
+ * Entry-point wrapper: a failure at start-up is one clear line, not a stack trace. Once the entry
+ * has a logger the line is logged as a fatal JSON entry too, so log collectors see why it stopped.
+ */
+export function runMain(main: (scope: MainScope) => Promise<void>): void {
+  let logger: Logger | null = null;
+  main({ useLogger: (l) => void (logger = l) }).catch((err) => {
+    const line = describeStartupError(err);
+    const l = logger as Logger | null;
+    if (l) {
+      const code = (err as { code?: unknown })?.code;
+      l.fatal(typeof code === 'string' ? { code } : {}, line);
+      l.flush?.();
+    }
+    console.error(line);
     process.exit(1);
   });
 }

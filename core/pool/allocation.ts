@@ -47,6 +47,13 @@ export async function takeWithCooledDownRetry<T>(
   }
   if (!taken) {
     const retryAfter = await secondsUntilNextCooldownEnds(db, scope, scope.now);
+    if (retryAfter === null) {
+      // An empty pool never fills by waiting: no Retry-After, and what fills it.
+      throw new AppError(
+        'NO_AVAILABLE_ADDRESSES',
+        `The organization's ${scope.protocol} address pool is empty: import addresses (POST /api/v1/address-pool/import) or derive them from an extended public key (POST /api/v1/address-pool/derive)`,
+      );
+    }
     throw new AppError('NO_AVAILABLE_ADDRESSES', `No available ${scope.protocol} address in the pool; import more addresses or retry after ${retryAfter} seconds`, undefined, { retryAfter });
   }
   return taken;

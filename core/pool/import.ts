@@ -1,4 +1,5 @@
-import { sql } from 'drizzle-orm';
+import { and, eq, max, sql } from 'drizzle-orm';
+import { poolAddresses } from '../../db/schema';
 import type { Database, Tx } from '../../db/client';
 import type { Protocol } from '../chains/registry';
 import { AppError } from '../platform/errors';
@@ -390,6 +391,15 @@ const ANALYZE_AFTER_IMPORTED = 10_000;
  */
 async function refreshPoolStatisticsAfter(db: Database, imported: number): Promise<void> {
   if (imported >= ANALYZE_AFTER_IMPORTED) await db.execute(sql`analyze pool_addresses`);
+}
+
+/** The first index after the organization's addresses derived from this key (0 when none). */
+export async function nextDerivationIndex(db: Database, input: { organizationId: string; protocol: DerivableProtocol; masterPublicKey: string }): Promise<number> {
+  const [row] = await db
+    .select({ last: max(poolAddresses.derivationIndex) })
+    .from(poolAddresses)
+    .where(and(eq(poolAddresses.organizationId, input.organizationId), eq(poolAddresses.protocol, input.protocol), eq(poolAddresses.masterPublicKey, input.masterPublicKey)));
+  return row?.last === null || row?.last === undefined ? 0 : row.last + 1;
 }
 
 /**

@@ -2,6 +2,8 @@ import { and, asc, count, desc, eq, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { depositBindings, deposits, orders, transfers } from '../../db/schema';
 import { PROTOCOLS } from '../chains/registry';
+import { CHAIN_DEFINITIONS } from '../chains/chains.data';
+import { faceValueSql } from '../platform/sql-fragments';
 import { normalizeAddress } from '../chains/addresses';
 import { notFound } from '../platform/errors';
 import { paginate } from '../platform/sql-fragments';
@@ -20,7 +22,7 @@ import { paginate } from '../platform/sql-fragments';
 export const TRANSFER_STATUSES = ['pending', 'confirmed', 'dropped', 'reorged'] as const;
 export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
 
-export const TRANSFER_SORT_FIELDS = ['detectedAt', 'blockNumber', 'blockTimestamp', 'confirmedAt'] as const;
+export const TRANSFER_SORT_FIELDS = ['detectedAt', 'createdAt', 'amount', 'blockNumber', 'blockTimestamp', 'confirmedAt'] as const;
 export type TransferSortField = (typeof TRANSFER_SORT_FIELDS)[number];
 
 export interface ListTransfersQuery {
@@ -66,8 +68,17 @@ export async function getTransfer(db: DbOrTx, organizationId: string, transferId
   return row;
 }
 
+/** Amounts of different tokens at face value (1 DAI, 18 decimals, equals 1 USDT, 6), over the chain table's tokens. */
+const AMOUNT_AT_FACE_VALUE = faceValueSql(
+  { amount: transfers.amount, chainId: transfers.chainId, currency: transfers.currency },
+  CHAIN_DEFINITIONS.flatMap((d) => Object.values(d.tokens).flatMap((t) => (t ? [{ chainId: d.chainId, currency: t.currency, decimals: t.decimals }] : []))),
+);
+
 const SORT_COLUMNS = {
   detectedAt: transfers.detectedAt,
+  // The spec's name for when the transfer was recorded: detectedAt.
+  createdAt: transfers.detectedAt,
+  amount: AMOUNT_AT_FACE_VALUE,
   blockNumber: transfers.blockNumber,
   blockTimestamp: transfers.blockTimestamp,
   confirmedAt: transfers.confirmedAt,

@@ -3,6 +3,7 @@ import { formatAmount } from '../platform/amounts';
 import type { orders } from '../../db/schema';
 import { Type, type Static } from '@sinclair/typebox';
 import { DateTime, metadataOut, Nullable, StringEnum } from '../platform/wire-schema';
+import { PAYMENT_STATES, paymentStateOf } from '../orders/payment-state';
 
 /** An order as stored. */
 export type OrderRow = typeof orders.$inferSelect;
@@ -29,10 +30,23 @@ export const orderSchema = Type.Object({
     description:
       'Sum of the transfers counted toward this order that are not dropped (pending and confirmed): right chain, right token, block time between creation and graceEndsAt. Overpayment shows as the excess over amount.',
   }),
+  amountDue: Type.String({
+    description: 'Derived (not in the spec): amount − amountReceived when positive, else "0". What the payer still has to send, in token units.',
+    example: '4.5',
+  }),
+  amountExcess: Type.String({
+    description: 'Derived (not in the spec): amountReceived − amount when positive, else "0". An overpayment, in token units.',
+    example: '0',
+  }),
+  paymentState: StringEnum(PAYMENT_STATES, {
+    description:
+      'Derived (not in the spec) from amount and amountReceived: unpaid (nothing received), partial (less than amount), paid (exactly amount), overpaid (more). Counts what amountReceived counts (pending and confirmed transfers); status says whether the order completed.',
+  }),
   currency: Type.String({ enum: ['USDT', 'USDC', 'DAI'] }),
   chainId: Type.String({ example: 'ethereum-sepolia' }),
   protocol: Type.String({ enum: ['evm', 'tron', 'solana'] }),
   address: Type.String({ description: 'Payment address allocated from the pool' }),
+  paymentAddress: Type.String({ description: 'The same address under the name the spec also uses ("also seen under the name paymentAddress")' }),
   paymentUrl: Type.String({ description: 'Hosted payment page: <PUBLIC_BASE_URL>/pay/<token>, the token 128 random bits (not the order id)' }),
   status: StringEnum(['pending', 'completed', 'expired']),
   metadata: metadataOut(),
@@ -66,10 +80,14 @@ export function presentOrder(ctx: Pick<ServiceContext, 'registry' | 'config'>, o
     orderReference: order.orderReference,
     amount: formatAmount(order.amount, decimals),
     amountReceived: formatAmount(order.amountReceived, decimals),
+    amountDue: formatAmount(order.amount > order.amountReceived ? order.amount - order.amountReceived : 0n, decimals),
+    amountExcess: formatAmount(order.amountReceived > order.amount ? order.amountReceived - order.amount : 0n, decimals),
+    paymentState: paymentStateOf(order.amount, order.amountReceived),
     currency: order.currency,
     chainId: order.chainId,
     protocol: order.protocol,
     address: order.address,
+    paymentAddress: order.address,
     paymentUrl: paymentUrlOf(ctx.config, order),
     status: order.status,
     metadata: (order.metadata ?? {}) as Record<string, unknown>,

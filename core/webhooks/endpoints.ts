@@ -1,4 +1,5 @@
 import { and, asc, count, eq, isNull } from 'drizzle-orm';
+import { sortedBy } from '../platform/list-order';
 import type { Database, DbOrTx } from '../../db/client';
 import { webhookDeliveries, webhookEndpoints } from '../../db/schema';
 import type { Clock } from '../platform/clock';
@@ -91,10 +92,24 @@ export async function getWebhookEndpoint(db: DbOrTx, caller: Caller, id: string)
   return toView(row);
 }
 
-export async function listWebhookEndpoints(db: DbOrTx, caller: Caller, page: { page: number; limit: number }): Promise<{ items: WebhookEndpointView[]; total: number }> {
+export const ENDPOINT_SORT_FIELDS = ['createdAt', 'url'] as const;
+
+export async function listWebhookEndpoints(
+  db: DbOrTx,
+  caller: Caller,
+  page: { page: number; limit: number; sortBy?: (typeof ENDPOINT_SORT_FIELDS)[number]; sortOrder?: 'asc' | 'desc' },
+): Promise<{ items: WebhookEndpointView[]; total: number }> {
   const where = and(eq(webhookEndpoints.organizationId, caller.organizationId), isNull(webhookEndpoints.deletedAt));
   const [{ n }] = await db.select({ n: count() }).from(webhookEndpoints).where(where);
-  const rows = await paginate(db.select().from(webhookEndpoints).where(where).orderBy(asc(webhookEndpoints.createdAt), asc(webhookEndpoints.id)).$dynamic(), page);
+  const rows = await paginate(
+    db
+      .select()
+      .from(webhookEndpoints)
+      .where(where)
+      .orderBy(...sortedBy(page.sortOrder ?? 'asc', page.sortBy === 'url' ? webhookEndpoints.url : webhookEndpoints.createdAt, webhookEndpoints.id))
+      .$dynamic(),
+    page,
+  );
   return { items: rows.map(toView), total: Number(n) };
 }
 

@@ -1,4 +1,5 @@
 import { and, asc, count, desc, eq, exists, inArray, isNull, type SQL } from 'drizzle-orm';
+import { sortedBy } from '../platform/list-order';
 import type { DbOrTx } from '../../db/client';
 import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema';
 import { AppError, notFound } from '../platform/errors';
@@ -46,9 +47,13 @@ export interface WebhookEventView {
   deliveries: DeliveryView[];
 }
 
+export const EVENT_SORT_FIELDS = ['createdAt', 'type'] as const;
+
 export interface EventListQuery {
   page: number;
   limit: number;
+  sortBy?: (typeof EVENT_SORT_FIELDS)[number];
+  sortOrder?: 'asc' | 'desc';
   type?: string;
   status?: DeliveryStatus;
   endpointId?: string;
@@ -69,7 +74,15 @@ export async function listWebhookEvents(db: DbOrTx, caller: Caller, q: EventList
   }
   const where = and(...conditions);
   const [{ n }] = await db.select({ n: count() }).from(events).where(where);
-  const rows = await paginate(db.select().from(events).where(where).orderBy(desc(events.createdAt), desc(events.id)).$dynamic(), q);
+  const rows = await paginate(
+    db
+      .select()
+      .from(events)
+      .where(where)
+      .orderBy(...sortedBy(q.sortOrder ?? 'desc', q.sortBy === 'type' ? events.type : events.createdAt, events.id))
+      .$dynamic(),
+    q,
+  );
   return { items: await withDeliveries(db, rows), total: Number(n) };
 }
 

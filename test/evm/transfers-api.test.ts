@@ -86,7 +86,7 @@ describe('GET /transfers and /transfers/:id', () => {
   });
 
   it('rejects an unknown sortBy or status with 400', async () => {
-    const res = await request(apps.b.app).get('/api/v1/transfers?sortBy=amount').set('X-API-Key', orgA.keys.viewer);
+    const res = await request(apps.b.app).get('/api/v1/transfers?sortBy=fromAddress').set('X-API-Key', orgA.keys.viewer);
     expect(res.status).to.equal(400);
     expect(res.body.code).to.equal('VALIDATION_ERROR');
     expect((await request(apps.b.app).get('/api/v1/transfers?status=lost').set('X-API-Key', orgA.keys.viewer)).status).to.equal(400);

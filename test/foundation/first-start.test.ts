@@ -30,8 +30,10 @@ describe('npm start on an empty database', function () {
     try {
       const listening = await p.waitFor(/API listening/, 60_000);
       const base = `http://127.0.0.1:${JSON.parse(listening).port}`;
-      // The key is printed once the ports are bound (a busy port fails before any key exists).
+      // The key is printed once the ports are bound (a busy port fails before any key exists), and
+      // before the process says it is ready (test/foundation/start-readiness.test.ts).
       await p.waitFor(/Owner API key/, 60_000);
+      await p.waitFor(/"msg":"ready: /, 60_000);
       const key = /Owner API key \(shown once, store it now\): (pk_[A-Za-z0-9_-]+)/.exec(p.stdout())?.[1];
       expect(key, p.stdout()).to.be.a('string');
       knownSecrets.add(key!);

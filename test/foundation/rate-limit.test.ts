@@ -46,3 +46,36 @@ for (const style of STYLES) {
     });
   });
 }
+
+describe("style A's per-organization limits (description A: 100/min orders, 50/min deposits, 300/min queries)", () => {
+  // Per-key limits high, so the organization's are the ones that trip.
+  const env = { RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_PER_HOUR: '1000000', RATE_LIMIT_PER_DAY: '10000000' };
+
+  it('counts deposits writes per organization across its keys (50 a minute), apart from its queries', async () => {
+    const { app } = buildTestApp({ style: 'a', env });
+    const org = await createTestOrg('Style A limits');
+    const bind = (key: string, i: number) => request(app).post('/api/v1/deposits/unbind').set('X-API-Key', key).send({ depositReference: `nope-${i}` });
+    const statuses: number[] = [];
+    // Alternating two keys of the organization: one budget.
+    for (let i = 0; i < 50; i++) statuses.push((await bind(i % 2 ? org.keys.member : org.keys.admin, i)).status);
+    expect(statuses.filter((s) => s === 429)).to.deep.equal([]);
+    expect(statuses.at(-1)).to.not.equal(429);
+    const limited = await bind(org.keys.owner, 50);
+    expectError('a', limited, 429, 'RATE_LIMIT_EXCEEDED', 'RateLimitExceeded');
+    expect(limited.body.message).to.include('50 deposits requests per minute per organization');
+    expect(limited.headers['x-ratelimit-limit']).to.equal('50');
+    // Queries have their own budget; another organization its own.
+    expect((await request(app).get('/api/v1/orders').set('X-API-Key', org.keys.viewer)).status).to.equal(200);
+    const other = await createTestOrg('Style A other');
+    expect((await bind(other.keys.member, 0)).status).to.not.equal(429);
+  });
+
+  it('style B keeps per-key limits only', async () => {
+    const { app } = buildTestApp({ style: 'b', env });
+    const org = await createTestOrg('Style B no org limits');
+    for (let i = 0; i < 55; i++) {
+      const res = await request(app).post('/api/v1/deposits/unbind').set('X-API-Key', org.keys.member).send({ depositReference: `nope-${i}` });
+      expect(res.status).to.not.equal(429);
+    }
+  });
+});

@@ -11,6 +11,7 @@ import request from 'supertest';
 import { organizations, poolAddresses } from '../../db/schema';
 import { buildTestApp, knownSecrets, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL, testDb } from '../helpers/harness';
 import { ROOT, spawnEntry } from '../helpers/processes';
+import { DEFAULT_DATABASE_POOL_SIZE } from '../../core/platform/config';
 import { eventually } from '../helpers/webhooks';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sg-cli-'));
@@ -58,6 +59,28 @@ describe('admin CLI (npm run admin) with settings from .env', function () {
     expect(pool.filter((p) => p.protocol === 'evm')).to.have.length(5);
     expect(pool.filter((p) => p.protocol === 'tron')).to.have.length(5);
     expect((await request(app).get('/api/v1/organizations').set('X-API-Key', ownerKey)).status).to.equal(200);
+  });
+
+  it('create-org without --derive-from says the pools are empty and how to fill them; fill-pool fills them, continuing after the indexes held', async () => {
+    const res = await npmRun('admin', ['create-org', 'Empty CLI org']);
+    expect(res.code, res.stderr).to.equal(0);
+    const emptyOrg = /organization: (org_\S+)/.exec(res.stdout)![1];
+    knownSecrets.add(/owner key \(shown once\): (pk_\S+)/.exec(res.stdout)![1]);
+    expect(res.stdout).to.match(/address pools: empty/);
+    expect(res.stdout).to.include(`npm run admin -- fill-pool ${emptyOrg} --derive-from`);
+    expect(res.stdout).to.match(/address-pool\/derive/);
+    const otherXpub = HDNodeWallet.createRandom().neuter().extendedKey;
+    const first = await npmRun('admin', ['fill-pool', emptyOrg, '--derive-from', otherXpub, '--count', '3']);
+    expect(first.code, first.stderr).to.equal(0);
+    expect(first.stdout).to.match(/evm pool: 3 addresses derived \(0\/0 … 0\/2\)/);
+    const second = await npmRun('admin', ['fill-pool', emptyOrg, '--derive-from', otherXpub, '--count', '2']);
+    expect(second.code, second.stderr).to.equal(0);
+    expect(second.stdout).to.match(/tron pool: 2 addresses derived \(0\/3 … 0\/4\)/);
+    const pool = await testDb().select({ protocol: poolAddresses.protocol }).from(poolAddresses).where(eq(poolAddresses.organizationId, emptyOrg));
+    expect(pool.filter((p) => p.protocol === 'evm')).to.have.length(5);
+    expect(pool.filter((p) => p.protocol === 'tron')).to.have.length(5);
+    const unknown = await npmRun('admin', ['fill-pool', 'org_nope', '--derive-from', otherXpub]);
+    expect(unknown.code).to.not.equal(0);
   });
 
   it('list-orgs lists it', async () => {
@@ -120,6 +143,19 @@ describe('admin CLI (npm run admin) with settings from .env', function () {
   });
 });
 
+describe('ENV_FILE naming a missing file', function () {
+  this.timeout(60_000);
+  for (const script of ['admin', 'migrate']) {
+    it(`stops npm run ${script} with a clear error instead of using the default database`, async () => {
+      const missing = path.join(dir, 'no-such.env');
+      const res = await npmRun(script, script === 'admin' ? ['list-orgs'] : [], { ENV_FILE: missing });
+      expect(res.code).to.equal(1);
+      expect(res.stderr).to.include(`ENV_FILE names ${missing}, which does not exist`);
+      expect(res.stdout).to.equal('');
+    });
+  }
+});
+
 describe('.env is read by the npm scripts, never by npm test', () => {
   it('npm test runs mocha without the .env loader, and this test process has no dotenv in it', () => {
     const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
@@ -162,6 +198,14 @@ describe('npm start on a busy port', function () {
 });
 
 describe('.env.example', () => {
+  it("states the API's and a worker's DATABASE_POOL_SIZE defaults as the code has them, as the README does", () => {
+    const example = readFileSync(path.join(ROOT, '.env.example'), 'utf8');
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const { api, worker } = DEFAULT_DATABASE_POOL_SIZE;
+    expect(example).to.match(new RegExp(`DATABASE_POOL_SIZE=.*default ${api} in an API process, ${worker} in a worker`));
+    expect(readme).to.match(new RegExp(`\\| \`DATABASE_POOL_SIZE\` \\| \`${api}\` in an API process, \`${worker}\` in a worker`));
+  });
+
   it('lists every variable the configuration reads', () => {
     const source = readFileSync(path.join(ROOT, 'core', 'platform', 'config.ts'), 'utf8');
     const names = new Set([...source.matchAll(/read\.[a-zA-Z]+\('([A-Z][A-Z0-9_]+)'/g), ...source.matchAll(/env\.([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]));

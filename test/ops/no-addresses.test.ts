@@ -37,18 +37,31 @@ for (const style of STYLES) {
       expect(lines.some((l) => l.level === 'error')).to.equal(false);
     });
 
-    it('is capped at 300 seconds, and 60 when nothing is cooling down', async () => {
+    it('is capped at 300 seconds, and 60 when every address is held but none is cooling down', async () => {
       const far = await emptyOrgWithCooldowns([86_400]);
       const a = await request(app).post('/api/v1/orders').set('X-API-Key', far.keys.member).send(order());
       expect(a.status).to.equal(503);
       expect(a.headers['retry-after']).to.equal('300');
-      const none = await createTestOrg('No pool org');
-      const b = await request(app).post('/api/v1/orders').set('X-API-Key', none.keys.member).send(order());
+      const held = await createTestOrg('Held pool org');
+      await seedPoolAddresses(held.organizationId, 'evm', 1);
+      await request(app).post('/api/v1/orders').set('X-API-Key', held.keys.member).send(order()).expect(201);
+      const b = await request(app).post('/api/v1/orders').set('X-API-Key', held.keys.member).send(order());
       expect(b.status).to.equal(503);
       expect(b.headers['retry-after']).to.equal('60');
+      expect(b.body.message).to.match(/retry after 60 seconds/);
+    });
+
+    it('an empty pool (none of the protocol at all) has no Retry-After and says to import or derive addresses', async () => {
+      const none = await createTestOrg('No pool org');
+      const b = await request(app).post('/api/v1/orders').set('X-API-Key', none.keys.member).send(order());
+      expectError(style, b, 503, 'NO_AVAILABLE_ADDRESSES', 'InsufficientAddresses');
+      expect(b.headers['retry-after']).to.equal(undefined);
+      expect(b.body.retryAfter).to.equal(undefined);
+      expect(b.body.message).to.match(/evm address pool is empty: import addresses .*address-pool\/import.* or derive them .*address-pool\/derive/);
+      expect(b.body.message).to.not.match(/retry/i);
       const bind = await request(app).post('/api/v1/deposits/bind').set('X-API-Key', none.keys.member).send({ depositReference: 'u-1', protocol: 'evm' });
       expectError(style, bind, 503, 'NO_AVAILABLE_ADDRESSES', 'InsufficientAddresses');
-      expect(bind.headers['retry-after']).to.equal('60');
+      expect(bind.headers['retry-after']).to.equal(undefined);
     });
   });
 }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -64,6 +64,9 @@ describe('SIGTERM to the top process of npm start', function () {
     const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
     let out = '';
+    // An empty settings file, so a developer's .env in the checkout is not read (a missing ENV_FILE is an error).
+    const envFile = path.join(dataDir, 'empty.env');
+    writeFileSync(envFile, '');
     npm = spawn('npm', ['start'], {
       cwd: ROOT,
       env: {
@@ -76,7 +79,7 @@ describe('SIGTERM to the top process of npm start', function () {
         METRICS_PORT: '0',
         DATA_DIR: dataDir,
         WEBHOOK_RELAY_INTERVAL_MS: '100',
-        ENV_FILE: path.join(dataDir, 'no-such.env'),
+        ENV_FILE: envFile,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

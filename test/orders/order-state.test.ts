@@ -201,6 +201,9 @@ describe('order state: recomputeOrder (Postgres)', () => {
       blockNumber: 77,
       confirmations: 3,
       amountReceived: '10',
+      amountDue: '0',
+      amountExcess: '0',
+      paymentState: 'paid',
       completedAt: row.completedAt!.toISOString(),
       metadata: { cart: 'state-complete' },
     });
@@ -248,9 +251,9 @@ describe('order state: recomputeOrder (Postgres)', () => {
       const evts = (await eventsOf(org.organizationId, 'order.expired')).filter((e) => (e.data as any).orderId === o.id);
       expect(evts).to.have.length(1);
       expect(evts[0].data).to.have.all.keys(
-        'orderId', 'orderReference', 'status', 'amount', 'amountReceived', 'currency', 'chainId', 'address', 'expiresAt', 'expiredAt', 'metadata',
+        'orderId', 'orderReference', 'status', 'amount', 'amountReceived', 'amountDue', 'amountExcess', 'paymentState', 'currency', 'chainId', 'address', 'expiresAt', 'expiredAt', 'metadata',
       );
-      expect(evts[0].data).to.include({ status: 'expired', amountReceived: '0', expiredAt: row.expiredAt!.toISOString() });
+      expect(evts[0].data).to.include({ status: 'expired', amountReceived: '0', amountDue: '10', amountExcess: '0', paymentState: 'unpaid', expiredAt: row.expiredAt!.toISOString() });
       expect((await poolAddressOf(o.address)).status).to.equal('cooldown');
       expect(await eventsOf(org.organizationId, 'order.completed').then((e) => e.filter((x) => (x.data as any).orderId === o.id))).to.have.length(0);
     } finally {

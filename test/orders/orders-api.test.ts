@@ -12,8 +12,8 @@ import { dataOf, expectError, listOf } from '../helpers/wire';
 import { CHAIN, checkpointAt, orgFootprint, poolAddressOf, preserveCheckpoint, tokenEnv } from '../helpers/orders';
 
 const ORDER_KEYS = [
-  'orderId', 'orderReference', 'amount', 'amountReceived', 'currency', 'chainId', 'protocol', 'address', 'paymentUrl',
-  'status', 'metadata', 'successUrl', 'cancelUrl', 'requiredConfirmations', 'expiresAt', 'graceEndsAt', 'createdAt',
+  'orderId', 'orderReference', 'amount', 'amountReceived', 'amountDue', 'amountExcess', 'paymentState', 'currency', 'chainId', 'protocol',
+  'address', 'paymentAddress', 'paymentUrl', 'status', 'metadata', 'successUrl', 'cancelUrl', 'requiredConfirmations', 'expiresAt', 'graceEndsAt', 'createdAt',
 ];
 
 let refSeq = 0;

@@ -137,7 +137,8 @@ describe('pool allocation', () => {
     const put = await request(app).put('/api/v1/config/address_pool.cooldown_minutes').set('X-API-Key', org.keys.admin).send({ value: 15 });
     expect(put.status).to.equal(200);
     expect(await cooldownMinutesFor(testDb(), org.organizationId, 'order')).to.equal(15);
-    expect(await cooldownMinutesFor(testDb(), org.organizationId, 'unbind')).to.equal(30);
+    // The spec's one key covers unbinding too while the override is unset.
+    expect(await cooldownMinutesFor(testDb(), org.organizationId, 'unbind')).to.equal(15);
     const [only] = await seedPoolAddresses(org.organizationId, 'evm', 1);
     const t0 = clock.now();
     const held = await allocate(org.organizationId, { kind: 'order', orderId: 'ord_cd' }, t0);
@@ -171,8 +172,11 @@ describe('pool allocation', () => {
     expect((await status()).evm).to.deep.equal({ total: 1, available: 1, allocated: 0, bound: 0, coolingDown: 0 });
   });
 
-  it('unbinding uses address_pool.unbind_cooldown_minutes; allocation returns due cooldowns itself if the job lags', async () => {
+  it('unbinding uses address_pool.unbind_cooldown_minutes when set (an override of cooldown_minutes); allocation returns due cooldowns itself if the job lags', async () => {
+    const unset = await request(app).get('/api/v1/config/address_pool.unbind_cooldown_minutes').set('X-API-Key', org.keys.admin).expect(200);
+    expect(JSON.stringify(unset.body)).to.include('"value":null');
     await request(app).put('/api/v1/config/address_pool.unbind_cooldown_minutes').set('X-API-Key', org.keys.admin).send({ value: 120 }).expect(200);
+    expect(await cooldownMinutesFor(testDb(), org.organizationId, 'order')).to.not.equal(120);
     const [only] = await seedPoolAddresses(org.organizationId, 'tron', 1);
     const t0 = clock.now();
     const held = await allocate(org.organizationId, { kind: 'deposit', depositBindingId: 'dr_u' }, t0, 'tron');
