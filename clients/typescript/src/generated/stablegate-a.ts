@@ -726,6 +726,14 @@ export type paths = {
                                     description: string;
                                     /** Format: date-time */
                                     updatedAt: string | null;
+                                    /** @description alerts.email only: each address and whether it confirmed */
+                                    recipients?: {
+                                        email: string;
+                                        /** @description Followed the link of its confirmation e-mail: only confirmed addresses receive alert e-mails */
+                                        confirmed: boolean;
+                                        /** Format: date-time */
+                                        confirmationSentAt: string | null;
+                                    }[];
                                 }[];
                                 pagination?: {
                                     page?: number;
@@ -847,6 +855,14 @@ export type paths = {
                                 description: string;
                                 /** Format: date-time */
                                 updatedAt: string | null;
+                                /** @description alerts.email only: each address and whether it confirmed */
+                                recipients?: {
+                                    email: string;
+                                    /** @description Followed the link of its confirmation e-mail: only confirmed addresses receive alert e-mails */
+                                    confirmed: boolean;
+                                    /** Format: date-time */
+                                    confirmationSentAt: string | null;
+                                }[];
                             };
                             message?: string;
                         };
@@ -955,6 +971,14 @@ export type paths = {
                                 description: string;
                                 /** Format: date-time */
                                 updatedAt: string | null;
+                                /** @description alerts.email only: each address and whether it confirmed */
+                                recipients?: {
+                                    email: string;
+                                    /** @description Followed the link of its confirmation e-mail: only confirmed addresses receive alert e-mails */
+                                    confirmed: boolean;
+                                    /** Format: date-time */
+                                    confirmationSentAt: string | null;
+                                }[];
                             };
                             message?: string;
                         };
@@ -1067,6 +1091,14 @@ export type paths = {
                                 description: string;
                                 /** Format: date-time */
                                 updatedAt: string | null;
+                                /** @description alerts.email only: each address and whether it confirmed */
+                                recipients?: {
+                                    email: string;
+                                    /** @description Followed the link of its confirmation e-mail: only confirmed addresses receive alert e-mails */
+                                    confirmed: boolean;
+                                    /** Format: date-time */
+                                    confirmationSentAt: string | null;
+                                }[];
                             };
                             message?: string;
                         };

@@ -701,6 +701,14 @@ export type paths = {
                                 description: string;
                                 /** Format: date-time */
                                 updatedAt: string | null;
+                                /** @description alerts.email only: each address and whether it confirmed */
+                                recipients?: {
+                                    email: string;
+                                    /** @description Followed the link of its confirmation e-mail: only confirmed addresses receive alert e-mails */
+                                    confirmed: boolean;
+                                    /** Format: date-time */
+                                    confirmationSentAt: string | null;
+                                }[];
                             }[];
                             pagination?: {
                                 page?: number;
@@ -818,6 +826,14 @@ export type paths = {
                             description: string;
                             /** Format: date-time */
                             updatedAt: string | null;
+                            /** @description alerts.email only: each address and whether it confirmed */
+                            recipients?: {
+                                email: string;
+                                /** @description Followed the link of its confirmation e-mail: only confirmed addresses receive alert e-mails */
+                                confirmed: boolean;
+                                /** Format: date-time */
+                                confirmationSentAt: string | null;
+                            }[];
                         };
                     };
                 };
@@ -921,6 +937,14 @@ export type paths = {
                             description: string;
                             /** Format: date-time */
                             updatedAt: string | null;
+                            /** @description alerts.email only: each address and whether it confirmed */
+                            recipients?: {
+                                email: string;
+                                /** @description Followed the link of its confirmation e-mail: only confirmed addresses receive alert e-mails */
+                                confirmed: boolean;
+                                /** Format: date-time */
+                                confirmationSentAt: string | null;
+                            }[];
                         };
                     };
                 };
@@ -1028,6 +1052,14 @@ export type paths = {
                             description: string;
                             /** Format: date-time */
                             updatedAt: string | null;
+                            /** @description alerts.email only: each address and whether it confirmed */
+                            recipients?: {
+                                email: string;
+                                /** @description Followed the link of its confirmation e-mail: only confirmed addresses receive alert e-mails */
+                                confirmed: boolean;
+                                /** Format: date-time */
+                                confirmationSentAt: string | null;
+                            }[];
                         };
                     };
                 };
