@@ -106,9 +106,9 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
           'Orders',
           html`<form method="get" action="/dashboard/orders" class="panel row" role="search">
 <div><label for="q">Search</label><input id="q" name="q" type="text" value="${search ?? ''}" placeholder="reference, ord_…, tx hash, address"></div>
-<div><label for="status">Status</label><select id="status" name="status"><option value="">any</option>${['pending', 'completed', 'expired'].map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></div>
-<div><label for="currency">Currency</label><select id="currency" name="currency"><option value="">any</option>${['USDT', 'USDC', 'DAI'].map((c) => html`<option${filters.currency === c ? html` selected` : null}>${c}</option>`)}</select></div>
-<div><label for="chain">Chain</label><select id="chain" name="chainId"><option value="">any</option>${chains.map((c) => html`<option${filters.chainId === c.chainId ? html` selected` : null}>${c.chainId}</option>`)}</select></div>
+<div><label for="status">Status</label><select id="status" name="status"><option value="">all</option>${['pending', 'completed', 'expired'].map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></div>
+<div><label for="currency">Currency</label><select id="currency" name="currency"><option value="">all</option>${['USDT', 'USDC', 'DAI'].map((c) => html`<option${filters.currency === c ? html` selected` : null}>${c}</option>`)}</select></div>
+<div><label for="chain">Chain</label><select id="chain" name="chainId"><option value="">all</option>${chains.map((c) => html`<option${filters.chainId === c.chainId ? html` selected` : null}>${c.chainId}</option>`)}</select></div>
 <div><button type="submit">Filter</button> <a href="/dashboard/orders.csv${exportQuery ? `?${exportQuery}` : ''}">Export CSV</a></div></form>
 <section class="panel"><table id="orders"><caption class="skip">Orders</caption><thead><tr><th>Order</th><th>Reference</th><th>Amount</th><th>Received</th><th>Chain</th><th>Status</th><th>Created</th></tr></thead><tbody>
 ${items.map(
@@ -197,7 +197,7 @@ ${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)
           'Deposits',
           html`<form method="get" action="/dashboard/deposits" class="panel row" role="search">
 <div><label for="ref">Deposit reference</label><input id="ref" name="depositReference" type="text" value="${filters.depositReference ?? ''}"></div>
-<div><label for="dstatus">Status</label><select id="dstatus" name="status"><option value="">any</option>${DEPOSIT_STATUSES.map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></div>
+<div><label for="dstatus">Status</label><select id="dstatus" name="status"><option value="">all</option>${DEPOSIT_STATUSES.map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></div>
 <div><button type="submit">Filter</button></div></form>
 <section class="panel"><table id="deposits"><caption class="skip">Deposits</caption><thead><tr><th>Deposit</th><th>Reference</th><th>Amount</th><th>Chain</th><th>Status</th><th>Transaction</th><th>Detected</th></tr></thead><tbody>
 ${deposits.map(
