@@ -112,12 +112,13 @@ export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
       path: '/deposits/references',
       summary: 'List deposit references',
       description:
-        'Filters: depositReference (exact), protocol, search (substring of the reference, case-insensitive). Newest first by default (sortOrder). ' +
+        'Filters: depositReference (exact), protocol, search (substring of the reference, case-insensitive). sortBy createdAt (when first bound; the default) or depositReference; newest first by default (sortOrder). ' +
         'Style A: data.references (one item per bound family: depositReference, protocol, depositAddress, totalDeposits, totalAmount, lastDepositAt, boundAt) with total, page, limit. ' +
         `Style B: data (one item per reference: depositReference, protocols, addressCount, totalDeposits, totalAmount keyed by currency, lastDepositAt) and pagination. ${TOTALS_DOC}`,
       tag: TAG,
       minRole: 'viewer',
       query: pageQuerySchema({
+        sortBy: StringEnum(['createdAt', 'depositReference'], { default: 'createdAt' }),
         sortOrder: StringEnum(['asc', 'desc'], { default: 'desc' }),
         depositReference: Type.Optional(referenceSchema),
         protocol: Type.Optional(protocolSchema),

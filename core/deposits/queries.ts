@@ -63,6 +63,8 @@ export interface ReferenceListQuery {
   depositReference?: string;
   protocol?: Protocol;
   search?: string;
+  /** createdAt: when the reference was first bound (the default); depositReference: by name. */
+  sortBy?: 'createdAt' | 'depositReference';
   sortOrder?: 'asc' | 'desc';
 }
 
@@ -86,13 +88,21 @@ export async function listDepositReferences(
     .from(depositBindings)
     .where(where)
     .groupBy(depositBindings.depositReference)
-    .orderBy(...(query.sortOrder === 'asc' ? [asc(firstBound), asc(depositBindings.depositReference)] : [desc(firstBound), desc(depositBindings.depositReference)]))
+    .orderBy(...referenceOrder(query, firstBound))
     .$dynamic();
   const page = await paginate(firstBoundOrder, query);
   const refs = page.map((r) => r.depositReference);
   const summaries = await summarize(ctx, organizationId, refs, query.protocol);
   const byRef = new Map(summaries.map((s) => [s.depositReference, s]));
   return { items: refs.map((r) => byRef.get(r)!).filter(Boolean), total: Number(total) };
+}
+
+/** The references' ORDER BY: by first binding (ties by name) or by name, in sortOrder. */
+function referenceOrder(query: ReferenceListQuery, firstBound: SQL): SQL[] {
+  const direction = query.sortOrder === 'asc' ? asc : desc;
+  return query.sortBy === 'depositReference'
+    ? [direction(depositBindings.depositReference)]
+    : [direction(firstBound), direction(depositBindings.depositReference)];
 }
 
 async function summarize(ctx: ServiceContext, organizationId: string, refs: string[], protocol?: Protocol): Promise<ReferenceSummary[]> {

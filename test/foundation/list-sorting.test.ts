@@ -3,11 +3,11 @@ import request from 'supertest';
 import { buildTestApp, createTestOrg, STYLES, type TestOrg } from '../helpers/harness';
 import { listOf } from '../helpers/wire';
 import { insertTestTransfer } from '../helpers/transfers';
-import { randomEvmAddress } from '../helpers/pool';
+import { randomEvmAddress, seedPoolAddresses } from '../helpers/pool';
 
 /** sortBy and sortOrder on every list the spec's rule covers (issue 30, item 12). */
 for (const style of STYLES) {
-  describe(`sortBy on API keys, webhook endpoints and events, transfers (style ${style.toUpperCase()})`, () => {
+  describe(`sortBy on API keys, webhook endpoints and events, transfers, deposit references (style ${style.toUpperCase()})`, () => {
     const { app } = buildTestApp({ style, env: { WEBHOOK_ALLOW_INSECURE: 'true' } });
     let org: TestOrg;
     const get = (path: string, query: Record<string, string>) => request(app).get(`/api/v1${path}`).query(query).set('X-API-Key', org.keys.owner);
@@ -51,6 +51,24 @@ for (const style of STYLES) {
       expect(await currencies({ sortBy: 'amount', sortOrder: 'asc' })).to.deep.equal(['DAI', 'USDT', 'USDC']);
       expect(await currencies({ sortBy: 'amount' })).to.deep.equal(['USDC', 'USDT', 'DAI']);
       expect(await currencies({ sortBy: 'createdAt', sortOrder: 'asc' })).to.deep.equal(['USDT', 'DAI', 'USDC']);
+    });
+
+    it('deposit references: newest binding first by default; sortBy depositReference', async () => {
+      await seedPoolAddresses(org.organizationId, 'evm', 3);
+      for (const depositReference of ['user-b', 'user-c', 'user-a']) {
+        await request(app).post('/api/v1/deposits/bind').set('X-API-Key', org.keys.member).send({ depositReference, protocol: 'evm' }).expect(201);
+      }
+      const refs = async (q: Record<string, string>) => {
+        const res = await get('/deposits/references', q);
+        expect(res.status, JSON.stringify(res.body)).to.equal(200);
+        const items: { depositReference: string }[] = style === 'a' ? res.body.data.references : res.body.data;
+        return items.map((r) => r.depositReference);
+      };
+      expect(await refs({})).to.deep.equal(['user-a', 'user-c', 'user-b']);
+      expect(await refs({ sortBy: 'createdAt', sortOrder: 'asc' })).to.deep.equal(['user-b', 'user-c', 'user-a']);
+      expect(await refs({ sortBy: 'depositReference', sortOrder: 'asc' })).to.deep.equal(['user-a', 'user-b', 'user-c']);
+      expect(await refs({ sortBy: 'depositReference' })).to.deep.equal(['user-c', 'user-b', 'user-a']);
+      expect((await get('/deposits/references', { sortBy: 'amount' })).status).to.equal(400);
     });
   });
 }

@@ -1431,13 +1431,14 @@ export type paths = {
         };
         /**
          * List deposit references
-         * @description Filters: depositReference (exact), protocol, search (substring of the reference, case-insensitive). Newest first by default (sortOrder). Style A: data.references (one item per bound family: depositReference, protocol, depositAddress, totalDeposits, totalAmount, lastDepositAt, boundAt) with total, page, limit. Style B: data (one item per reference: depositReference, protocols, addressCount, totalDeposits, totalAmount keyed by currency, lastDepositAt) and pagination. Totals count credited deposits only (confirmed and completed; pending and dropped are left out), including deposits received under an earlier binding of the same reference.
+         * @description Filters: depositReference (exact), protocol, search (substring of the reference, case-insensitive). sortBy createdAt (when first bound; the default) or depositReference; newest first by default (sortOrder). Style A: data.references (one item per bound family: depositReference, protocol, depositAddress, totalDeposits, totalAmount, lastDepositAt, boundAt) with total, page, limit. Style B: data (one item per reference: depositReference, protocols, addressCount, totalDeposits, totalAmount keyed by currency, lastDepositAt) and pagination. Totals count credited deposits only (confirmed and completed; pending and dropped are left out), including deposits received under an earlier binding of the same reference.
          */
         get: {
             parameters: {
                 query?: {
                     page?: number;
                     limit?: number;
+                    sortBy?: "createdAt" | "depositReference";
                     sortOrder?: "asc" | "desc";
                     depositReference?: string;
                     protocol?: "evm" | "tron" | "solana";
