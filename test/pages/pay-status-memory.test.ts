@@ -103,7 +103,8 @@ describe('payment status: open orders kept in memory until Postgres says they ch
     const DEADLINE_MS = 1000;
     const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(TEST_DATABASE_URL).port || 5432) });
     try {
-      const t = buildTestApp({ env: tokens });
+      // Polled back to back for three deadlines: the per-IP page limit (300/min) would answer 429 first.
+      const t = buildTestApp({ env: { ...tokens, PAGE_RATE_LIMIT_PER_MINUTE: '1000000' } });
       // Only the LISTEN connection goes through the proxy, as in the fault run: queries still reach Postgres.
       await listenForPageChanges(t, { databaseUrl: proxy.urlFor(TEST_DATABASE_URL), deadlineMs: DEADLINE_MS });
       const order = await createOrder(t);
@@ -117,7 +118,9 @@ describe('payment status: open orders kept in memory until Postgres says they ch
       const answers: { startedAt: number; state: string }[] = [];
       while (Date.now() - changedAt < DEADLINE_MS * 3) {
         const startedAt = Date.now();
-        answers.push({ startedAt, state: (await request(t.app).get(order.status)).body.state });
+        const res = await request(t.app).get(order.status);
+        expect(res.status, JSON.stringify(res.body)).to.equal(200);
+        answers.push({ startedAt, state: res.body.state });
       }
       const late = answers.filter((a) => a.startedAt > changedAt + DEADLINE_MS);
       expect(late.length).to.be.greaterThan(10);
