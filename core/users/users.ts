@@ -89,6 +89,12 @@ export async function checkPassword(db: DbOrTx, email: string, password: string)
   return ok && row?.passwordHash ? toUserView(row) : null;
 }
 
+/** Whether the password is the user's current one (true when the user has none yet: signed in by link). */
+export async function currentPasswordMatches(db: DbOrTx, userId: string, password: string): Promise<boolean> {
+  const [row] = await db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId));
+  return !row?.passwordHash || (await verifyPassword(password.slice(0, 1024), row.passwordHash));
+}
+
 /** Sets a new password (its caller revokes the user's other sessions). */
 export async function setPassword(db: DbOrTx, userId: string, password: string): Promise<void> {
   const problem = passwordProblem(password);

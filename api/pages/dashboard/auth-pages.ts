@@ -6,15 +6,12 @@ import { createSession, endSession, endUserSessions, countUserSessions, switchSe
 import { consumeSignInLink, issueSignInLink, peekSignInLink } from '../../../core/users/sign-in-links';
 import { mailOneTimeLink } from '../../../core/users/sign-in-mail';
 import { WriteBudgets } from '../public-write';
-import { checkPassword, findUserByEmail, getUser, listMemberships, membershipRole, setPassword, type UserView } from '../../../core/users/users';
+import { checkPassword, currentPasswordMatches, findUserByEmail, getUser, listMemberships, membershipRole, setPassword, type UserView } from '../../../core/users/users';
 import { sha256Hex } from '../../../core/platform/secrets';
-import { verifyPassword } from '../../../core/users/passwords';
-import { users } from '../../../db/schema';
 import { html } from '../html';
 import { clearCookie, readCookies, setCookie } from './cookies';
 import { csrfField, dashboardPage, notice, plainPage } from './layout';
 import { action, checkPreSessionToken, field, page, preSessionToken, publicStep, safeNext, sendHtml, type Dashboard, type SignedIn } from './web';
-import { eq } from 'drizzle-orm';
 
 function signInForm(d: Dashboard, req: Request, res: Response, status: number, options: { email?: string; error?: string; next?: string }): void {
   const token = preSessionToken(d, req, res);
@@ -220,8 +217,7 @@ ${user.hasPassword ? html`<label for="current">Current password</label><input id
   app.post(
     '/dashboard/account/password',
     action(d, 'viewer', async (req, res, who) => {
-      const [row] = await deps.db.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, who.session.userId));
-      if (row?.passwordHash && !(await verifyPassword(field(req, 'current'), row.passwordHash))) {
+      if (!(await currentPasswordMatches(deps.db, who.session.userId, field(req, 'current')))) {
         return accountPage(res, who, 400, { error: 'The current password is not right.' });
       }
       const password = field(req, 'password');
