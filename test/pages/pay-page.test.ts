@@ -205,6 +205,10 @@ describe('payment page over HTTP', () => {
   });
 
   describe('per-client-IP limit and TRUST_PROXY', () => {
+    // Every forwarded client of these cases is its own: the budgets live in the run's Redis for a
+    // minute, so a client drawn twice (at random) would find its budget already spent.
+    let clients = 0;
+    const nextClient = (net: '192.0.2' | '198.51.100') => `${net}.${++clients}`;
     it('by default trusts no proxy: X-Forwarded-For cannot buy a fresh limit', async () => {
       // Its own Redis prefix: every request of this run comes from 127.0.0.1.
       const t = buildTestApp({ env: { ...tokens, PAGE_RATE_LIMIT_PER_MINUTE: '3', REDIS_PREFIX: `${TEST_REDIS_PREFIX}ip` } });
@@ -224,11 +228,11 @@ describe('payment page over HTTP', () => {
       for (const trust of ['1', '127.0.0.1/8,::1']) {
         const t = buildTestApp({ env: { ...tokens, PAGE_RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY: trust } });
         const { path } = await createOrder(t);
-        const client = `192.0.2.${Math.floor(Math.random() * 200)}`;
+        const client = nextClient('192.0.2');
         const a = [];
         for (let i = 0; i < 3; i++) a.push((await request(t.app).get(`${path}/status`).set('X-Forwarded-For', client)).status);
         expect(a, trust).to.deep.equal([200, 200, 429]);
-        const other = await request(t.app).get(`${path}/status`).set('X-Forwarded-For', `198.51.100.${Math.floor(Math.random() * 200)}`);
+        const other = await request(t.app).get(`${path}/status`).set('X-Forwarded-For', nextClient('198.51.100'));
         expect(other.status, trust).to.equal(200);
       }
     });
@@ -236,7 +240,7 @@ describe('payment page over HTTP', () => {
     it('behind a trusted proxy the status endpoint\'s early path and the routed page read the same client IP (one budget)', async () => {
       const t = buildTestApp({ env: { ...tokens, PAGE_RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY: '1' } });
       const { path } = await createOrder(t);
-      const client = `192.0.2.${Math.floor(Math.random() * 200)}`;
+      const client = nextClient('192.0.2');
       expect((await request(t.app).get(`${path}/status`).set('X-Forwarded-For', client)).status).to.equal(200);
       expect((await request(t.app).get(path).set('X-Forwarded-For', client)).status).to.equal(200);
       expect((await request(t.app).get(`${path}/status`).set('X-Forwarded-For', client)).status).to.equal(429);
