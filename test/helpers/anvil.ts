@@ -1,5 +1,5 @@
 import { startTcpProxy, type TcpProxy } from './processes';
-import { Contract, JsonRpcProvider, Network, type JsonRpcSigner } from 'ethers';
+import { Contract, FetchRequest, JsonRpcProvider, Network, type JsonRpcSigner } from 'ethers';
 import { startAnvil, type RunningAnvil } from '../../scripts/local-chain/anvil';
 import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS } from '../../scripts/local-chain/test-tokens';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
@@ -37,14 +37,57 @@ export interface TestChain {
   stop(): Promise<void>;
 }
 
+/** A request to the test chain that takes longer than this is a failure with the method's name, not a silent hang. */
+const TEST_RPC_TIMEOUT_MS = 15_000;
+/** Starting a chain and deploying its tokens takes about a second; an attempt that takes this long is abandoned. */
+const SETUP_ATTEMPT_MS = 30_000;
+const SETUP_ATTEMPTS = 3;
+
+/**
+ * Starts anvil and deploys the tokens. A CI run once hung in this set-up (a before-all hook ran
+ * out its 90 s with no error); each attempt is now bounded, says at which step it stopped, and
+ * is retried on a fresh anvil.
+ */
 export async function startTestChain(): Promise<TestChain> {
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= SETUP_ATTEMPTS; attempt++) {
+    const progress = { step: 'starting anvil', anvil: undefined as RunningAnvil | undefined, provider: undefined as JsonRpcProvider | undefined };
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        setUpTestChain(progress),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`test chain set-up took over ${SETUP_ATTEMPT_MS} ms at: ${progress.step}`)), SETUP_ATTEMPT_MS);
+        }),
+      ]);
+    } catch (err) {
+      lastError = err;
+      process.stderr.write(`test chain set-up attempt ${attempt}/${SETUP_ATTEMPTS} failed at "${progress.step}": ${(err as Error).message}\n`);
+      progress.provider?.destroy();
+      await progress.anvil?.stop().catch(() => undefined);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  throw lastError;
+}
+
+async function setUpTestChain(progress: { step: string; anvil?: RunningAnvil; provider?: JsonRpcProvider }): Promise<TestChain> {
   const anvil = await startAnvil({ port: 0 });
+  progress.anvil = anvil;
   const network = Network.from(31337);
-  const provider = new JsonRpcProvider(anvil.url, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1, pollingInterval: 50 });
+  const request = new FetchRequest(anvil.url);
+  request.timeout = TEST_RPC_TIMEOUT_MS;
+  const provider = new JsonRpcProvider(request, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1, pollingInterval: 50 });
+  progress.provider = provider;
+  progress.step = 'eth_accounts';
   const accounts: string[] = await provider.send('eth_accounts', []);
+  progress.step = 'deploying the test tokens';
   const tokens = await deployTestTokens(await provider.getSigner(accounts[0]));
   // From here on blocks are mined only when a test asks.
+  progress.step = 'evm_setAutomine false';
   await provider.send('evm_setAutomine', [false]);
+  progress.step = 'done';
   const payer = await provider.getSigner(accounts[1]);
   const contracts = Object.fromEntries(Object.entries(tokens).map(([c, a]) => [c, new Contract(a, TEST_TOKEN_ABI, payer)])) as Record<Currency, Contract>;
   // The pending count is read for every send: reorgs give nonces back.
