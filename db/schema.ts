@@ -229,6 +229,8 @@ export const orders = pgTable(
     index('orders_pending_grace_idx').on(t.graceEndsAt).where(sql`${t.status} = 'pending'`),
     // Orders made from a payment link (0011_payment_links.sql: also its unit triggers).
     index('orders_payment_link_idx').on(sql`(${t.metadata}->>'paymentLinkId')`).where(sql`${t.metadata} ? 'paymentLinkId'`),
+    // Substring search of references (ILIKE '%…%'): trigrams (0013_order_reference_search.sql, pg_trgm).
+    index('orders_reference_trgm_idx').using('gin', sql`${t.orderReference} gin_trgm_ops`),
   ],
 );
 

@@ -10,7 +10,7 @@ export const SECTIONS: readonly { path: string; label: string; minRole: Role }[]
   { path: '/dashboard/orders', label: 'Orders', minRole: 'viewer' },
   { path: '/dashboard/deposits', label: 'Deposits', minRole: 'viewer' },
   { path: '/dashboard/transfers', label: 'Transfers', minRole: 'viewer' },
-  { path: '/dashboard/pool', label: 'Address pool', minRole: 'viewer' },
+  { path: '/dashboard/pool', label: 'Address pool', minRole: 'admin' },
   { path: '/dashboard/settings/webhooks', label: 'Webhooks', minRole: 'viewer' },
   { path: '/dashboard/settings/api-keys', label: 'API keys', minRole: 'admin' },
   { path: '/dashboard/settings/members', label: 'Members', minRole: 'viewer' },
@@ -108,4 +108,22 @@ export function pager(path: string, query: Record<string, string | undefined>, p
   };
   const pages = Math.max(1, Math.ceil(total / limit));
   return html`<div class="pager"><span>Page ${page} of ${pages} · ${total} in all</span>${page > 1 ? html`<a href="${link(page - 1)}" rel="prev">Previous</a>` : null}${page < pages ? html`<a href="${link(page + 1)}" rel="next">Next</a>` : null}</div>`;
+}
+
+function listLink(path: string, query: Record<string, string | undefined>, extra: Record<string, string>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '' && k !== 'page' && k !== 'after' && k !== 'before') q.set(k, v);
+  for (const [k, v] of Object.entries(extra)) q.set(k, v);
+  const text = q.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+/** Newer/older links of a list read by cursor (the first/last row shown), and its bounded count. */
+export function keysetPager(path: string, query: Record<string, string | undefined>, at: { newer: string | null; older: string | null; totalText: string }): Html {
+  return html`<div class="pager"><span>${at.totalText} in all</span>${at.newer ? html`<a href="${listLink(path, query, {})}">First</a><a href="${listLink(path, query, { before: at.newer })}" rel="prev">Previous</a>` : null}${at.older ? html`<a href="${listLink(path, query, { after: at.older })}" rel="next">Next</a>` : null}</div>`;
+}
+
+/** Previous/next links by page number when the total is only known up to a bound. */
+export function offsetPager(path: string, query: Record<string, string | undefined>, page: number, more: boolean, totalText: string): Html {
+  return html`<div class="pager"><span>Page ${page} · ${totalText} in all</span>${page > 1 ? html`<a href="${listLink(path, query, { page: String(page - 1) })}" rel="prev">Previous</a>` : null}${more ? html`<a href="${listLink(path, query, { page: String(page + 1) })}" rel="next">Next</a>` : null}</div>`;
 }

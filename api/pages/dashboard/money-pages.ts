@@ -9,11 +9,13 @@ import { presentDeposit } from '../../../core/views/deposit';
 import { DEPOSIT_STATUSES } from '../../../core/deposits/records';
 import { TRANSFER_STATUSES } from '../../../core/transfers/transfers';
 import { html, type Html } from '../html';
-import { formatDate, pager } from './layout';
+import { formatDate, keysetPager, offsetPager, pager } from './layout';
 import { page, sendPage, type Dashboard } from './web';
 import { pageNumber } from './settings-pages';
 
 const PAGE_SIZE = 50;
+/** The order list counts its matches up to this many (a large organization's count would cost more than the page). */
+const COUNT_UP_TO = 10_000;
 
 /** A query parameter as a short string, or undefined. */
 function q(req: Request, name: string, max = 255): string | undefined {
@@ -63,13 +65,16 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
         chainId: q(req, 'chainId', 64),
       };
       const pageNo = pageNumber(req);
+      const sortBy = oneOf(q(req, 'sortBy'), ORDER_SORT_FIELDS) ?? 'createdAt';
+      const sortOrder = q(req, 'sortOrder') === 'asc' ? 'asc' : 'desc';
+      const after = q(req, 'after', 64);
+      const before = q(req, 'before', 64);
       // The search box finds an order by id, by a payment's tx hash or sending-to address, or by part of its reference.
       let items: OrderView[] = [];
-      let total = 0;
+      let paging: Html | null = null;
       if (search && /^ord_[0-9a-z]{26}$/.test(search)) {
         const found = await getOrder(deps.db, who.caller.organizationId, search).catch(() => null);
         items = found ? [presentOrder(deps, found)] : [];
-        total = items.length;
       } else if (search && (/^(0x)?[0-9a-fA-F]{64}$/.test(search) || /^0x[0-9a-fA-F]{40}$/.test(search) || /^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(search))) {
         const byTx = search.length >= 64;
         const transfers = await listTransfers(deps.db, who.caller.organizationId, {
@@ -81,19 +86,34 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
         });
         const ids = [...new Set(transfers.items.map((t) => t.t.orderId).filter((x): x is string => !!x))];
         items = (await Promise.all(ids.map((id) => getOrder(deps.db, who.caller.organizationId, id)))).map((o) => presentOrder(deps, o));
-        total = items.length;
       } else {
+        // The API's list operation with two page-reader choices: keyset paging in createdAt order
+        // (deep pages cost what the first does) and a count that stops at COUNT_UP_TO.
+        const keyset = sortBy === 'createdAt' && (after || before || !req.query.page);
         const query: ListOrdersQuery = {
-          page: pageNo,
-          limit: PAGE_SIZE,
-          sortBy: oneOf(q(req, 'sortBy'), ORDER_SORT_FIELDS) ?? 'createdAt',
-          sortOrder: q(req, 'sortOrder') === 'asc' ? 'asc' : 'desc',
+          page: keyset ? 1 : pageNo,
+          limit: PAGE_SIZE + 1,
+          sortBy,
+          sortOrder,
           ...filters,
           orderReference: search,
+          countUpTo: COUNT_UP_TO,
+          ...(keyset && after ? { cursor: { after } } : keyset && before ? { cursor: { before } } : {}),
         };
         const result = await listOrders(deps, who.caller.organizationId, query);
-        items = result.items.map((o) => presentOrder(deps, o));
-        total = result.total;
+        // One row more than the page says whether there is another page in the direction walked.
+        const more = result.items.length > PAGE_SIZE;
+        const rows = before ? result.items.slice(more ? 1 : 0) : result.items.slice(0, PAGE_SIZE);
+        items = rows.map((o) => presentOrder(deps, o));
+        const keep = { q: search, ...filters, sortBy: sortBy === 'createdAt' ? undefined : sortBy, sortOrder: sortOrder === 'asc' ? 'asc' : undefined };
+        const totalText = result.totalCapped ? `more than ${COUNT_UP_TO.toLocaleString('en')}` : String(result.total);
+        paging = keyset
+          ? keysetPager('/dashboard/orders', keep, {
+              newer: items.length && (after || (before && more)) ? items[0].orderId : null,
+              older: items.length && (before || more) ? items[items.length - 1].orderId : null,
+              totalText,
+            })
+          : offsetPager('/dashboard/orders', keep, pageNo, more, totalText);
       }
       const current: Record<string, string | undefined> = { q: search, ...filters };
       const exportQuery = new URLSearchParams(Object.entries(current).filter((e): e is [string, string] => !!e[1])).toString();
@@ -114,7 +134,7 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
 ${items.map(
   (o) => html`<tr data-order-id="${o.orderId}"><td class="mono"><a href="/dashboard/orders/${o.orderId}">${o.orderId}</a></td><td>${o.orderReference}</td><td class="num">${o.amount} ${o.currency}</td><td class="num">${o.amountReceived}</td><td>${o.chainId}</td><td>${orderBadges(o)}</td><td>${formatDate(o.createdAt)}</td></tr>`,
 )}
-</tbody></table>${items.length === 0 ? html`<p>No orders match.</p>` : null}${pager('/dashboard/orders', current, pageNo, PAGE_SIZE, total)}</section>`,
+</tbody></table>${items.length === 0 ? html`<p>No orders match.</p>` : null}${paging}</section>`,
       );
     }),
   );
@@ -141,10 +161,13 @@ ${items.map(
       };
       const columns = ['orderId', 'orderReference', 'status', 'amount', 'amountReceived', 'currency', 'chainId', 'address', 'txHash', 'createdAt', 'completedAt', 'expiredAt'] as const;
       res.write(columns.join(',') + '\n');
+      // Keyset pages (each costs what the first does), no count; at most 100,000 rows.
+      let after: string | undefined;
       for (let p = 1; p <= 200; p++) {
-        const { items } = await listOrders(deps, who.caller.organizationId, { ...base, page: p });
+        const { items } = await listOrders(deps, who.caller.organizationId, { ...base, countUpTo: 0, ...(after ? { cursor: { after } } : {}) });
         for (const o of items.map((x) => presentOrder(deps, x))) res.write(columns.map((c) => cell(o[c])).join(',') + '\n');
         if (items.length < base.limit) break;
+        after = items[items.length - 1].id;
       }
       res.end();
     }),

@@ -15,7 +15,7 @@ export function mountPoolPages(app: Express, d: Dashboard): void {
   const { deps } = d;
   const render = (res: Response, who: SignedIn, section: string, title: string, body: Html, status = 200) => sendPage(d, res, who, section, title, body, status);
 
-  // ---- Address pool: status per protocol with its threshold; CSV import and derivation for Admins.
+  // ---- Address pool (Admins and Owners, as the API): status per protocol with its threshold; CSV import and derivation.
   const poolPage = async (res: Response, who: SignedIn, top: Html | null = null, status = 200) => {
     const counts = await poolStatus(deps.db, who.caller.organizationId);
     const config = new Map((await listConfig(deps.db, who.caller.organizationId)).map((e) => [e.key, e]));
@@ -54,7 +54,8 @@ ${admin
       status,
     );
   };
-  app.get('/dashboard/pool', page(d, 'viewer', (_req, res, who) => poolPage(res, who)));
+  // Admins and Owners, as the API's pool routes (Members and Viewers get 403 there too).
+  app.get('/dashboard/pool', page(d, 'admin', (_req, res, who) => poolPage(res, who)));
 
   app.post(
     '/dashboard/pool/threshold',
