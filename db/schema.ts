@@ -105,6 +105,8 @@ export const events = pgTable(
     index('events_undispatched_idx').on(t.createdAt).where(sql`${t.dispatchedAt} is null`),
     // The alert e-mail job finds new alert events through this (core/alerts/alert-emails.ts).
     index('events_alerts_idx').on(t.createdAt).where(sql`${t.type} like 'alert.%'`),
+    // An order's events, by their data's orderId (0013_order_reference_search.sql).
+    index('events_order_idx').on(sql`(${t.data}->>'orderId')`).where(sql`${t.data} ? 'orderId'`),
   ],
 );
 

@@ -11,7 +11,7 @@ import { sha256Hex } from '../../../core/platform/secrets';
 import { html } from '../html';
 import { clearCookie, readCookies, setCookie } from './cookies';
 import { csrfField, dashboardPage, notice, plainPage } from './layout';
-import { action, checkPreSessionToken, field, page, preSessionToken, publicStep, safeNext, sendHtml, type Dashboard, type SignedIn } from './web';
+import { action, checkPreSessionToken, field, page, preSessionToken, publicStep, safeNext, sendHtml, type Dashboard, type SignedIn, chromeOf } from './web';
 
 function signInForm(d: Dashboard, req: Request, res: Response, status: number, options: { email?: string; error?: string; next?: string }): void {
   const token = preSessionToken(d, req, res);
@@ -194,6 +194,7 @@ export function mountAuthPages(app: Express, d: Dashboard): void {
       res,
       status,
       dashboardPage({
+        ...chromeOf(res),
         session: who.session,
         memberships: await listMemberships(deps.db, user.id),
         section: '/dashboard/account',

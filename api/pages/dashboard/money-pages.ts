@@ -8,8 +8,12 @@ import { presentTransfer, type TransferView } from '../../../core/views/transfer
 import { presentDeposit } from '../../../core/views/deposit';
 import { DEPOSIT_STATUSES } from '../../../core/deposits/records';
 import { TRANSFER_STATUSES } from '../../../core/transfers/transfers';
+import { chromeText, langOf } from './chrome-text';
 import { html, type Html } from '../html';
-import { formatDate, keysetPager, offsetPager, pager } from './layout';
+import { csrfField, formatDate, keysetPager, offsetPager, pager } from './layout';
+import { eventDeliveriesTable } from './webhook-views';
+import { listWebhookEvents } from '../../../core/webhooks/history';
+import { roleAtLeast } from '../../../core/organizations/roles';
 import { page, sendPage, type Dashboard } from './web';
 import { pageNumber } from './settings-pages';
 
@@ -108,12 +112,17 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
         const keep = { q: search, ...filters, sortBy: sortBy === 'createdAt' ? undefined : sortBy, sortOrder: sortOrder === 'asc' ? 'asc' : undefined };
         const totalText = result.totalCapped ? `more than ${COUNT_UP_TO.toLocaleString('en')}` : String(result.total);
         paging = keyset
-          ? keysetPager('/dashboard/orders', keep, {
-              newer: items.length && (after || (before && more)) ? items[0].orderId : null,
-              older: items.length && (before || more) ? items[items.length - 1].orderId : null,
-              totalText,
-            })
-          : offsetPager('/dashboard/orders', keep, pageNo, more, totalText);
+          ? keysetPager(
+              '/dashboard/orders',
+              keep,
+              {
+                newer: items.length && (after || (before && more)) ? items[0].orderId : null,
+                older: items.length && (before || more) ? items[items.length - 1].orderId : null,
+                totalText,
+              },
+              langOf(res),
+            )
+          : offsetPager('/dashboard/orders', keep, pageNo, more, totalText, langOf(res));
       }
       const current: Record<string, string | undefined> = { q: search, ...filters };
       const exportQuery = new URLSearchParams(Object.entries(current).filter((e): e is [string, string] => !!e[1])).toString();
@@ -179,12 +188,17 @@ ${items.map(
       const order = presentOrder(deps, await getOrder(deps.db, who.caller.organizationId, String(req.params.orderId)));
       const { items } = await listTransfers(deps.db, who.caller.organizationId, { page: 1, limit: 100, sortBy: 'detectedAt', sortOrder: 'asc', orderId: order.orderId });
       const transfers = items.map((t) => presentTransfer(deps.registry, t));
+      // The order's events with their deliveries: the API's event list (GET /webhooks/events), by order.
+      const events = await listWebhookEvents(deps.db, who.caller, { page: 1, limit: 50, sortOrder: 'asc', orderId: order.orderId });
+      const admin = roleAtLeast(who.session.role, 'admin');
+      const redeliver = (eventId: string, endpointId: string) =>
+        html`<form method="post" action="/dashboard/settings/webhooks/${endpointId}/events/${eventId}/redeliver" class="inline">${csrfField(who.session)}<button class="secondary" type="submit">Redeliver</button></form>`;
       await sendPage(
           d,
           res,
           who,
           '/dashboard/orders',
-          `Order ${order.orderReference}`,
+          `${chromeText(langOf(res), 'Order')} ${order.orderReference}`,
           html`<section class="panel"><dl>
 <dt>Order</dt><dd class="mono">${order.orderId}</dd>
 <dt>Status</dt><dd>${orderBadges(order)}</dd>
@@ -195,7 +209,7 @@ ${items.map(
 ${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)}</dd>` : null}${order.expiredAt ? html`<dt>Expired</dt><dd>${formatDate(order.expiredAt)}</dd>` : null}
 </dl></section>
 <h2>Transfers</h2><section class="panel">${transferTable(transfers, txLink)}</section>
-<p><a href="/dashboard/settings/webhooks">Webhook deliveries</a> show this order's events by endpoint.</p>`,
+<h2>Events and webhook deliveries</h2><section class="panel">${eventDeliveriesTable(events.items, admin ? redeliver : null)}</section>`,
       );
     }),
   );
@@ -226,7 +240,7 @@ ${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)
 ${deposits.map(
   (x) => html`<tr><td class="mono">${x.depositId}</td><td>${x.depositReference}</td><td class="num">${x.amount} ${x.currency}</td><td>${x.chainId}</td><td><span class="badge">${x.status}</span> ${x.confirmations}/${x.requiredConfirmations}</td><td>${txLink(x.chainId, x.txHash)}</td><td>${formatDate(x.detectedAt)}</td></tr>`,
 )}
-</tbody></table>${pager('/dashboard/deposits', filters, pageNo, PAGE_SIZE, total)}</section>`,
+</tbody></table>${pager('/dashboard/deposits', filters, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
       );
     }),
   );
@@ -256,7 +270,7 @@ ${deposits.map(
 <div><label for="tx">Tx hash</label><input id="tx" name="txHash" type="text" value="${filters.txHash ?? ''}"></div>
 <div><label for="addr">Address</label><input id="addr" name="address" type="text" value="${filters.address ?? ''}"></div>
 <div><button type="submit">Filter</button></div></form>
-<section class="panel">${transferTable(items.map((t) => presentTransfer(deps.registry, t)), txLink)}${pager('/dashboard/transfers', { ...filters, view: inbox ? 'unattributed' : undefined }, pageNo, PAGE_SIZE, total)}</section>`,
+<section class="panel">${transferTable(items.map((t) => presentTransfer(deps.registry, t)), txLink)}${pager('/dashboard/transfers', { ...filters, view: inbox ? 'unattributed' : undefined }, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
       );
     }),
   );

@@ -7,6 +7,7 @@ import { roleAtLeast } from '../../../core/organizations/roles';
 import { organizationOverview, type Overview, type VolumeLine } from '../../../core/reports/overview';
 import { listAudit } from '../../../core/users/audit';
 import { listWebhookEndpoints } from '../../../core/webhooks/endpoints';
+import { langOf } from './chrome-text';
 import { html, trustedHtml, type Html } from '../html';
 import { formatDate, pager } from './layout';
 import { page, sendPage, type Dashboard } from './web';
@@ -92,7 +93,7 @@ ${PROTOCOLS.map((p) => html`<tr><td>${p}</td><td class="num">${counts[p].availab
         'Audit log',
         html`<section class="panel"><table id="audit"><caption class="skip">Audit log</caption><thead><tr><th>When</th><th>Who</th><th>What</th><th>Target</th><th>Details</th><th>IP</th></tr></thead><tbody>
 ${items.map((a) => html`<tr><td>${formatDate(a.createdAt)}</td><td>${a.actor}</td><td><code>${a.action}</code></td><td class="mono">${a.target ?? ''}</td><td class="mono">${a.detail ? JSON.stringify(a.detail) : ''}</td><td class="mono">${a.ip ?? ''}</td></tr>`)}
-</tbody></table>${pager('/dashboard/audit', {}, pageNo, 100, total)}</section>`,
+</tbody></table>${pager('/dashboard/audit', {}, pageNo, 100, total, langOf(res))}</section>`,
       );
     }),
   );

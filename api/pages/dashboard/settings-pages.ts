@@ -8,12 +8,24 @@ import { listWebhookEvents } from '../../../core/webhooks/history';
 import { EVENT_TYPES, type EventType } from '../../../core/events/events';
 import { issueSignInLink } from '../../../core/users/sign-in-links';
 import { addMember, changeMemberRole, listMembers, removeMember } from '../../../core/users/users';
-import { redeliverEvent, revokeKeyEverywhere, sendTestEvent } from '../../operations';
+import { redeliverEvent, redeliverFailed, revokeKeyEverywhere, sendTestEvent } from '../../operations';
+import { attemptList, deliveryBadge } from './webhook-views';
+import { langOf } from './chrome-text';
 import { html, type Html } from '../html';
 import { csrfField, formatDate, notice, pager } from './layout';
 import { action, field, page, sendPage, type Dashboard, type SignedIn } from './web';
 
 const PAGE_SIZE = 50;
+
+/** A form's date and time (datetime-local, read as UTC; seconds optional); a date that does not exist is refused. */
+function parseUtcDateTime(text: string): Date {
+  const m = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?$/.exec(text.trim());
+  const date = m ? new Date(Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +(m[6] ?? 0))) : null;
+  if (!date || Number.isNaN(date.getTime()) || date.toISOString().slice(0, 16) !== `${m![1]}-${m![2]}-${m![3]}T${m![4]}:${m![5]}`) {
+    throw validationError('Enter the time as YYYY-MM-DDTHH:MM (UTC)');
+  }
+  return date;
+}
 
 export function pageNumber(req: Request): number {
   const n = Number(req.query.page);
@@ -55,7 +67,7 @@ ${items.map(
 <td>${k.revokedAt ? html`<span class="badge bad">revoked ${formatDate(k.revokedAt)}</span>` : html`<span class="badge ok">active</span>`}</td>
 <td>${k.revokedAt ? null : html`<form method="post" action="/dashboard/settings/api-keys/${k.id}/revoke" class="inline">${csrf}<button class="danger" type="submit" aria-label="Revoke ${k.name}">Revoke</button></form>`}</td></tr>`,
 )}
-</tbody></table>${pager('/dashboard/settings/api-keys', {}, pageNo, PAGE_SIZE, total)}</section>`,
+</tbody></table>${pager('/dashboard/settings/api-keys', {}, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
       status,
     );
   };
@@ -119,7 +131,7 @@ ${items.map(
     ? html`${button(e.id, 'test', 'Send test event')}${button(e.id, 'rotate-secret', 'Rotate secret')}${e.enabled ? button(e.id, 'disable', 'Disable') : button(e.id, 'enable', 'Enable')}${button(e.id, 'delete', 'Delete', 'danger')}`
     : null}</td></tr>`,
 )}
-</tbody></table>${pager('/dashboard/settings/webhooks', {}, pageNo, PAGE_SIZE, total)}</section>`,
+</tbody></table>${pager('/dashboard/settings/webhooks', {}, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
       status,
     );
   };
@@ -184,17 +196,21 @@ ${items.map(
       '/dashboard/settings/webhooks',
       'Webhook deliveries',
       html`${top}<p class="mono">${endpoint.url}</p>
+${admin
+  ? html`<section class="panel" aria-labelledby="bulk-h"><h2 id="bulk-h">Redeliver failed deliveries</h2>
+<form method="post" action="/dashboard/settings/webhooks/${id}/redeliver-failed" class="row">${csrfField(who.session)}
+<div><label for="since">Failed since (UTC)</label><input id="since" name="since" type="datetime-local" required value="${new Date(deps.clock.now().getTime() - 24 * 3600_000).toISOString().slice(0, 16)}"></div>
+<div><button type="submit">Redeliver all failed</button></div></form></section>`
+  : null}
 <section class="panel"><table id="deliveries"><caption class="skip">Events sent to this endpoint</caption><thead><tr><th>Event</th><th>Type</th><th>Created</th><th>Delivery</th><th>Attempts</th><th><span class="skip">Actions</span></th></tr></thead><tbody>
 ${items.map((ev) => {
   const delivery = ev.deliveries.find((x) => x.endpointId === id);
   return html`<tr data-event-id="${ev.id}"><td class="mono">${ev.id}</td><td>${ev.type}</td><td>${formatDate(ev.createdAt)}</td>
-<td>${delivery ? html`<span class="badge ${delivery.status === 'succeeded' ? 'ok' : delivery.status === 'failed' ? 'bad' : 'warn'}">${delivery.status}</span>` : '—'}</td>
-<td>${(delivery?.attempts ?? []).map(
-    (a) => html`<div class="attempt">#${a.attemptNumber} ${formatDate(a.startedAt)} · ${a.outcome}${a.statusCode !== null ? html` · HTTP <span class="status-code">${a.statusCode}</span>` : null}${a.durationMs !== null ? ` · ${a.durationMs} ms` : ''}${a.error ? ` · ${a.error}` : ''}${a.responseExcerpt ? html`<br><code>${a.responseExcerpt.slice(0, 200)}</code>` : null}</div>`,
-  )}</td>
+<td>${delivery ? deliveryBadge(delivery.status) : '—'}</td>
+<td>${attemptList(delivery?.attempts ?? [])}</td>
 <td>${admin ? html`<form method="post" action="/dashboard/settings/webhooks/${id}/events/${ev.id}/redeliver" class="inline">${csrfField(who.session)}<button class="secondary" type="submit">Redeliver</button></form>` : null}</td></tr>`;
 })}
-</tbody></table>${pager(`/dashboard/settings/webhooks/${id}`, {}, pageNo, 25, total)}</section>`,
+</tbody></table>${pager(`/dashboard/settings/webhooks/${id}`, {}, pageNo, 25, total, langOf(res))}</section>`,
     );
   };
   app.get('/dashboard/settings/webhooks/:id', page(d, 'viewer', (req, res, who) => deliveriesPage(req, res, who)));
@@ -204,6 +220,21 @@ ${items.map((ev) => {
       const event = await redeliverEvent(deps, who.caller, String(req.params.eventId), { endpointId: String(req.params.id) });
       await who.audit('webhook_event.redelivered', event.id, { endpointId: String(req.params.id) });
       await deliveriesPage(req, res, who, notice(`Event ${event.id} queued for redelivery.`));
+    }),
+  );
+
+  app.post(
+    '/dashboard/settings/webhooks/:id/redeliver-failed',
+    action(d, 'admin', async (req, res, who) => {
+      const since = parseUtcDateTime(field(req, 'since'));
+      const count = await redeliverFailed(deps, who.caller, String(req.params.id), since);
+      await who.audit('webhook_deliveries.redelivered', String(req.params.id), { since: since.toISOString(), count });
+      await deliveriesPage(
+        req,
+        res,
+        who,
+        notice(count ? `${count} failed ${count === 1 ? 'delivery' : 'deliveries'} since ${formatDate(since)} queued again.` : `No delivery failed since ${formatDate(since)}.`),
+      );
     }),
   );
 
