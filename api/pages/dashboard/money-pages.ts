@@ -19,7 +19,7 @@ import { pageNumber } from './settings-pages';
 
 const PAGE_SIZE = 50;
 /** The order list counts its matches up to this many (a large organization's count would cost more than the page). */
-const COUNT_UP_TO = 10_000;
+const COUNT_UP_TO = 1_000;
 
 /** A query parameter as a short string, or undefined. */
 function q(req: Request, name: string, max = 255): string | undefined {
