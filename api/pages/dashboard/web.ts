@@ -69,8 +69,12 @@ export async function sendPage(d: Dashboard, res: Response, who: SignedIn, secti
   sendHtml(res, status, dashboardPage({ ...chromeOf(res), session: who.session, memberships: await listMemberships(d.deps.db, who.session.userId), section, title, body }));
 }
 
-/** The chrome's language, and whether the page was asked for it by `?lang=` (its links then keep it). */
+/**
+ * The chrome's language, and whether the page was asked for it by `?lang=` (its links then keep
+ * it). Said in Content-Language for a signed-in page; the pages outside the chrome are English.
+ */
 export function chromeOf(res: Response): { lang: Language; keepLang: boolean } {
+  res.setHeader('Content-Language', langOf(res));
   return { lang: langOf(res), keepLang: res.locals.langAsked === true };
 }
 
@@ -121,7 +125,6 @@ function run(d: Dashboard, work: (req: Request, res: Response) => Promise<void>)
     // The chrome's language, negotiated as the payment page's is (chrome-text.ts).
     res.locals.lang = pickLanguage(req);
     res.locals.langAsked = typeof req.query.lang === 'string' && res.locals.lang === req.query.lang.toLowerCase();
-    res.setHeader('Content-Language', res.locals.lang);
     try {
       await work(req, res);
     } catch (err) {
