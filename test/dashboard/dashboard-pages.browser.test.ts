@@ -162,6 +162,7 @@ describe('dashboard pages in a real browser (orders, deliveries, payment links, 
     await page.getByRole('link', { name: 'Pedidos' }).click();
     expect(await page.textContent('h1')).to.equal('Pedidos');
     expect(await page.getByRole('button', { name: 'Cerrar sesión' }).count()).to.equal(1);
+    expect(await page.getByRole('button', { name: 'Filtrar' }).count()).to.equal(1);
     await page.screenshot({ path: artifactPath('dashboard-pages-7-spanish-chrome'), fullPage: true });
     // The language switch: English by ?lang=en, kept while navigating.
     await page.getByRole('link', { name: 'English' }).click();

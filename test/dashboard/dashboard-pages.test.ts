@@ -290,7 +290,9 @@ describe('dashboard: order paging, order events, bulk redelivery, payment links,
       const spanish = await c.get('/dashboard/orders').set('Accept-Language', 'es-ES,es;q=0.9,en;q=0.5');
       expect(spanish.headers['content-language']).to.equal('es');
       expect(spanish.text).to.contain('<html lang="es">').and.contain('<h1>Pedidos</h1>').and.contain('>Cerrar sesión</button>').and.contain('>Enlaces de pago</a>');
-      expect(spanish.text).to.contain('>Siguiente</a>');
+      expect(spanish.text).to.contain('>Siguiente</a>').and.contain('>Filtrar</button>').and.contain('>Exportar CSV</a>');
+      const webhooks = await c.get('/dashboard/settings/webhooks').set('Accept-Language', 'es');
+      expect(webhooks.text).to.contain('<h1>Webhooks</h1>').and.contain('>Añadir un endpoint</h2>').and.contain('>Añadir endpoint</button>');
       // ?lang= wins over the header, and the navigation keeps it.
       const asked = await c.get('/dashboard?lang=es').set('Accept-Language', 'en');
       expect(asked.text).to.contain('<h1>Resumen</h1>').and.contain('href="/dashboard/orders?lang=es"');

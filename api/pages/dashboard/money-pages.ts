@@ -138,7 +138,7 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
 <div><label for="status">Status</label><select id="status" name="status"><option value="">all</option>${['pending', 'completed', 'expired'].map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></div>
 <div><label for="currency">Currency</label><select id="currency" name="currency"><option value="">all</option>${['USDT', 'USDC', 'DAI'].map((c) => html`<option${filters.currency === c ? html` selected` : null}>${c}</option>`)}</select></div>
 <div><label for="chain">Chain</label><select id="chain" name="chainId"><option value="">all</option>${chains.map((c) => html`<option${filters.chainId === c.chainId ? html` selected` : null}>${c.chainId}</option>`)}</select></div>
-<div><button type="submit">Filter</button> <a href="/dashboard/orders.csv${exportQuery ? `?${exportQuery}` : ''}">Export CSV</a></div></form>
+<div><button type="submit">${chromeText(langOf(res), 'Filter')}</button> <a href="/dashboard/orders.csv${exportQuery ? `?${exportQuery}` : ''}">${chromeText(langOf(res), 'Export CSV')}</a></div></form>
 <section class="panel"><table id="orders"><caption class="skip">Orders</caption><thead><tr><th>Order</th><th>Reference</th><th>Amount</th><th>Received</th><th>Chain</th><th>Status</th><th>Created</th></tr></thead><tbody>
 ${items.map(
   (o) => html`<tr data-order-id="${o.orderId}"><td class="mono"><a href="/dashboard/orders/${o.orderId}">${o.orderId}</a></td><td>${o.orderReference}</td><td class="num">${o.amount} ${o.currency}</td><td class="num">${o.amountReceived}</td><td>${o.chainId}</td><td>${orderBadges(o)}</td><td>${formatDate(o.createdAt)}</td></tr>`,
@@ -192,7 +192,7 @@ ${items.map(
       const events = await listWebhookEvents(deps.db, who.caller, { page: 1, limit: 50, sortOrder: 'asc', orderId: order.orderId });
       const admin = roleAtLeast(who.session.role, 'admin');
       const redeliver = (eventId: string, endpointId: string) =>
-        html`<form method="post" action="/dashboard/settings/webhooks/${endpointId}/events/${eventId}/redeliver" class="inline">${csrfField(who.session)}<button class="secondary" type="submit">Redeliver</button></form>`;
+        html`<form method="post" action="/dashboard/settings/webhooks/${endpointId}/events/${eventId}/redeliver" class="inline">${csrfField(who.session)}<button class="secondary" type="submit">${chromeText(langOf(res), 'Redeliver')}</button></form>`;
       await sendPage(
           d,
           res,
@@ -208,8 +208,8 @@ ${items.map(
 <dt>Created</dt><dd>${formatDate(order.createdAt)}</dd><dt>Expires</dt><dd>${formatDate(order.expiresAt)} (grace until ${formatDate(order.graceEndsAt)})</dd>
 ${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)}</dd>` : null}${order.expiredAt ? html`<dt>Expired</dt><dd>${formatDate(order.expiredAt)}</dd>` : null}
 </dl></section>
-<h2>Transfers</h2><section class="panel">${transferTable(transfers, txLink)}</section>
-<h2>Events and webhook deliveries</h2><section class="panel">${eventDeliveriesTable(events.items, admin ? redeliver : null)}</section>`,
+<h2>${chromeText(langOf(res), 'Transfers')}</h2><section class="panel">${transferTable(transfers, txLink)}</section>
+<h2>${chromeText(langOf(res), 'Events and webhook deliveries')}</h2><section class="panel">${eventDeliveriesTable(events.items, admin ? redeliver : null)}</section>`,
       );
     }),
   );
@@ -235,7 +235,7 @@ ${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)
           html`<form method="get" action="/dashboard/deposits" class="panel row" role="search">
 <div><label for="ref">Deposit reference</label><input id="ref" name="depositReference" type="text" value="${filters.depositReference ?? ''}"></div>
 <div><label for="dstatus">Status</label><select id="dstatus" name="status"><option value="">all</option>${DEPOSIT_STATUSES.map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></div>
-<div><button type="submit">Filter</button></div></form>
+<div><button type="submit">${chromeText(langOf(res), 'Filter')}</button></div></form>
 <section class="panel"><table id="deposits"><caption class="skip">Deposits</caption><thead><tr><th>Deposit</th><th>Reference</th><th>Amount</th><th>Chain</th><th>Status</th><th>Transaction</th><th>Detected</th></tr></thead><tbody>
 ${deposits.map(
   (x) => html`<tr><td class="mono">${x.depositId}</td><td>${x.depositReference}</td><td class="num">${x.amount} ${x.currency}</td><td>${x.chainId}</td><td><span class="badge">${x.status}</span> ${x.confirmations}/${x.requiredConfirmations}</td><td>${txLink(x.chainId, x.txHash)}</td><td>${formatDate(x.detectedAt)}</td></tr>`,
@@ -269,7 +269,7 @@ ${deposits.map(
 <form method="get" action="/dashboard/transfers" class="panel row" role="search">${inbox ? html`<input type="hidden" name="view" value="unattributed">` : null}
 <div><label for="tx">Tx hash</label><input id="tx" name="txHash" type="text" value="${filters.txHash ?? ''}"></div>
 <div><label for="addr">Address</label><input id="addr" name="address" type="text" value="${filters.address ?? ''}"></div>
-<div><button type="submit">Filter</button></div></form>
+<div><button type="submit">${chromeText(langOf(res), 'Filter')}</button></div></form>
 <section class="panel">${transferTable(items.map((t) => presentTransfer(deps.registry, t)), txLink)}${pager('/dashboard/transfers', { ...filters, view: inbox ? 'unattributed' : undefined }, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
       );
     }),

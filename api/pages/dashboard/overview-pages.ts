@@ -7,7 +7,7 @@ import { roleAtLeast } from '../../../core/organizations/roles';
 import { organizationOverview, type Overview, type VolumeLine } from '../../../core/reports/overview';
 import { listAudit } from '../../../core/users/audit';
 import { listWebhookEndpoints } from '../../../core/webhooks/endpoints';
-import { langOf } from './chrome-text';
+import { chromeText, langOf } from './chrome-text';
 import { html, trustedHtml, type Html } from '../html';
 import { formatDate, pager } from './layout';
 import { page, sendPage, type Dashboard } from './web';
@@ -64,16 +64,16 @@ ${volumeTable('orders-month', 'Completed orders this month', overview.orders.mon
 ${volumeTable('deposits-today', 'Confirmed deposits today', overview.deposits.today)}
 ${volumeTable('deposits-month', 'Confirmed deposits this month', overview.deposits.month)}
 </div>
-<section class="panel"><h2>Completed volume per day (30 days)</h2>${dailyChart(overview.daily)}</section>
+<section class="panel"><h2>${chromeText(langOf(res), 'Completed volume per day (30 days)')}</h2>${dailyChart(overview.daily)}</section>
 ${counts
-  ? html`<section class="panel" id="pool-health"><h2>Address pools</h2><table><thead><tr><th>Protocol</th><th>Available</th><th>Allocated</th><th>Cooling down</th><th>Threshold</th></tr></thead><tbody>
+  ? html`<section class="panel" id="pool-health"><h2>${chromeText(langOf(res), 'Address pools')}</h2><table><thead><tr><th>Protocol</th><th>Available</th><th>Allocated</th><th>Cooling down</th><th>Threshold</th></tr></thead><tbody>
 ${PROTOCOLS.map((p) => html`<tr><td>${p}</td><td class="num">${counts[p].available}</td><td class="num">${counts[p].allocated + counts[p].bound}</td><td class="num">${counts[p].coolingDown}</td><td>${String(threshold.get(`address_pool.low_threshold.${p}`) ?? '')}</td></tr>`)}
 </tbody></table></section>`
   : null}
-<section class="panel"><h2>Webhook endpoints needing attention</h2>${failing.length
+<section class="panel"><h2>${chromeText(langOf(res), 'Webhook endpoints needing attention')}</h2>${failing.length
             ? html`<ul>${failing.map((e) => html`<li><a href="/dashboard/settings/webhooks/${e.id}" class="mono">${e.url}</a> ${e.enabled ? html`<span class="badge warn">failing since ${formatDate(e.failingSince)}</span>` : html`<span class="badge bad">disabled</span>`}</li>`)}</ul>`
             : html`<p>None.</p>`}</section>
-<section class="panel"><h2>Chains</h2>${stalledHere.length
+<section class="panel"><h2>${chromeText(langOf(res), 'Chains')}</h2>${stalledHere.length
             ? html`<ul>${stalledHere.map((s) => html`<li><span class="badge bad">stalled</span> ${s.chainId} since ${formatDate(s.since)} (${s.reason ?? 'unknown'})</li>`)}</ul>`
             : html`<p>Every chain is being scanned.</p>`}</section>`,
       );

@@ -15,7 +15,7 @@ import {
 import { presentPaymentLink, type PaymentLinkView } from '../../../core/views/payment-link';
 import { roleAtLeast } from '../../../core/organizations/roles';
 import { validationError } from '../../../core/platform/errors';
-import { langOf } from './chrome-text';
+import { chromeText, langOf } from './chrome-text';
 import { html, type Html } from '../html';
 import { csrfField, formatDate, notice, pager } from './layout';
 import { action, field, page, sendPage, type Dashboard, type SignedIn } from './web';
@@ -61,7 +61,7 @@ export function mountPaymentLinkPages(app: Express, d: Dashboard): void {
       .filter((c) => c.enabled)
       .flatMap((c) => deps.registry.offeredTokens(c).map((t) => ({ chainId: c.chainId, currency: t.currency })));
     const button = (id: string, verb: 'publish' | 'archive', label: string, cls: string) =>
-      html`<form method="post" action="/dashboard/payment-links/${id}/${verb}" class="inline">${csrf}<button class="${cls}" type="submit">${label}</button></form> `;
+      html`<form method="post" action="/dashboard/payment-links/${id}/${verb}" class="inline">${csrf}<button class="${cls}" type="submit">${chromeText(langOf(res), label)}</button></form> `;
     await sendPage(
       d,
       res,
@@ -70,7 +70,7 @@ export function mountPaymentLinkPages(app: Express, d: Dashboard): void {
       'Payment links',
       html`${top}
 ${member
-  ? html`<section class="panel" aria-labelledby="new-link"><h2 id="new-link">Create a payment link</h2>
+  ? html`<section class="panel" aria-labelledby="new-link"><h2 id="new-link">${chromeText(langOf(res), 'Create a payment link')}</h2>
 <form method="post" action="/dashboard/payment-links">${csrf}
 <div class="row"><div><label for="pl-title">Title</label><input id="pl-title" name="title" type="text" maxlength="${LINK_LIMITS.titleMax}" required></div>
 <div><label for="pl-amount">Amount (0: the payer chooses)</label><input id="pl-amount" name="amount" type="text" inputmode="decimal" maxlength="80" required></div>
@@ -80,12 +80,12 @@ ${member
 <fieldset><legend>Currencies offered</legend>${pairs.map(
       (p, i) => html`<label style="font-weight:normal"><input type="checkbox" name="currencies" value="${p.currency}@${p.chainId}"${i === 0 ? html` checked` : null}> ${p.currency} on ${p.chainId}</label>`,
     )}</fieldset>
-<p><button type="submit">Create link</button> <span class="muted">A new link is a draft: publish it to open its checkout page.</span></p></form></section>`
+<p><button type="submit">${chromeText(langOf(res), 'Create link')}</button> <span class="muted">A new link is a draft: publish it to open its checkout page.</span></p></form></section>`
   : null}
 <form method="get" action="/dashboard/payment-links" class="panel row" role="search">
 <div><label for="pl-q">Search</label><input id="pl-q" name="q" type="text" value="${search ?? ''}" placeholder="title or slug"></div>
 <div><label for="pl-status">Status</label><select id="pl-status" name="status"><option value="">all</option>${LINK_STATUSES.map((s) => html`<option${wanted === s ? html` selected` : null}>${s}</option>`)}</select></div>
-<div><button type="submit">Filter</button></div></form>
+<div><button type="submit">${chromeText(langOf(res), 'Filter')}</button></div></form>
 <section class="panel"><table id="payment-links"><caption class="skip">Payment links</caption><thead><tr><th>Title</th><th>Price</th><th>Status</th><th>Orders</th><th>Collected</th><th>Units left</th><th>Created</th><th><span class="skip">Actions</span></th></tr></thead><tbody>
 ${links.map(
   (l) => html`<tr data-link-id="${l.id}"><td>${l.title}<br><a class="mono" href="${l.checkoutUrl}" rel="noopener noreferrer">${l.checkoutUrl}</a></td>
