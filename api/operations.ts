@@ -1,7 +1,7 @@
 import type { Caller } from '../core/organizations/organizations';
 import { revokeApiKey, type ApiKeyView } from '../core/organizations/organizations';
 import type { DeliveryJob } from '../core/webhooks/delivery-types';
-import { redeliverWebhookEvent, sendTestWebhook, type WebhookEventView } from '../core/webhooks/history';
+import { redeliverFailedSince, redeliverWebhookEvent, sendTestWebhook, type WebhookEventView } from '../core/webhooks/history';
 import type { ApiDeps } from './deps';
 
 /**
@@ -34,4 +34,11 @@ export async function redeliverEvent(deps: ApiDeps, caller: Caller, eventId: str
   const { event, jobs } = await redeliverWebhookEvent(deps, caller, eventId, options);
   await enqueueDeliveries(deps, jobs, true);
   return event;
+}
+
+/** Every delivery to the endpoint that failed since the time, again (the dashboard's bulk redeliver). */
+export async function redeliverFailed(deps: ApiDeps, caller: Caller, endpointId: string, since: Date): Promise<number> {
+  const { count, jobs } = await redeliverFailedSince(deps, caller, endpointId, since);
+  await enqueueDeliveries(deps, jobs, true);
+  return count;
 }

@@ -105,6 +105,8 @@ export const events = pgTable(
     index('events_undispatched_idx').on(t.createdAt).where(sql`${t.dispatchedAt} is null`),
     // The alert e-mail job finds new alert events through this (core/alerts/alert-emails.ts).
     index('events_alerts_idx').on(t.createdAt).where(sql`${t.type} like 'alert.%'`),
+    // An order's events, by their data's orderId (0013_order_reference_search.sql).
+    index('events_order_idx').on(sql`(${t.data}->>'orderId')`).where(sql`${t.data} ? 'orderId'`),
   ],
 );
 
@@ -229,6 +231,8 @@ export const orders = pgTable(
     index('orders_pending_grace_idx').on(t.graceEndsAt).where(sql`${t.status} = 'pending'`),
     // Orders made from a payment link (0011_payment_links.sql: also its unit triggers).
     index('orders_payment_link_idx').on(sql`(${t.metadata}->>'paymentLinkId')`).where(sql`${t.metadata} ? 'paymentLinkId'`),
+    // Substring search of references (ILIKE '%…%'): trigrams (0013_order_reference_search.sql, pg_trgm).
+    index('orders_reference_trgm_idx').using('gin', sql`${t.orderReference} gin_trgm_ops`),
   ],
 );
 

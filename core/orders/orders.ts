@@ -365,6 +365,25 @@ export interface ListOrdersQuery {
   orderReference?: string;
   /** Derived payment state (core/orders/payment-state.ts), e.g. `partial`. */
   paymentState?: PaymentState;
+  /**
+   * Keyset paging instead of `page` (sortBy createdAt only): the page that follows (`after`) or
+   * precedes (`before`) this order in the sort. Deep pages of a large organization cost what the
+   * first does, where an offset reads and discards every row before it.
+   */
+  cursor?: { after: string } | { before: string };
+  /**
+   * Count at most this many matches (the answer says whether there are more). The API's
+   * pagination contract counts exactly; a page a person reads says "more than N" instead of
+   * counting 100,000 rows on every click.
+   */
+  countUpTo?: number;
+}
+
+export interface OrderList {
+  items: OrderRow[];
+  total: number;
+  /** True when `countUpTo` stopped the count: there are more than `total` matches. */
+  totalCapped: boolean;
 }
 
 /** Amounts compared at face value across tokens (core/platform/sql-fragments.ts). */
@@ -376,7 +395,7 @@ export async function listOrders(
   ctx: Pick<ServiceContext, 'db' | 'registry'>,
   organizationId: string,
   query: ListOrdersQuery,
-): Promise<{ items: OrderRow[]; total: number }> {
+): Promise<OrderList> {
   const conditions: SQL[] = [eq(orders.organizationId, organizationId)];
   if (query.status) conditions.push(eq(orders.status, query.status));
   if (query.currency) conditions.push(eq(orders.currency, query.currency));
@@ -386,12 +405,56 @@ export async function listOrders(
     conditions.push(sql`${orders.orderReference} ilike ${`%${escapeLike(query.orderReference)}%`} escape '\\'`);
   }
   const where = and(...conditions);
+  const counted = countOrders(ctx, where, query.countUpTo);
+  if (query.cursor) {
+    if (query.sortBy !== 'createdAt') throw validationError('Cursor paging sorts by createdAt');
+    const [items, total] = await Promise.all([ordersBeside(ctx, organizationId, where, query.sortOrder, query.cursor, query.limit), counted]);
+    return { items, ...total };
+  }
   const sortColumn: SQL | AnyPgColumn =
     query.sortBy === 'amount' ? amountAtFaceValue(ctx) : query.sortBy === 'expiresAt' ? orders.expiresAt : orders.createdAt;
   const direction = query.sortOrder === 'asc' ? asc : desc;
-  const [items, [{ total }]] = await Promise.all([
+  const [items, total] = await Promise.all([
     paginate(ctx.db.select().from(orders).where(where).orderBy(direction(sortColumn), direction(orders.id)).$dynamic(), query),
-    ctx.db.select({ total: count() }).from(orders).where(where),
+    counted,
   ]);
-  return { items, total };
+  return { items, ...total };
+}
+
+async function countOrders(ctx: Pick<ServiceContext, 'db'>, where: SQL | undefined, upTo: number | undefined): Promise<{ total: number; totalCapped: boolean }> {
+  if (upTo === undefined) {
+    const [{ total }] = await ctx.db.select({ total: count() }).from(orders).where(where);
+    return { total, totalCapped: false };
+  }
+  const capped = ctx.db.select({ one: sql`1`.as('one') }).from(orders).where(where).limit(upTo + 1).as('capped');
+  const [{ total }] = await ctx.db.select({ total: count() }).from(capped);
+  return { total: Math.min(total, upTo), totalCapped: total > upTo };
+}
+
+/**
+ * One page next to an order in createdAt order (ties by id). The cursor order's own timestamp is
+ * read in SQL (microseconds; a JavaScript Date would round them), and only within the organization.
+ */
+async function ordersBeside(
+  ctx: Pick<ServiceContext, 'db'>,
+  organizationId: string,
+  where: SQL | undefined,
+  sortOrder: 'asc' | 'desc',
+  cursor: { after: string } | { before: string },
+  limit: number,
+): Promise<OrderRow[]> {
+  const forward = 'after' in cursor;
+  const id = 'after' in cursor ? cursor.after : cursor.before;
+  // Walking forward in a descending list means older rows; walking back means newer ones.
+  const older = (sortOrder === 'desc') === forward;
+  const position = sql`(select ${orders.createdAt}, ${orders.id} from ${orders} where ${orders.id} = ${id} and ${orders.organizationId} = ${organizationId})`;
+  const beside = older ? sql`(${orders.createdAt}, ${orders.id}) < ${position}` : sql`(${orders.createdAt}, ${orders.id}) > ${position}`;
+  const direction = older ? desc : asc;
+  const rows = await ctx.db
+    .select()
+    .from(orders)
+    .where(and(where, beside))
+    .orderBy(direction(orders.createdAt), direction(orders.id))
+    .limit(limit);
+  return forward ? rows : rows.reverse();
 }

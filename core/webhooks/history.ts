@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, exists, inArray, isNull, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, exists, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import { sortedBy } from '../platform/list-order';
 import type { DbOrTx } from '../../db/client';
 import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema';
@@ -57,6 +57,8 @@ export interface EventListQuery {
   type?: string;
   status?: DeliveryStatus;
   endpointId?: string;
+  /** Events about this order (their data's orderId): an order's completion or expiry. */
+  orderId?: string;
 }
 
 /**
@@ -66,6 +68,8 @@ export interface EventListQuery {
 export async function listWebhookEvents(db: DbOrTx, caller: Caller, q: EventListQuery): Promise<{ items: WebhookEventView[]; total: number }> {
   const conditions: SQL[] = [eq(events.organizationId, caller.organizationId)];
   if (q.type) conditions.push(eq(events.type, q.type));
+  // The predicate and expression of events_order_idx (0013_order_reference_search.sql).
+  if (q.orderId) conditions.push(sql`${events.data} ? 'orderId'`, sql`${events.data}->>'orderId' = ${q.orderId}`);
   if (q.status || q.endpointId) {
     const sub: SQL[] = [eq(webhookDeliveries.eventId, events.id)];
     if (q.status) sub.push(eq(webhookDeliveries.status, q.status));
@@ -218,4 +222,40 @@ export async function sendTestWebhook(deps: WebhookDeps, caller: Caller, endpoin
     return { eventId: event.id, jobs };
   });
   return { event: await getWebhookEvent(deps.db, caller, emitted.eventId), jobs: emitted.jobs };
+}
+
+/**
+ * Redelivers, to one endpoint, every delivery that failed since a time (its last attempt, or its
+ * creation when it never had one, at or after `since`): after a receiver's outage, all of it at
+ * once. Each becomes pending and due now with a fresh retry schedule, as redeliverWebhookEvent
+ * does for one event; the events' ids (the receiver's deduplication keys) are unchanged.
+ */
+export async function redeliverFailedSince(
+  deps: WebhookDeps,
+  caller: Caller,
+  endpointId: string,
+  since: Date,
+): Promise<{ count: number; jobs: DeliveryJob[] }> {
+  return deps.db.transaction(async (tx) => {
+    const [ep] = await tx
+      .select()
+      .from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.organizationId, caller.organizationId), isNull(webhookEndpoints.deletedAt)));
+    if (!ep) throw notFound('Webhook endpoint');
+    if (!ep.enabled) throw new AppError('CONFLICT', 'This webhook endpoint is disabled; re-enable it first');
+    const now = deps.clock.now();
+    const requeued = await tx
+      .update(webhookDeliveries)
+      .set({ status: 'pending', nextAttemptAt: now, retryBase: sql`${webhookDeliveries.attemptCount}`, deliveredAt: null })
+      .where(
+        and(
+          eq(webhookDeliveries.endpointId, ep.id),
+          eq(webhookDeliveries.organizationId, caller.organizationId),
+          eq(webhookDeliveries.status, 'failed'),
+          sql`coalesce(${webhookDeliveries.lastAttemptAt}, ${webhookDeliveries.createdAt}) >= ${since.toISOString()}::timestamptz`,
+        ),
+      )
+      .returning({ id: webhookDeliveries.id, attemptCount: webhookDeliveries.attemptCount });
+    return { count: requeued.length, jobs: requeued.map((d) => ({ deliveryId: d.id, attempt: d.attemptCount + 1, delayMs: 0 })) };
+  });
 }

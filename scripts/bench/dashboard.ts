@@ -80,6 +80,11 @@ async function main(): Promise<void> {
       '/dashboard/orders',
       '/dashboard/orders?status=completed',
       '/dashboard/orders?page=50',
+      // Keyset pages deep in the list (what the Next/Previous links carry).
+      '/dashboard/orders?after=ord_bench00000000000050000',
+      '/dashboard/orders?before=ord_bench00000000000090000',
+      '/dashboard/orders?q=shop-order-9999',
+      '/dashboard/orders?status=completed&after=ord_bench00000000000060000',
       '/dashboard/orders?q=shop-order-99999',
       '/dashboard/orders?q=ord_bench00000000000054321',
       '/dashboard',

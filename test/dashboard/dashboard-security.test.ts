@@ -126,7 +126,7 @@ describe('dashboard: sign-in, sessions, CSRF and permissions', function () {
     const c = dashboardClient(t.app, origin);
     await c.signIn(viewer.email, viewer.password);
     const endpoint = await createWebhookEndpoint(t.deps, { organizationId: org.organizationId, keyId: 'setup', role: 'owner' }, { url: 'https://hooks.example/x', events: ['order.completed'] });
-    for (const path of ['/dashboard', '/dashboard/orders', '/dashboard/settings/webhooks', `/dashboard/settings/webhooks/${endpoint.endpoint.id}`, '/dashboard/pool', '/dashboard/settings/members', '/dashboard/deposits', '/dashboard/transfers']) {
+    for (const path of ['/dashboard', '/dashboard/orders', '/dashboard/settings/webhooks', `/dashboard/settings/webhooks/${endpoint.endpoint.id}`, '/dashboard/settings/members', '/dashboard/deposits', '/dashboard/transfers']) {
       const page = await c.get(path);
       expect(page.status, path).to.equal(200);
       // The only forms: sign out (header). No action button of any kind.
@@ -135,6 +135,10 @@ describe('dashboard: sign-in, sessions, CSRF and permissions', function () {
     }
     expect((await c.get('/dashboard/settings/api-keys')).status).to.equal(403);
     expect((await c.get('/dashboard/audit')).status).to.equal(403);
+    // The pool is the API's admin-only resource: no page for a Viewer, and no counts on the overview.
+    expect((await c.get('/dashboard/pool')).status).to.equal(403);
+    const overview = await c.get('/dashboard');
+    expect(overview.text).not.to.contain('id="pool-health"').and.not.to.contain('href="/dashboard/pool"');
     const csrf = await c.csrf();
     const posts = [
       c.post('/dashboard/settings/api-keys', { _csrf: csrf, name: 'viewer key', role: 'viewer' }),

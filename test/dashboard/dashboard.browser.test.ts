@@ -224,7 +224,7 @@ describe('merchant dashboard in a real browser (Chromium, anvil, worker process)
 
   it('shows a Viewer no actions, and refuses a direct post from a Viewer\'s session', async () => {
     const { context, page } = await signedIn(viewer);
-    for (const path of ['/dashboard', '/dashboard/orders', '/dashboard/settings/webhooks', '/dashboard/pool', '/dashboard/settings/members']) {
+    for (const path of ['/dashboard', '/dashboard/orders', '/dashboard/settings/webhooks', '/dashboard/settings/members']) {
       await page.goto(`${base}${path}`);
       // Reading (the filter forms are GETs) but no action: no form that posts, but signing out.
       const actions = await page.locator('form[method="post"]:not([action="/dashboard/sign-out"])').count();

@@ -8,10 +8,11 @@ import { mailOneTimeLink } from '../../../core/users/sign-in-mail';
 import { WriteBudgets } from '../public-write';
 import { checkPassword, currentPasswordMatches, findUserByEmail, getUser, listMemberships, membershipRole, setPassword, type UserView } from '../../../core/users/users';
 import { sha256Hex } from '../../../core/platform/secrets';
+import { chromeText, langOf } from './chrome-text';
 import { html } from '../html';
 import { clearCookie, readCookies, setCookie } from './cookies';
 import { csrfField, dashboardPage, notice, plainPage } from './layout';
-import { action, checkPreSessionToken, field, page, preSessionToken, publicStep, safeNext, sendHtml, type Dashboard, type SignedIn } from './web';
+import { action, checkPreSessionToken, field, page, preSessionToken, publicStep, safeNext, sendHtml, type Dashboard, type SignedIn, chromeOf } from './web';
 
 function signInForm(d: Dashboard, req: Request, res: Response, status: number, options: { email?: string; error?: string; next?: string }): void {
   const token = preSessionToken(d, req, res);
@@ -194,6 +195,7 @@ export function mountAuthPages(app: Express, d: Dashboard): void {
       res,
       status,
       dashboardPage({
+        ...chromeOf(res),
         session: who.session,
         memberships: await listMemberships(deps.db, user.id),
         section: '/dashboard/account',
@@ -204,10 +206,10 @@ export function mountAuthPages(app: Express, d: Dashboard): void {
 <input type="text" name="username" autocomplete="username" value="${user.email}" hidden>
 ${user.hasPassword ? html`<label for="current">Current password</label><input id="current" name="current" type="password" autocomplete="current-password" required>` : null}
 <label for="new-password">New password (at least 10 characters)</label><input id="new-password" name="password" type="password" autocomplete="new-password" required minlength="10">
-<p><button type="submit">Save password</button></p></form>
+<p><button type="submit">${chromeText(langOf(res), 'Save password')}</button></p></form>
 <p class="muted">Changing the password signs out your other sessions.</p></section>
-<section class="panel" aria-labelledby="so-h"><h2 id="so-h">Sessions</h2><p>You are signed in in ${sessions} session${sessions === 1 ? '' : 's'}.</p>
-<form method="post" action="/dashboard/account/sign-out-everywhere">${csrfField(who.session)}<button class="danger" type="submit">Sign out everywhere</button></form></section>`,
+<section class="panel" aria-labelledby="so-h"><h2 id="so-h">${chromeText(langOf(res), 'Sessions')}</h2><p>You are signed in in ${sessions} session${sessions === 1 ? '' : 's'}.</p>
+<form method="post" action="/dashboard/account/sign-out-everywhere">${csrfField(who.session)}<button class="danger" type="submit">${chromeText(langOf(res), 'Sign out everywhere')}</button></form></section>`,
       }),
     );
   };

@@ -4,6 +4,7 @@ import type { ApiDeps } from '../../deps';
 import { mountAuthPages } from './auth-pages';
 import { mountMoneyPages } from './money-pages';
 import { mountOverviewPages } from './overview-pages';
+import { mountPaymentLinkPages } from './payment-link-pages';
 import { mountPoolPages } from './pool-pages';
 import { mountSettingsPages } from './settings-pages';
 import { plainPage } from './layout';
@@ -20,6 +21,7 @@ export function mountDashboard(app: Express, deps: ApiDeps, options: { setHeader
   mountAuthPages(app, d);
   mountOverviewPages(app, d);
   mountMoneyPages(app, d);
+  mountPaymentLinkPages(app, d);
   mountPoolPages(app, d);
   mountSettingsPages(app, d);
   // Anything else under /dashboard (any method): a page saying so, behind the same headers.

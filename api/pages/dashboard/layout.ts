@@ -3,6 +3,8 @@ import { assetUrl } from '../static-assets';
 import type { Session } from '../../../core/users/sessions';
 import type { MembershipView } from '../../../core/users/users';
 import { roleAtLeast, type Role } from '../../../core/organizations/roles';
+import { LANGUAGE_NAMES, LANGUAGES, type Language } from '../i18n';
+import { chromeText } from './chrome-text';
 
 /** The dashboard's sections, in the navigation's order, with the lowest role that sees each. */
 export const SECTIONS: readonly { path: string; label: string; minRole: Role }[] = [
@@ -10,7 +12,8 @@ export const SECTIONS: readonly { path: string; label: string; minRole: Role }[]
   { path: '/dashboard/orders', label: 'Orders', minRole: 'viewer' },
   { path: '/dashboard/deposits', label: 'Deposits', minRole: 'viewer' },
   { path: '/dashboard/transfers', label: 'Transfers', minRole: 'viewer' },
-  { path: '/dashboard/pool', label: 'Address pool', minRole: 'viewer' },
+  { path: '/dashboard/payment-links', label: 'Payment links', minRole: 'viewer' },
+  { path: '/dashboard/pool', label: 'Address pool', minRole: 'admin' },
   { path: '/dashboard/settings/webhooks', label: 'Webhooks', minRole: 'viewer' },
   { path: '/dashboard/settings/api-keys', label: 'API keys', minRole: 'admin' },
   { path: '/dashboard/settings/members', label: 'Members', minRole: 'viewer' },
@@ -19,9 +22,9 @@ export const SECTIONS: readonly { path: string; label: string; minRole: Role }[]
   { path: '/dashboard/account', label: 'Account', minRole: 'viewer' },
 ];
 
-function shell(title: string, header: Html | null, body: Html): Html {
+function shell(title: string, header: Html | null, body: Html, lang: Language = 'en'): Html {
   return html`<!doctype html>
-<html lang="en">
+<html lang="${lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -31,7 +34,7 @@ function shell(title: string, header: Html | null, body: Html): Html {
 <link rel="stylesheet" href="${assetUrl('dashboard.css')}">
 </head>
 <body>
-<a class="skip" href="#content">Skip to content</a>
+<a class="skip" href="#content">${chromeText(lang, 'Skip to content')}</a>
 ${header}
 <main id="content" tabindex="-1">
 ${body}
@@ -48,30 +51,42 @@ export interface ChromeOptions {
   section: string;
   title: string;
   body: Html;
+  /** The chrome's language (chrome-text.ts); English when not given. */
+  lang?: Language;
+  /** The language came from `?lang=`: the navigation's links carry it on. */
+  keepLang?: boolean;
 }
 
 /** A signed-in page: the organization switcher, sign-out, the sections this role may see. */
 export function dashboardPage(o: ChromeOptions): Html {
+  const lang = o.lang ?? 'en';
+  const t = (text: string) => chromeText(lang, text);
+  const withLang = (path: string) => (o.keepLang ? `${path}?lang=${lang}` : path);
   const csrf = o.session.csrfToken;
   const current = o.memberships.find((m) => m.organizationId === o.session.organizationId);
   const switcher =
     o.memberships.length > 1
       ? html`<form method="post" action="/dashboard/switch-organization"><input type="hidden" name="_csrf" value="${csrf}">
-<label for="org-switch" class="skip">Organization</label>
+<label for="org-switch" class="skip">${t('Organization')}</label>
 <select id="org-switch" name="organizationId">${o.memberships.map(
           (m) => html`<option value="${m.organizationId}"${m.organizationId === o.session.organizationId ? html` selected` : null}>${m.organizationName}</option>`,
-        )}</select> <button class="secondary" type="submit">Switch</button></form>`
+        )}</select> <button class="secondary" type="submit">${t('Switch')}</button></form>`
       : html`<span>${current?.organizationName ?? ''}</span>`;
+  const languages = html`<nav class="languages" aria-label="${t('Language')}">${LANGUAGES.map((l) =>
+    l === lang ? html`<span aria-current="true" lang="${l}">${LANGUAGE_NAMES[l]}</span> ` : html`<a href="${o.section}?lang=${l}" lang="${l}" hreflang="${l}">${LANGUAGE_NAMES[l]}</a> `,
+  )}</nav>`;
   const header = html`<header class="top">
 <span class="brand">Stablegate</span>
 ${switcher}
 <span>${o.session.email} <span class="badge" data-role="${o.session.role}">${o.session.role}</span></span>
-<form method="post" action="/dashboard/sign-out"><input type="hidden" name="_csrf" value="${csrf}"><button class="secondary" type="submit">Sign out</button></form>
+${languages}
+<form method="post" action="/dashboard/sign-out"><input type="hidden" name="_csrf" value="${csrf}"><button class="secondary" type="submit">${t('Sign out')}</button></form>
 </header>
-<nav class="main" aria-label="Dashboard">${SECTIONS.filter((s) => roleAtLeast(o.session.role, s.minRole)).map(
-    (s) => html`<a href="${s.path}"${s.path === o.section ? html` aria-current="page"` : null}>${s.label}</a>`,
+<nav class="main" aria-label="${t('Dashboard')}">${SECTIONS.filter((s) => roleAtLeast(o.session.role, s.minRole)).map(
+    (s) => html`<a href="${withLang(s.path)}"${s.path === o.section ? html` aria-current="page"` : null}>${t(s.label)}</a>`,
   )}</nav>`;
-  return shell(o.title, header, html`<h1>${o.title}</h1>${o.body}`);
+  const title = t(o.title);
+  return shell(title, header, html`<h1>${title}</h1>${o.body}`, lang);
 }
 
 /** A page outside the signed-in chrome (sign-in, links, errors). */
@@ -99,7 +114,8 @@ export function formatDate(d: Date | string | null | undefined): string {
 }
 
 /** Previous/next links of a list, keeping the other query parameters. */
-export function pager(path: string, query: Record<string, string | undefined>, page: number, limit: number, total: number): Html {
+export function pager(path: string, query: Record<string, string | undefined>, page: number, limit: number, total: number, lang: Language = 'en'): Html {
+  const t = (text: string) => chromeText(lang, text);
   const link = (p: number) => {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '' && k !== 'page') q.set(k, v);
@@ -107,5 +123,25 @@ export function pager(path: string, query: Record<string, string | undefined>, p
     return `${path}?${q.toString()}`;
   };
   const pages = Math.max(1, Math.ceil(total / limit));
-  return html`<div class="pager"><span>Page ${page} of ${pages} · ${total} in all</span>${page > 1 ? html`<a href="${link(page - 1)}" rel="prev">Previous</a>` : null}${page < pages ? html`<a href="${link(page + 1)}" rel="next">Next</a>` : null}</div>`;
+  return html`<div class="pager"><span>${t('Page')} ${page} ${t('of')} ${pages} · ${total} ${t('in all')}</span>${page > 1 ? html`<a href="${link(page - 1)}" rel="prev">${t('Previous')}</a>` : null}${page < pages ? html`<a href="${link(page + 1)}" rel="next">${t('Next')}</a>` : null}</div>`;
+}
+
+function listLink(path: string, query: Record<string, string | undefined>, extra: Record<string, string>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '' && k !== 'page' && k !== 'after' && k !== 'before') q.set(k, v);
+  for (const [k, v] of Object.entries(extra)) q.set(k, v);
+  const text = q.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+/** Newer/older links of a list read by cursor (the first/last row shown), and its bounded count. */
+export function keysetPager(path: string, query: Record<string, string | undefined>, at: { newer: string | null; older: string | null; totalText: string }, lang: Language = 'en'): Html {
+  const t = (text: string) => chromeText(lang, text);
+  return html`<div class="pager"><span>${at.totalText} ${t('in all')}</span>${at.newer ? html`<a href="${listLink(path, query, {})}">${t('First')}</a><a href="${listLink(path, query, { before: at.newer })}" rel="prev">${t('Previous')}</a>` : null}${at.older ? html`<a href="${listLink(path, query, { after: at.older })}" rel="next">${t('Next')}</a>` : null}</div>`;
+}
+
+/** Previous/next links by page number when the total is only known up to a bound. */
+export function offsetPager(path: string, query: Record<string, string | undefined>, page: number, more: boolean, totalText: string, lang: Language = 'en'): Html {
+  const t = (text: string) => chromeText(lang, text);
+  return html`<div class="pager"><span>${t('Page')} ${page} · ${totalText} ${t('in all')}</span>${page > 1 ? html`<a href="${listLink(path, query, { page: String(page - 1) })}" rel="prev">${t('Previous')}</a>` : null}${more ? html`<a href="${listLink(path, query, { page: String(page + 1) })}" rel="next">${t('Next')}</a>` : null}</div>`;
 }

@@ -8,12 +8,18 @@ import { presentTransfer, type TransferView } from '../../../core/views/transfer
 import { presentDeposit } from '../../../core/views/deposit';
 import { DEPOSIT_STATUSES } from '../../../core/deposits/records';
 import { TRANSFER_STATUSES } from '../../../core/transfers/transfers';
+import { chromeText, langOf } from './chrome-text';
 import { html, type Html } from '../html';
-import { formatDate, pager } from './layout';
+import { csrfField, formatDate, keysetPager, offsetPager, pager } from './layout';
+import { eventDeliveriesTable } from './webhook-views';
+import { listWebhookEvents } from '../../../core/webhooks/history';
+import { roleAtLeast } from '../../../core/organizations/roles';
 import { page, sendPage, type Dashboard } from './web';
 import { pageNumber } from './settings-pages';
 
 const PAGE_SIZE = 50;
+/** The order list counts its matches up to this many (a large organization's count would cost more than the page). */
+const COUNT_UP_TO = 1_000;
 
 /** A query parameter as a short string, or undefined. */
 function q(req: Request, name: string, max = 255): string | undefined {
@@ -63,13 +69,16 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
         chainId: q(req, 'chainId', 64),
       };
       const pageNo = pageNumber(req);
+      const sortBy = oneOf(q(req, 'sortBy'), ORDER_SORT_FIELDS) ?? 'createdAt';
+      const sortOrder = q(req, 'sortOrder') === 'asc' ? 'asc' : 'desc';
+      const after = q(req, 'after', 64);
+      const before = q(req, 'before', 64);
       // The search box finds an order by id, by a payment's tx hash or sending-to address, or by part of its reference.
       let items: OrderView[] = [];
-      let total = 0;
+      let paging: Html | null = null;
       if (search && /^ord_[0-9a-z]{26}$/.test(search)) {
         const found = await getOrder(deps.db, who.caller.organizationId, search).catch(() => null);
         items = found ? [presentOrder(deps, found)] : [];
-        total = items.length;
       } else if (search && (/^(0x)?[0-9a-fA-F]{64}$/.test(search) || /^0x[0-9a-fA-F]{40}$/.test(search) || /^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(search))) {
         const byTx = search.length >= 64;
         const transfers = await listTransfers(deps.db, who.caller.organizationId, {
@@ -81,19 +90,39 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
         });
         const ids = [...new Set(transfers.items.map((t) => t.t.orderId).filter((x): x is string => !!x))];
         items = (await Promise.all(ids.map((id) => getOrder(deps.db, who.caller.organizationId, id)))).map((o) => presentOrder(deps, o));
-        total = items.length;
       } else {
+        // The API's list operation with two page-reader choices: keyset paging in createdAt order
+        // (deep pages cost what the first does) and a count that stops at COUNT_UP_TO.
+        const keyset = sortBy === 'createdAt' && (after || before || !req.query.page);
         const query: ListOrdersQuery = {
-          page: pageNo,
-          limit: PAGE_SIZE,
-          sortBy: oneOf(q(req, 'sortBy'), ORDER_SORT_FIELDS) ?? 'createdAt',
-          sortOrder: q(req, 'sortOrder') === 'asc' ? 'asc' : 'desc',
+          page: keyset ? 1 : pageNo,
+          limit: PAGE_SIZE + 1,
+          sortBy,
+          sortOrder,
           ...filters,
           orderReference: search,
+          countUpTo: COUNT_UP_TO,
+          ...(keyset && after ? { cursor: { after } } : keyset && before ? { cursor: { before } } : {}),
         };
         const result = await listOrders(deps, who.caller.organizationId, query);
-        items = result.items.map((o) => presentOrder(deps, o));
-        total = result.total;
+        // One row more than the page says whether there is another page in the direction walked.
+        const more = result.items.length > PAGE_SIZE;
+        const rows = before ? result.items.slice(more ? 1 : 0) : result.items.slice(0, PAGE_SIZE);
+        items = rows.map((o) => presentOrder(deps, o));
+        const keep = { q: search, ...filters, sortBy: sortBy === 'createdAt' ? undefined : sortBy, sortOrder: sortOrder === 'asc' ? 'asc' : undefined };
+        const totalText = result.totalCapped ? `more than ${COUNT_UP_TO.toLocaleString('en')}` : String(result.total);
+        paging = keyset
+          ? keysetPager(
+              '/dashboard/orders',
+              keep,
+              {
+                newer: items.length && (after || (before && more)) ? items[0].orderId : null,
+                older: items.length && (before || more) ? items[items.length - 1].orderId : null,
+                totalText,
+              },
+              langOf(res),
+            )
+          : offsetPager('/dashboard/orders', keep, pageNo, more, totalText, langOf(res));
       }
       const current: Record<string, string | undefined> = { q: search, ...filters };
       const exportQuery = new URLSearchParams(Object.entries(current).filter((e): e is [string, string] => !!e[1])).toString();
@@ -109,12 +138,12 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
 <div><label for="status">Status</label><select id="status" name="status"><option value="">all</option>${['pending', 'completed', 'expired'].map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></div>
 <div><label for="currency">Currency</label><select id="currency" name="currency"><option value="">all</option>${['USDT', 'USDC', 'DAI'].map((c) => html`<option${filters.currency === c ? html` selected` : null}>${c}</option>`)}</select></div>
 <div><label for="chain">Chain</label><select id="chain" name="chainId"><option value="">all</option>${chains.map((c) => html`<option${filters.chainId === c.chainId ? html` selected` : null}>${c.chainId}</option>`)}</select></div>
-<div><button type="submit">Filter</button> <a href="/dashboard/orders.csv${exportQuery ? `?${exportQuery}` : ''}">Export CSV</a></div></form>
+<div><button type="submit">${chromeText(langOf(res), 'Filter')}</button> <a href="/dashboard/orders.csv${exportQuery ? `?${exportQuery}` : ''}">${chromeText(langOf(res), 'Export CSV')}</a></div></form>
 <section class="panel"><table id="orders"><caption class="skip">Orders</caption><thead><tr><th>Order</th><th>Reference</th><th>Amount</th><th>Received</th><th>Chain</th><th>Status</th><th>Created</th></tr></thead><tbody>
 ${items.map(
   (o) => html`<tr data-order-id="${o.orderId}"><td class="mono"><a href="/dashboard/orders/${o.orderId}">${o.orderId}</a></td><td>${o.orderReference}</td><td class="num">${o.amount} ${o.currency}</td><td class="num">${o.amountReceived}</td><td>${o.chainId}</td><td>${orderBadges(o)}</td><td>${formatDate(o.createdAt)}</td></tr>`,
 )}
-</tbody></table>${items.length === 0 ? html`<p>No orders match.</p>` : null}${pager('/dashboard/orders', current, pageNo, PAGE_SIZE, total)}</section>`,
+</tbody></table>${items.length === 0 ? html`<p>No orders match.</p>` : null}${paging}</section>`,
       );
     }),
   );
@@ -141,10 +170,13 @@ ${items.map(
       };
       const columns = ['orderId', 'orderReference', 'status', 'amount', 'amountReceived', 'currency', 'chainId', 'address', 'txHash', 'createdAt', 'completedAt', 'expiredAt'] as const;
       res.write(columns.join(',') + '\n');
+      // Keyset pages (each costs what the first does), no count; at most 100,000 rows.
+      let after: string | undefined;
       for (let p = 1; p <= 200; p++) {
-        const { items } = await listOrders(deps, who.caller.organizationId, { ...base, page: p });
+        const { items } = await listOrders(deps, who.caller.organizationId, { ...base, countUpTo: 0, ...(after ? { cursor: { after } } : {}) });
         for (const o of items.map((x) => presentOrder(deps, x))) res.write(columns.map((c) => cell(o[c])).join(',') + '\n');
         if (items.length < base.limit) break;
+        after = items[items.length - 1].id;
       }
       res.end();
     }),
@@ -156,12 +188,17 @@ ${items.map(
       const order = presentOrder(deps, await getOrder(deps.db, who.caller.organizationId, String(req.params.orderId)));
       const { items } = await listTransfers(deps.db, who.caller.organizationId, { page: 1, limit: 100, sortBy: 'detectedAt', sortOrder: 'asc', orderId: order.orderId });
       const transfers = items.map((t) => presentTransfer(deps.registry, t));
+      // The order's events with their deliveries: the API's event list (GET /webhooks/events), by order.
+      const events = await listWebhookEvents(deps.db, who.caller, { page: 1, limit: 50, sortOrder: 'asc', orderId: order.orderId });
+      const admin = roleAtLeast(who.session.role, 'admin');
+      const redeliver = (eventId: string, endpointId: string) =>
+        html`<form method="post" action="/dashboard/settings/webhooks/${endpointId}/events/${eventId}/redeliver" class="inline">${csrfField(who.session)}<button class="secondary" type="submit">${chromeText(langOf(res), 'Redeliver')}</button></form>`;
       await sendPage(
           d,
           res,
           who,
           '/dashboard/orders',
-          `Order ${order.orderReference}`,
+          `${chromeText(langOf(res), 'Order')} ${order.orderReference}`,
           html`<section class="panel"><dl>
 <dt>Order</dt><dd class="mono">${order.orderId}</dd>
 <dt>Status</dt><dd>${orderBadges(order)}</dd>
@@ -171,8 +208,8 @@ ${items.map(
 <dt>Created</dt><dd>${formatDate(order.createdAt)}</dd><dt>Expires</dt><dd>${formatDate(order.expiresAt)} (grace until ${formatDate(order.graceEndsAt)})</dd>
 ${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)}</dd>` : null}${order.expiredAt ? html`<dt>Expired</dt><dd>${formatDate(order.expiredAt)}</dd>` : null}
 </dl></section>
-<h2>Transfers</h2><section class="panel">${transferTable(transfers, txLink)}</section>
-<p><a href="/dashboard/settings/webhooks">Webhook deliveries</a> show this order's events by endpoint.</p>`,
+<h2>${chromeText(langOf(res), 'Transfers')}</h2><section class="panel">${transferTable(transfers, txLink)}</section>
+<h2>${chromeText(langOf(res), 'Events and webhook deliveries')}</h2><section class="panel">${eventDeliveriesTable(events.items, admin ? redeliver : null)}</section>`,
       );
     }),
   );
@@ -198,12 +235,12 @@ ${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)
           html`<form method="get" action="/dashboard/deposits" class="panel row" role="search">
 <div><label for="ref">Deposit reference</label><input id="ref" name="depositReference" type="text" value="${filters.depositReference ?? ''}"></div>
 <div><label for="dstatus">Status</label><select id="dstatus" name="status"><option value="">all</option>${DEPOSIT_STATUSES.map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></div>
-<div><button type="submit">Filter</button></div></form>
+<div><button type="submit">${chromeText(langOf(res), 'Filter')}</button></div></form>
 <section class="panel"><table id="deposits"><caption class="skip">Deposits</caption><thead><tr><th>Deposit</th><th>Reference</th><th>Amount</th><th>Chain</th><th>Status</th><th>Transaction</th><th>Detected</th></tr></thead><tbody>
 ${deposits.map(
   (x) => html`<tr><td class="mono">${x.depositId}</td><td>${x.depositReference}</td><td class="num">${x.amount} ${x.currency}</td><td>${x.chainId}</td><td><span class="badge">${x.status}</span> ${x.confirmations}/${x.requiredConfirmations}</td><td>${txLink(x.chainId, x.txHash)}</td><td>${formatDate(x.detectedAt)}</td></tr>`,
 )}
-</tbody></table>${pager('/dashboard/deposits', filters, pageNo, PAGE_SIZE, total)}</section>`,
+</tbody></table>${pager('/dashboard/deposits', filters, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
       );
     }),
   );
@@ -232,8 +269,8 @@ ${deposits.map(
 <form method="get" action="/dashboard/transfers" class="panel row" role="search">${inbox ? html`<input type="hidden" name="view" value="unattributed">` : null}
 <div><label for="tx">Tx hash</label><input id="tx" name="txHash" type="text" value="${filters.txHash ?? ''}"></div>
 <div><label for="addr">Address</label><input id="addr" name="address" type="text" value="${filters.address ?? ''}"></div>
-<div><button type="submit">Filter</button></div></form>
-<section class="panel">${transferTable(items.map((t) => presentTransfer(deps.registry, t)), txLink)}${pager('/dashboard/transfers', { ...filters, view: inbox ? 'unattributed' : undefined }, pageNo, PAGE_SIZE, total)}</section>`,
+<div><button type="submit">${chromeText(langOf(res), 'Filter')}</button></div></form>
+<section class="panel">${transferTable(items.map((t) => presentTransfer(deps.registry, t)), txLink)}${pager('/dashboard/transfers', { ...filters, view: inbox ? 'unattributed' : undefined }, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
       );
     }),
   );

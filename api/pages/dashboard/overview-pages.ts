@@ -3,9 +3,11 @@ import { PROTOCOLS } from '../../../core/chains/registry';
 import { stalledChains } from '../../../core/detection/stall';
 import { listConfig } from '../../../core/organizations/org-config';
 import { poolStatus } from '../../../core/pool/queries';
+import { roleAtLeast } from '../../../core/organizations/roles';
 import { organizationOverview, type Overview, type VolumeLine } from '../../../core/reports/overview';
 import { listAudit } from '../../../core/users/audit';
 import { listWebhookEndpoints } from '../../../core/webhooks/endpoints';
+import { chromeText, langOf } from './chrome-text';
 import { html, trustedHtml, type Html } from '../html';
 import { formatDate, pager } from './layout';
 import { page, sendPage, type Dashboard } from './web';
@@ -37,10 +39,12 @@ export function mountOverviewPages(app: Express, d: Dashboard): void {
     '/dashboard',
     page(d, 'viewer', async (_req, res, who) => {
       const org = who.caller.organizationId;
+      // The API keeps the pool and the configuration to Admins and Owners; so does the overview.
+      const poolVisible = roleAtLeast(who.session.role, 'admin');
       const [overview, counts, config, endpoints, stalled] = await Promise.all([
         organizationOverview(deps.db, deps.registry, org, deps.clock.now()),
-        poolStatus(deps.db, org),
-        listConfig(deps.db, org),
+        poolVisible ? poolStatus(deps.db, org) : null,
+        poolVisible ? listConfig(deps.db, org) : [],
         listWebhookEndpoints(deps.db, who.caller, { page: 1, limit: 100 }),
         stalledChains(deps.db),
       ]);
@@ -60,14 +64,16 @@ ${volumeTable('orders-month', 'Completed orders this month', overview.orders.mon
 ${volumeTable('deposits-today', 'Confirmed deposits today', overview.deposits.today)}
 ${volumeTable('deposits-month', 'Confirmed deposits this month', overview.deposits.month)}
 </div>
-<section class="panel"><h2>Completed volume per day (30 days)</h2>${dailyChart(overview.daily)}</section>
-<section class="panel"><h2>Address pools</h2><table><thead><tr><th>Protocol</th><th>Available</th><th>Allocated</th><th>Cooling down</th><th>Threshold</th></tr></thead><tbody>
+<section class="panel"><h2>${chromeText(langOf(res), 'Completed volume per day (30 days)')}</h2>${dailyChart(overview.daily)}</section>
+${counts
+  ? html`<section class="panel" id="pool-health"><h2>${chromeText(langOf(res), 'Address pools')}</h2><table><thead><tr><th>Protocol</th><th>Available</th><th>Allocated</th><th>Cooling down</th><th>Threshold</th></tr></thead><tbody>
 ${PROTOCOLS.map((p) => html`<tr><td>${p}</td><td class="num">${counts[p].available}</td><td class="num">${counts[p].allocated + counts[p].bound}</td><td class="num">${counts[p].coolingDown}</td><td>${String(threshold.get(`address_pool.low_threshold.${p}`) ?? '')}</td></tr>`)}
-</tbody></table></section>
-<section class="panel"><h2>Webhook endpoints needing attention</h2>${failing.length
+</tbody></table></section>`
+  : null}
+<section class="panel"><h2>${chromeText(langOf(res), 'Webhook endpoints needing attention')}</h2>${failing.length
             ? html`<ul>${failing.map((e) => html`<li><a href="/dashboard/settings/webhooks/${e.id}" class="mono">${e.url}</a> ${e.enabled ? html`<span class="badge warn">failing since ${formatDate(e.failingSince)}</span>` : html`<span class="badge bad">disabled</span>`}</li>`)}</ul>`
             : html`<p>None.</p>`}</section>
-<section class="panel"><h2>Chains</h2>${stalledHere.length
+<section class="panel"><h2>${chromeText(langOf(res), 'Chains')}</h2>${stalledHere.length
             ? html`<ul>${stalledHere.map((s) => html`<li><span class="badge bad">stalled</span> ${s.chainId} since ${formatDate(s.since)} (${s.reason ?? 'unknown'})</li>`)}</ul>`
             : html`<p>Every chain is being scanned.</p>`}</section>`,
       );
@@ -87,7 +93,7 @@ ${PROTOCOLS.map((p) => html`<tr><td>${p}</td><td class="num">${counts[p].availab
         'Audit log',
         html`<section class="panel"><table id="audit"><caption class="skip">Audit log</caption><thead><tr><th>When</th><th>Who</th><th>What</th><th>Target</th><th>Details</th><th>IP</th></tr></thead><tbody>
 ${items.map((a) => html`<tr><td>${formatDate(a.createdAt)}</td><td>${a.actor}</td><td><code>${a.action}</code></td><td class="mono">${a.target ?? ''}</td><td class="mono">${a.detail ? JSON.stringify(a.detail) : ''}</td><td class="mono">${a.ip ?? ''}</td></tr>`)}
-</tbody></table>${pager('/dashboard/audit', {}, pageNo, 100, total)}</section>`,
+</tbody></table>${pager('/dashboard/audit', {}, pageNo, 100, total, langOf(res))}</section>`,
       );
     }),
   );

@@ -5,6 +5,7 @@ import { roleAtLeast } from '../../../core/organizations/roles';
 import { AppError, validationError } from '../../../core/platform/errors';
 import { derivePoolAddresses, importPoolAddresses, MAX_DERIVE_COUNT, type ImportMode, type LineError } from '../../../core/pool/import';
 import { poolStatus } from '../../../core/pool/queries';
+import { chromeText, langOf } from './chrome-text';
 import { html, type Html } from '../html';
 import { csrfField, formatDate, notice } from './layout';
 import { action, field, page, sendPage, type Dashboard, type SignedIn } from './web';
@@ -15,7 +16,7 @@ export function mountPoolPages(app: Express, d: Dashboard): void {
   const { deps } = d;
   const render = (res: Response, who: SignedIn, section: string, title: string, body: Html, status = 200) => sendPage(d, res, who, section, title, body, status);
 
-  // ---- Address pool: status per protocol with its threshold; CSV import and derivation for Admins.
+  // ---- Address pool (Admins and Owners, as the API): status per protocol with its threshold; CSV import and derivation.
   const poolPage = async (res: Response, who: SignedIn, top: Html | null = null, status = 200) => {
     const counts = await poolStatus(deps.db, who.caller.organizationId);
     const config = new Map((await listConfig(deps.db, who.caller.organizationId)).map((e) => [e.key, e]));
@@ -32,29 +33,30 @@ ${PROTOCOLS.map((p) => {
   const threshold = config.get(thresholdKey(p));
   return html`<tr data-protocol="${p}"><td>${p}</td><td class="num">${c.total}</td><td class="num">${c.available}</td><td class="num">${c.allocated}</td><td class="num">${c.bound}</td><td class="num">${c.coolingDown}</td>
 <td>${admin
-    ? html`<form method="post" action="/dashboard/pool/threshold" class="inline">${csrf}<input type="hidden" name="protocol" value="${p}"><label class="skip" for="th-${p}">Low threshold for ${p}</label><input id="th-${p}" name="value" type="text" size="6" value="${String(threshold?.value ?? '')}"> <button class="secondary" type="submit">Save</button></form>`
+    ? html`<form method="post" action="/dashboard/pool/threshold" class="inline">${csrf}<input type="hidden" name="protocol" value="${p}"><label class="skip" for="th-${p}">Low threshold for ${p}</label><input id="th-${p}" name="value" type="text" size="6" value="${String(threshold?.value ?? '')}"> <button class="secondary" type="submit">${chromeText(langOf(res), 'Save')}</button></form>`
     : String(threshold?.value ?? '')}</td></tr>`;
 })}
 </tbody></table><p class="muted">A threshold is a count (100) or a percentage of the pool ("10%"); 0 turns the alert off. Alert e-mails go to the addresses in <a href="/dashboard/settings/configuration">configuration</a> (alerts.email).</p></section>
 ${admin
-  ? html`<section class="panel" aria-labelledby="imp-h"><h2 id="imp-h">Import addresses (CSV)</h2>
+  ? html`<section class="panel" aria-labelledby="imp-h"><h2 id="imp-h">${chromeText(langOf(res), 'Import addresses (CSV)')}</h2>
 <form method="post" action="/dashboard/pool/import">${csrf}
 <div class="row"><div><label for="imp-protocol">Protocol</label><select id="imp-protocol" name="protocol">${PROTOCOLS.map((p) => html`<option>${p}</option>`)}</select></div>
 <div><label for="imp-mode">Mode</label><select id="imp-mode" name="mode"><option value="self_managed">self_managed</option><option value="hd_wallet">hd_wallet</option></select></div></div>
 <label for="imp-csv">CSV text (header: address,protocol[,derivation_index,master_public_key])</label><textarea id="imp-csv" name="addresses" rows="8" required></textarea>
-<p><button type="submit">Import</button></p></form></section>
-<section class="panel" aria-labelledby="der-h"><h2 id="der-h">Derive from an extended public key</h2>
+<p><button type="submit">${chromeText(langOf(res), 'Import')}</button></p></form></section>
+<section class="panel" aria-labelledby="der-h"><h2 id="der-h">${chromeText(langOf(res), 'Derive from an extended public key')}</h2>
 <form method="post" action="/dashboard/pool/derive" class="row">${csrf}
 <div><label for="der-protocol">Protocol</label><select id="der-protocol" name="protocol"><option>evm</option><option>tron</option></select></div>
 <div><label for="der-xpub">Extended public key (xpub…)</label><input id="der-xpub" name="masterPublicKey" type="text" maxlength="200" required></div>
 <div><label for="der-start">Start index</label><input id="der-start" name="start" type="number" min="0" value="0"></div>
 <div><label for="der-count">Count</label><input id="der-count" name="count" type="number" min="1" max="${MAX_DERIVE_COUNT}" value="100"></div>
-<div><button type="submit">Derive</button></div></form></section>`
+<div><button type="submit">${chromeText(langOf(res), 'Derive')}</button></div></form></section>`
   : null}`,
       status,
     );
   };
-  app.get('/dashboard/pool', page(d, 'viewer', (_req, res, who) => poolPage(res, who)));
+  // Admins and Owners, as the API's pool routes (Members and Viewers get 403 there too).
+  app.get('/dashboard/pool', page(d, 'admin', (_req, res, who) => poolPage(res, who)));
 
   app.post(
     '/dashboard/pool/threshold',
@@ -127,7 +129,7 @@ ${entries.map(
   (e, i) => html`<tr><td><code>${e.key}</code><br><span class="muted">${e.description}</span></td>
 <td><form method="post" action="/dashboard/settings/configuration" class="inline">${csrf}<input type="hidden" name="key" value="${e.key}">
 <label class="skip" for="cfg-${i}">${e.key}</label><input id="cfg-${i}" name="value" type="text" value="${e.value === null ? '' : String(e.value)}" placeholder="${e.default === null ? '(none)' : String(e.default)}">
-<button class="secondary" type="submit" name="do" value="set">Save</button>${e.isDefault ? null : html` <button class="secondary" type="submit" name="do" value="reset">Reset</button>`}</form></td>
+<button class="secondary" type="submit" name="do" value="set">${chromeText(langOf(res), 'Save')}</button>${e.isDefault ? null : html` <button class="secondary" type="submit" name="do" value="reset">${chromeText(langOf(res), 'Reset')}</button>`}</form></td>
 <td>${e.isDefault ? html`<span class="muted">default</span>` : formatDate(e.updatedAt)}</td></tr>`,
 )}
 </tbody></table></section>`,

@@ -8,12 +8,24 @@ import { listWebhookEvents } from '../../../core/webhooks/history';
 import { EVENT_TYPES, type EventType } from '../../../core/events/events';
 import { issueSignInLink } from '../../../core/users/sign-in-links';
 import { addMember, changeMemberRole, listMembers, removeMember } from '../../../core/users/users';
-import { redeliverEvent, revokeKeyEverywhere, sendTestEvent } from '../../operations';
+import { redeliverEvent, redeliverFailed, revokeKeyEverywhere, sendTestEvent } from '../../operations';
+import { attemptList, deliveryBadge } from './webhook-views';
+import { chromeText, langOf } from './chrome-text';
 import { html, type Html } from '../html';
 import { csrfField, formatDate, notice, pager } from './layout';
 import { action, field, page, sendPage, type Dashboard, type SignedIn } from './web';
 
 const PAGE_SIZE = 50;
+
+/** A form's date and time (datetime-local, read as UTC; seconds optional); a date that does not exist is refused. */
+function parseUtcDateTime(text: string): Date {
+  const m = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?$/.exec(text.trim());
+  const date = m ? new Date(Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +(m[6] ?? 0))) : null;
+  if (!date || Number.isNaN(date.getTime()) || date.toISOString().slice(0, 16) !== `${m![1]}-${m![2]}-${m![3]}T${m![4]}:${m![5]}`) {
+    throw validationError('Enter the time as YYYY-MM-DDTHH:MM (UTC)');
+  }
+  return date;
+}
 
 export function pageNumber(req: Request): number {
   const n = Number(req.query.page);
@@ -44,18 +56,18 @@ export function mountSettingsPages(app: Express, d: Dashboard): void {
       '/dashboard/settings/api-keys',
       'API keys',
       html`${top}
-<section class="panel" aria-labelledby="new-key"><h2 id="new-key">Create an API key</h2>
+<section class="panel" aria-labelledby="new-key"><h2 id="new-key">${chromeText(langOf(res), 'Create an API key')}</h2>
 <form method="post" action="/dashboard/settings/api-keys" class="row">${csrf}
 <div><label for="key-name">Name</label><input id="key-name" name="name" type="text" maxlength="100" required></div>
 <div><label for="key-role">Role</label><select id="key-role" name="role">${roleOptions(who.session.role)}</select></div>
-<div><button type="submit">Create key</button></div></form></section>
+<div><button type="submit">${chromeText(langOf(res), 'Create key')}</button></div></form></section>
 <section class="panel"><table><caption class="skip">API keys</caption><thead><tr><th>Name</th><th>Role</th><th>Key</th><th>Created</th><th>Status</th><th><span class="skip">Actions</span></th></tr></thead><tbody>
 ${items.map(
   (k) => html`<tr data-key-id="${k.id}"><td>${k.name}</td><td>${k.role}</td><td class="mono">${k.keyPrefix}…</td><td>${formatDate(k.createdAt)}</td>
 <td>${k.revokedAt ? html`<span class="badge bad">revoked ${formatDate(k.revokedAt)}</span>` : html`<span class="badge ok">active</span>`}</td>
-<td>${k.revokedAt ? null : html`<form method="post" action="/dashboard/settings/api-keys/${k.id}/revoke" class="inline">${csrf}<button class="danger" type="submit" aria-label="Revoke ${k.name}">Revoke</button></form>`}</td></tr>`,
+<td>${k.revokedAt ? null : html`<form method="post" action="/dashboard/settings/api-keys/${k.id}/revoke" class="inline">${csrf}<button class="danger" type="submit" aria-label="${chromeText(langOf(res), 'Revoke')} ${k.name}">${chromeText(langOf(res), 'Revoke')}</button></form>`}</td></tr>`,
 )}
-</tbody></table>${pager('/dashboard/settings/api-keys', {}, pageNo, PAGE_SIZE, total)}</section>`,
+</tbody></table>${pager('/dashboard/settings/api-keys', {}, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
       status,
     );
   };
@@ -95,7 +107,7 @@ ${items.map(
     const admin = roleAtLeast(who.session.role, 'admin');
     const csrf = csrfField(who.session);
     const button = (id: string, verb: string, label: string, cls = 'secondary') =>
-      html`<form method="post" action="/dashboard/settings/webhooks/${id}/${verb}" class="inline">${csrf}<button class="${cls}" type="submit">${label}</button></form> `;
+      html`<form method="post" action="/dashboard/settings/webhooks/${id}/${verb}" class="inline">${csrf}<button class="${cls}" type="submit">${chromeText(langOf(res), label)}</button></form> `;
     await render(
       res,
       who,
@@ -103,13 +115,13 @@ ${items.map(
       'Webhooks',
       html`${top}
 ${admin
-  ? html`<section class="panel" aria-labelledby="new-ep"><h2 id="new-ep">Add an endpoint</h2>
+  ? html`<section class="panel" aria-labelledby="new-ep"><h2 id="new-ep">${chromeText(langOf(res), 'Add an endpoint')}</h2>
 <form method="post" action="/dashboard/settings/webhooks">${csrf}
 <label for="ep-url">URL (HTTPS)</label><input id="ep-url" name="url" type="url" maxlength="2048" required placeholder="https://shop.example/webhooks/stablegate">
 <fieldset><legend>Events</legend>${EVENT_TYPES.map(
       (t) => html`<label style="font-weight:normal"><input type="checkbox" name="events" value="${t}"${t.startsWith('order.') ? html` checked` : null}> ${t}</label>`,
     )}</fieldset>
-<p><button type="submit">Add endpoint</button></p></form></section>`
+<p><button type="submit">${chromeText(langOf(res), 'Add endpoint')}</button></p></form></section>`
   : null}
 <section class="panel"><table><caption class="skip">Webhook endpoints</caption><thead><tr><th>URL</th><th>Events</th><th>State</th><th><span class="skip">Actions</span></th></tr></thead><tbody>
 ${items.map(
@@ -119,7 +131,7 @@ ${items.map(
     ? html`${button(e.id, 'test', 'Send test event')}${button(e.id, 'rotate-secret', 'Rotate secret')}${e.enabled ? button(e.id, 'disable', 'Disable') : button(e.id, 'enable', 'Enable')}${button(e.id, 'delete', 'Delete', 'danger')}`
     : null}</td></tr>`,
 )}
-</tbody></table>${pager('/dashboard/settings/webhooks', {}, pageNo, PAGE_SIZE, total)}</section>`,
+</tbody></table>${pager('/dashboard/settings/webhooks', {}, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
       status,
     );
   };
@@ -184,17 +196,21 @@ ${items.map(
       '/dashboard/settings/webhooks',
       'Webhook deliveries',
       html`${top}<p class="mono">${endpoint.url}</p>
+${admin
+  ? html`<section class="panel" aria-labelledby="bulk-h"><h2 id="bulk-h">${chromeText(langOf(res), 'Redeliver failed deliveries')}</h2>
+<form method="post" action="/dashboard/settings/webhooks/${id}/redeliver-failed" class="row">${csrfField(who.session)}
+<div><label for="since">Failed since (UTC)</label><input id="since" name="since" type="datetime-local" required value="${new Date(deps.clock.now().getTime() - 24 * 3600_000).toISOString().slice(0, 16)}"></div>
+<div><button type="submit">${chromeText(langOf(res), 'Redeliver all failed')}</button></div></form></section>`
+  : null}
 <section class="panel"><table id="deliveries"><caption class="skip">Events sent to this endpoint</caption><thead><tr><th>Event</th><th>Type</th><th>Created</th><th>Delivery</th><th>Attempts</th><th><span class="skip">Actions</span></th></tr></thead><tbody>
 ${items.map((ev) => {
   const delivery = ev.deliveries.find((x) => x.endpointId === id);
   return html`<tr data-event-id="${ev.id}"><td class="mono">${ev.id}</td><td>${ev.type}</td><td>${formatDate(ev.createdAt)}</td>
-<td>${delivery ? html`<span class="badge ${delivery.status === 'succeeded' ? 'ok' : delivery.status === 'failed' ? 'bad' : 'warn'}">${delivery.status}</span>` : '—'}</td>
-<td>${(delivery?.attempts ?? []).map(
-    (a) => html`<div class="attempt">#${a.attemptNumber} ${formatDate(a.startedAt)} · ${a.outcome}${a.statusCode !== null ? html` · HTTP <span class="status-code">${a.statusCode}</span>` : null}${a.durationMs !== null ? ` · ${a.durationMs} ms` : ''}${a.error ? ` · ${a.error}` : ''}${a.responseExcerpt ? html`<br><code>${a.responseExcerpt.slice(0, 200)}</code>` : null}</div>`,
-  )}</td>
-<td>${admin ? html`<form method="post" action="/dashboard/settings/webhooks/${id}/events/${ev.id}/redeliver" class="inline">${csrfField(who.session)}<button class="secondary" type="submit">Redeliver</button></form>` : null}</td></tr>`;
+<td>${delivery ? deliveryBadge(delivery.status) : '—'}</td>
+<td>${attemptList(delivery?.attempts ?? [])}</td>
+<td>${admin ? html`<form method="post" action="/dashboard/settings/webhooks/${id}/events/${ev.id}/redeliver" class="inline">${csrfField(who.session)}<button class="secondary" type="submit">${chromeText(langOf(res), 'Redeliver')}</button></form>` : null}</td></tr>`;
 })}
-</tbody></table>${pager(`/dashboard/settings/webhooks/${id}`, {}, pageNo, 25, total)}</section>`,
+</tbody></table>${pager(`/dashboard/settings/webhooks/${id}`, {}, pageNo, 25, total, langOf(res))}</section>`,
     );
   };
   app.get('/dashboard/settings/webhooks/:id', page(d, 'viewer', (req, res, who) => deliveriesPage(req, res, who)));
@@ -204,6 +220,21 @@ ${items.map((ev) => {
       const event = await redeliverEvent(deps, who.caller, String(req.params.eventId), { endpointId: String(req.params.id) });
       await who.audit('webhook_event.redelivered', event.id, { endpointId: String(req.params.id) });
       await deliveriesPage(req, res, who, notice(`Event ${event.id} queued for redelivery.`));
+    }),
+  );
+
+  app.post(
+    '/dashboard/settings/webhooks/:id/redeliver-failed',
+    action(d, 'admin', async (req, res, who) => {
+      const since = parseUtcDateTime(field(req, 'since'));
+      const count = await redeliverFailed(deps, who.caller, String(req.params.id), since);
+      await who.audit('webhook_deliveries.redelivered', String(req.params.id), { since: since.toISOString(), count });
+      await deliveriesPage(
+        req,
+        res,
+        who,
+        notice(count ? `${count} failed ${count === 1 ? 'delivery' : 'deliveries'} since ${formatDate(since)} queued again.` : `No delivery failed since ${formatDate(since)}.`),
+      );
     }),
   );
 
@@ -219,18 +250,18 @@ ${items.map((ev) => {
       'Members',
       html`${top}
 ${admin
-  ? html`<section class="panel" aria-labelledby="invite-h"><h2 id="invite-h">Invite someone</h2>
+  ? html`<section class="panel" aria-labelledby="invite-h"><h2 id="invite-h">${chromeText(langOf(res), 'Invite someone')}</h2>
 <form method="post" action="/dashboard/settings/members" class="row">${csrf}
 <div><label for="invite-email">E-mail</label><input id="invite-email" name="email" type="email" required></div>
 <div><label for="invite-role">Role</label><select id="invite-role" name="role">${roleOptions(who.session.role)}</select></div>
-<div><button type="submit">Invite</button></div></form></section>`
+<div><button type="submit">${chromeText(langOf(res), 'Invite')}</button></div></form></section>`
   : null}
 <section class="panel"><table><caption class="skip">Members</caption><thead><tr><th>E-mail</th><th>Role</th><th>Since</th><th><span class="skip">Actions</span></th></tr></thead><tbody>
 ${members.map(
   (m) => html`<tr data-user-id="${m.userId}"><td>${m.email}${m.hasPassword ? null : html` <span class="badge warn">invited</span>`}</td><td>${m.role}</td><td>${formatDate(m.createdAt)}</td>
 <td>${admin && m.userId !== who.session.userId
-    ? html`<form method="post" action="/dashboard/settings/members/${m.userId}/role" class="inline">${csrf}<label class="skip" for="role-${m.userId}">Role of ${m.email}</label><select id="role-${m.userId}" name="role">${roleOptions(who.session.role, m.role)}</select> <button class="secondary" type="submit">Change role</button></form>
-<form method="post" action="/dashboard/settings/members/${m.userId}/remove" class="inline">${csrf}<button class="danger" type="submit">Remove</button></form>`
+    ? html`<form method="post" action="/dashboard/settings/members/${m.userId}/role" class="inline">${csrf}<label class="skip" for="role-${m.userId}">Role of ${m.email}</label><select id="role-${m.userId}" name="role">${roleOptions(who.session.role, m.role)}</select> <button class="secondary" type="submit">${chromeText(langOf(res), 'Change role')}</button></form>
+<form method="post" action="/dashboard/settings/members/${m.userId}/remove" class="inline">${csrf}<button class="danger" type="submit">${chromeText(langOf(res), 'Remove')}</button></form>`
     : null}</td></tr>`,
 )}
 </tbody></table></section>`,

@@ -14,6 +14,8 @@ import { clearCookie, cookieNames, readCookies, setCookie, type CookieNames } fr
 import { dashboardPage, messageView } from './layout';
 import { listMemberships, userCaller } from '../../../core/users/users';
 import { signInLimits, type SignInLimits } from './sign-in-limits';
+import { pickLanguage, type Language } from '../i18n';
+import { langOf } from './chrome-text';
 
 /** What every dashboard page and action shares. */
 export interface Dashboard {
@@ -64,7 +66,16 @@ export function sendHtml(res: Response, status: number, page: Html): void {
 
 /** A signed-in page in the dashboard's chrome (the organization switcher needs the user's memberships). */
 export async function sendPage(d: Dashboard, res: Response, who: SignedIn, section: string, title: string, body: Html, status = 200): Promise<void> {
-  sendHtml(res, status, dashboardPage({ session: who.session, memberships: await listMemberships(d.deps.db, who.session.userId), section, title, body }));
+  sendHtml(res, status, dashboardPage({ ...chromeOf(res), session: who.session, memberships: await listMemberships(d.deps.db, who.session.userId), section, title, body }));
+}
+
+/**
+ * The chrome's language, and whether the page was asked for it by `?lang=` (its links then keep
+ * it). Said in Content-Language for a signed-in page; the pages outside the chrome are English.
+ */
+export function chromeOf(res: Response): { lang: Language; keepLang: boolean } {
+  res.setHeader('Content-Language', langOf(res));
+  return { lang: langOf(res), keepLang: res.locals.langAsked === true };
 }
 
 /**
@@ -111,6 +122,9 @@ function run(d: Dashboard, work: (req: Request, res: Response) => Promise<void>)
   return async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
     d.setHeaders(res);
     res.setHeader('Cache-Control', 'no-store');
+    // The chrome's language, negotiated as the payment page's is (chrome-text.ts).
+    res.locals.lang = pickLanguage(req);
+    res.locals.langAsked = typeof req.query.lang === 'string' && res.locals.lang === req.query.lang.toLowerCase();
     try {
       await work(req, res);
     } catch (err) {
