@@ -1,9 +1,9 @@
-import { and, asc, count, desc, eq, exists, inArray, isNull, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, exists, gte, inArray, isNull, type SQL } from 'drizzle-orm';
 import { sortedBy } from '../platform/list-order';
 import type { DbOrTx } from '../../db/client';
 import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema';
 import { AppError, notFound } from '../platform/errors';
-import { newId } from '../platform/ids';
+import { idFloorAfter, newIdInTimeOf } from '../platform/ids';
 import type { Caller } from '../organizations/organizations';
 import { emitEvent } from '../events/events';
 import type { DeliveryJob } from './delivery-types';
@@ -86,13 +86,18 @@ export async function listWebhookEvents(db: DbOrTx, caller: Caller, q: EventList
   return { items: await withDeliveries(db, rows), total: Number(n) };
 }
 
+function oldestId(rows: { id: string }[]): string {
+  return rows.reduce((min, r) => (r.id < min ? r.id : min), rows[0].id);
+}
+
 async function withDeliveries(db: DbOrTx, rows: (typeof events.$inferSelect)[]): Promise<WebhookEventView[]> {
   if (rows.length === 0) return [];
   const deliveries = await db
     .select({ d: webhookDeliveries, url: webhookEndpoints.url })
     .from(webhookDeliveries)
     .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
-    .where(inArray(webhookDeliveries.eventId, rows.map((r) => r.id)))
+    // The id floor prunes the history partitions older than the oldest event (db/migrations/0014).
+    .where(and(inArray(webhookDeliveries.eventId, rows.map((r) => r.id)), gte(webhookDeliveries.id, idFloorAfter('whd', oldestId(rows)))))
     .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id));
   const attempts = deliveries.length
     ? await db
@@ -164,7 +169,7 @@ export async function redeliverWebhookEvent(
       if (!ep.enabled) throw new AppError('CONFLICT', 'This webhook endpoint is disabled; re-enable it (PUT enabled: true) first');
       await tx
         .insert(webhookDeliveries)
-        .values({ id: newId('whd'), organizationId: caller.organizationId, eventId, endpointId: ep.id, status: 'failed', nextAttemptAt: null, createdAt: now })
+        .values({ id: newIdInTimeOf('whd', eventId), organizationId: caller.organizationId, eventId, endpointId: ep.id, status: 'failed', nextAttemptAt: null, createdAt: now })
         .onConflictDoNothing();
     }
     const targets = await tx
@@ -174,6 +179,7 @@ export async function redeliverWebhookEvent(
       .where(
         and(
           eq(webhookDeliveries.eventId, eventId),
+          gte(webhookDeliveries.id, idFloorAfter('whd', eventId)),
           eq(webhookEndpoints.enabled, true),
           isNull(webhookEndpoints.deletedAt),
           ...(input.endpointId ? [eq(webhookDeliveries.endpointId, input.endpointId)] : []),
