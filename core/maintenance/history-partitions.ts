@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
-import type { Database } from '../../db/client';
+import type { Database, DbOrTx } from '../../db/client';
+import { idAfter, idFloorAfter } from '../platform/ids';
 import { idAt } from './history-retention';
 
 /**
@@ -164,3 +165,37 @@ function quoteLiteral(text: string): string {
   return `'${text.replace(/'/g, "''")}'`;
 }
 
+
+let beforePartitioning: Promise<string | null> | null = null;
+
+/**
+ * The first id (events) above the partition of the rows from before partitioning, null without
+ * one. Fixed by the migration, so read once per process (a process serves one database). An event
+ * from before has its deliveries anywhere below it (a delivery made by a redelivery, before the
+ * migration, carries its own time); a later event's deliveries carry its time exactly.
+ */
+export function beforePartitioningBound(db: DbOrTx): Promise<string | null> {
+  beforePartitioning ??= db
+    .execute<{ bound: string }>(sql`
+      select pg_get_expr(c.relpartbound, c.oid) as bound from pg_class c where c.relname = 'events_before_partitioning' and c.relispartition`)
+    .then(([row]) => (row ? (/TO \('([^']*)'\)/.exec(row.bound)?.[1] ?? null) : null))
+    .catch((err: unknown) => {
+      beforePartitioning = null;
+      throw err;
+    });
+  return beforePartitioning;
+}
+
+/**
+ * The id range of the deliveries of these events, for a lookup by event_id to keep to their
+ * months: from a day of clock skew before the oldest event, to the newest event's time (or the
+ * end of the rows from before partitioning, for events from then).
+ */
+export async function deliveryIdsOfEvents(db: DbOrTx, eventIds: string[]): Promise<{ from: string; below: string }> {
+  const sorted = [...eventIds].sort();
+  const bound = await beforePartitioningBound(db);
+  const newest = sorted[sorted.length - 1];
+  const after = idAfter('whd', newest);
+  const below = bound !== null && newest < bound ? `whd${bound.slice(3)}` : after;
+  return { from: idFloorAfter('whd', sorted[0]), below: below > after ? below : after };
+}

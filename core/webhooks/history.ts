@@ -1,9 +1,10 @@
-import { and, asc, count, desc, eq, exists, gte, inArray, isNull, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, exists, gte, inArray, isNull, lt, type SQL } from 'drizzle-orm';
 import { sortedBy } from '../platform/list-order';
 import type { DbOrTx } from '../../db/client';
 import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema';
 import { AppError, notFound } from '../platform/errors';
-import { idFloorAfter, newIdInTimeOf } from '../platform/ids';
+import { newIdInTimeOf } from '../platform/ids';
+import { deliveryIdsOfEvents } from '../maintenance/history-partitions';
 import type { Caller } from '../organizations/organizations';
 import { emitEvent } from '../events/events';
 import type { DeliveryJob } from './delivery-types';
@@ -86,8 +87,9 @@ export async function listWebhookEvents(db: DbOrTx, caller: Caller, q: EventList
   return { items: await withDeliveries(db, rows), total: Number(n) };
 }
 
-function oldestId(rows: { id: string }[]): string {
-  return rows.reduce((min, r) => (r.id < min ? r.id : min), rows[0].id);
+/** Keeps a lookup of deliveries by event to the events' months (history partitions, db/migrations/0014). */
+function inDeliveryIdRange(range: { from: string; below: string }): SQL[] {
+  return [gte(webhookDeliveries.id, range.from), lt(webhookDeliveries.id, range.below)];
 }
 
 async function withDeliveries(db: DbOrTx, rows: (typeof events.$inferSelect)[]): Promise<WebhookEventView[]> {
@@ -96,8 +98,7 @@ async function withDeliveries(db: DbOrTx, rows: (typeof events.$inferSelect)[]):
     .select({ d: webhookDeliveries, url: webhookEndpoints.url })
     .from(webhookDeliveries)
     .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
-    // The id floor prunes the history partitions older than the oldest event (db/migrations/0014).
-    .where(and(inArray(webhookDeliveries.eventId, rows.map((r) => r.id)), gte(webhookDeliveries.id, idFloorAfter('whd', oldestId(rows)))))
+    .where(and(inArray(webhookDeliveries.eventId, rows.map((r) => r.id)), ...inDeliveryIdRange(await deliveryIdsOfEvents(db, rows.map((r) => r.id)))))
     .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id));
   const attempts = deliveries.length
     ? await db
@@ -179,7 +180,7 @@ export async function redeliverWebhookEvent(
       .where(
         and(
           eq(webhookDeliveries.eventId, eventId),
-          gte(webhookDeliveries.id, idFloorAfter('whd', eventId)),
+          ...inDeliveryIdRange(await deliveryIdsOfEvents(tx, [eventId])),
           eq(webhookEndpoints.enabled, true),
           isNull(webhookEndpoints.deletedAt),
           ...(input.endpointId ? [eq(webhookDeliveries.endpointId, input.endpointId)] : []),

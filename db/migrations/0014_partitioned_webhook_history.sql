@@ -14,6 +14,13 @@
 -- new tables and one scan of each old table's ids by ATTACH (its partition constraint); the old
 -- indexes are reused as the partitions' indexes, nothing is rebuilt.
 
+-- Every lock first, in the order running writers take them (a row's table, then the tables its
+-- foreign keys check): taken one by one later, a writer holding webhook_attempts while it checks
+-- webhook_deliveries would deadlock with this migration.
+LOCK TABLE "organizations", "webhook_endpoints" IN SHARE ROW EXCLUSIVE MODE;
+--> statement-breakpoint
+LOCK TABLE "webhook_attempts", "webhook_deliveries", "events" IN ACCESS EXCLUSIVE MODE;
+--> statement-breakpoint
 -- The smallest id of a ULID-keyed table made at `at`: `<prefix>_<10 time chars>0000000000000000`,
 -- Crockford base32 in lower case, as core/maintenance/history-retention.ts idAt.
 CREATE FUNCTION "id_at"("prefix" text, "at" timestamptz) RETURNS text LANGUAGE plpgsql IMMUTABLE STRICT AS $$
