@@ -61,7 +61,8 @@ export function idFloorAfter(prefix: IdPrefix, other: string): string {
  * The id ranges a batch of webhook deliveries (by id) and their events and attempts lie in:
  * hand-written statements that join on ids from an array add them, so the planner keeps only the
  * history partitions of those months (db/migrations/0014). A delivery's event was made at the
- * delivery's time (its id carries it), or within a day of clock skew for rows from before.
+ * delivery's time (its id carries it), or, for rows from before partitioning, before it (within a
+ * day of clock skew after it): the claim widens the lower bound for those (core/webhooks/claim.ts).
  */
 export function deliveryIdRange(deliveryIds: string[]): { from: string; to: string; eventFrom: string; eventTo: string } {
   const sorted = [...deliveryIds].sort();

@@ -3,6 +3,7 @@ import { webhookDeliveries, webhookEndpoints } from '../../db/schema';
 import { prepareStatement } from '../../db/client';
 import type { WebhookDeps } from './endpoints';
 import { deliveryIdRange } from '../platform/ids';
+import { beforePartitioningBound } from '../maintenance/history-partitions';
 
 /** Tolerance for a job that fires a little before its row's next_attempt_at. */
 const EARLY_TOLERANCE_MS = 1000;
@@ -75,6 +76,16 @@ const claimStatement = prepareStatement<{ ids: string[]; attempts: number[]; at:
 );
 
 /**
+ * The id ranges of a claim (deliveryIdRange); a delivery from before partitioning may be a
+ * redelivery, made long after its event: its event is looked for from the start.
+ */
+async function claimIdRange(deps: WebhookDeps, deliveryIds: string[]) {
+  const range = deliveryIdRange(deliveryIds);
+  const before = await beforePartitioningBound(deps.db);
+  return before !== null && range.from < `whd${before.slice(3)}` ? { ...range, eventFrom: '' } : range;
+}
+
+/**
  * Claims many attempts in one statement, and says for each one, in order, what was claimed or why
  * it was not (a delivery named twice is claimed once, the second is skipped). Each claims only a
  * pending delivery at attempt - 1, due, whose endpoint is enabled. Concurrent claims of the same
@@ -98,7 +109,7 @@ export async function claimDeliveries(deps: WebhookDeps, attempts: DeliveryAttem
     lease: leaseUntil.toISOString(),
     due: dueBy.toISOString(),
     // Keeps the planner to the history partitions of these deliveries' months.
-    ...deliveryIdRange(wanted.map((a) => a.deliveryId)),
+    ...(await claimIdRange(deps, wanted.map((a) => a.deliveryId))),
   });
   const claimed = new Map<string, ClaimedDelivery>();
   for (const row of rows) {

@@ -139,6 +139,21 @@ describe('webhook history partitions (monthly, on ranges of the ULID ids)', func
     expect(duplicate).to.equal('23505');
   });
 
+  it('claims a delivery from before partitioning made long after its event (a redelivery then)', async () => {
+    const deps = { db: testDb(), config: testConfig(), clock: new ManualClock() };
+    const eventAtTime = new Date(Date.now() - 60 * DAY);
+    const eventId = idFrom('evt', eventAtTime);
+    await testDb().execute(sql`insert into events (id, organization_id, type, data, created_at, dispatched_at)
+      values (${eventId}, ${org.organizationId}, 'order.completed', '{}'::jsonb, ${eventAtTime.toISOString()}::timestamptz, ${eventAtTime.toISOString()}::timestamptz)`);
+    const deliveryId = idFrom('whd', new Date(Date.now() - 30 * DAY));
+    await testDb().execute(sql`insert into webhook_deliveries (id, organization_id, event_id, endpoint_id, status, next_attempt_at)
+      values (${deliveryId}, ${org.organizationId}, ${eventId}, ${endpoint}, 'pending', now())`);
+    expect(await homesOf(eventId)).to.deep.equal(['events_before_partitioning', 'webhook_deliveries_before_partitioning']);
+    const [claimed] = await claimDeliveries(deps, [{ deliveryId, attempt: 1 }]);
+    expect(claimed).to.have.property('deliveryId', deliveryId);
+    await testDb().execute(sql`update webhook_deliveries set status = 'succeeded', next_attempt_at = null where id = ${deliveryId}`);
+  });
+
   it('the history-partitions job (BullMQ worker) creates the months ahead that are missing', async () => {
     const last = suffixOf(monthStart(MONTHS_AHEAD));
     for (const t of ['webhook_attempts', 'webhook_deliveries', 'events']) await testDb().execute(sql.raw(`alter table ${t} detach partition ${t}_${last}`));
