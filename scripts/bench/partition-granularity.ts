@@ -109,6 +109,9 @@ async function measure(granularity: 'month' | 'day'): Promise<Record<string, str
   } finally {
     await sql.end();
     await handle.close();
+    const admin = postgres(new URL('/postgres', url).toString(), { max: 1, onnotice: () => {} });
+    await admin.unsafe(`drop database if exists "${new URL(url).pathname.slice(1)}" with (force)`);
+    await admin.end();
   }
 }
 
