@@ -87,6 +87,13 @@ export const serviceState = pgTable('service_state', {
 // Event outbox (design.md §6): written in the transaction of the state change.
 // ---------------------------------------------------------------------------
 
+/**
+ * Events, webhook deliveries and attempts are partitioned by month on ranges of their ULID ids
+ * (db/migrations/0014, core/maintenance/history-partitions.ts): a delivery's id carries its
+ * event's time and attempts follow their delivery's id, so the three rows of one event share a
+ * month. The (event, endpoint) uniqueness of deliveries is an index of each partition, and the
+ * three tables have no foreign keys to each other (a month of each is dropped together).
+ */
 export const events = pgTable(
   'events',
   {
@@ -438,7 +445,7 @@ export const webhookDeliveries = pgTable(
   {
     id: text('id').primaryKey(),
     organizationId: text('organization_id').notNull().references(() => organizations.id),
-    eventId: text('event_id').notNull().references(() => events.id),
+    eventId: text('event_id').notNull(),
     endpointId: text('endpoint_id').notNull().references(() => webhookEndpoints.id),
     status: text('status').notNull().$type<'pending' | 'succeeded' | 'failed'>().default('pending'),
     attemptCount: integer('attempt_count').notNull().default(0),
@@ -450,7 +457,7 @@ export const webhookDeliveries = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
-    uniqueIndex('webhook_deliveries_event_endpoint_uq').on(t.eventId, t.endpointId),
+    // Unique (event_id, endpoint_id): an index of each partition (create_history_partition), not of the parent.
     index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
   ],
 );
@@ -458,8 +465,9 @@ export const webhookDeliveries = pgTable(
 export const webhookAttempts = pgTable(
   'webhook_attempts',
   {
-    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-    deliveryId: text('delivery_id').notNull().references(() => webhookDeliveries.id),
+    /** Identity, unique but no primary key: the partition key (delivery_id) would have to be in it. */
+    id: bigint('id', { mode: 'number' }).notNull().generatedAlwaysAsIdentity(),
+    deliveryId: text('delivery_id').notNull(),
     attemptNumber: integer('attempt_number').notNull(),
     startedAt: ts('started_at').notNull(),
     /** Null for an interrupted attempt: nobody saw it end. */

@@ -34,6 +34,8 @@ export interface JobPayloads {
   'table-maintenance': Record<string, never>;
   /** Deletes delivered events, their deliveries and attempts past RETENTION_EVENT_DAYS. */
   'history-retention': Record<string, never>;
+  /** Creates the webhook history's monthly partitions ahead and drops months past RETENTION_EVENT_DAYS. */
+  'history-partitions': Record<string, never>;
   /** Mails new alert events to the organizations' alerts.email addresses, and retries failed sends. */
   'alert-email': Record<string, never>;
 }
@@ -63,6 +65,7 @@ export const QUEUES: Record<QueueName, QueueDefinition> = {
   'webhook-delivery': { concurrency: 20, defaultJobOptions: { attempts: 1, removeOnComplete: true, removeOnFail: true } },
   'table-maintenance': { concurrency: 1, defaultJobOptions: REPEATABLE },
   'history-retention': { concurrency: 1, defaultJobOptions: REPEATABLE },
+  'history-partitions': { concurrency: 1, defaultJobOptions: REPEATABLE },
   'alert-email': { concurrency: 1, defaultJobOptions: REPEATABLE },
 };
 
@@ -86,6 +89,7 @@ export function repeatableSchedules(config: Config, registry: ChainRegistry): Sc
     { queue: 'webhook-relay', schedulerId: 'webhook-relay', everyMs: config.intervals.webhookRelayMs, data: {} },
     { queue: 'table-maintenance', schedulerId: 'table-maintenance', everyMs: config.intervals.tableMaintenanceMs, data: {} },
     { queue: 'history-retention', schedulerId: 'history-retention', everyMs: config.retention.intervalMs, data: {} },
+    { queue: 'history-partitions', schedulerId: 'history-partitions', everyMs: config.intervals.historyPartitionsMs, data: {} },
   ];
   // Only where alerts can be mailed at all.
   if (config.smtp) schedules.push({ queue: 'alert-email', schedulerId: 'alert-email', everyMs: config.intervals.alertEmailMs, data: {} });

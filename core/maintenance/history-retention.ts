@@ -11,6 +11,11 @@ import type { Database } from '../../db/client';
  * spec says); scanned-block records are kept only within the reorg window by the scan itself
  * (core/detection/scan.ts).
  *
+ * Since the history is partitioned by month (db/migrations/0014), whole months are dropped
+ * instead (core/maintenance/history-partitions.ts); this deletes row by row only within the
+ * partition of the rows from before partitioning, so an installation's old history goes on
+ * shrinking from the day it upgrades, and the partition is dropped once it is past the window.
+ *
  * Deleted in small transactions, oldest first, found through the primary key: event ids are
  * time-ordered ULIDs (`evt_<ulid>`), so "older than the window" is an id range on the primary key
  * index (no extra index on a hot table, no scan of what is kept). Each batch locks only the rows it
@@ -42,7 +47,15 @@ export async function pruneHistory(db: Database, now: Date, options: RetentionOp
   const total: RetentionResult = { events: 0, deliveries: 0, attempts: 0, alertEmails: 0 };
   if (options.eventDays <= 0) return total;
   const cutoff = new Date(now.getTime() - options.eventDays * 86_400_000);
-  const cutoffId = idAt('evt', cutoff);
+  // Row by row only among the rows from before partitioning: later months are dropped whole
+  // (core/maintenance/history-partitions.ts), deleting their rows first would only cost more.
+  const [before] = await db.execute<{ bound: string }>(sql`
+    select pg_get_expr(c.relpartbound, c.oid) as bound from pg_class c
+     where c.relname = 'events_before_partitioning' and c.relispartition`);
+  const upper = before ? /TO \('([^']*)'\)/.exec(before.bound)?.[1] : undefined;
+  if (!upper) return total;
+  const windowId = idAt('evt', cutoff);
+  const cutoffId = windowId < upper ? windowId : upper;
   // A keyset cursor: events kept (a pending delivery) are stepped over, never read again this run.
   let after = '';
   for (let batch = 0; batch < options.maxBatches; batch++) {

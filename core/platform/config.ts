@@ -90,6 +90,8 @@ export interface Config {
     idempotencyCleanupMs: number;
     tableMaintenanceMs: number;
     alertEmailMs: number;
+    /** The history-partitions job: months created ahead, expired months dropped. */
+    historyPartitionsMs: number;
   };
   maintenance: {
     /** A queue-like table is vacuumed once it has this many dead rows (core/maintenance). */
@@ -350,6 +352,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       idempotencyCleanupMs: read.integer('IDEMPOTENCY_CLEANUP_INTERVAL_MS', 3600_000, 50, 86_400_000),
       tableMaintenanceMs: read.integer('TABLE_MAINTENANCE_INTERVAL_MS', 60_000, 50, 86_400_000),
       alertEmailMs: read.integer('ALERT_EMAIL_INTERVAL_MS', 10_000, 50, 3600_000),
+      historyPartitionsMs: read.integer('HISTORY_PARTITIONS_INTERVAL_MS', 3600_000, 50, 86_400_000),
     },
     maintenance: {
       vacuumMinDeadRows: read.integer('VACUUM_MIN_DEAD_ROWS', 5000, 1, 100_000_000),

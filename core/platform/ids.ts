@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { monotonicFactory } from 'ulid';
+import { decodeTime, encodeTime, monotonicFactory } from 'ulid';
 
 /** Identifier prefixes (design.md §4a). */
 export type IdPrefix = 'org' | 'key' | 'usr' | 'aud' | 'ord' | 'dep' | 'trf' | 'evt' | 'whe' | 'whd' | 'pl' | 'dr' | 'req';
@@ -25,4 +25,57 @@ const nextUlid = monotonicFactory(bufferedCryptoPrng());
 /** A type prefix and a random, time-sortable part, e.g. `ord_01jd3k...`. */
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${nextUlid().toLowerCase()}`;
+}
+
+/**
+ * A new id whose time part is another id's: a webhook delivery's id carries its event's time, so
+ * the delivery lands in its event's history partition (db/migrations/0014) and leaves with it.
+ */
+export function newIdInTimeOf(prefix: IdPrefix, other: string): string {
+  const time = other.slice(other.indexOf('_') + 1, other.indexOf('_') + 11);
+  return `${prefix}_${time}${nextUlid().toLowerCase().slice(10)}`;
+}
+
+const MAX_ULID_TIME = 2 ** 48 - 1;
+const ULID_ID = /^[a-z]+_[0-9a-hjkmnp-tv-z]{26}$/;
+
+/** The time part of an id made by newId (ms), null for anything else. */
+function timeOf(id: string): number | null {
+  return ULID_ID.test(id) ? decodeTime(id.slice(id.indexOf('_') + 1).toUpperCase()) : null;
+}
+
+/** How far behind another machine's clock a row's id may be (its ULID time): generous. */
+const CLOCK_SKEW_MS = 86_400_000;
+
+/**
+ * A lower bound of the ids of `prefix` rows made after the row `other` (a delivery after its
+ * event): its time less a day of clock skew. A lookup of an event's deliveries by event_id adds it,
+ * so the history partitions older than the event are pruned (db/migrations/0014).
+ */
+export function idFloorAfter(prefix: IdPrefix, other: string): string {
+  const at = Math.max(0, (timeOf(other) ?? 0) - CLOCK_SKEW_MS);
+  return `${prefix}_${encodeTime(at, 10).toLowerCase()}0000000000000000`;
+}
+
+/**
+ * The id ranges a batch of webhook deliveries (by id) and their events and attempts lie in:
+ * hand-written statements that join on ids from an array add them, so the planner keeps only the
+ * history partitions of those months (db/migrations/0014). A delivery's event was made at the
+ * delivery's time (its id carries it), or, for rows from before partitioning, before it (within a
+ * day of clock skew after it): the claim widens the lower bound for those (core/webhooks/claim.ts).
+ */
+export function deliveryIdRange(deliveryIds: string[]): { from: string; to: string; eventFrom: string; eventTo: string } {
+  const sorted = [...deliveryIds].sort();
+  const [from, to] = [sorted[0], sorted[sorted.length - 1]];
+  const at = (ms: number) => encodeTime(Math.min(Math.max(0, ms), MAX_ULID_TIME), 10).toLowerCase();
+  const [fromMs, toMs] = [timeOf(from), timeOf(to)];
+  // Not ids this service made (a job naming a bogus delivery): no bound, the claim says "no such delivery".
+  if (fromMs === null || toMs === null) return { from: '', to: '\u{10ffff}', eventFrom: '', eventTo: '\u{10ffff}' };
+  return { from, to, eventFrom: `evt_${at(fromMs - CLOCK_SKEW_MS)}`, eventTo: `evt_${at(toMs + CLOCK_SKEW_MS)}` };
+}
+
+/** The smallest id of `prefix` made after the millisecond of `other`. */
+export function idAfter(prefix: IdPrefix, other: string): string {
+  const at = Math.min((timeOf(other) ?? MAX_ULID_TIME - 1) + 1, MAX_ULID_TIME);
+  return `${prefix}_${encodeTime(at, 10).toLowerCase()}0000000000000000`;
 }

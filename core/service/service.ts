@@ -8,6 +8,7 @@ import type { ServiceContext } from './context';
 import { createLogger, type Logger } from '../platform/logger';
 import { createDb, type DbHandle } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
+import { createPartitionsAhead } from '../maintenance/history-partitions';
 import { lazyJobQueue } from '../jobs/bullmq-job-queue';
 import { queuePrefixOf, redisTargetOf } from '../platform/redis';
 import { loadLocalChainState } from '../chains/evm/local-chain-state';
@@ -39,6 +40,13 @@ export async function createService(
   const connectTimeoutMs = opts.kind !== 'worker' ? config.databaseRequestTimeoutMs : undefined;
   const dbHandle = createDb(config.databaseUrl, { max: queryPoolSizeFor(config, opts.kind ?? 'worker'), connectTimeoutMs });
   await dbHandle.sql`select 1`;
+  if (opts.migrate !== false) {
+    // The months ahead also at every start, not only by the history-partitions job: an event for a
+    // month without a partition could not be written (a worker set without that queue, a long stop).
+    await createPartitionsAhead(dbHandle.db, new Date()).catch((err: unknown) =>
+      logger.warn({ err: { message: (err as Error).message } }, 'could not create the webhook history partitions ahead; the history-partitions job will'),
+    );
+  }
   const registry = ChainRegistry.forNetwork(config.network, SCANNED_FAMILIES, config.chainOverrides);
   if (config.secretEncryptionKeyIsDefault) {
     logger.warn('SECRET_ENCRYPTION_KEY is not set: using the local development key (never do this outside NETWORK=local)');

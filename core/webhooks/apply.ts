@@ -8,6 +8,7 @@ import type { Classification } from './classify';
 import type { DeliveryResult } from './delivery-types';
 import { failPendingDeliveries, type WebhookDeps } from './endpoints';
 import type { SendOutcome } from './sender';
+import { deliveryIdRange } from '../platform/ids';
 
 /**
  * Records one attempt and moves the delivery (and its endpoint) to the classified next state, in
@@ -125,6 +126,8 @@ const applySucceededStatement = prepareStatement<{
   responseExcerpts: (string | null)[];
   recoveredEndpointIds: string[];
   now: string;
+  from: string;
+  to: string;
 }>(
   'webhooks.apply_succeeded',
   sql`
@@ -134,6 +137,7 @@ const applySucceededStatement = prepareStatement<{
         as r(id, attempt, started_at, duration_ms, status_code, response_excerpt)
     ), replaced as (
       delete from webhook_attempts a using r where a.delivery_id = r.id and a.attempt_number = r.attempt and a.outcome = 'interrupted'
+         and a.delivery_id between ${p('from')} and ${p('to')}
     ), logged as (
       insert into webhook_attempts (delivery_id, attempt_number, started_at, duration_ms, status_code, error, response_excerpt, outcome)
       select r.id, r.attempt, r.started_at::timestamptz, r.duration_ms, r.status_code, null, r.response_excerpt, 'succeeded' from r
@@ -143,7 +147,7 @@ const applySucceededStatement = prepareStatement<{
        where e.id = l.id
     )
     update webhook_deliveries d set status = 'succeeded', delivered_at = ${p('now')}::timestamptz, next_attempt_at = null
-      from r where d.id = r.id and d.status = 'pending' and d.attempt_count = r.attempt`,
+      from r where d.id = r.id and d.status = 'pending' and d.attempt_count = r.attempt and d.id between ${p('from')} and ${p('to')}`,
 );
 
 /** A 2xx answer to a claimed attempt, to be recorded. */
@@ -161,6 +165,7 @@ export interface SucceededAttempt {
  */
 export async function applySucceededAttempts(deps: WebhookDeps, items: SucceededAttempt[]): Promise<void> {
   if (items.length === 0) return;
+  const range = deliveryIdRange(items.map((i) => i.claimed.deliveryId));
   await applySucceededStatement.run(deps.db, {
     ids: items.map((i) => i.claimed.deliveryId),
     attempts: items.map((i) => i.claimed.attempt),
@@ -171,5 +176,8 @@ export async function applySucceededAttempts(deps: WebhookDeps, items: Succeeded
     responseExcerpts: items.map((i) => i.sent.responseExcerpt),
     recoveredEndpointIds: [...new Set(items.filter((i) => i.claimed.endpoint.failingSince).map((i) => i.claimed.endpoint.id))],
     now: deps.clock.now().toISOString(),
+    // Keeps the planner to the history partitions of these deliveries' months.
+    from: range.from,
+    to: range.to,
   });
 }

@@ -2,6 +2,8 @@ import { and, eq, sql } from 'drizzle-orm';
 import { webhookDeliveries, webhookEndpoints } from '../../db/schema';
 import { prepareStatement } from '../../db/client';
 import type { WebhookDeps } from './endpoints';
+import { deliveryIdRange } from '../platform/ids';
+import { beforePartitioningBound } from '../maintenance/history-partitions';
 
 /** Tolerance for a job that fires a little before its row's next_attempt_at. */
 const EARLY_TOLERANCE_MS = 1000;
@@ -46,7 +48,7 @@ interface ClaimedRow extends Record<string, unknown> {
 }
 
 const p = sql.placeholder;
-const claimStatement = prepareStatement<{ ids: string[]; attempts: number[]; at: string; lease: string; due: string }>(
+const claimStatement = prepareStatement<{ ids: string[]; attempts: number[]; at: string; lease: string; due: string; from: string; to: string; eventFrom: string; eventTo: string }>(
   'webhooks.claim',
   sql`
     with wanted as (
@@ -56,6 +58,8 @@ const claimStatement = prepareStatement<{ ids: string[]; attempts: number[]; at:
          set attempt_count = w.attempt, last_attempt_at = ${p('at')}::timestamptz, next_attempt_at = ${p('lease')}::timestamptz
         from wanted w, webhook_deliveries prev, webhook_endpoints e, events ev
        where d.id = w.id and prev.id = w.id and d.status = 'pending' and d.attempt_count = w.attempt - 1
+         and d.id between ${p('from')} and ${p('to')} and prev.id between ${p('from')} and ${p('to')}
+         and ev.id >= ${p('eventFrom')} and ev.id < ${p('eventTo')}
          and d.next_attempt_at <= ${p('due')}::timestamptz
          and e.id = d.endpoint_id and e.enabled and e.deleted_at is null
          and ev.id = d.event_id
@@ -65,10 +69,21 @@ const claimStatement = prepareStatement<{ ids: string[]; attempts: number[]; at:
       insert into webhook_attempts (delivery_id, attempt_number, started_at, duration_ms, status_code, error, response_excerpt, outcome)
       select c.id, c.attempt - 1, coalesce(c.previous_attempt_at, ${p('at')}::timestamptz), null, null, ${INTERRUPTED_ERROR}, null, 'interrupted'
         from claimed c
-       where c.attempt > 1 and not exists (select 1 from webhook_attempts a where a.delivery_id = c.id and a.attempt_number = c.attempt - 1)
+       where c.attempt > 1 and not exists (select 1 from webhook_attempts a where a.delivery_id = c.id and a.attempt_number = c.attempt - 1
+                                               and a.delivery_id between ${p('from')} and ${p('to')})
     )
     select * from claimed`,
 );
+
+/**
+ * The id ranges of a claim (deliveryIdRange); a delivery from before partitioning may be a
+ * redelivery, made long after its event: its event is looked for from the start.
+ */
+async function claimIdRange(deps: WebhookDeps, deliveryIds: string[]) {
+  const range = deliveryIdRange(deliveryIds);
+  const before = await beforePartitioningBound(deps.db);
+  return before !== null && range.from < `whd${before.slice(3)}` ? { ...range, eventFrom: '' } : range;
+}
 
 /**
  * Claims many attempts in one statement, and says for each one, in order, what was claimed or why
@@ -93,6 +108,8 @@ export async function claimDeliveries(deps: WebhookDeps, attempts: DeliveryAttem
     at: now.toISOString(),
     lease: leaseUntil.toISOString(),
     due: dueBy.toISOString(),
+    // Keeps the planner to the history partitions of these deliveries' months.
+    ...(await claimIdRange(deps, wanted.map((a) => a.deliveryId))),
   });
   const claimed = new Map<string, ClaimedDelivery>();
   for (const row of rows) {

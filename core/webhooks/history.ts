@@ -1,9 +1,10 @@
-import { and, asc, count, desc, eq, exists, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, exists, gte, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import { sortedBy } from '../platform/list-order';
 import type { DbOrTx } from '../../db/client';
 import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema';
 import { AppError, notFound } from '../platform/errors';
-import { newId } from '../platform/ids';
+import { newIdInTimeOf } from '../platform/ids';
+import { deliveryIdsOfEvents } from '../maintenance/history-partitions';
 import type { Caller } from '../organizations/organizations';
 import { emitEvent } from '../events/events';
 import type { DeliveryJob } from './delivery-types';
@@ -90,13 +91,18 @@ export async function listWebhookEvents(db: DbOrTx, caller: Caller, q: EventList
   return { items: await withDeliveries(db, rows), total: Number(n) };
 }
 
+/** Keeps a lookup of deliveries by event to the events' months (history partitions, db/migrations/0014). */
+function inDeliveryIdRange(range: { from: string; below: string }): SQL[] {
+  return [gte(webhookDeliveries.id, range.from), lt(webhookDeliveries.id, range.below)];
+}
+
 async function withDeliveries(db: DbOrTx, rows: (typeof events.$inferSelect)[]): Promise<WebhookEventView[]> {
   if (rows.length === 0) return [];
   const deliveries = await db
     .select({ d: webhookDeliveries, url: webhookEndpoints.url })
     .from(webhookDeliveries)
     .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
-    .where(inArray(webhookDeliveries.eventId, rows.map((r) => r.id)))
+    .where(and(inArray(webhookDeliveries.eventId, rows.map((r) => r.id)), ...inDeliveryIdRange(await deliveryIdsOfEvents(db, rows.map((r) => r.id)))))
     .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id));
   const attempts = deliveries.length
     ? await db
@@ -168,7 +174,7 @@ export async function redeliverWebhookEvent(
       if (!ep.enabled) throw new AppError('CONFLICT', 'This webhook endpoint is disabled; re-enable it (PUT enabled: true) first');
       await tx
         .insert(webhookDeliveries)
-        .values({ id: newId('whd'), organizationId: caller.organizationId, eventId, endpointId: ep.id, status: 'failed', nextAttemptAt: null, createdAt: now })
+        .values({ id: newIdInTimeOf('whd', eventId), organizationId: caller.organizationId, eventId, endpointId: ep.id, status: 'failed', nextAttemptAt: null, createdAt: now })
         .onConflictDoNothing();
     }
     const targets = await tx
@@ -178,6 +184,7 @@ export async function redeliverWebhookEvent(
       .where(
         and(
           eq(webhookDeliveries.eventId, eventId),
+          ...inDeliveryIdRange(await deliveryIdsOfEvents(tx, [eventId])),
           eq(webhookEndpoints.enabled, true),
           isNull(webhookEndpoints.deletedAt),
           ...(input.endpointId ? [eq(webhookDeliveries.endpointId, input.endpointId)] : []),

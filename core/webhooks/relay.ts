@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client';
 import { events, webhookDeliveries, webhookEndpoints } from '../../db/schema';
-import { newId } from '../platform/ids';
+import { newIdInTimeOf } from '../platform/ids';
 import type { DeliveryJob } from './delivery-types';
 import type { WebhookDeps } from './endpoints';
 
@@ -52,7 +52,7 @@ export async function fanOutEvents(tx: Tx, deps: WebhookDeps, pending: FanOutEve
     .where(and(inArray(webhookEndpoints.organizationId, orgIds), eq(webhookEndpoints.enabled, true), isNull(webhookEndpoints.deletedAt)));
   const rows = pending.flatMap((event) =>
     recipients(event, endpoints).map((ep) => ({
-      id: newId('whd'),
+      id: newIdInTimeOf('whd', event.id),
       organizationId: event.organizationId,
       eventId: event.id,
       endpointId: ep.id,

@@ -6,9 +6,12 @@
  * Postgres (INSERT … SELECT generate_series: no client in the path, faster than COPY from here).
  *
  * Prints p50/p99 (sequential requests, BENCH_REQUESTS each) of GET /orders and GET /transfers
- * (first page, filtered by status, a deep page) and of POST /orders (allocation included), first on
- * small tables, then on the large ones, with the ratio (target ≤ 2); the history-retention job's
- * pass over the large tables; and disk use per table.
+ * (first page, filtered by status, a deep page), of POST /orders (allocation included), of the
+ * webhook relay (one new event fanned out, the due sweep) and of a delivery's claim, first on small
+ * tables, then on the large ones, with the ratio (target ≤ 2); retention over the large tables
+ * (months of webhook history dropped whole); and disk use per table (partitions summed).
+ * The webhook history is partitioned by month from a year back, as on an installation partitioned
+ * for over a year (the migration's partition of the rows from before is replaced).
  *
  *   npm run bench:scale                    # BENCH_SCALE=0.05: 100,000 orders, 500,000 transfers, 1,000,000 attempts
  *   BENCH_SCALE=1 npm run bench:scale      # the full year (about 15 GB of disk, long on 2 cores)
@@ -22,6 +25,10 @@ import { createLogger } from '../../core/platform/logger';
 import { createApiKey, createOrganization } from '../../core/organizations/organizations';
 import { createService } from '../../core/service/service';
 import { pruneHistory } from '../../core/maintenance/history-retention';
+import { dropExpiredPartitions } from '../../core/maintenance/history-partitions';
+import { claimDeliveries } from '../../core/webhooks/claim';
+import { relayWebhookEvents } from '../../core/webhooks/relay';
+import { newId } from '../../core/platform/ids';
 import { startApi } from '../../api/server';
 import { poolAddresses } from '../../db/schema';
 import { benchState, runBench } from './bench-kit';
@@ -109,6 +116,33 @@ async function generate(sql: postgres.Sql, busyOrg: string, table: 'orders' | 't
   }
 }
 
+/** p50/p99 of `run` after `prepare` (not timed), sequentially. */
+async function timedCall<T>(count: number, prepare: () => Promise<T>, run: (value: T) => Promise<unknown>): Promise<Figure> {
+  const samples: number[] = [];
+  for (let i = -3; i < count; i++) {
+    const value = await prepare();
+    const t = performance.now();
+    await run(value);
+    if (i >= 0) samples.push(performance.now() - t);
+  }
+  samples.sort((a, b) => a - b);
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
+}
+
+/** Disk use per table, a partitioned table's partitions summed. */
+async function printDiskUse(sql: postgres.Sql, when: string): Promise<void> {
+  await sql`analyze`;
+  const sizes = await sql<{ table: string; rows: string; total: string; indexes: string }[]>`
+    select coalesce(p.relname, c.relname) || case when p.relname is null then '' else ' (' || count(*) || ' partitions)' end as table,
+           sum(greatest(c.reltuples, 0))::bigint as rows, pg_size_pretty(sum(pg_total_relation_size(c.oid))) as total, pg_size_pretty(sum(pg_indexes_size(c.oid))) as indexes
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    left join pg_inherits i on i.inhrelid = c.oid left join pg_class p on p.oid = i.inhparent
+    where n.nspname = current_schema() and c.relkind = 'r' group by coalesce(p.relname, c.relname), p.relname
+    order by sum(pg_total_relation_size(c.oid)) desc limit 8`;
+  console.log(`\ndisk per table, ${when} (rows as estimated by Postgres):`);
+  for (const r of sizes) console.log(`  ${r.table.padEnd(22)} ${fmt(Number(r.rows)).padStart(12)} rows  ${r.total.padStart(8)} (indexes ${r.indexes})`);
+}
+
 async function main() {
   // A real network (no local chain to start); Sepolia's USDT needs an address: any contract will do.
   const config = loadConfig({ DATABASE_URL: DB_URL, REDIS_URL, REDIS_PREFIX: PREFIX, NETWORK: 'testnet', SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'), ALLOW_INSECURE_PUBLIC_URL: 'true', TOKEN_ETHEREUM_SEPOLIA_USDT: getAddress(hexlify(randomBytes(20))), LOG_LEVEL: 'silent', RATE_LIMIT_ENABLED: 'false', PORT: '0', METRICS_PORT: '0' });
@@ -127,8 +161,20 @@ async function main() {
       const now = Date.now();
       await ctx.db.insert(poolAddresses).values(Array.from({ length: 5000 }, (_, j) => ({ organizationId: busy, protocol: 'evm' as const, address: getAddress(hexlify(randomBytes(20))), mode: 'self_managed' as const, status: 'available' as const, createdAt: new Date(now + j) })));
     }
+    // Monthly history partitions from 13 months back (before any row is written).
+    await sql.unsafe(`
+      do $$ begin
+        ${['webhook_attempts', 'webhook_deliveries', 'events'].map((t) => `alter table ${t} detach partition ${t}_before_partitioning; drop table ${t}_before_partitioning;`).join('\n')}
+        ${['webhook_attempts', 'webhook_deliveries', 'events'].map((t) => `execute format('drop table %I', '${t}_' || to_char(now() at time zone 'UTC', '"p"YYYYMM'));`).join('\n')}
+        for i in 0..13 loop
+          perform create_history_partition(date_trunc('month', now() at time zone 'UTC') at time zone 'UTC' - make_interval(months => i),
+            date_trunc('month', now() at time zone 'UTC') at time zone 'UTC' - make_interval(months => i - 1),
+            to_char(date_trunc('month', now() at time zone 'UTC') - make_interval(months => i), '"p"YYYYMM'));
+        end loop;
+      end $$`);
     api = await startApi(ctx);
     const base = `http://127.0.0.1:${api.port}/api/v1`;
+    const deps = { db: ctx.db, config: ctx.config, clock: ctx.clock };
     const headers = { 'x-api-key': member.key };
     const get = (path: string) => () => fetch(`${base}${path}`, { headers });
     const tag = randomBytes(4).toString('hex');
@@ -142,6 +188,19 @@ async function main() {
       'GET /transfers ?status=confirmed': await timed(REQUESTS, get('/transfers?limit=20&status=confirmed')),
       [`GET /transfers deep page`]: await timed(REQUESTS, get(`/transfers?limit=20&page=${deepPage}`)),
       'POST /orders (allocation)': await timed(REQUESTS, post(round)),
+      'webhook relay (1 new event)': await timedCall(REQUESTS, async () => {
+        await sql.unsafe(`insert into events (id, organization_id, type, data) values ('${newId('evt')}', '${busy}', 'order.completed', '{"orderId":"ord_bench"}')`);
+      }, () => relayWebhookEvents(deps)),
+      'delivery claim': await timedCall(REQUESTS, async () => {
+        const eventId = newId('evt');
+        const deliveryId = `whd_${eventId.slice(4)}`;
+        await sql.unsafe(`insert into events (id, organization_id, type, data, dispatched_at) values ('${eventId}', '${busy}', 'order.completed', '{}', now());
+          insert into webhook_deliveries (id, organization_id, event_id, endpoint_id, next_attempt_at) values ('${deliveryId}', '${busy}', '${eventId}', 'whe_scale_busy', now())`);
+        return deliveryId;
+      }, async (deliveryId) => {
+        const [claimed] = await claimDeliveries(deps, [{ deliveryId, attempt: 1 }]);
+        if ('skip' in claimed) throw new Error(`not claimed: ${claimed.skip}`);
+      }),
     });
 
     // Small tables: 2,000 orders, 10,000 transfers, 4,000 events (half the busy merchant's).
@@ -168,24 +227,18 @@ async function main() {
     }
     console.log(`(deep page: page ${Math.floor(ORDERS / 2 / 20 / 2)} of 20 on the large tables, page 40 on the small)`);
 
-    // Retention over the year: a 90-day window deletes about three quarters of the delivery history.
-    const t = performance.now();
-    let removed = { events: 0, deliveries: 0, attempts: 0, alertEmails: 0 };
-    for (;;) {
-      const r = await pruneHistory(ctx.db, new Date(), { eventDays: 90, batchSize: 1000, maxBatches: 100 });
-      removed = { events: removed.events + r.events, deliveries: removed.deliveries + r.deliveries, attempts: removed.attempts + r.attempts, alertEmails: 0 };
-      if (r.events === 0) break;
-    }
-    const s = (performance.now() - t) / 1000;
-    console.log(`\nretention (90 days, batches of 1,000 events): deleted ${fmt(removed.events)} events, ${fmt(removed.deliveries)} deliveries, ${fmt(removed.attempts)} attempts in ${s.toFixed(1)} s = ${fmt(Math.round(removed.attempts / s))} attempts/s`);
+    await printDiskUse(sql, 'a year of history');
 
-    await sql`analyze`;
-    const sizes = await sql<{ table: string; rows: string; total: string; indexes: string }[]>`
-      select c.relname as table, c.reltuples::bigint as rows, pg_size_pretty(pg_total_relation_size(c.oid)) as total, pg_size_pretty(pg_indexes_size(c.oid)) as indexes
-      from pg_class c join pg_namespace n on n.oid = c.relnamespace
-      where n.nspname = current_schema() and c.relkind = 'r' order by pg_total_relation_size(c.oid) desc limit 8`;
-    console.log('\ndisk per table after retention (rows as estimated by Postgres):');
-    for (const r of sizes) console.log(`  ${r.table.padEnd(22)} ${fmt(Number(r.rows)).padStart(12)} rows  ${r.total.padStart(8)} (indexes ${r.indexes})`);
+    // Retention over the year: a 90-day window drops about three quarters of the delivery history, month by month.
+    const [count] = await sql`select (select count(*) from events)::bigint as events, (select count(*) from webhook_attempts)::bigint as attempts`;
+    const t = performance.now();
+    const { dropped } = await dropExpiredPartitions(ctx.db, new Date(), 90);
+    await pruneHistory(ctx.db, new Date(), { eventDays: 90, batchSize: 1000, maxBatches: 100 });
+    const s = (performance.now() - t) / 1000;
+    const [left] = await sql`select (select count(*) from events)::bigint as events, (select count(*) from webhook_attempts)::bigint as attempts`;
+    console.log(`\nretention (90 days): dropped ${dropped.length} months (${dropped.join(', ')}): ${fmt(Number(count.events) - Number(left.events))} events with their deliveries and ${fmt(Number(count.attempts) - Number(left.attempts))} attempts in ${s.toFixed(2)} s`);
+
+    await printDiskUse(sql, 'after retention');
   } finally {
     await api?.close();
     await sql.end();

@@ -10,6 +10,7 @@ import { webhookRelayProcessor } from './webhook-relay.processor';
 import { tableMaintenanceProcessor } from './table-maintenance.processor';
 import { alertEmailProcessor } from './alert-email.processor';
 import { historyRetentionProcessor } from './history-retention.processor';
+import { historyPartitionsProcessor } from './history-partitions.processor';
 
 /** One processor per queue. The type makes a missing or extra processor a compile error. */
 export const PROCESSORS: { [Q in QueueName]: Processor<Q> } = {
@@ -24,4 +25,5 @@ export const PROCESSORS: { [Q in QueueName]: Processor<Q> } = {
   'table-maintenance': tableMaintenanceProcessor,
   'alert-email': alertEmailProcessor,
   'history-retention': historyRetentionProcessor,
+  'history-partitions': historyPartitionsProcessor,
 };
