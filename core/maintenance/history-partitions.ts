@@ -165,25 +165,17 @@ function quoteLiteral(text: string): string {
   return `'${text.replace(/'/g, "''")}'`;
 }
 
-
-let beforePartitioning: Promise<string | null> | null = null;
-
 /**
  * The first id (events) above the partition of the rows from before partitioning, null without
- * one. Fixed by the migration, so read once per process (a process serves one database). An event
- * from before has its deliveries anywhere below it (a delivery made by a redelivery, before the
- * migration, carries its own time); a later event's deliveries carry its time exactly.
+ * one. An event from before has its deliveries anywhere below it (a delivery made by a
+ * redelivery, before the migration, carries its own time); a later event's deliveries carry its
+ * time exactly. Read from the catalog each time (an index lookup): a cache would be module state,
+ * and a process may serve more than one database (the tests' contexts do).
  */
-export function beforePartitioningBound(db: DbOrTx): Promise<string | null> {
-  beforePartitioning ??= db
-    .execute<{ bound: string }>(sql`
-      select pg_get_expr(c.relpartbound, c.oid) as bound from pg_class c where c.relname = 'events_before_partitioning' and c.relispartition`)
-    .then(([row]) => (row ? (/TO \('([^']*)'\)/.exec(row.bound)?.[1] ?? null) : null))
-    .catch((err: unknown) => {
-      beforePartitioning = null;
-      throw err;
-    });
-  return beforePartitioning;
+export async function beforePartitioningBound(db: DbOrTx): Promise<string | null> {
+  const [row] = await db.execute<{ bound: string }>(sql`
+    select pg_get_expr(c.relpartbound, c.oid) as bound from pg_class c where c.relname = 'events_before_partitioning' and c.relispartition`);
+  return row ? (/TO \('([^']*)'\)/.exec(row.bound)?.[1] ?? null) : null;
 }
 
 /**
