@@ -63,7 +63,18 @@ export async function startSimSolana(opts: { slotMs: number; finalizationLag: nu
           instructions.push(getCreateAssociatedTokenIdempotentInstruction({ payer, ata, owner: address(item.to), mint }));
           instructions.push(getTransferCheckedInstruction({ source: sources[item.currency], mint, destination: ata, authority: payer, amount: item.amount, decimals: TEST_MINT_DECIMALS }));
         }
-        const { signature } = await client.send(payer, instructions, { waitFor: 'none' });
+        // Refused at preflight (a fork dropped the block whose hash the transaction carries): it never
+        // landed, so it is sent again with a fresh blockhash.
+        let signature = '';
+        for (let attempt = 1; ; attempt++) {
+          try {
+            ({ signature } = await client.send(payer, instructions, { waitFor: 'none' }));
+            break;
+          } catch (err) {
+            if (attempt >= 3 || !/simulation failed|blockhash/i.test((err as Error).message)) throw err;
+            await new Promise((r) => setTimeout(r, 500));
+          }
+        }
         for (let k = i; k < Math.min(items.length, i + PER_TRANSACTION); k++) signatures.push(signature);
       }
       return signatures;
