@@ -121,7 +121,14 @@ const SOLANA_FINALIZATION_LAG = 6;
 const SOLANA_DEPTH = SOLANA_FINALIZATION_LAG; // lag − confirmation lag (1) + 1
 const blockTimeOf = (chainId: string) => CHAIN_DEFINITIONS.find((c) => c.chainId === chainId)!.blockTimeMs;
 const zeroCounts = (): FamilyCounts => ({ payments: 0, orders: 0, deposits: 0, reorgs: 0 });
-const WEBHOOK_TIMEOUT_MS = 1500;
+/**
+ * The service's webhook timeout and retry schedule. A long run keeps the machine busy for long (the
+ * receiver shares the simulation's event loop with tron-local and solana-local): with 1.5 s, two
+ * thirds of a 10,000-payment run's attempts timed out on a loaded machine and some deliveries ran
+ * out of attempts before quiescence — so a long run gets 5 s and a longer schedule.
+ */
+const webhookSettingsFor = (payments: number) =>
+  payments > 1000 ? { timeoutMs: 5_000, schedule: '0,1,2,3,5,8,13,20,30,30,30,30,30' } : { timeoutMs: 1_500, schedule: '0,1,2,3,5,8,13,20' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
 function amountString(hundredths: number): string {
@@ -241,7 +248,8 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     await setServiceState(db.db, TRON_LOCAL_STATE_KEY, tronState);
     solanaProxy = await startFaultyRpcProxy(solana.chain.url, rng.fork('solana-rpc'));
     await setServiceState(db.db, SOLANA_LOCAL_STATE_KEY, solanaLocalStateOf(solana.chain, solanaProxy.url));
-    receiver = await startChaosReceiver(rng.fork('receiver'), { timeoutMs: WEBHOOK_TIMEOUT_MS });
+    const webhookSettings = webhookSettingsFor(opts.payments);
+    receiver = await startChaosReceiver(rng.fork('receiver'), { timeoutMs: webhookSettings.timeoutMs });
 
     const orgs: { id: string; key: string; pool: string[] }[] = [];
     const randomAddress: Record<Family, () => string> = { evm: randomEvmAddress, tron: randomTronAddress, solana: randomSolanaAddress };
@@ -280,8 +288,8 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       ORDER_EXPIRY_INTERVAL_MS: '1000',
       POOL_COOLDOWN_INTERVAL_MS: '1000',
       WEBHOOK_ALLOW_INSECURE: 'true',
-      WEBHOOK_TIMEOUT_MS: String(WEBHOOK_TIMEOUT_MS),
-      WEBHOOK_RETRY_SCHEDULE: '0,1,2,3,5,8,13,20',
+      WEBHOOK_TIMEOUT_MS: String(webhookSettings.timeoutMs),
+      WEBHOOK_RETRY_SCHEDULE: webhookSettings.schedule,
       WEBHOOK_RETRY_JITTER: '0.1',
       WEBHOOK_DISABLE_AFTER_HOURS: '1',
       WEBHOOK_RELAY_INTERVAL_MS: '500',
