@@ -1,4 +1,4 @@
-import { and, lt, eq, sql } from 'drizzle-orm';
+import { and, eq, gt, lt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { chainHeadObservations } from '../../db/schema';
 
@@ -68,6 +68,20 @@ export async function miningEvidence(db: DbOrTx, chainId: string, blockNumbers: 
     });
   }
   return out;
+}
+
+/**
+ * A reorganisation from `forkPoint`: the heights above it now hold other blocks, mined later than
+ * the ones the service saw there (a replacement block comes in a later slot). What was seen at
+ * those heights is no proof of when the new blocks were mined — kept, a payment mined into a
+ * replacement block after an order began would count as seen before it (no_holder, the order
+ * never credited). Forgotten, in the reorg's transaction; the next look at the head records the
+ * new branch. The evidence left (heights at or below the fork point) is older: it only widens what
+ * the service knows of when a new block was mined, so it can never make a transfer anyone's that
+ * was not.
+ */
+export async function forgetHeadObservationsAbove(db: DbOrTx, chainId: string, forkPoint: number): Promise<void> {
+  await db.delete(chainHeadObservations).where(and(eq(chainHeadObservations.chainId, chainId), gt(chainHeadObservations.headNumber, forkPoint)));
 }
 
 /** Observations kept per chain: old ones only matter to a catch-up of blocks that old. */

@@ -3,6 +3,7 @@ import { chainCheckpoints, deposits, transfers } from '../../db/schema';
 import { formatAmount } from '../platform/amounts';
 import type { ServiceContext } from '../service/context';
 import { emitEvent } from '../events/events';
+import { forgetHeadObservationsAbove } from './head-observations';
 import { dropTransfers } from './record-transfer';
 import type { ChainAdapter } from './adapter';
 import { newestBlockAtOrBelow } from './heights';
@@ -107,6 +108,7 @@ export async function applyReorg(ctx: ServiceContext, adapter: ChainAdapter, cp:
       }
     }
     await forgetBlocksAbove(tx, chainId, fork.blockNumber);
+    await forgetHeadObservationsAbove(tx, chainId, fork.blockNumber);
     await tx
       .update(chainCheckpoints)
       .set({ blockNumber: fork.blockNumber, blockHash: fork.blockHash, blockTimestamp: fork.blockTimestamp, updatedAt: ctx.clock.now() })

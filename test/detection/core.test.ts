@@ -280,6 +280,32 @@ describe('detection core with an in-memory chain', function () {
       expect(order.address).to.equal(address);
     });
 
+    it('a payment mined after the order began, in a block that replaced one the scanner saw before it, is the order\'s (a reorg re-uses heights)', async () => {
+      const { ctx, chain } = setUp();
+      const org = await createTestOrg('memory replaced height');
+      await seedPoolAddresses(org.organizationId, 'evm', 1);
+      chain.mineEmpty(2);
+      await scanChain(ctx, chain);
+      chain.mine();
+      await scanChain(ctx, chain);
+      const seen = chain.tip.number;
+      clockOf(ctx).advance(1_000);
+      const order = await orderAt(ctx, chain, org.organizationId);
+      clockOf(ctx).advance(1_000);
+      // The chain settles on another branch below the block the scanner saw: the new block at that
+      // height is mined after the order began (tron-local's orphans, a later slot on EVM) and pays it.
+      chain.blocks = chain.blocks.slice(0, seen);
+      chain.mine([{ txHash: newTxHash(), to: order.address, amount: 20n }]);
+      expect(chain.tip.number).to.equal(seen);
+      chain.mineEmpty(1);
+      clockOf(ctx).advance(1_000);
+      await scanChain(ctx, chain);
+      await scanChain(ctx, chain);
+      const [row] = await rowsOf(ctx, chain.chain.chainId);
+      expect(row).to.include({ orderId: order.id, unattributedReason: null, counted: true });
+      expect(row.minedBy!.getTime()).to.be.above(order.createdAt.getTime());
+    });
+
     it('case 2: a block mined while the scanner had not looked for longer than L is not credited to the order (undecidable)', async () => {
       const { ctx, chain } = setUp();
       const org = await createTestOrg('memory stalled');

@@ -26,6 +26,8 @@ export type Intent = { kind: 'order'; ref: string } | { kind: 'deposit'; ref: st
 export interface IntentReport {
   /** Recorded transfers whose intent the simulation knows. */
   judged: number;
+  /** The same per chain (every family's payments must be judged). */
+  judgedPerChain: Record<string, number>;
   /** Credited (attributed) to something they were not meant for. */
   wrongCredit: number;
   /** Meant for something and attributed to it. */
@@ -45,23 +47,32 @@ export function intentOfRef(ref: string): Intent {
   return null;
 }
 
-/** Each sent payment's identity (tx hash and index within it) → its reference and when it was sent (ms). */
-export function paymentsOfTrace(entries: readonly TraceEntry[], startedAt: number): Map<string, { ref: string; sentAt: number }> {
-  const out = new Map<string, { ref: string; sentAt: number }>();
+/**
+ * The key the oracle finds a payment by. EVM and Tron: its identity (tx hash and index of the
+ * transfer within the transaction, which the payer knows). Solana: the signature and the recipient
+ * owner — the identity's index is the recipient token account's place in the compiled transaction's
+ * account list, which the payer does not choose; one transaction pays an owner once per mint.
+ */
+export function paymentKey(p: { chainId: string; txHash: string; indexInTx: number; to: string; currency: string }): string {
+  return p.chainId.startsWith('solana') ? `${p.txHash}|${p.to.toLowerCase()}|${p.currency}` : transferIdentity(p);
+}
+
+/** Each sent payment's key (paymentKey) → its reference, chain and when it was sent (ms). */
+export function paymentsOfTrace(entries: readonly TraceEntry[], startedAt: number): Map<string, { ref: string; sentAt: number; chainId: string }> {
+  const out = new Map<string, { ref: string; sentAt: number; chainId: string }>();
   for (const e of entries) {
     if (e.kind !== 'tx' || typeof e.hash !== 'string') continue;
     const sentAt = e.at + startedAt;
-    if (Array.isArray(e.batch)) {
-      (e.batch as { ref: string }[]).forEach((item, i) => out.set(transferIdentity({ txHash: e.hash as string, indexInTx: i }), { ref: item.ref, sentAt }));
-    } else if (typeof e.ref === 'string') {
-      out.set(transferIdentity({ txHash: e.hash, indexInTx: 0 }), { ref: e.ref, sentAt });
-    }
+    const chainId = String(e.chainId);
+    const hashes = Array.isArray(e.hashes) ? (e.hashes as string[]) : null;
+    const items: { ref: string; to: string; currency: string }[] = Array.isArray(e.batch) ? (e.batch as { ref: string; to: string; currency: string }[]) : typeof e.ref === 'string' ? [{ ref: e.ref, to: String(e.to), currency: String(e.currency) }] : [];
+    items.forEach((item, i) => out.set(paymentKey({ chainId, txHash: hashes?.[i] ?? (e.hash as string), indexInTx: i, to: item.to, currency: item.currency }), { ref: item.ref, sentAt, chainId }));
   }
   return out;
 }
 
-export async function judgeByIntent(sql: postgres.Sql, payments: Map<string, { ref: string; sentAt: number }>): Promise<IntentReport> {
-  const report: IntentReport = { judged: 0, wrongCredit: 0, creditedAsMeant: 0, straysUnattributed: 0, unattributed: {}, violations: [] };
+export async function judgeByIntent(sql: postgres.Sql, payments: Map<string, { ref: string; sentAt: number; chainId: string }>): Promise<IntentReport> {
+  const report: IntentReport = { judgedPerChain: {}, judged: 0, wrongCredit: 0, creditedAsMeant: 0, straysUnattributed: 0, unattributed: {}, violations: [] };
   const orderRows = await sql<{ id: string; order_reference: string; status: string; completed_at: Date | string | null; expired_at: Date | string | null }[]>`
     select id, order_reference, status, completed_at, expired_at from orders`;
   const orders = new Map(orderRows.map((o) => [o.order_reference, o]));
@@ -69,14 +80,15 @@ export async function judgeByIntent(sql: postgres.Sql, payments: Map<string, { r
     select id, deposit_reference, unbound_at from deposit_bindings`;
   const bindings = new Map<string, (typeof bindingRows)[number][]>();
   for (const b of bindingRows) bindings.set(b.deposit_reference, [...(bindings.get(b.deposit_reference) ?? []), b]);
-  const rows = await sql<{ tx_hash: string; index_in_tx: number; order_id: string | null; deposit_binding_id: string | null; unattributed_reason: string | null; status: string }[]>`
-    select tx_hash, index_in_tx, order_id, deposit_binding_id, unattributed_reason, status from transfers where status <> 'dropped'`;
+  const rows = await sql<{ chain_id: string; tx_hash: string; index_in_tx: number; to_address: string; currency: string; order_id: string | null; deposit_binding_id: string | null; unattributed_reason: string | null; status: string }[]>`
+    select chain_id, tx_hash, index_in_tx, to_address, currency, order_id, deposit_binding_id, unattributed_reason, status from transfers where status <> 'dropped'`;
   const count = (cls: string) => (report.unattributed[cls] = (report.unattributed[cls] ?? 0) + 1);
   for (const r of rows) {
     const identity = transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx });
-    const sent = payments.get(identity);
+    const sent = payments.get(paymentKey({ chainId: r.chain_id, txHash: r.tx_hash, indexInTx: r.index_in_tx, to: r.to_address, currency: r.currency }));
     if (!sent) continue; // not one of the simulation's payments (none expected): the invariants cover it
     report.judged++;
+    report.judgedPerChain[r.chain_id] = (report.judgedPerChain[r.chain_id] ?? 0) + 1;
     const intent = intentOfRef(sent.ref);
     const got = r.order_id ? `order ${r.order_id}` : r.deposit_binding_id ? `deposit ${r.deposit_binding_id}` : null;
     let meant: string | null = null;
@@ -131,7 +143,7 @@ export function formatIntent(r: IntentReport): string[] {
   const classes = Object.entries(r.unattributed).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
   return [
     `credited to something it was not meant for: ${r.wrongCredit}`,
-    `intent oracle         ${r.judged} payments judged: ${r.creditedAsMeant} credited as meant, ${r.straysUnattributed} strays left unattributed`,
+    `intent oracle         ${r.judged} payments judged (${Object.entries(r.judgedPerChain).map(([c, n]) => `${c} ${n}`).join(', ')}): ${r.creditedAsMeant} credited as meant, ${r.straysUnattributed} strays left unattributed`,
     `unattributed by class ${classes}`,
   ];
 }

@@ -16,11 +16,13 @@ export function formatReport(r: SimReport): string {
     `Redis restarts        ${r.redisRestarts}`,
     `RPC faults injected   ${Object.values(r.rpcFaults).reduce((s, n) => s + n, 0)} of ${r.rpcRequests} calls (${faults}; EVM ${f.evm.rpcFaults} of ${f.evm.rpcRequests}, Tron ${f.tron.rpcFaults} of ${f.tron.rpcRequests}, Solana ${f.solana.rpcFaults} of ${f.solana.rpcRequests})`,
     `skipped slots         ${r.skippedSlots ?? 0} (solana-local)`,
+    `payer sends failed    ${r.sendErrors} (the chain refused the payer's transaction); ${r.notSent} payments not sent (no fair address)`,
     `mismatches            ${r.mismatches.length}`,
     `invariant violations  ${r.violations.length}`,
     ...(r.intent ? formatIntent(r.intent) : ['credited to something it was not meant for: not judged (the run did not finish)']),
     `webhook events        expected ${r.webhooks.expected}, delivered ${r.webhooks.delivered}, duplicated ${r.webhooks.duplicated} (${r.webhooks.posts} POSTs)`,
     `wall time             ${(r.wallMs / 1000).toFixed(1)} s`,
+    `load average          ${r.loadAverage.map((l) => l.toFixed(2)).join(' ')} (at the end; 1, 5, 15 min)`,
   ];
   for (const m of r.mismatches) lines.push(`  MISMATCH ${m}`);
   for (const v of r.violations) lines.push(`  VIOLATION ${v}`);

@@ -22,6 +22,9 @@ export const TRON_SHARE = 0.3;
 /** Share of the others on solana-local. */
 export const SOLANA_SHARE = 0.3;
 
+/** A family drawn at the shares above. */
+const familyOf = (rng: Rng): Family => (rng.chance(TRON_SHARE) ? 'tron' : rng.chance(SOLANA_SHARE) ? 'solana' : 'evm');
+
 export type OrderKind =
   | 'exact'
   | 'partial-topup'
@@ -225,7 +228,7 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
   let planned = 0;
   const depositShare = 0.15;
   while (planned < shape.payments) {
-    const family: Family = rng.chance(TRON_SHARE) ? 'tron' : rng.chance(SOLANA_SHARE) ? 'solana' : 'evm';
+    const family = familyOf(rng);
     const currencies = CURRENCIES_OF[family];
     if (rng.chance(depositShare)) {
       const bindAtMs = rng.int(0, Math.floor(spreadMs * 0.8));
@@ -305,9 +308,9 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
   }
   // Scanner stalls (issue 25): the family's provider holds every call for 1 s up to 120 s (bounded
   // by the run's scale), no error; and every worker down for a while as the API goes on allocating.
-  const stalls = Math.max(2, Math.floor(endMs / 60_000));
+  const stalls = Math.max(3, Math.floor(endMs / 60_000));
   for (let i = 0; i < stalls; i++) {
-    faults.push({ atMs: rng.int(3_000, spreadMs + 60_000), kind: 'stall', family: i === 1 ? 'tron' : i === 0 ? 'evm' : rng.chance(TRON_SHARE) ? 'tron' : 'evm', value: rng.int(1_000, Math.min(120_000, Math.max(5_000, spreadMs * 2))) });
+    faults.push({ atMs: rng.int(3_000, spreadMs + 60_000), kind: 'stall', family: i === 1 ? 'tron' : i === 0 ? 'evm' : i === 2 ? 'solana' : familyOf(rng), value: rng.int(1_000, Math.min(120_000, Math.max(5_000, spreadMs * 2))) });
   }
   const downs = Math.max(1, Math.floor(endMs / 200_000));
   for (let i = 0; i < downs; i++) faults.push({ atMs: rng.int(3_000, spreadMs), kind: 'workers-down', value: rng.int(3_000, 20_000) });
@@ -319,7 +322,7 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
 
   // Strays: payments to pool addresses nobody asked for (meant for nothing).
   const strays: PlannedStray[] = Array.from({ length: Math.max(4, Math.round(shape.payments / 50)) }, (_, n) => {
-    const family: Family = rng.chance(TRON_SHARE) ? 'tron' : 'evm';
+    const family = familyOf(rng);
     return { n, family, org: rng.int(0, orgCount - 1), atMs: rng.int(0, spreadMs + 60_000), currency: rng.pick(CURRENCIES_OF[family]), hundredths: rng.int(1, 10_000) };
   });
   // Chain clocks: half the runs' families within a few seconds, the others behind or ahead by up to 2 × S.

@@ -4,7 +4,7 @@ import { runSimulation } from './simulation';
 
 /**
  * The money simulation at a fixed seed (issue 16): ~200 payments against the real service under
- * reorgs, worker kills, a Redis restart, RPC faults and a flaky webhook receiver, on both chain
+ * reorgs, worker kills, a Redis restart, RPC faults and a flaky webhook receiver, on the three chain
  * families enabled locally (EVM on anvil, Tron on tron-local, Solana on solana-local with skipped slots and forks); every invariant must hold at quiescence. `npm run sim -- --payments 10000` is the long run.
  */
 describe('money simulation (fixed seed, real processes, anvil, tron-local and solana-local)', function () {
@@ -31,6 +31,10 @@ describe('money simulation (fixed seed, real processes, anvil, tron-local and so
       expect(report.families[family].payments, `${family}\n${summary}`).to.be.greaterThan(20);
       expect(report.families[family].reorgs, `${family}\n${summary}`).to.be.greaterThan(0);
     }
+    // The intent oracle judged payments of every family (a Solana payment is found by signature and owner).
+    for (const chainId of ['ethereum-local', 'tron-local', 'solana-local']) expect(report.intent!.judgedPerChain[chainId] ?? 0, `${chainId}\n${summary}`).to.be.greaterThan(10);
+    // The payers' transactions went out: a refused one is a harness fault that hides a payment.
+    expect(report.sendErrors, summary).to.equal(0);
     expect(report.skippedSlots, summary).to.be.greaterThan(0);
     expect(report.kills, summary).to.be.greaterThan(0);
     expect(report.redisRestarts, summary).to.be.greaterThan(0);

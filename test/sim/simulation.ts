@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { JsonRpcProvider, Network } from 'ethers';
 import postgres from 'postgres';
@@ -94,6 +95,12 @@ export interface SimReport {
   rpcRequests: number;
   /** The same figures per family (EVM on anvil, Tron on tron-local); RPC faults per family's proxy. */
   families: Record<Family, FamilyCounts & { rpcFaults: number; rpcRequests: number }>;
+  /** Payer transactions the chain refused (each traced as tx-error): a harness problem, not the service's. */
+  sendErrors: number;
+  /** Payments not sent because the oracle could not fairly ask for them (traced as payment-not-sent). */
+  notSent: number;
+  /** The machine's load average (1, 5, 15 min) at the end: figures of a shared machine are noisy. */
+  loadAverage: number[];
   mismatches: string[];
   violations: string[];
   /** The intent oracle's verdict (issue 25). */
@@ -114,7 +121,14 @@ const SOLANA_FINALIZATION_LAG = 6;
 const SOLANA_DEPTH = SOLANA_FINALIZATION_LAG; // lag − confirmation lag (1) + 1
 const blockTimeOf = (chainId: string) => CHAIN_DEFINITIONS.find((c) => c.chainId === chainId)!.blockTimeMs;
 const zeroCounts = (): FamilyCounts => ({ payments: 0, orders: 0, deposits: 0, reorgs: 0 });
-const WEBHOOK_TIMEOUT_MS = 1500;
+/**
+ * The service's webhook timeout and retry schedule. A long run keeps the machine busy for long (the
+ * receiver shares the simulation's event loop with tron-local and solana-local): with 1.5 s, two
+ * thirds of a 10,000-payment run's attempts timed out on a loaded machine and some deliveries ran
+ * out of attempts before quiescence — so a long run gets 5 s and a longer schedule.
+ */
+const webhookSettingsFor = (payments: number) =>
+  payments > 1000 ? { timeoutMs: 5_000, schedule: '0,1,2,3,5,8,13,20,30,30,30,30,30' } : { timeoutMs: 1_500, schedule: '0,1,2,3,5,8,13,20' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
 function amountString(hundredths: number): string {
@@ -234,7 +248,8 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     await setServiceState(db.db, TRON_LOCAL_STATE_KEY, tronState);
     solanaProxy = await startFaultyRpcProxy(solana.chain.url, rng.fork('solana-rpc'));
     await setServiceState(db.db, SOLANA_LOCAL_STATE_KEY, solanaLocalStateOf(solana.chain, solanaProxy.url));
-    receiver = await startChaosReceiver(rng.fork('receiver'), { timeoutMs: WEBHOOK_TIMEOUT_MS });
+    const webhookSettings = webhookSettingsFor(opts.payments);
+    receiver = await startChaosReceiver(rng.fork('receiver'), { timeoutMs: webhookSettings.timeoutMs });
 
     const orgs: { id: string; key: string; pool: string[] }[] = [];
     const randomAddress: Record<Family, () => string> = { evm: randomEvmAddress, tron: randomTronAddress, solana: randomSolanaAddress };
@@ -273,8 +288,8 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       ORDER_EXPIRY_INTERVAL_MS: '1000',
       POOL_COOLDOWN_INTERVAL_MS: '1000',
       WEBHOOK_ALLOW_INSECURE: 'true',
-      WEBHOOK_TIMEOUT_MS: String(WEBHOOK_TIMEOUT_MS),
-      WEBHOOK_RETRY_SCHEDULE: '0,1,2,3,5,8,13,20',
+      WEBHOOK_TIMEOUT_MS: String(webhookSettings.timeoutMs),
+      WEBHOOK_RETRY_SCHEDULE: webhookSettings.schedule,
       WEBHOOK_RETRY_JITTER: '0.1',
       WEBHOOK_DISABLE_AFTER_HOURS: '1',
       WEBHOOK_RELAY_INTERVAL_MS: '500',
@@ -337,33 +352,69 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     // batch through the BatchPayer contract), tron-local through its development endpoint (a batch
     // is one transaction of several TRC-20 transfers).
     type Item = { to: string; currency: Currency; amount: bigint; ref: string };
-    const send: Record<Family, (items: Item[]) => Promise<string>> = {
-      evm: async (items) => {
-        const from = payers[payerTurn++ % payers.length];
+    // anvil numbers each payer's transactions itself (eth_sendTransaction): two sends from one payer
+    // at once may get the same nonce ("replacement fee too low"), so each payer sends one transaction
+    // at a time, the least busy payer first. A reorg closes the gate: it waits for the payers' queues
+    // and anvil's pool to empty, so no payer is left with pooled transactions above a nonce the reorg
+    // rewound (a gap nothing fills, or the next send's nonce colliding with them).
+    const payerQueue = new Map<string, { tail: Promise<unknown>; depth: number }>(payers.map((p) => [p, { tail: Promise.resolve(), depth: 0 }]));
+    let evmGate: Promise<void> | null = null;
+    const sendAsPayer = async (data: { to: string; data: string }, insideGate: boolean): Promise<string> => {
+      while (evmGate && !insideGate) await evmGate;
+      const [from, q] = [...payerQueue.entries()].reduce((a, b) => (b[1].depth < a[1].depth ? b : a), [...payerQueue.entries()][(payerTurn++) % payers.length]);
+      q.depth++;
+      const run = q.tail.then(() => chain.send('eth_sendTransaction', [{ from, ...data, gas: '0x7a120' }]) as Promise<string>);
+      q.tail = run.catch(() => {});
+      try {
+        return await run;
+      } finally {
+        q.depth--;
+      }
+    };
+    const closeEvmGate = async (): Promise<() => void> => {
+      while (evmGate) await evmGate;
+      let open!: () => void;
+      evmGate = new Promise<void>((r) => (open = r));
+      await Promise.all([...payerQueue.values()].map((q) => q.tail));
+      for (let i = 0; i < 50; i++) {
+        const status = (await chain.send('txpool_status', [])) as { pending: string; queued: string };
+        if (Number(status.pending) === 0 && Number(status.queued) === 0) break;
+        await sleep(200);
+      }
+      return () => {
+        evmGate = null;
+        open();
+      };
+    };
+    const send: Record<Family, (items: Item[], insideGate: boolean) => Promise<string | string[]>> = {
+      evm: async (items, insideGate) => {
         const [one] = items;
-        const tx =
+        return sendAsPayer(
           items.length === 1
             ? { to: tokens[one.currency], data: TEST_TOKEN_ABI.encodeFunctionData('transfer', [one.to, one.amount]) }
-            : { to: batchPayer, data: BATCH_PAYER_ABI.encodeFunctionData('pay', [items.map((i) => tokens[i.currency]), items.map((i) => i.to), items.map((i) => i.amount)]) };
-        return (await chain.send('eth_sendTransaction', [{ from, ...tx, gas: '0x7a120' }])) as string;
+            : { to: batchPayer, data: BATCH_PAYER_ABI.encodeFunctionData('pay', [items.map((i) => tokens[i.currency]), items.map((i) => i.to), items.map((i) => i.amount)]) },
+          insideGate,
+        );
       },
       tron: (items) => tronChain.pay(tronChain.payers[payerTurn++ % tronChain.payers.length], items),
+      // One signature per item (a batch of more than PER_TRANSACTION transfers is several transactions).
       solana: (items) => solanaChain.pay(items),
     };
-    const sendTx = async (family: Family, items: Item[], what: Record<string, unknown>) => {
+    const sendTx = async (family: Family, items: Item[], what: Record<string, unknown>, insideGate = false) => {
       paymentsSent += items.length;
       counts[family].payments += items.length;
       try {
-        const hash = await send[family](items);
-        trace.add('tx', { ...what, chainId: CHAIN_OF[family], hash });
+        const sent = await send[family](items, insideGate);
+        const hash = Array.isArray(sent) ? sent[sent.length - 1] : sent;
+        trace.add('tx', { ...what, chainId: CHAIN_OF[family], hash, ...(Array.isArray(sent) ? { hashes: sent } : {}) });
         return hash;
       } catch (err) {
         trace.add('tx-error', { ...what, chainId: CHAIN_OF[family], error: (err as Error).message.slice(0, 200) });
         return null;
       }
     };
-    const pay = (family: Family, to: string, currency: Currency, amount: bigint, ref: string) =>
-      sendTx(family, [{ to, currency, amount, ref }], { ref, to, currency, amount: amount.toString() });
+    const pay = (family: Family, to: string, currency: Currency, amount: bigint, ref: string, insideGate = false) =>
+      sendTx(family, [{ to, currency, amount, ref }], { ref, to, currency, amount: amount.toString() }, insideGate);
     /**
      * The intent oracle judges a payment by what it was meant for, so a payer pays only where that
      * is fair to ask of any service: to an address its holder still holds, or one cooling down long
@@ -542,40 +593,46 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     const isOrderPayment = (e: (typeof trace.entries)[number], family: Family) => e.kind === 'tx' && e.chainId === CHAIN_OF[family] && typeof e.ref === 'string' && /-o\d+$/.test(e.ref);
     // Pays the newest order of the family still pending (a completed one no longer holds its
     // address) a little in its token: the payer's transfer a shallow reorg then takes back.
-    const payBait = async (family: Family): Promise<string | null> => {
+    const payBait = async (family: Family, insideGate = false): Promise<string | null> => {
       for (const e of [...trace.entries].reverse().filter((x) => x.kind === 'order' && x.chainId === CHAIN_OF[family]).slice(0, 10)) {
         const key = orgs.find((o) => o.pool.includes(String(e.address)))?.key;
         if (key && (await api(key, 'GET', `/orders/${String(e.id)}`)).body.status === 'pending') {
-          return pay(family, String(e.address), e.currency as Currency, units(100, e.currency as Currency), `${String(e.ref)}-reorg-bait`);
+          return pay(family, String(e.address), e.currency as Currency, units(100, e.currency as Currency), `${String(e.ref)}-reorg-bait`, insideGate);
         }
       }
       return null;
     };
     const evmReorg = async (f: (typeof scenario.faults)[number]) => {
-      const head = Number(await chain.send('eth_blockNumber', []));
-      let depth = Math.min(f.value, head - startBlock);
-      if (f.value < ORDER_CONFIRMATIONS) {
-        // A shallow reorg aims at the newest mined payment to an order, so it takes back a
-        // transfer the service has seen pending (and counted) — not just empty blocks.
-        const last = [...trace.entries].reverse().find((e) => isOrderPayment(e, 'evm'));
-        let receipt = last ? await chain.getTransactionReceipt(String(last.hash)) : null;
-        if (!receipt || head - receipt.blockNumber + 1 >= ORDER_CONFIRMATIONS) {
-          // No fresh payment to take back: bait one, and wait for it to be mined.
-          const bait = await payBait('evm');
-          for (let i = 0; bait && i < 30 && !(receipt = await chain.getTransactionReceipt(bait)); i++) await sleep(100);
+      // The payers wait (closeEvmGate) from before the depth is chosen until anvil has reorganised.
+      const openGate = await closeEvmGate();
+      try {
+        const head = Number(await chain.send('eth_blockNumber', []));
+        let depth = Math.min(f.value, head - startBlock);
+        if (f.value < ORDER_CONFIRMATIONS) {
+          // A shallow reorg aims at the newest mined payment to an order, so it takes back a
+          // transfer the service has seen pending (and counted) — not just empty blocks.
+          const last = [...trace.entries].reverse().find((e) => isOrderPayment(e, 'evm'));
+          let receipt = last ? await chain.getTransactionReceipt(String(last.hash)) : null;
+          if (!receipt || head - receipt.blockNumber + 1 >= ORDER_CONFIRMATIONS) {
+            // No fresh payment to take back: bait one, and wait for it to be mined.
+            const bait = await payBait('evm', true);
+            for (let i = 0; bait && i < 30 && !(receipt = await chain.getTransactionReceipt(bait)); i++) await sleep(100);
+          }
+          if (receipt && head - receipt.blockNumber + 1 < ORDER_CONFIRMATIONS) {
+            await sleep(600);
+            depth = Number(await chain.send('eth_blockNumber', [])) - receipt.blockNumber + 1;
+            if (depth >= ORDER_CONFIRMATIONS) depth = f.value;
+          }
         }
-        if (receipt && head - receipt.blockNumber + 1 < ORDER_CONFIRMATIONS) {
-          await sleep(600);
-          depth = Number(await chain.send('eth_blockNumber', [])) - receipt.blockNumber + 1;
-          if (depth >= ORDER_CONFIRMATIONS) depth = f.value;
-        }
+        if (depth < 1) return;
+        await chain.send('anvil_reorg', [depth, []]);
+        // anvil rewinds its clock to the fork point: put it back (still behind the service's).
+        await setChainClock();
+        counts.evm.reorgs++;
+        trace.add('reorg', { chainId: CHAIN_OF.evm, depth, head, deep: depth >= ORDER_CONFIRMATIONS });
+      } finally {
+        openGate();
       }
-      if (depth < 1) return;
-      await chain.send('anvil_reorg', [depth, []]);
-      // anvil rewinds its clock to the fork point: put it back (still behind the service's).
-      await setChainClock();
-      counts.evm.reorgs++;
-      trace.add('reorg', { chainId: CHAIN_OF.evm, depth, head, deep: depth >= ORDER_CONFIRMATIONS });
     };
     const tronReorg = async (f: (typeof scenario.faults)[number]) => {
       // tron-local orphans only unsolidified blocks: aim at a payment in the newest ones (bait one
@@ -618,7 +675,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
         } else if (f.kind === 'stall') {
           const family = f.family ?? 'evm';
           trace.add('stall', { chainId: CHAIN_OF[family], ms: f.value });
-          (family === 'evm' ? proxy! : tronProxy!).hold(f.value);
+          (family === 'evm' ? proxy! : family === 'tron' ? tronProxy! : solanaProxy!).hold(f.value);
         } else if (f.kind === 'workers-down') {
           trace.add('workers-down', { ms: f.value });
           await services.workersDown(f.value);
@@ -655,7 +712,8 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     // A few blocks so the last payments are mined and confirmed.
     await sleep(5_000);
     const finalHeads = Object.fromEntries(await Promise.all(histories.map(async (h) => [h.chainId, await h.head()] as const)));
-    const quiet = await waitForQuiescence(db.sql, finalHeads, opts.quiescenceTimeoutMs ?? 180_000);
+    // A long run ends with many deliveries still in their retry schedules: the wait grows with it.
+    const quiet = await waitForQuiescence(db.sql, finalHeads, opts.quiescenceTimeoutMs ?? Math.max(180_000, scenario.payments * 60));
     if (!quiet.ok) violations.push(`no quiescence within the time limit: ${quiet.detail}`);
     trace.add('quiescence', { ok: quiet.ok, detail: quiet.detail, finalHeads });
     log(`quiescence: ${quiet.ok ? 'reached' : 'NOT reached'} (${quiet.detail})`);
@@ -713,6 +771,9 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       rpcFaults: Object.fromEntries(Object.entries(proxy.counts).map(([k, n]) => [k, n + tronProxy!.counts[k as RpcFaultKind] + solanaProxy!.counts[k as RpcFaultKind]])),
       rpcRequests: proxy.requests + tronProxy.requests + solanaProxy.requests,
       families: familyFigures(counts, { evm: proxy, tron: tronProxy, solana: solanaProxy }),
+      sendErrors: trace.entries.filter((e) => e.kind === 'tx-error').length,
+      notSent: trace.entries.filter((e) => e.kind === 'payment-not-sent').length,
+      loadAverage: os.loadavg(),
       mismatches,
       violations,
       intent,
@@ -754,6 +815,9 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     rpcFaults: {},
     rpcRequests: 0,
     families: familyFigures(counts, { evm: proxy, tron: tronProxy, solana: solanaProxy }),
+    sendErrors: trace.entries.filter((e) => e.kind === 'tx-error').length,
+    notSent: trace.entries.filter((e) => e.kind === 'payment-not-sent').length,
+    loadAverage: os.loadavg(),
     mismatches,
     violations,
     intent,

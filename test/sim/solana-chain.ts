@@ -17,8 +17,12 @@ export interface SimSolana {
   mints: { USDC: string; USDT: string };
   /** The confirmed slot once started: the history the checks read starts here. */
   startSlot: number;
-  /** One transaction of one or more transfers; its signature. */
-  pay(items: { to: string; currency: string; amount: bigint }[]): Promise<string>;
+  /**
+   * One or more transfers, PER_TRANSACTION to a transaction: each item's transaction signature (the
+   * intent oracle finds a Solana payment by signature and recipient owner, since its identity's index
+   * is the recipient token account's place in the transaction's account list).
+   */
+  pay(items: { to: string; currency: string; amount: bigint }[]): Promise<string[]>;
   /** Drops the newest `blocks` unfinalized blocks; their transactions re-included in the next block or gone. */
   fork(blocks: number, reinclude: boolean): Promise<{ dropped: number; reincluded: number }>;
   /** Slots skipped so far. */
@@ -50,7 +54,7 @@ export async function startSimSolana(opts: { slotMs: number; finalizationLag: nu
     mints,
     startSlot,
     async pay(items) {
-      let last = '';
+      const signatures: string[] = [];
       for (let i = 0; i < items.length; i += PER_TRANSACTION) {
         const instructions: Instruction[] = [];
         for (const item of items.slice(i, i + PER_TRANSACTION)) {
@@ -59,9 +63,21 @@ export async function startSimSolana(opts: { slotMs: number; finalizationLag: nu
           instructions.push(getCreateAssociatedTokenIdempotentInstruction({ payer, ata, owner: address(item.to), mint }));
           instructions.push(getTransferCheckedInstruction({ source: sources[item.currency], mint, destination: ata, authority: payer, amount: item.amount, decimals: TEST_MINT_DECIMALS }));
         }
-        last = (await client.send(payer, instructions, { waitFor: 'none' })).signature;
+        // Refused at preflight (a fork dropped the block whose hash the transaction carries): it never
+        // landed, so it is sent again with a fresh blockhash.
+        let signature = '';
+        for (let attempt = 1; ; attempt++) {
+          try {
+            ({ signature } = await client.send(payer, instructions, { waitFor: 'none' }));
+            break;
+          } catch (err) {
+            if (attempt >= 3 || !/simulation failed|blockhash/i.test((err as Error).message)) throw err;
+            await new Promise((r) => setTimeout(r, 500));
+          }
+        }
+        for (let k = i; k < Math.min(items.length, i + PER_TRANSACTION); k++) signatures.push(signature);
       }
-      return last;
+      return signatures;
     },
     async fork(blocks, reinclude) {
       const done = await client.dev<{ dropped: number[]; reincluded: string[] }>('solanaLocal_fork', { blocks, reinclude });
