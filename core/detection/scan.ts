@@ -110,6 +110,14 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
     }
   } catch (err) {
     if (err instanceof UnstableChainError) return { status: 'unstable', recorded: 0, logs: 0, head: head.number };
+    // Any other failure (a provider error on one of the range's calls): the next try reads half as
+    // much. Families that read block by block make one call per block, so with a small share of
+    // failing calls a long range almost never completes and a scanner behind would never catch up;
+    // the range grows back as ranges succeed.
+    if (range > MIN_RANGE) {
+      ctx.detection.rangeSizes.set(chainId, Math.max(MIN_RANGE, Math.floor(range / 2)));
+      ctx.logger.info({ chainId, range: Math.max(MIN_RANGE, Math.floor(range / 2)) }, 'reading the range failed: shrinking it for the next try');
+    }
     throw err;
   }
   // The range is consistent if its last block did not change while we read it, and the

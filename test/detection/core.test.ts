@@ -86,6 +86,26 @@ describe('detection core with an in-memory chain', function () {
     expect((await getCheckpoint(ctx.db, chain.chain.chainId))!.blockNumber).to.equal(chain.tip.number);
   });
 
+  it('a scanner behind a provider that fails a small share of its calls still catches up (a failed range is read in halves)', async () => {
+    const { ctx, chain } = setUp();
+    const org = await createTestOrg('memory org flaky');
+    const [to] = await seedPoolAddresses(org.organizationId, 'evm', 1);
+    await scanChainOnce(ctx, chain);
+    chain.mineEmpty(1500);
+    const paid = chain.mine([{ txHash: newTxHash(), to, amount: 9n }]);
+    chain.mineEmpty(5);
+    // One block read in 40 fails: a range longer than that (the first is 500) can never be read whole.
+    chain.failEveryNthBlockRead = 40;
+    let failures = 0;
+    for (let i = 0; i < 400 && (await getCheckpoint(ctx.db, chain.chain.chainId))!.blockNumber < chain.tip.number; i++) {
+      await scanChainOnce(ctx, chain).catch(() => failures++);
+    }
+    expect(failures, 'the provider did fail').to.be.greaterThan(0);
+    expect((await getCheckpoint(ctx.db, chain.chain.chainId))!.blockNumber).to.equal(chain.tip.number);
+    const rows = await rowsOf(ctx, chain.chain.chainId);
+    expect(rows.map((r) => [r.blockNumber, r.amount])).to.deep.equal([[paid.number, 9n]]);
+  });
+
   it('a scan whose checkpoint another worker moved meanwhile writes nothing (compare-and-set)', async () => {
     const { ctx, chain } = setUp();
     const org = await createTestOrg('memory org 3');

@@ -34,6 +34,12 @@ export class MemoryChain implements ChainAdapter {
   failing = new Set<number>();
   /** Largest range transfersInRange accepts. */
   maxRange = Infinity;
+  /**
+   * Every Nth block read inside transfersInRange fails (0: none), as one call per block fails on a
+   * provider with a small error rate (Tron, Solana read a range block by block).
+   */
+  failEveryNthBlockRead = 0;
+  private blockReads = 0;
   /** Run after the transfers of a range were read (another worker, a reorg under us...). */
   onRangeRead: (() => Promise<void>) | null = null;
 
@@ -88,6 +94,7 @@ export class MemoryChain implements ChainAdapter {
     if (toBlock - fromBlock + 1 > this.maxRange) throw new RangeTooLargeError(`range ${fromBlock}-${toBlock} too large`);
     const out: ChainTransfer[] = [];
     for (const b of this.blocks.slice(fromBlock, toBlock + 1)) {
+      if (this.failEveryNthBlockRead > 0 && ++this.blockReads % this.failEveryNthBlockRead === 0) throw new Error(`provider error reading block ${b.number}`);
       const perTx = new Map<string, number>();
       b.transfers.forEach((t, logIndex) => {
         const indexInTx = perTx.get(t.txHash) ?? 0;
