@@ -44,10 +44,8 @@ export interface ListTransfersQuery {
 const FIELDS = {
   t: transfers,
   orderReference: orders.orderReference,
-  orderRequired: orders.requiredConfirmations,
   depositReference: depositBindings.depositReference,
   depositId: deposits.id,
-  depositRequired: deposits.requiredConfirmations,
 };
 
 function selectTransfers(db: DbOrTx) {

@@ -21,7 +21,7 @@ describe('payment page view of a Tron order', () => {
   } as OrderRow;
   const transfer = (amount: bigint): TransferFacts => ({
     id: 'trf_1', chainId: 'tron-nile', currency: 'USDT', amount, status: 'pending', confirmations: 1, txHash: 'ab'.repeat(32), logIndex: 0,
-    blockNumber: 10, blockTimestamp: new Date(created.getTime() + 60_000),
+    blockNumber: 10, blockTimestamp: new Date(created.getTime() + 60_000), counted: true,
   });
   const facts = (transfers: TransferFacts[]): PaymentPageFacts => ({ order, organizationName: 'Tron shop', transfers });
   const now = new Date(created.getTime() + 120_000);
