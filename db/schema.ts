@@ -311,6 +311,12 @@ export const transfers = pgTable(
     blockHash: text('block_hash').notNull(),
     blockTimestamp: ts('block_timestamp').notNull(),
     confirmations: integer('confirmations').notNull().default(0),
+    /**
+     * Confirmations it needs, decided once (migration 0010): its order's or its deposit's when
+     * attributed, the chain's order confirmations when recorded unattributed. Null only for
+     * unattributed rows recorded before 0010 (the confirmations job uses the chain's count for them).
+     */
+    requiredConfirmations: integer('required_confirmations'),
     /** reorged: confirmed, then its block left the chain deeper than the confirmations (credit kept). */
     status: text('status').notNull().$type<'pending' | 'confirmed' | 'dropped' | 'reorged'>().default('pending'),
     organizationId: text('organization_id').references(() => organizations.id),

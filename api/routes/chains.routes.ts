@@ -3,6 +3,7 @@ import type { ApiDeps } from '../deps';
 import { requiredConfirmationsFor } from '../../core/chains/confirmation-policy';
 import { chainSchema, presentChain } from '../../core/views/chain';
 import { pageQuerySchema } from '../validation';
+import { pageOf } from '../../core/platform/sql-fragments';
 
 export function registerChainRoutes(api: ApiBuilder, deps: ApiDeps): void {
   api.route(
@@ -20,9 +21,8 @@ export function registerChainRoutes(api: ApiBuilder, deps: ApiDeps): void {
     },
     async ({ caller, query, reply }) => {
       const chains = deps.registry.list().filter((c) => c.enabled);
-      const from = (query.page - 1) * query.limit;
       const page = await Promise.all(
-        chains.slice(from, from + query.limit).map(async (chain) =>
+        pageOf(chains, query).map(async (chain) =>
           presentChain(deps.registry, chain, {
             orders: await requiredConfirmationsFor(deps.db, caller.organizationId, chain, 'order'),
             deposits: await requiredConfirmationsFor(deps.db, caller.organizationId, chain, 'deposit'),

@@ -39,7 +39,9 @@ import { depositFrom, selectDeposits, type DepositRecord } from './records';
  * no deposit yet. Throws when the attribution is inconsistent (organization, family or address of
  * the transfer differ from the binding's): nothing is credited to the wrong reference.
  * requiredConfirmations is the chain's deposit confirmations (registry, already raised by
- * DEPOSIT_CONFIRMATIONS_<CHAIN> when configured, never lowered).
+ * DEPOSIT_CONFIRMATIONS_<CHAIN> when configured, never lowered), raised by the organization's
+ * setting; decided here once and stored on the deposit and on its transfer (the column the
+ * confirmations job and confirmDeposit read).
  */
 export async function recordDeposit(tx: Tx, ctx: ServiceContext, transferId: string): Promise<{ depositId: string } | null> {
   const [transfer] = await tx.select().from(transfers).where(eq(transfers.id, transferId));
@@ -66,6 +68,7 @@ export async function recordDeposit(tx: Tx, ctx: ServiceContext, transferId: str
   if (!chain) throw new Error(`recordDeposit: unknown chain ${transfer.chainId}`);
 
   const now = ctx.clock.now();
+  const requiredConfirmations = await requiredConfirmationsFor(tx, binding.organizationId, chain, 'deposit');
   const inserted = await tx
     .insert(deposits)
     .values({
@@ -75,7 +78,7 @@ export async function recordDeposit(tx: Tx, ctx: ServiceContext, transferId: str
       depositReference: binding.depositReference,
       transferId,
       status: 'pending',
-      requiredConfirmations: await requiredConfirmationsFor(tx, binding.organizationId, chain, 'deposit'),
+      requiredConfirmations,
       detectedAt: now,
     })
     .onConflictDoNothing({ target: deposits.transferId })
@@ -85,6 +88,7 @@ export async function recordDeposit(tx: Tx, ctx: ServiceContext, transferId: str
     const [raced] = await tx.select({ id: deposits.id }).from(deposits).where(eq(deposits.transferId, transferId));
     return { depositId: raced.id };
   }
+  await tx.update(transfers).set({ requiredConfirmations }).where(eq(transfers.id, transferId));
   const deposit = await loadDeposit(tx, ctx, inserted[0].id);
   await emitEvent(tx, { organizationId: deposit.organizationId, type: 'deposit.pending', data: depositEventData(deposit), createdAt: now });
   countDepositTransition('pending');
@@ -93,10 +97,12 @@ export async function recordDeposit(tx: Tx, ctx: ServiceContext, transferId: str
 }
 
 /**
- * pending → confirmed, emitting deposit.confirmed. The caller has already written the transfer's
- * confirmations (and re-checked its block hash). Returns false, changing nothing, when there is no
- * pending deposit for the transfer, the transfer is dropped, or its confirmations are still below
- * the deposit's requiredConfirmations.
+ * pending → confirmed, emitting deposit.confirmed. The caller (the confirmations job, which decides
+ * when on the adapter's confirming head) has already written the transfer's confirmations and
+ * re-checked its block hash. Returns false, changing nothing, when there is no pending deposit for
+ * the transfer, the transfer is dropped, or its confirmations are still below its stored
+ * required_confirmations: a guard only, never a second decision (the count shown is from the head,
+ * which is at or above the confirming head, so it never holds back what the job confirmed).
  */
 export async function confirmDeposit(tx: Tx, ctx: ServiceContext, transferId: string): Promise<boolean> {
   const now = ctx.clock.now();
@@ -107,7 +113,7 @@ export async function confirmDeposit(tx: Tx, ctx: ServiceContext, transferId: st
       and(
         eq(deposits.transferId, transferId),
         eq(deposits.status, 'pending'),
-        sql`exists (select 1 from ${transfers} t where t.id = ${deposits.transferId} and t.status <> 'dropped' and t.confirmations >= ${deposits.requiredConfirmations})`,
+        sql`exists (select 1 from ${transfers} t where t.id = ${deposits.transferId} and t.status <> 'dropped' and t.confirmations >= t.required_confirmations)`,
       ),
     )
     .returning({ id: deposits.id });

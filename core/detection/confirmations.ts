@@ -1,5 +1,5 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import { deposits, orders, transfers } from '../../db/schema';
+import { deposits, transfers } from '../../db/schema';
 import type { Chain } from '../chains/registry';
 import type { ServiceContext } from '../service/context';
 import { completeDeposit, confirmDeposit } from '../deposits/lifecycle';
@@ -9,8 +9,9 @@ import { recordHeadObservation } from './head-observations';
 import { logMoney, tokenAmount } from '../platform/money-log';
 
 /**
- * Confirmation counting (design.md §4): confirmations = head − block + 1. At the required count
- * (the order's or the deposit's, else the chain's), counted from the adapter's confirmingHead where
+ * Confirmation counting (design.md §4): confirmations = head − block + 1. At the transfer's stored
+ * required count (transfers.required_confirmations: its order's or its deposit's, fixed when it was
+ * attributed; the chain's order confirmations when recorded unattributed), counted from the adapter's confirmingHead where
  * it has one (Tron: confirmed only once solidified), the block hash is re-checked against the chain,
  * the transfer becomes confirmed, and the order is recomputed / the deposit confirmed — in one
  * transaction, under a row lock, so two runs never confirm twice. A confirmed credit is final.
@@ -26,11 +27,6 @@ export interface ConfirmationRun {
   completed: number;
   /** Transfers at their count whose block hash no longer matches (left to the scanner's reorg handling). */
   mismatched: number;
-}
-
-/** Required confirmations of one transfer: its order's, else its deposit's, else the chain's. */
-export function requiredConfirmations(chain: Chain, t: { orderRequired: number | null; depositRequired: number | null }): number {
-  return t.orderRequired ?? t.depositRequired ?? chain.orderConfirmations;
 }
 
 /** The "payment confirmed" line, written once the confirming transaction committed. */
@@ -88,23 +84,21 @@ export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAda
         txHash: transfers.txHash,
         currency: transfers.currency,
         amount: transfers.amount,
-        orderRequired: orders.requiredConfirmations,
         depositId: deposits.id,
-        depositRequired: deposits.requiredConfirmations,
       })
       .from(transfers)
-      .leftJoin(orders, eq(orders.id, transfers.orderId))
       .leftJoin(deposits, eq(deposits.transferId, transfers.id))
       .where(
         and(
           eq(transfers.chainId, chain.chainId),
           eq(transfers.status, 'pending'),
-          // At its required count: the order's, else the deposit's, else the chain's.
-          sql`${deciding} - ${transfers.blockNumber} + 1 >= coalesce(${orders.requiredConfirmations}, ${deposits.requiredConfirmations}, ${chain.orderConfirmations})`,
+          // At its stored required count. Null only on an unattributed row recorded before
+          // migration 0010 (which could not know the chain's count): the chain's order confirmations.
+          sql`${deciding} - ${transfers.blockNumber} + 1 >= coalesce(${transfers.requiredConfirmations}, ${chain.orderConfirmations})`,
         ),
       )
       .orderBy(transfers.blockNumber)
-  ).filter((t) => deciding - t.blockNumber + 1 >= requiredConfirmations(chain, t));
+  );
 
   // Block by block, in order: each block's hash is re-checked (one call per block) and its transfers
   // are confirmed at once, so a provider failing midway (the job then fails and is retried) keeps

@@ -89,7 +89,8 @@ export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: Observ
       if (await recordAttributed(tx, ctx, item, decision.assignment, e)) created++;
       continue;
     }
-    plain.push(transferRow(ctx, item, null, false, e, decision.reason));
+    // Attributed to nobody: nothing is credited; it is confirmed at the chain's order confirmations.
+    plain.push(transferRow(ctx, item, null, { counted: false, requiredConfirmations: chain.orderConfirmations }, e, decision.reason));
   }
   for (let i = 0; i < plain.length; i += 1000) {
     const batch = plain.slice(i, i + 1000);
@@ -104,11 +105,18 @@ export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: Observ
 /** What a transfer row keeps of the assignment it is attributed to. */
 type Attribution = Pick<AssignmentSpan, 'assignmentId' | 'kind' | 'orderId' | 'depositBindingId'>;
 
+/**
+ * What is decided for a transfer when it is recorded: whether it counts toward its order and the
+ * confirmations it needs (null for a deposit's: recordDeposit fixes the deposit's and stores it on
+ * the transfer in the same transaction).
+ */
+type RecordedTerms = { counted: boolean; requiredConfirmations: number | null };
+
 function transferRow(
   ctx: ServiceContext,
   item: ObservedItem,
   assignment: Attribution | null,
-  counted: boolean,
+  terms: RecordedTerms,
   evidence: MiningEvidence,
   unattributedReason: UnattributedReason | null,
 ): typeof transfers.$inferInsert {
@@ -129,13 +137,14 @@ function transferRow(
     blockHash: o.blockHash,
     blockTimestamp: new Date(o.blockTimestamp * 1000),
     confirmations: 0,
+    requiredConfirmations: terms.requiredConfirmations,
     status: 'pending',
     organizationId: item.watched.organizationId,
     poolAddressId: item.watched.poolAddressId,
     assignmentId: assignment?.assignmentId ?? null,
     orderId: assignment?.kind === 'order' ? assignment.orderId : null,
     depositBindingId: assignment?.kind === 'deposit' ? assignment.depositBindingId : null,
-    counted,
+    counted: terms.counted,
     detectedAt: ctx.clock.now(),
     minedAfter: evidence.minedAfter,
     minedBy: evidence.minedBy,
@@ -143,19 +152,33 @@ function transferRow(
   };
 }
 
-/** Whether a transfer in a block of this time counts toward the order (the order's own rule). */
-async function countsTowardOrder(tx: Tx, orderId: string, transfer: Parameters<typeof transferCountsTowardOrder>[1]): Promise<boolean> {
-  const [order] = await tx.select().from(orders).where(eq(orders.id, orderId));
-  return !!order && transferCountsTowardOrder(order, transfer);
+type OrderTerms = Pick<typeof orders.$inferSelect, 'chainId' | 'currency' | 'createdAt' | 'graceEndsAt' | 'requiredConfirmations'>;
+
+/** What the order fixed at its creation that the recording needs: its rule's inputs and its confirmations. */
+async function orderTerms(tx: Tx, orderId: string): Promise<OrderTerms | null> {
+  const [order] = await tx
+    .select({
+      chainId: orders.chainId,
+      currency: orders.currency,
+      createdAt: orders.createdAt,
+      graceEndsAt: orders.graceEndsAt,
+      requiredConfirmations: orders.requiredConfirmations,
+    })
+    .from(orders)
+    .where(eq(orders.id, orderId));
+  return order ?? null;
 }
 
 /** Inserts one attributed transfer and lets its order or deposit react. False when it already existed. */
 async function recordAttributed(tx: Tx, ctx: ServiceContext, item: ObservedItem, assignment: Attribution, evidence: MiningEvidence): Promise<boolean> {
   const o = item.observed;
-  const counted =
-    assignment.kind === 'order' && !!assignment.orderId &&
-    (await countsTowardOrder(tx, assignment.orderId, { chainId: o.chainId, currency: o.currency, blockTimestamp: new Date(o.blockTimestamp * 1000) }));
-  const row = transferRow(ctx, item, assignment, counted, evidence, null);
+  const order = assignment.kind === 'order' && assignment.orderId ? await orderTerms(tx, assignment.orderId) : null;
+  const terms: RecordedTerms = {
+    // The order's rule, applied here once and stored (order-state.ts reads the flag as it is).
+    counted: !!order && transferCountsTowardOrder(order, { chainId: o.chainId, currency: o.currency, blockTimestamp: new Date(o.blockTimestamp * 1000) }),
+    requiredConfirmations: order?.requiredConfirmations ?? null,
+  };
+  const row = transferRow(ctx, item, assignment, terms, evidence, null);
   const inserted = await tx.insert(transfers).values(row).onConflictDoNothing().returning({ id: transfers.id });
   if (inserted.length === 0) return false;
   logPaymentSeen(ctx, row);
@@ -212,7 +235,8 @@ async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, 
     // Its holder stays that of its first sighting; whether it counts is the order's rule on the block
     // it is in now (a payment re-mined after the grace end no longer counts), so the stored flag and
     // the order's decision never disagree.
-    const counted = existing.orderId ? await countsTowardOrder(tx, existing.orderId, { chainId, currency: o.currency, blockTimestamp }) : undefined;
+    const order = existing.orderId ? await orderTerms(tx, existing.orderId) : null;
+    const counted = existing.orderId ? !!order && transferCountsTowardOrder(order, { chainId, currency: o.currency, blockTimestamp }) : undefined;
     await tx
       .update(transfers)
       .set({

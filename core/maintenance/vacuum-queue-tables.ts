@@ -5,9 +5,8 @@ import type { Database } from '../../db/client';
  * Tables used like queues: work is taken from the head of a partial index (available pool
  * addresses, pending orders and transfers, undispatched events, due deliveries), and every row
  * taken leaves a dead entry at that head which each later scan steps over until VACUUM removes it.
- * Allocation slowed from 0.7 ms to 7 ms after 150,000 allocations, then fell behind 1,500/s, on a
- * server with autovacuum off (as on this project's CI machine). Autovacuum's defaults are lax for
- * such tables too: 20% of a million-address pool is 200,000 dead entries before it runs.
+ * Without VACUUM those scans slow down steadily, and autovacuum's defaults wait for a fifth of a
+ * table to be dead (the figures are in scripts/bench/FINDINGS.md).
  */
 export const QUEUE_TABLES = ['pool_addresses', 'orders', 'transfers', 'events', 'webhook_deliveries'] as const;
 export type QueueTable = (typeof QUEUE_TABLES)[number];

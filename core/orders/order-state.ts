@@ -12,9 +12,10 @@ import { presentOrder, type OrderRow, type OrderView } from '../views/order';
 
 /**
  * The one place that decides an order's status (design.md §4, §8; BTCPay's pattern). Detection
- * only records transfers, marks those that count (transferCountsTowardOrder) and asks for a
- * recompute; the expiry job asks for one when the grace period is over. Nothing else writes
- * orders.status.
+ * only records transfers, stores whether each counts (`counted`, by the order's rule
+ * transferCountsTowardOrder, when it is recorded or moves to another block) and asks for a
+ * recompute; the expiry job asks for one when the grace period is over. The decision reads the
+ * stored flag and never applies the rule again. Nothing else writes orders.status.
  */
 
 export type OrderStatus = 'pending' | 'completed' | 'expired';
@@ -42,6 +43,8 @@ export interface TransferFacts {
   logIndex: number;
   blockNumber: number;
   blockTimestamp: Date;
+  /** Counts toward the order: stored by the recording (transferCountsTowardOrder), read here as it is. */
+  counted: boolean;
 }
 
 /** How far the order's chain has been scanned (null: never). */
@@ -74,7 +77,8 @@ export type OrderDecision<T extends TransferFacts = TransferFacts> =
 
 /**
  * Whether a transfer attributed to an order counts toward it (design.md §4): same chain, same
- * token currency, and a block time at or before its grace end. There is no lower bound here: the
+ * token currency, and a block time at or before its grace end. Applied by the recording only
+ * (core/detection/record-transfer.ts), which stores the answer as `counted`. There is no lower bound here: the
  * attribution (core/detection/attribution.ts) already decided that the payment belongs to the
  * order, including one whose block is stamped before the order's creation because block
  * timestamps lag wall time (the clock-skew rule). Dropped transfers are excluded by the caller's
@@ -97,14 +101,14 @@ function chainOrder(a: TransferFacts, b: TransferFacts): number {
 }
 
 /**
- * Pure: the status an order should have, from its counted transfers, its chain's checkpoint and
- * the clock.
+ * Pure: the status an order should have, from its transfers' stored `counted` flags, its chain's
+ * checkpoint and the clock.
  * - completed and expired are final: a final order is never decided again.
  * - completed when the confirmed counted total reaches the amount (overpayment included).
  * - expired only when now ≥ graceEndsAt, the checkpoint's block time ≥ graceEndsAt (the scanner
  *   has seen everything that could count) and no counted transfer still awaits confirmations.
  * - otherwise pending.
- * Transfers that are dropped or do not count (transferCountsTowardOrder) are ignored here too.
+ * Transfers that are dropped or not counted are ignored.
  */
 export function decideOrderStatus<T extends TransferFacts>(
   order: OrderFacts,
@@ -112,7 +116,7 @@ export function decideOrderStatus<T extends TransferFacts>(
   checkpoint: CheckpointFacts | null,
   now: Date,
 ): OrderDecision<T> {
-  const live = countedTransfers.filter((t) => t.status !== 'dropped' && transferCountsTowardOrder(order, t));
+  const live = countedTransfers.filter((t) => t.counted && t.status !== 'dropped');
   const amountReceived = live.reduce((sum, t) => sum + t.amount, 0n);
   const confirmed = live.filter((t) => t.status === 'confirmed' || t.status === 'reorged').sort(chainOrder);
   const confirmedTotal = confirmed.reduce((sum, t) => sum + t.amount, 0n);
@@ -210,6 +214,7 @@ export async function recomputeOrder(tx: Tx, ctx: ServiceContext, orderId: strin
       logIndex: transfers.logIndex,
       blockNumber: transfers.blockNumber,
       blockTimestamp: transfers.blockTimestamp,
+      counted: transfers.counted,
     })
     .from(transfers)
     .where(and(eq(transfers.orderId, orderId), eq(transfers.counted, true), ne(transfers.status, 'dropped')));

@@ -59,6 +59,7 @@ export async function findPaymentPage(ctx: Pick<ServiceContext, 'db'>, token: st
   return {
     order: PAGE_ORDER.read(row),
     organizationName: row.organization_name,
-    transfers: row.counted_transfers.map((t) => ({ ...t, amount: BigInt(t.amount), blockTimestamp: new Date(t.blockTimestamp) })),
+    // The statement reads the counted ones only.
+    transfers: row.counted_transfers.map((t) => ({ ...t, amount: BigInt(t.amount), blockTimestamp: new Date(t.blockTimestamp), counted: true })),
   };
 }

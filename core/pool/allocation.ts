@@ -91,8 +91,7 @@ export const POOL_HEAD: AllocationPoint = {
  * assignment for the holder. Never-used addresses come first by creation time; only when there is
  * none, recycled ones by recycled_at. Each pick is a range scan of pool_addresses_allocation_idx
  * that starts at `after`: taken addresses leave dead entries at the head of that index until
- * VACUUM, and a scan from the head steps over all of them (after 40,000 creations, 260 index pages
- * per allocation). Order creation builds on these CTEs, so the allocation order is written once.
+ * VACUUM, and a scan from the head steps over all of them (figures in scripts/bench/FINDINGS.md). Order creation builds on these CTEs, so the allocation order is written once.
  * `now` is an ISO timestamp.
  */
 export function takeAddressCtes(input: {
@@ -106,24 +105,8 @@ export function takeAddressCtes(input: {
   const status = input.kind === 'order' ? 'allocated' : 'bound';
   const orderId = input.kind === 'order' ? input.holderId : null;
   const depositBindingId = input.kind === 'deposit' ? input.holderId : null;
-  const { after } = input;
-  const available = sql`organization_id = ${input.organizationId} and protocol = ${input.protocol} and status = 'available'`;
   return sql`
-    never_used as (
-      select id from pool_addresses
-      where ${available} and recycled_at is null
-        and (created_at, id) >= (${after.neverUsedCreatedAt}::timestamptz, ${after.neverUsedId}::bigint)
-      order by ${ALLOCATION_ORDER}
-      limit 1
-      for update skip locked
-    ), recycled as (
-      select id from pool_addresses
-      where not exists (select from never_used) and ${available} and recycled_at is not null
-        and (recycled_at, created_at, id) >= (${after.recycledAt}::timestamptz, ${after.recycledCreatedAt}::timestamptz, ${after.recycledId}::bigint)
-      order by ${ALLOCATION_ORDER}
-      limit 1
-      for update skip locked
-    ), taken as (
+    ${candidateCtes({ ...input, columns: 'id', count: 1 })}, taken as (
       update pool_addresses p
       set status = ${status}, cooldown_until = null, updated_at = ${input.now}::timestamptz
       from (select id from never_used union all select id from recycled) c
@@ -138,6 +121,41 @@ export function takeAddressCtes(input: {
 
 /** The spec's allocation order: never-used addresses first by creation time, then recycled ones by recycled_at. */
 const ALLOCATION_ORDER = sql.raw('recycled_at asc nulls first, created_at asc, id asc');
+
+/**
+ * The allocation's candidates, written once for the lone and the batch statements: the CTEs
+ * `never_used` and `recycled`, up to `count` available addresses each (recycled ones only when no
+ * never-used one is left) at or after `after` in allocation order, rows other transactions hold
+ * skipped. `columns` is their select list; `count` is written into the text (the planner knows
+ * the limit).
+ */
+function candidateCtes(input: {
+  organizationId: Value<string>;
+  protocol: Value<Protocol>;
+  after: { [K in keyof AllocationPoint]: Value<AllocationPoint[K]> };
+  columns: 'id' | 'id, recycled_at, created_at';
+  count: number;
+}): SQL {
+  const { after } = input;
+  const columns = sql.raw(input.columns);
+  const count = sql.raw(String(input.count));
+  const available = sql`organization_id = ${input.organizationId} and protocol = ${input.protocol} and status = 'available'`;
+  return sql`never_used as (
+      select ${columns} from pool_addresses
+      where ${available} and recycled_at is null
+        and (created_at, id) >= (${after.neverUsedCreatedAt}::timestamptz, ${after.neverUsedId}::bigint)
+      order by ${ALLOCATION_ORDER}
+      limit ${count}
+      for update skip locked
+    ), recycled as (
+      select ${columns} from pool_addresses
+      where not exists (select from never_used) and ${available} and recycled_at is not null
+        and (recycled_at, created_at, id) >= (${after.recycledAt}::timestamptz, ${after.recycledCreatedAt}::timestamptz, ${after.recycledId}::bigint)
+      order by ${ALLOCATION_ORDER}
+      limit ${count}
+      for update skip locked
+    )`;
+}
 
 /**
  * takeAddressCtes for `count` orders at once (order creation's group commit, core/orders/orders.ts):
@@ -162,25 +180,8 @@ export function takeAddressesForOrdersCtes(input: {
   after: { [K in keyof AllocationPoint]: Value<AllocationPoint[K]> };
 }): SQL {
   if (!Number.isInteger(input.count) || input.count < 2) throw new Error(`takeAddressesForOrdersCtes takes 2 or more addresses, not ${input.count}`);
-  const { after } = input;
-  const count = sql.raw(String(input.count));
-  const available = sql`organization_id = ${input.organizationId} and protocol = ${input.protocol} and status = 'available'`;
   return sql`
-    never_used as (
-      select id, recycled_at, created_at from pool_addresses
-      where ${available} and recycled_at is null
-        and (created_at, id) >= (${after.neverUsedCreatedAt}::timestamptz, ${after.neverUsedId}::bigint)
-      order by ${ALLOCATION_ORDER}
-      limit ${count}
-      for update skip locked
-    ), recycled as (
-      select id, recycled_at, created_at from pool_addresses
-      where not exists (select from never_used) and ${available} and recycled_at is not null
-        and (recycled_at, created_at, id) >= (${after.recycledAt}::timestamptz, ${after.recycledCreatedAt}::timestamptz, ${after.recycledId}::bigint)
-      order by ${ALLOCATION_ORDER}
-      limit ${count}
-      for update skip locked
-    ), picked as (
+    ${candidateCtes({ ...input, columns: 'id, recycled_at, created_at', count: input.count })}, picked as (
       select id, row_number() over (order by ${ALLOCATION_ORDER}) as n
       from (select * from never_used union all select * from recycled) c
     ), taken as (

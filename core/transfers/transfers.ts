@@ -44,10 +44,8 @@ export interface ListTransfersQuery {
 const FIELDS = {
   t: transfers,
   orderReference: orders.orderReference,
-  orderRequired: orders.requiredConfirmations,
   depositReference: depositBindings.depositReference,
   depositId: deposits.id,
-  depositRequired: deposits.requiredConfirmations,
 };
 
 function selectTransfers(db: DbOrTx) {
@@ -106,7 +104,7 @@ export async function listTransfers(
       .where(filter)
       // Only confirmedAt may be null (and sorts its nulls last either way). The others sort plainly,
       // so the default order, newest first, is (organization_id, created_at) read backwards: with
-      // `nulls last` Postgres sorted every row of the organization (1 s at 250,000, bench:scale).
+      // `nulls last` Postgres sorted every row of the organization (bench:scale; scripts/bench/FINDINGS.md).
       .orderBy(
         q.sortBy !== 'confirmedAt' ? direction(column) : q.sortOrder === 'asc' ? sql`${column} asc nulls last` : sql`${column} desc nulls last`,
         direction(transfers.id),

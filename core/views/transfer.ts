@@ -75,7 +75,8 @@ export function presentTransfer(registry: ChainRegistry, r: TransferRecord): Tra
     blockHash: t.blockHash,
     blockTimestamp: t.blockTimestamp.toISOString(),
     confirmations: t.confirmations,
-    requiredConfirmations: r.orderRequired ?? r.depositRequired ?? registry.get(t.chainId)?.orderConfirmations ?? null,
+    // Stored when recorded (null only on an unattributed row recorded before migration 0010).
+    requiredConfirmations: t.requiredConfirmations,
     status: t.status,
     attribution: t.orderId ? 'order' : t.depositBindingId ? 'deposit' : null,
     unattributedReason: t.orderId || t.depositBindingId ? null : (t.unattributedReason ?? null),

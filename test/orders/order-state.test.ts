@@ -32,9 +32,10 @@ function order(overrides: Partial<OrderFacts> = {}): OrderFacts {
 }
 
 let seq = 0;
+/** A transfer as recorded: `counted` stored by the order's rule (transferCountsTowardOrder) on order()'s deadlines. */
 function transfer(overrides: Partial<TransferFacts> = {}): TransferFacts {
   seq += 1;
-  return {
+  const recorded: Omit<TransferFacts, 'counted'> & Partial<TransferFacts> = {
     id: `trf_${seq}`,
     chainId: CHAIN,
     currency: 'USDT',
@@ -47,6 +48,7 @@ function transfer(overrides: Partial<TransferFacts> = {}): TransferFacts {
     blockTimestamp: at(min(1)),
     ...overrides,
   };
+  return { counted: transferCountsTowardOrder(order(), recorded), ...recorded };
 }
 
 describe('order state: transferCountsTowardOrder (pure)', () => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ChainRegistry } from '../../core/chains/registry';
 import { SCANNED_FAMILIES } from '../../core/chains/adapters';
-import type { TransferFacts } from '../../core/orders/order-state';
+import { transferCountsTowardOrder, type TransferFacts } from '../../core/orders/order-state';
 import type { OrderRow } from '../../core/views/order';
 import type { PaymentPageFacts } from '../../core/orders/payment-page';
 import { presentPaymentPage } from '../../core/views/payment-page';
@@ -19,10 +19,14 @@ describe('payment page view of a Tron order', () => {
     expiresAt: new Date(created.getTime() + 600_000), graceEndsAt: new Date(created.getTime() + 900_000), txHash: null, blockNumber: null,
     confirmations: null, completedAt: null, expiredAt: null, createdAt: created, updatedAt: created,
   } as OrderRow;
-  const transfer = (amount: bigint): TransferFacts => ({
-    id: 'trf_1', chainId: 'tron-nile', currency: 'USDT', amount, status: 'pending', confirmations: 1, txHash: 'ab'.repeat(32), logIndex: 0,
-    blockNumber: 10, blockTimestamp: new Date(created.getTime() + 60_000),
-  });
+  /** A transfer to the order as recorded: `counted` stored by the order's rule. */
+  const transfer = (amount: bigint, overrides: Partial<TransferFacts> = {}): TransferFacts => {
+    const recorded = {
+      id: 'trf_1', chainId: 'tron-nile', currency: 'USDT', amount, status: 'pending' as const, confirmations: 1, txHash: 'ab'.repeat(32), logIndex: 0,
+      blockNumber: 10, blockTimestamp: new Date(created.getTime() + 60_000), ...overrides,
+    };
+    return { ...recorded, counted: transferCountsTowardOrder(order, recorded) };
+  };
   const facts = (transfers: TransferFacts[]): PaymentPageFacts => ({ order, organizationName: 'Tron shop', transfers });
   const now = new Date(created.getTime() + 120_000);
 
@@ -39,7 +43,7 @@ describe('payment page view of a Tron order', () => {
   });
 
   it("a transfer in another token or on another chain is not this order's: the page says nothing about it", async () => {
-    const other = [{ ...transfer(5_000_000n), currency: 'USDC' }, { ...transfer(5_000_000n), chainId: 'tron-mainnet' }];
+    const other = [transfer(5_000_000n, { currency: 'USDC' }), transfer(5_000_000n, { chainId: 'tron-mainnet' })];
     const view = await presentPaymentPage(ctx, facts(other), now);
     expect(view).to.include({ state: 'awaiting', amountReceived: '0' });
   });
