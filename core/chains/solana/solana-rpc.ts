@@ -75,6 +75,8 @@ class ProviderFault extends Error {
 export class SolanaRpcClient {
   /** JSON-RPC requests sent (benchmarks, tests). */
   calls = 0;
+  /** HTTP requests sent: a batch of JSON-RPC requests is one (benchmarks). */
+  httpRequests = 0;
   readonly rpc: Rpc<SolanaRpcApi>;
   private readonly providers: Provider[];
   private current = 0;
@@ -136,6 +138,7 @@ export class SolanaRpcClient {
 
   private async send<T>(p: Provider, config: Parameters<RpcTransport>[0]): Promise<T> {
     this.calls++;
+    this.httpRequests++;
     let answer: unknown;
     try {
       answer = await p.transport<T>({ ...config, signal: config.signal ?? AbortSignal.timeout(15_000) });
