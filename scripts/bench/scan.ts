@@ -131,13 +131,16 @@ async function main(): Promise<void> {
       await dbHandle.db.transaction((tx) =>
         resetCheckpoint(tx, LOCAL_CHAIN_ID, { number: Number(head.number), hash: head.hash, parentHash: head.parentHash, timestamp: Number(head.timestamp) }),
       );
-      // A block with a transfer, then the 9 empty ones after it mined in one call.
+      // Every 10 blocks: one transaction sent as is (no fee or gas look-ups), then one anvil_mine
+      // of 10 blocks, the first of which takes it: two calls per 10 blocks, so 100,000 blocks are
+      // made in minutes rather than the quarter of an hour three ethers calls took.
+      const made = performance.now();
       for (let b = 0; b < CATCH_UP_BLOCKS; b += 10) {
-        await usdt.mintMany([receivers[b % receivers.length], randomAddress()], 7n, { nonce: nonce++, gasLimit: 300_000 });
-        await provider.send('anvil_mine', ['0x1', '0x0']);
-        const rest = Math.min(9, CATCH_UP_BLOCKS - b - 1);
-        if (rest > 0) await provider.send('anvil_mine', [`0x${rest.toString(16)}`, '0x0']);
+        const data = usdt.interface.encodeFunctionData('mintMany', [[receivers[(b / 10) % receivers.length], randomAddress()], 7n]);
+        await provider.send('eth_sendTransaction', [{ from: deployer, to: tokens.USDT, data, gas: '0x493e0', nonce: `0x${(nonce++).toString(16)}` }]);
+        await provider.send('anvil_mine', [`0x${Math.min(10, CATCH_UP_BLOCKS - b).toString(16)}`, '0x0']);
       }
+      process.stdout.write(`  (${CATCH_UP_BLOCKS} blocks with ${Math.ceil(CATCH_UP_BLOCKS / 10)} transfers to pool addresses mined in ${ms(performance.now() - made)})\n`);
       ctx.detection = new DetectionState();
       const rpc = new EvmRpc(chain);
       const started = performance.now();
