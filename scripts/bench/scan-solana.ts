@@ -182,7 +182,10 @@ async function main(): Promise<void> {
     chain = await startSolanaLocal({ dataDir: null, port: 0, slotMs: 400 });
     useChain(chain);
     const timed = new SolanaLocalClient(chain.url, chain.wallet, chain.info);
+    // A new chain: its slots start again from 0, so the old chain's remembered blocks (up to the
+    // catch-up's slots) would look like a reorg of every new block.
     await dbHandle.db.delete(transfers).where(eq(transfers.chainId, SOLANA_LOCAL_CHAIN_ID));
+    await dbHandle.db.delete(scannedBlocks).where(eq(scannedBlocks.chainId, SOLANA_LOCAL_CHAIN_ID));
     await dbHandle.db.update(poolAddresses).set({ status: 'available' });
     const head = await new SolanaAdapter(registry.get(SOLANA_LOCAL_CHAIN_ID)!, new SolanaRpcClient(sol.chainId, registry.get(SOLANA_LOCAL_CHAIN_ID)!.rpcUrls)).head();
     await dbHandle.db.transaction((tx) => resetCheckpoint(tx, SOLANA_LOCAL_CHAIN_ID, head));
