@@ -3,9 +3,12 @@
  * solana-local, real Postgres and Redis. Prints:
  *  1. `blocks` mode: RPC calls and scan time over the same slots with 100 and with 100,000 Solana
  *     pool addresses (target: ratio ≤ 1.1);
- *  2. `addresses` mode: RPC calls per scan tick and per minute (one tick a second, one slot every
+ *  2. catch-up in `blocks` mode after BENCH_CATCH_UP_BLOCKS (default 1,200) missed slots, a payment
+ *     every 10 slots: RPC calls and time (target < 30 s for 100,000, issue 31:
+ *     BENCH_CATCH_UP_BLOCKS=100000 npx tsx scripts/bench/scan-solana.ts);
+ *  3. `addresses` mode: RPC calls per scan tick and per minute (one tick a second, one slot every
  *     400 ms) with 10, 100 and 1,000 active addresses, so an operator can size a provider plan;
- *  3. latency from the slot that finalizes a payment to its order.completed row, with the real
+ *  4. latency from the slot that finalizes a payment to its order.completed row, with the real
  *     workers polling, solana-local producing a slot every 400 ms.
  * Uses its own database (dropped at the end), Redis prefix and an in-memory solana-local. Not a timed test.
  */
@@ -14,7 +17,6 @@ import { performance } from 'node:perf_hooks';
 import { eq, inArray, sql } from 'drizzle-orm';
 import { generateKeyPairSigner, getBase58Decoder } from '@solana/kit';
 import { ChainRegistry } from '../../core/chains/registry';
-import { SCANNED_FAMILIES } from '../../core/chains/adapters';
 import { SolanaAdapter } from '../../core/chains/solana/solana-adapter';
 import { SolanaRpcClient } from '../../core/chains/solana/solana-rpc';
 import { applySolanaLocalState, SOLANA_LOCAL_CHAIN_ID } from '../../core/chains/solana/solana-local-state';
@@ -43,6 +45,11 @@ const BLOCKS = 300;
 const PAYMENTS_PER_BLOCK = 2;
 const TICKS = 5;
 const LATENCY_ORDERS = 6;
+const CATCH_UP_BLOCKS = Number(process.env.BENCH_CATCH_UP_BLOCKS ?? 1200);
+/** Pro rata of 30 s for 100,000 slots, never under 10 s. */
+const CATCH_UP_TARGET_MS = Math.max(10_000, (CATCH_UP_BLOCKS / 100_000) * 30_000);
+/** A public endpoint's budget (mainnet-beta: about 100 requests per 10 s per IP). */
+const PUBLIC_CALLS_PER_MINUTE = 600;
 
 const store = benchStore('solana');
 const { dbUrl, redisPrefix } = store;
@@ -56,7 +63,9 @@ async function main(): Promise<void> {
   let chain: RunningSolanaLocal | null = await startSolanaLocal({ dataDir: null, port: 0, slotMs: 0 });
   let workers: Awaited<ReturnType<typeof startWorkerProcess>> | null = null;
   try {
-    const registry = ChainRegistry.forNetwork('local', SCANNED_FAMILIES);
+    // Solana only: the workers of part 4 would otherwise also poll ethereum-local and tron-local,
+    // which this benchmark does not run, and their failing jobs hold the queues' workers.
+    const registry = ChainRegistry.forNetwork('local', ['solana']);
     const useChain = (c: RunningSolanaLocal) => applySolanaLocalState(registry, solanaLocalStateOf(c));
     useChain(chain);
     const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix), detection: new DetectionState(), memory: newProcessMemory(config) };
@@ -105,7 +114,34 @@ async function main(): Promise<void> {
     const large = await scanOnce('100,000 pool addresses');
     process.stdout.write(`  ratio 100,000 / 100: RPC calls ${(large.calls / small.calls).toFixed(2)}, scan time ${(large.elapsed / small.elapsed).toFixed(2)}  (target ≤ 1.1)\n\n`);
 
-    process.stdout.write(`2) addresses mode: RPC calls per scan tick (one tick a second, 2-3 slots a tick, one payment to an active address a tick):\n`);
+    process.stdout.write(`2) Catch-up in blocks mode after ${CATCH_UP_BLOCKS.toLocaleString('en')} missed slots, a payment every 10 slots:\n`);
+    {
+      const head = await new SolanaAdapter(sol, new SolanaRpcClient(sol.chainId, sol.rpcUrls)).head();
+      await dbHandle.db.transaction((tx) => resetCheckpoint(tx, SOLANA_LOCAL_CHAIN_ID, head));
+      const made = performance.now();
+      let payments = 0;
+      for (let b = 0; b < CATCH_UP_BLOCKS; b += 10) {
+        await client.pay(receivers[(b / 10) % receivers.length], 7n, 'USDC', { waitFor: 'none' });
+        payments++;
+        await client.dev('solanaLocal_produceSlot', { count: Math.min(10, CATCH_UP_BLOCKS - b) });
+      }
+      await client.dev('solanaLocal_produceSlot', { count: 2 });
+      process.stdout.write(`  (${CATCH_UP_BLOCKS.toLocaleString('en')} slots with ${payments.toLocaleString('en')} payments made in ${ms(performance.now() - made)})\n`);
+      ctx.detection = new DetectionState();
+      const rpc = new SolanaRpcClient(sol.chainId, sol.rpcUrls);
+      const started = performance.now();
+      const run = await scanChain(ctx, new SolanaAdapter({ ...sol, solanaScanMode: 'blocks' }, rpc), 600_000);
+      const elapsed = performance.now() - started;
+      if (run.lastStatus !== 'idle') throw new Error(`catch-up stopped with status ${run.lastStatus}`);
+      process.stdout.write(
+        `  caught up ${CATCH_UP_BLOCKS.toLocaleString('en')} slots (${run.recorded} transfers) in ${ms(elapsed)} = ${((CATCH_UP_BLOCKS / elapsed) * 1000).toFixed(0)} slots/s ` +
+          `with ${rpc.calls.toLocaleString('en')} RPC calls (${rpc.httpRequests.toLocaleString('en')} HTTP requests) in ${run.ranges} ranges  (target < ${ms(CATCH_UP_TARGET_MS)})\n\n`,
+      );
+      if (run.recorded !== payments) throw new Error(`expected ${payments} transfers, recorded ${run.recorded}`);
+    }
+
+    process.stdout.write(`3) addresses mode: RPC calls per scan tick (one tick a second, 2-3 slots a tick, one payment to an active address a tick):\n`);
+    const perTickByActive: [number, number][] = [];
     for (const active of [10, 100, 1000]) {
       await dbHandle.db.update(poolAddresses).set({ status: 'available' });
       const picked = (await dbHandle.db.select({ address: poolAddresses.address }).from(poolAddresses).limit(active)).map((r) => r.address);
@@ -124,18 +160,32 @@ async function main(): Promise<void> {
         await scanChain(ctx, adapter, 600_000);
       }
       const perTick = (rpc.calls - before) / TICKS;
+      perTickByActive.push([active, perTick]);
       process.stdout.write(
         `  ${String(active).padStart(5)} active addresses (${active * 2} token accounts): ${perTick.toFixed(1)} RPC calls per tick → ${Math.round(perTick * 60).toLocaleString('en')} per minute; a tick takes ${ms((performance.now() - started) / TICKS)} here\n`,
       );
     }
-    process.stdout.write(`  (a public endpoint allows about 100 requests per 10 s = 600 per minute per IP: addresses mode fits about ${Math.floor(600 / 120)}–10 active addresses there; size a provider plan from the figures above)\n\n`);
+    {
+      // Calls per tick = fixed + perAddress × active addresses (from the 10 and 1,000 points).
+      const [[a0, c0], , [a1, c1]] = perTickByActive;
+      const perAddress = (c1 - c0) / (a1 - a0);
+      const fixed = c0 - perAddress * a0;
+      const fitsAt = (tickSeconds: number) => Math.max(0, Math.floor(((PUBLIC_CALLS_PER_MINUTE / 60) * tickSeconds - fixed) / perAddress));
+      process.stdout.write(
+        `  sizing: RPC calls per tick ≈ ${fixed.toFixed(1)} + ${perAddress.toFixed(2)} × active addresses; per minute at one tick a second ≈ ${Math.round(fixed * 60)} + ${Math.round(perAddress * 60)} × active addresses\n` +
+          `  a public endpoint (about ${PUBLIC_CALLS_PER_MINUTE} requests per minute per IP) carries ${fitsAt(1)} active addresses at one tick a second, ${fitsAt(10)} at one tick every 10 s: beyond that, a provider plan of the per-minute figure above, or blocks mode\n\n`,
+      );
+    }
 
-    process.stdout.write(`3) Latency from the slot that finalizes a payment to order.completed, solana-local producing a slot every 400 ms (finalized 32 blocks behind), workers polling every ${config.intervals.chainScanMs} ms (scan) / ${config.intervals.confirmationsMs} ms (confirmations):\n`);
+    process.stdout.write(`4) Latency from the slot that finalizes a payment to order.completed, solana-local producing a slot every 400 ms (finalized 32 blocks behind), workers polling every ${config.intervals.chainScanMs} ms (scan) / ${config.intervals.confirmationsMs} ms (confirmations):\n`);
     await chain.stop();
     chain = await startSolanaLocal({ dataDir: null, port: 0, slotMs: 400 });
     useChain(chain);
     const timed = new SolanaLocalClient(chain.url, chain.wallet, chain.info);
+    // A new chain: its slots start again from 0, so the old chain's remembered blocks (up to the
+    // catch-up's slots) would look like a reorg of every new block.
     await dbHandle.db.delete(transfers).where(eq(transfers.chainId, SOLANA_LOCAL_CHAIN_ID));
+    await dbHandle.db.delete(scannedBlocks).where(eq(scannedBlocks.chainId, SOLANA_LOCAL_CHAIN_ID));
     await dbHandle.db.update(poolAddresses).set({ status: 'available' });
     const head = await new SolanaAdapter(registry.get(SOLANA_LOCAL_CHAIN_ID)!, new SolanaRpcClient(sol.chainId, registry.get(SOLANA_LOCAL_CHAIN_ID)!.rpcUrls)).head();
     await dbHandle.db.transaction((tx) => resetCheckpoint(tx, SOLANA_LOCAL_CHAIN_ID, head));

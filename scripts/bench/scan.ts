@@ -16,7 +16,6 @@ import { performance } from 'node:perf_hooks';
 import { eq, sql } from 'drizzle-orm';
 import { Contract, getAddress, hexlify, JsonRpcProvider, Network } from 'ethers';
 import { ChainRegistry } from '../../core/chains/registry';
-import { SCANNED_FAMILIES } from '../../core/chains/adapters';
 import { EvmRpc } from '../../core/chains/evm/evm-rpc';
 import { EvmAdapter } from '../../core/chains/evm/evm-adapter';
 import { resetCheckpoint } from '../../core/detection/scan-position';
@@ -61,7 +60,9 @@ async function main(): Promise<void> {
   const provider = new JsonRpcProvider(anvil.url, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1, pollingInterval: 50 });
   let workers: Awaited<ReturnType<typeof startWorkerProcess>> | null = null;
   try {
-    const registry = ChainRegistry.forNetwork('local', SCANNED_FAMILIES);
+    // This family only: the workers of the latency part would otherwise also poll tron-local and solana-local,
+    // which this benchmark does not run, and their failing jobs hold the queues' workers.
+    const registry = ChainRegistry.forNetwork('local', ['evm']);
     const [deployer] = await provider.send('eth_accounts', []);
     const signer = await provider.getSigner(deployer);
     const tokens = await deployTestTokens(signer);
@@ -131,13 +132,16 @@ async function main(): Promise<void> {
       await dbHandle.db.transaction((tx) =>
         resetCheckpoint(tx, LOCAL_CHAIN_ID, { number: Number(head.number), hash: head.hash, parentHash: head.parentHash, timestamp: Number(head.timestamp) }),
       );
-      // A block with a transfer, then the 9 empty ones after it mined in one call.
+      // Every 10 blocks: one transaction sent as is (no fee or gas look-ups), then one anvil_mine
+      // of 10 blocks, the first of which takes it: two calls per 10 blocks, so 100,000 blocks are
+      // made in minutes rather than the quarter of an hour three ethers calls took.
+      const made = performance.now();
       for (let b = 0; b < CATCH_UP_BLOCKS; b += 10) {
-        await usdt.mintMany([receivers[b % receivers.length], randomAddress()], 7n, { nonce: nonce++, gasLimit: 300_000 });
-        await provider.send('anvil_mine', ['0x1', '0x0']);
-        const rest = Math.min(9, CATCH_UP_BLOCKS - b - 1);
-        if (rest > 0) await provider.send('anvil_mine', [`0x${rest.toString(16)}`, '0x0']);
+        const data = usdt.interface.encodeFunctionData('mintMany', [[receivers[(b / 10) % receivers.length], randomAddress()], 7n]);
+        await provider.send('eth_sendTransaction', [{ from: deployer, to: tokens.USDT, data, gas: '0x493e0', nonce: `0x${(nonce++).toString(16)}` }]);
+        await provider.send('anvil_mine', [`0x${Math.min(10, CATCH_UP_BLOCKS - b).toString(16)}`, '0x0']);
       }
+      process.stdout.write(`  (${CATCH_UP_BLOCKS} blocks with ${Math.ceil(CATCH_UP_BLOCKS / 10)} transfers to pool addresses mined in ${ms(performance.now() - made)})\n`);
       ctx.detection = new DetectionState();
       const rpc = new EvmRpc(chain);
       const started = performance.now();

@@ -39,6 +39,13 @@ export interface SolanaRpcOptions {
   logger?: SolanaRpcLogger;
 }
 
+/** One answer of a JSON-RPC batch. */
+export interface BatchAnswer {
+  id: number;
+  result?: unknown;
+  error?: { code: number; message: string };
+}
+
 export class SolanaUnavailableError extends Error {
   constructor(chainId: string, cause: unknown) {
     super(`No Solana provider of ${chainId} answered: ${cause instanceof Error ? cause.message : String(cause)}`);
@@ -75,6 +82,8 @@ class ProviderFault extends Error {
 export class SolanaRpcClient {
   /** JSON-RPC requests sent (benchmarks, tests). */
   calls = 0;
+  /** HTTP requests sent: a batch of JSON-RPC requests is one (benchmarks). */
+  httpRequests = 0;
   readonly rpc: Rpc<SolanaRpcApi>;
   private readonly providers: Provider[];
   private current = 0;
@@ -134,8 +143,23 @@ export class SolanaRpcClient {
     throw new SolanaUnavailableError(this.chainId, lastError);
   };
 
+  /**
+   * Several requests of one method in one HTTP request (a JSON-RPC batch, which validators and
+   * providers accept): the answers in request order, each `{ result }` or `{ error }` as the
+   * provider gave it (an answer about the provider fails the whole batch over to the next one).
+   * Plain JSON numbers: kit's big-integer parser is for single requests only.
+   */
+  async batch(method: string, paramsList: readonly unknown[][]): Promise<BatchAnswer[]> {
+    if (paramsList.length === 0) return [];
+    const payload = paramsList.map((params, id) => ({ jsonrpc: '2.0', id, method, params }));
+    const answers = await this.transport<BatchAnswer[]>({ payload });
+    if (!Array.isArray(answers) || answers.length !== payload.length) throw new Error(`${this.chainId}: ${method} batch of ${payload.length} answered with ${Array.isArray(answers) ? answers.length : 'no list'}`);
+    return [...answers].sort((a, b) => Number(a.id) - Number(b.id));
+  }
+
   private async send<T>(p: Provider, config: Parameters<RpcTransport>[0]): Promise<T> {
-    this.calls++;
+    this.calls += Array.isArray(config.payload) ? config.payload.length : 1;
+    this.httpRequests++;
     let answer: unknown;
     try {
       answer = await p.transport<T>({ ...config, signal: config.signal ?? AbortSignal.timeout(15_000) });
@@ -147,9 +171,11 @@ export class SolanaRpcClient {
       // fetch's own errors may name the URL; ours carry only the origin.
       throw new ProviderFault(`${p.origin}: ${err instanceof Error && err.name === 'TimeoutError' ? 'timed out' : 'unreachable'}`, 0);
     }
-    const error = (answer as { error?: { code?: number; message?: string } } | null)?.error;
-    if (error && typeof error.code === 'number' && PROVIDER_FAULTS.has(error.code)) {
-      throw new ProviderFault(`${p.origin}: ${error.code} ${String(error.message ?? '').slice(0, 200)}`, 0);
+    for (const one of Array.isArray(answer) ? answer : [answer]) {
+      const error = (one as { error?: { code?: number; message?: string } } | null)?.error;
+      if (error && typeof error.code === 'number' && PROVIDER_FAULTS.has(error.code)) {
+        throw new ProviderFault(`${p.origin}: ${error.code} ${String(error.message ?? '').slice(0, 200)}`, 0);
+      }
     }
     return answer as T;
   }
