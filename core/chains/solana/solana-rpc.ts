@@ -39,13 +39,6 @@ export interface SolanaRpcOptions {
   logger?: SolanaRpcLogger;
 }
 
-/** One answer of a JSON-RPC batch. */
-export interface BatchAnswer {
-  id: number;
-  result?: unknown;
-  error?: { code: number; message: string };
-}
-
 export class SolanaUnavailableError extends Error {
   constructor(chainId: string, cause: unknown) {
     super(`No Solana provider of ${chainId} answered: ${cause instanceof Error ? cause.message : String(cause)}`);
@@ -142,20 +135,6 @@ export class SolanaRpcClient {
     }
     throw new SolanaUnavailableError(this.chainId, lastError);
   };
-
-  /**
-   * Several requests of one method in one HTTP request (a JSON-RPC batch, which validators and
-   * providers accept): the answers in request order, each `{ result }` or `{ error }` as the
-   * provider gave it (an answer about the provider fails the whole batch over to the next one).
-   * Plain JSON numbers: kit's big-integer parser is for single requests only.
-   */
-  async batch(method: string, paramsList: readonly unknown[][]): Promise<BatchAnswer[]> {
-    if (paramsList.length === 0) return [];
-    const payload = paramsList.map((params, id) => ({ jsonrpc: '2.0', id, method, params }));
-    const answers = await this.transport<BatchAnswer[]>({ payload });
-    if (!Array.isArray(answers) || answers.length !== payload.length) throw new Error(`${this.chainId}: ${method} batch of ${payload.length} answered with ${Array.isArray(answers) ? answers.length : 'no list'}`);
-    return [...answers].sort((a, b) => Number(a.id) - Number(b.id));
-  }
 
   private async send<T>(p: Provider, config: Parameters<RpcTransport>[0]): Promise<T> {
     this.calls += Array.isArray(config.payload) ? config.payload.length : 1;
