@@ -4,7 +4,7 @@ import { columnsReader, prepareStatement, type DbOrTx } from '../../db/client';
 import { orders, poolAddresses } from '../../db/schema';
 import { parseAmount } from '../platform/amounts';
 import type { ServiceContext } from '../service/context';
-import { AppError, isUniqueViolation, notFound, validationError } from '../platform/errors';
+import { AppError, isLockTimeout, isUniqueViolation, notFound, validationError } from '../platform/errors';
 import { newId } from '../platform/ids';
 import { integerConfigSql, isHttpUrl } from '../organizations/org-config';
 import { AFTER_PLACEHOLDERS, takeAddressCtes, takeAddressesForOrdersCtes, takeWithCooledDownRetry, type AllocationPoint } from '../pool/allocation';
@@ -301,29 +301,34 @@ function storedOrder(values: CreateOrderStatementValues, made: { amount: bigint;
   };
 }
 
-/** Waits between looks for a competing creation still in flight (milliseconds; about 0.4 s in all). */
-const IN_FLIGHT_RECHECKS_MS = [10, 30, 60, 100, 200];
+/** The longest a losing creation waits for the creations in flight that hold the pool's last addresses. */
+const IN_FLIGHT_WAIT = '3s';
 
 /**
  * The duplicate-reference race on an exhausted pool (issue 32: 3 in 180 races answered 503): the
  * creation that lost to a concurrent one with the same reference found the pool empty because
  * the other held its last address (skip locked), before that one committed; its order is not yet
- * visible. While any of the pool's addresses still reads as available (taken by a creation not yet
- * committed: an empty pool has none), the reference is looked up again shortly after, so the
- * answer is the 409 it is. On the empty-pool path only.
+ * visible. Addresses that still read as available are held by creations not yet committed (an
+ * empty pool has none): locking them waits exactly until those commit or roll back (bounded by a
+ * lock timeout), and the reference is then looked up again, so the answer is the 409 it is. A
+ * fixed schedule of rechecks (0.4 s in all) lost to a winner slower than that. On the empty-pool
+ * path only.
  */
 async function findIdAfterAllocationsInFlight(db: DbOrTx, organizationId: string, protocol: Protocol, orderReference: string): Promise<string | null> {
-  for (const waitMs of IN_FLIGHT_RECHECKS_MS) {
-    const [{ n }] = await db
-      .select({ n: count() })
-      .from(poolAddresses)
-      .where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, protocol), eq(poolAddresses.status, 'available')));
-    if (n === 0) return findIdByReference(db, organizationId, orderReference);
-    await new Promise((resolve) => setTimeout(resolve, waitMs));
-    const existing = await findIdByReference(db, organizationId, orderReference);
-    if (existing) return existing;
+  try {
+    await db.transaction(async (tx) => {
+      await tx.execute(sql.raw(`set local lock_timeout = '${IN_FLIGHT_WAIT}'`));
+      await tx
+        .select({ id: poolAddresses.id })
+        .from(poolAddresses)
+        .where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, protocol), eq(poolAddresses.status, 'available')))
+        .for('update');
+    });
+  } catch (err) {
+    // Still held after the wait: answer from what is committed now (the pool's 503 if nothing).
+    if (!isLockTimeout(err)) throw err;
   }
-  return null;
+  return findIdByReference(db, organizationId, orderReference);
 }
 
 async function findIdByReference(db: DbOrTx, organizationId: string, orderReference: string): Promise<string | null> {

@@ -92,6 +92,13 @@ export const forbidden = (message = 'This API key does not have permission for t
   new AppError('INSUFFICIENT_PERMISSIONS', message);
 
 /** Postgres error code of a unique violation. */
+/** Postgres gave up waiting for a lock (lock_timeout, 55P03). */
+export function isLockTimeout(err: unknown): boolean {
+  const e = err as { code?: string; cause?: unknown };
+  if (e?.code === '55P03') return true;
+  return e?.cause ? isLockTimeout(e.cause) : false;
+}
+
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   const e = err as { code?: string; constraint_name?: string; cause?: unknown };
   if (e?.code === '23505') return constraint ? e.constraint_name === constraint : true;

@@ -25,7 +25,7 @@ describe('the duplicate-reference race on an exhausted pool (two real API proces
     for (const api of apis) api.killGroup('SIGKILL');
   });
 
-  it('the loser of a slow winner (its order committed 500 ms after it took the last address) is 409, not 503', async () => {
+  it('the loser of a slow winner (its order committed 1 s after it took the last address) is 409, not 503', async () => {
     // The window widened for certain: the winner's statement sleeps after its insert (a trigger),
     // holding the pool's last address while its order is not yet visible.
     await checkpointAt(new Date());
@@ -34,7 +34,7 @@ describe('the duplicate-reference race on an exhausted pool (two real API proces
     const db = testDb();
     await db.execute(
       sql.raw(`create or replace function test_slow_order_insert() returns trigger language plpgsql as $$
-                 begin if new.order_reference like 'slow-%' then perform pg_sleep(0.5); end if; return new; end $$;
+                 begin if new.order_reference like 'slow-%' then perform pg_sleep(1); end if; return new; end $$;
                create trigger test_slow_order_insert after insert on orders for each row execute function test_slow_order_insert();`),
     );
     try {
