@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../../core/platform/config';
@@ -103,10 +104,32 @@ export async function startTestWorkers(env: Record<string, string> = {}, overrid
   return { workers, config };
 }
 
+/**
+ * A free port for a process to listen on later. Picked below the kernel's ephemeral range: a port
+ * taken from that range (listen on 0) was handed again to another process's listen-on-0 before
+ * the one it was meant for bound it (the quick start's webhook receiver: EADDRINUSE, and the
+ * service's deliveries went to another server, 404).
+ */
 export async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const port = (srv.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
+  const ephemeralLow = (() => {
+    try {
+      return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32768;
+    } catch {
+      return 32768;
+    }
+  })();
+  const low = 10_000;
+  for (let tries = 0; tries < 100; tries++) {
+    const port = low + Math.floor(Math.random() * Math.max(1, ephemeralLow - low));
+    const srv = net.createServer();
+    const bound = await new Promise<boolean>((resolve) => {
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (bound) {
+      await new Promise<void>((resolve) => srv.close(() => resolve()));
+      return port;
+    }
+  }
+  throw new Error('no free port found below the ephemeral range');
 }
