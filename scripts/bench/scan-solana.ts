@@ -32,7 +32,7 @@ import { createOrder } from '../../core/orders/orders';
 import { createOrganization } from '../../core/organizations/organizations';
 import { createDb } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
-import { poolAddresses, scannedBlocks, transfers } from '../../db/schema';
+import { chainHeadObservations, poolAddresses, scannedBlocks, transfers } from '../../db/schema';
 import { startWorkerProcess } from '../../workers/runtime';
 import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
 import { startSolanaLocal, type RunningSolanaLocal } from '../local-chain/solana/solana-local';
@@ -40,6 +40,10 @@ import { SolanaLocalClient } from '../local-chain/solana/payer';
 import { solanaLocalStateOf } from '../local-chain/solana/solana-local-chain';
 import { benchStore, completionLatency, insertPool, ms, reportLatencies, sleep } from './scan-support';
 import { runBench } from './bench-kit';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createWebhookEndpoint } from '../../core/webhooks/endpoints';
+import { operatorCallerFor } from '../../core/organizations/operator';
 
 const BLOCKS = 300;
 const PAYMENTS_PER_BLOCK = 2;
@@ -57,11 +61,12 @@ const randomOwner = async () => (await generateKeyPairSigner()).address as strin
 const owners = (n: number) => Promise.all(Array.from({ length: n }, randomOwner));
 
 async function main(): Promise<void> {
-  const config = loadConfig({ ...process.env, DATABASE_URL: dbUrl, REDIS_PREFIX: redisPrefix, NETWORK: 'local', LOG_LEVEL: 'warn' });
+  const config = loadConfig({ ...process.env, DATABASE_URL: dbUrl, REDIS_PREFIX: redisPrefix, NETWORK: 'local', LOG_LEVEL: 'warn', WEBHOOK_ALLOW_INSECURE: 'true' });
   await runMigrations(dbUrl);
   const dbHandle = createDb(dbUrl, { max: 10 });
   let chain: RunningSolanaLocal | null = await startSolanaLocal({ dataDir: null, port: 0, slotMs: 0 });
   let workers: Awaited<ReturnType<typeof startWorkerProcess>> | null = null;
+  let receiver: http.Server | null = null;
   try {
     // Solana only: the workers of part 4 would otherwise also poll ethereum-local and tron-local,
     // which this benchmark does not run, and their failing jobs hold the queues' workers.
@@ -183,25 +188,57 @@ async function main(): Promise<void> {
     useChain(chain);
     const timed = new SolanaLocalClient(chain.url, chain.wallet, chain.info);
     // A new chain: its slots start again from 0, so the old chain's remembered blocks (up to the
-    // catch-up's slots) would look like a reorg of every new block.
+    // catch-up's slots) would look like a reorg of every new block, and its head observations
+    // would say every new slot was seen before the orders began (no order would ever be paid).
     await dbHandle.db.delete(transfers).where(eq(transfers.chainId, SOLANA_LOCAL_CHAIN_ID));
     await dbHandle.db.delete(scannedBlocks).where(eq(scannedBlocks.chainId, SOLANA_LOCAL_CHAIN_ID));
+    await dbHandle.db.delete(chainHeadObservations).where(eq(chainHeadObservations.chainId, SOLANA_LOCAL_CHAIN_ID));
     await dbHandle.db.update(poolAddresses).set({ status: 'available' });
     const head = await new SolanaAdapter(registry.get(SOLANA_LOCAL_CHAIN_ID)!, new SolanaRpcClient(sol.chainId, registry.get(SOLANA_LOCAL_CHAIN_ID)!.rpcUrls)).head();
     await dbHandle.db.transaction((tx) => resetCheckpoint(tx, SOLANA_LOCAL_CHAIN_ID, head));
     ctx.detection = new DetectionState();
+    // The merchant's receiver: when each order.completed webhook arrives (the workers deliver it).
+    const arrivals = new Map<string, number>();
+    receiver = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c)).on('end', () => {
+        const at = Date.now();
+        try {
+          const event = JSON.parse(body);
+          const orderId = event?.data?.orderId ?? event?.data?.order_id;
+          if (event?.type === 'order.completed' && orderId && !arrivals.has(orderId)) arrivals.set(orderId, at);
+        } catch {
+          // not an event
+        }
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => receiver!.listen(0, '127.0.0.1', resolve));
+    const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    await createWebhookEndpoint(ctx, await operatorCallerFor(ctx.db, organizationId), { url: hookUrl, events: ['order.completed'] });
     workers = await startWorkerProcess(ctx);
     const latencies: number[] = [];
+    const webhookLatencies: number[] = [];
     for (let i = 0; i < LATENCY_ORDERS; i++) {
       const order = await createOrder(ctx, organizationId, { orderReference: `bench-${i}-${Date.now()}`, amount: '1', currency: 'USDC', chainId: SOLANA_LOCAL_CHAIN_ID });
       const paid = await timed.pay(order.address, 1_000_000n, 'USDC', { waitFor: 'processed' });
       await timed.waitFor(paid.signature, 'finalized', 60_000); // polls every 25 ms: the finalizing slot is seen within that
-      latencies.push(await completionLatency(ctx, order.id, Date.now()));
+      const finalizedSeenAt = Date.now();
+      latencies.push(await completionLatency(ctx, order.id, finalizedSeenAt));
+      const deadline = Date.now() + 30_000;
+      while (!arrivals.has(order.id) && Date.now() < deadline) await sleep(10);
+      if (!arrivals.has(order.id)) throw new Error(`order ${order.id}: no order.completed webhook within 30 s`);
+      webhookLatencies.push(arrivals.get(order.id)! - finalizedSeenAt);
       await sleep(Math.random() * 400);
     }
     process.stdout.write(reportLatencies(latencies, config.intervals.confirmationsMs));
+    const sorted = [...webhookLatencies].sort((a, b) => a - b);
+    process.stdout.write(
+      `  to the merchant's webhook (order.completed received): p50 ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted[sorted.length - 1]} ms over ${sorted.length} orders\n`,
+    );
   } finally {
     await workers?.close().catch(() => {});
+    receiver?.close();
     await chain?.stop();
     await dbHandle.close();
     await store.drop(config.redisUrl, redisPrefix);
