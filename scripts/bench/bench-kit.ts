@@ -126,6 +126,11 @@ export async function cpuProfiler(): Promise<{ start(): Promise<void>; save(path
   };
 }
 
+/** The p-th percentile (nearest rank) of ascending numbers: the one definition every benchmark prints. */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
 /** Runs a benchmark's main and exits: 0 when it finished, 1 with the error printed otherwise. */
 export function runBench(main: () => Promise<void>): void {
   main().then(

@@ -17,15 +17,12 @@ import { createOrganization } from '../../core/organizations/organizations';
 import { createService } from '../../core/service/service';
 import { putMembershipAsOperator, setPassword } from '../../core/users/users';
 import { startApi } from '../../api/server';
-import { benchState, runBench } from './bench-kit';
+import { benchState, runBench, percentile } from './bench-kit';
 
 const ORDER_COUNT = Number(process.env.BENCH_ORDERS ?? 100_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
 const TARGET_P99_MS = 100;
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 async function main(): Promise<void> {
   const state = benchState('dashboard');

@@ -31,7 +31,7 @@ import { runMigrations } from '../../db/migrate';
 import { startAnvil } from '../local-chain/anvil';
 import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS } from '../local-chain/test-tokens';
 import { benchStore, insertPool, sleep } from './scan-support';
-import { runBench } from './bench-kit';
+import { runBench, percentile } from './bench-kit';
 
 const ROOT = path.resolve(__dirname, '../..');
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 200);
@@ -88,7 +88,7 @@ async function stop(p: Proc): Promise<void> {
   }
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+const pct = percentile;
 
 async function main(): Promise<void> {
   const { dbUrl, redisPrefix } = store;

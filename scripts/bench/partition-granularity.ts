@@ -17,13 +17,13 @@ import { claimDeliveries } from '../../core/webhooks/claim';
 import { relayWebhookEvents } from '../../core/webhooks/relay';
 import { getWebhookEvent } from '../../core/webhooks/history';
 import { createPartitionsAhead, dropExpiredPartitions } from '../../core/maintenance/history-partitions';
+import { percentile } from './bench-kit';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 300_000);
 const RUNS = Number(process.env.BENCH_REQUESTS ?? 200);
 const BASE = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/sg_bench_granularity';
 const DAY = 86_400_000;
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
 async function timed(prepare: () => Promise<string>, run: (v: string) => Promise<unknown>): Promise<string> {
   const samples: number[] = [];

@@ -30,6 +30,7 @@ import { runMigrations } from '../../db/migrate';
 import { closeQueues, createQueues } from '../../core/jobs/catalog';
 import { bullJobQueue } from '../../core/jobs/bullmq-job-queue';
 import { createKeyCache } from '../../api/deps';
+import { percentile } from './bench-kit';
 
 const IMPORT_COUNT = 100_000;
 const POOL_SIZE = 1_000_000;
@@ -42,7 +43,7 @@ const dbUrl = new URL(baseUrl.toString());
 dbUrl.pathname = `/${dbName}`;
 
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+const pct = percentile;
 
 function csvOf(count: number): string {
   const lines = ['address,protocol,derivation_index,master_public_key'];

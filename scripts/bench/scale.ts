@@ -31,7 +31,7 @@ import { relayWebhookEvents } from '../../core/webhooks/relay';
 import { newId } from '../../core/platform/ids';
 import { startApi } from '../../api/server';
 import { poolAddresses } from '../../db/schema';
-import { benchState, runBench } from './bench-kit';
+import { benchState, runBench, percentile } from './bench-kit';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 0.05);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
@@ -45,7 +45,6 @@ const CHUNK = 250_000;
 const store = benchState('scale');
 const { dbUrl: DB_URL, redisUrl: REDIS_URL, prefix: PREFIX } = store;
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 const fmt = (n: number) => n.toLocaleString('en-US');
 
 interface Figure {

@@ -39,7 +39,7 @@ import { startSolanaLocal, type RunningSolanaLocal } from '../local-chain/solana
 import { SolanaLocalClient } from '../local-chain/solana/payer';
 import { solanaLocalStateOf } from '../local-chain/solana/solana-local-chain';
 import { benchStore, completionLatency, insertPool, ms, reportLatencies, sleep } from './scan-support';
-import { runBench } from './bench-kit';
+import { runBench, percentile } from './bench-kit';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createWebhookEndpoint } from '../../core/webhooks/endpoints';
@@ -234,7 +234,7 @@ async function main(): Promise<void> {
     process.stdout.write(reportLatencies(latencies, config.intervals.confirmationsMs));
     const sorted = [...webhookLatencies].sort((a, b) => a - b);
     process.stdout.write(
-      `  to the merchant's webhook (order.completed received): p50 ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted[sorted.length - 1]} ms over ${sorted.length} orders\n`,
+      `  to the merchant's webhook (order.completed received): p50 ${percentile(sorted, 50)} ms, max ${sorted[sorted.length - 1]} ms over ${sorted.length} orders\n`,
     );
   } finally {
     await workers?.close().catch(() => {});

@@ -5,6 +5,7 @@ import type { ServiceContext } from '../../core/service/context';
 import type { Protocol } from '../../core/chains/registry';
 import { createWorkerRedis, deleteKeysWithPrefix } from '../../core/platform/redis';
 import { events, poolAddresses } from '../../db/schema';
+import { percentile } from './bench-kit';
 
 /** What the scan benchmarks of every chain family share: their own store, pool filling, latency figures. */
 
@@ -62,7 +63,7 @@ export async function completionLatency(ctx: ServiceContext, orderId: string, si
 
 export function reportLatencies(latencies: number[], pollMs: number): string {
   const sorted = [...latencies].sort((a, b) => a - b);
-  const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  const pct = (p: number) => percentile(sorted, p);
   const p50 = pct(50);
   return `  ${sorted.length} orders: p50 ${ms(p50)}, p90 ${ms(pct(90))}, max ${ms(sorted[sorted.length - 1])}; p50 beyond the ${pollMs} ms poll interval: ${ms(Math.max(0, p50 - pollMs))}  (target < 1 s)\n`;
 }

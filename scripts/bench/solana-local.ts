@@ -15,6 +15,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { generateKeyPairSigner } from '@solana/kit';
 import { SolanaLocalClient } from '../local-chain/solana/payer';
+import { percentile } from './bench-kit';
 
 const root = path.resolve(__dirname, '../..');
 
@@ -38,7 +39,6 @@ function startChain(dataDir: string): Promise<{ child: ChildProcess; url: string
 
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 const stop = (child: ChildProcess) => new Promise<void>((resolve) => { child.once('exit', () => resolve()); child.kill('SIGTERM'); });
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-solana-local-'));
@@ -55,7 +55,7 @@ async function main() {
       latencies.push(performance.now() - t);
     }
     latencies.sort((a, b) => a - b);
-    console.log(`payment → confirmed (400 ms slots, 1 block to confirmation), 100 payments: p50 ${pct(latencies, 0.5).toFixed(0)} ms, p95 ${pct(latencies, 0.95).toFixed(0)} ms, max ${latencies[latencies.length - 1].toFixed(0)} ms`);
+    console.log(`payment → confirmed (400 ms slots, 1 block to confirmation), 100 payments: p50 ${percentile(latencies, 50).toFixed(0)} ms, p95 ${percentile(latencies, 95).toFixed(0)} ms, max ${latencies[latencies.length - 1].toFixed(0)} ms`);
     console.log(`RSS after 100 payments: ${rssMb(first.child.pid!).toFixed(0)} MB`);
     const t = performance.now();
     for (let i = 0; i < 4; i++) await client.dev('solanaLocal_produceSlot', { count: 5000 });

@@ -21,7 +21,7 @@ import { createProducerRedis, deleteKeysWithPrefix } from '../../core/platform/r
 import { createWebhookEndpoint } from '../../core/webhooks/endpoints';
 import { createDb } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
-import { runBench } from './bench-kit';
+import { runBench, percentile } from './bench-kit';
 
 const ROOT = path.resolve(__dirname, '../..');
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 2000);
@@ -92,7 +92,6 @@ async function stopWorker(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
 async function main() {
   await runMigrations(DB_URL);
