@@ -294,4 +294,29 @@ describe('dashboard: sign-in, sessions, CSRF and permissions', function () {
     const page2 = await d.get('/dashboard/sign-in');
     expect((await d.post(`/dashboard/link/${token}`, { _csrf: csrfOf(page2.text) })).status).to.equal(404);
   });
+  it('answers a NUL character in an id, a filter, a cursor or a form field with a 400; nothing changes', async () => {
+    const c = dashboardClient(t.app, origin);
+    await c.signIn(owner.email, owner.password);
+    const csrf = await c.csrf();
+    // Postgres stores neither in text: each reached a query and failed it with a 500 before.
+    for (const path of ['/dashboard/orders?q=%00', '/dashboard/orders?before=ord_%00', '/dashboard/orders/ord_%00', '/dashboard/payment-links?q=a%00b', '/dashboard/settings/webhooks/whe_%00']) {
+      const res = await c.get(path);
+      expect(res.status, path).to.equal(400);
+      expect(res.text, path).to.contain('must not contain NUL characters or unpaired surrogates');
+    }
+    const linksBefore = (await request(t.app).get('/api/v1/payment-links').set('X-API-Key', org.keys.viewer)).body.pagination.total;
+    const posts = [
+      c.post('/dashboard/payment-links/plk_%00/publish', { _csrf: csrf }),
+      c.post('/dashboard/settings/webhooks/whe_%00/redeliver-failed', { _csrf: csrf, since: '2026-01-01T00:00' }),
+      c.post('/dashboard/payment-links', { _csrf: csrf, title: 'Nul\u0000title', amount: '1', currencies: ['USDT@ethereum-local'] }),
+      c.post('/dashboard/settings/api-keys', { _csrf: csrf, name: 'nul\u0000key', role: 'viewer' }),
+    ];
+    for (const res of await Promise.all(posts)) expect(res.status, res.text).to.equal(400);
+    const signIn = dashboardClient(t.app, origin);
+    const form = await signIn.get('/dashboard/sign-in');
+    expect((await signIn.post('/dashboard/sign-in', { _csrf: csrfOf(form.text), email: 'owner@acme.test\u0000', password: 'x' })).status).to.equal(400);
+    expect((await request(t.app).get('/api/v1/payment-links').set('X-API-Key', org.keys.viewer)).body.pagination.total).to.equal(linksBefore);
+    const keys = await listApiKeys(testDb(), { organizationId: org.organizationId, keyId: 'x', role: 'owner' }, org.organizationId);
+    expect(keys.map((k) => k.name)).not.to.include('nul\u0000key');
+  });
 });

@@ -9,6 +9,7 @@ import { loadSession, type Session, type SessionTimeouts } from '../../../core/u
 import { recordAudit } from '../../../core/users/audit';
 import type { ApiDeps } from '../../deps';
 import { addRequestLogFields, logRequestError } from '../../request-log';
+import { rejectUnstorableValues } from '../../validation';
 import type { Html } from '../html';
 import { clearCookie, cookieNames, readCookies, setCookie, type CookieNames } from './cookies';
 import { dashboardPage, messageView } from './layout';
@@ -87,6 +88,7 @@ async function readForm(d: Dashboard, req: Request, res: Response): Promise<void
   checkSameOrigin(req, d.deps.config.publicBaseUrl, 'form');
   const body = await d.readBody(req, res);
   if (body.kind !== 'form') throw new PublicWriteRefusal('unsupportedType', 'The dashboard takes HTML forms');
+  rejectUnstorableValues('request body', req.body);
 }
 
 async function signedIn(d: Dashboard, req: Request, res: Response): Promise<SignedIn | null> {
@@ -126,6 +128,9 @@ function run(d: Dashboard, work: (req: Request, res: Response) => Promise<void>)
     res.locals.lang = pickLanguage(req);
     res.locals.langAsked = typeof req.query.lang === 'string' && res.locals.lang === req.query.lang.toLowerCase();
     try {
+      // A NUL or half a surrogate pair in an id, a filter or a cursor would fail its query with a 500.
+      rejectUnstorableValues('path', req.params);
+      rejectUnstorableValues('query', req.query);
       await work(req, res);
     } catch (err) {
       const known = errorStatus(err);
