@@ -7,7 +7,9 @@ import { createWebhookEndpoint } from '../../core/webhooks/endpoints';
 import { listApiKeys } from '../../core/organizations/organizations';
 import { findUserByEmail } from '../../core/users/users';
 import { eq } from 'drizzle-orm';
-import { memberships, webhookEndpoints } from '../../db/schema';
+import { events, memberships, webhookDeliveries, webhookEndpoints } from '../../db/schema';
+import { REDELIVER_FAILED_AT_ONCE } from '../../core/webhooks/history';
+import { newId, newIdInTimeOf } from '../../core/platform/ids';
 
 /**
  * The dashboard's sign-in, sessions and permissions through HTTP: what a browser sends, what an
@@ -318,5 +320,35 @@ describe('dashboard: sign-in, sessions, CSRF and permissions', function () {
     expect((await request(t.app).get('/api/v1/payment-links').set('X-API-Key', org.keys.viewer)).body.pagination.total).to.equal(linksBefore);
     const keys = await listApiKeys(testDb(), { organizationId: org.organizationId, keyId: 'x', role: 'owner' }, org.organizationId);
     expect(keys.map((k) => k.name)).not.to.include('nul\u0000key');
+  });
+  it('redelivers failed deliveries a bounded batch at a time, the oldest first; submitting again takes the rest, never one twice', async () => {
+    const { endpoint } = await createWebhookEndpoint(t.deps, { organizationId: org.organizationId, keyId: 'setup', role: 'owner' }, { url: 'https://hooks.example/outage', events: ['order.completed'] });
+    // A long outage: one failed delivery more than a request requeues, a second apart (the newest last).
+    const start = Date.now() - 3 * 3600_000;
+    const rows = Array.from({ length: REDELIVER_FAILED_AT_ONCE + 1 }, (_, i) => {
+      const eventId = newId('evt');
+      const at = new Date(start + i * 1000);
+      return { eventId, deliveryId: newIdInTimeOf('whd', eventId), at };
+    });
+    await testDb().insert(events).values(rows.map((r) => ({ id: r.eventId, organizationId: org.organizationId, type: 'order.completed', data: { orderId: 'ord_x' }, createdAt: r.at, dispatchedAt: r.at })));
+    await testDb().insert(webhookDeliveries).values(rows.map((r) => ({ id: r.deliveryId, organizationId: org.organizationId, eventId: r.eventId, endpointId: endpoint.id, status: 'failed' as const, attemptCount: 5, lastAttemptAt: r.at, createdAt: r.at })));
+    const statuses = async () => new Map((await testDb().select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, endpoint.id))).map((d) => [d.id, d.status]));
+    const c = dashboardClient(t.app, origin);
+    await c.signIn(owner.email, owner.password);
+    const csrf = await c.csrf();
+    const path = `/dashboard/settings/webhooks/${endpoint.id}/redeliver-failed`;
+    const since = new Date(start - 60_000).toISOString().slice(0, 16);
+    const first = await c.post(path, { _csrf: csrf, since });
+    expect(first.status, first.text).to.equal(200);
+    expect(first.text).to.contain(`${REDELIVER_FAILED_AT_ONCE} failed deliveries since`).and.contain('submit again for the next ones');
+    const afterFirst = await statuses();
+    expect([...afterFirst.values()].filter((s) => s === 'pending')).to.have.length(REDELIVER_FAILED_AT_ONCE);
+    expect(afterFirst.get(rows[rows.length - 1].deliveryId), 'the newest waits').to.equal('failed');
+    const second = await c.post(path, { _csrf: csrf, since });
+    expect(second.status, second.text).to.equal(200);
+    expect(second.text).to.contain('1 failed delivery since').and.not.contain('submit again');
+    expect([...(await statuses()).values()].every((s) => s === 'pending')).to.equal(true);
+    const third = await c.post(path, { _csrf: csrf, since });
+    expect(third.text).to.contain('No delivery failed since');
   });
 });

@@ -4,7 +4,7 @@ import { mailOneTimeLink } from '../../../core/users/sign-in-mail';
 import { ROLES, roleAtLeast, type Role } from '../../../core/organizations/roles';
 import { validationError } from '../../../core/platform/errors';
 import { createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, listWebhookEndpoints, updateWebhookEndpoint } from '../../../core/webhooks/endpoints';
-import { listWebhookEvents } from '../../../core/webhooks/history';
+import { listWebhookEvents, REDELIVER_FAILED_AT_ONCE } from '../../../core/webhooks/history';
 import { EVENT_TYPES, type EventType } from '../../../core/events/events';
 import { issueSignInLink } from '../../../core/users/sign-in-links';
 import { addMember, changeMemberRole, listMembers, removeMember } from '../../../core/users/users';
@@ -227,14 +227,10 @@ ${items.map((ev) => {
     '/dashboard/settings/webhooks/:id/redeliver-failed',
     action(d, 'admin', async (req, res, who) => {
       const since = parseUtcDateTime(field(req, 'since'));
-      const count = await redeliverFailed(deps, who.caller, String(req.params.id), since);
+      const { count, more } = await redeliverFailed(deps, who.caller, String(req.params.id), since);
       await who.audit('webhook_deliveries.redelivered', String(req.params.id), { since: since.toISOString(), count });
-      await deliveriesPage(
-        req,
-        res,
-        who,
-        notice(count ? `${count} failed ${count === 1 ? 'delivery' : 'deliveries'} since ${formatDate(since)} queued again.` : `No delivery failed since ${formatDate(since)}.`),
-      );
+      const queued = count ? `${count} failed ${count === 1 ? 'delivery' : 'deliveries'} since ${formatDate(since)} queued again.` : `No delivery failed since ${formatDate(since)}.`;
+      await deliveriesPage(req, res, who, notice(more ? `${queued} More failed since then (at most ${REDELIVER_FAILED_AT_ONCE.toLocaleString('en')} go at once): submit again for the next ones.` : queued));
     }),
   );
 
