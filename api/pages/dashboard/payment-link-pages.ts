@@ -17,7 +17,7 @@ import { roleAtLeast } from '../../../core/organizations/roles';
 import { validationError } from '../../../core/platform/errors';
 import { chromeText, langOf } from './chrome-text';
 import { html, type Html } from '../html';
-import { csrfField, formatDate, notice, pager } from './layout';
+import { csrfField, formatDate, notice, pager, postButton } from './layout';
 import { action, field, page, sendPage, type Dashboard, type SignedIn } from './web';
 import { pageNumber } from './settings-pages';
 
@@ -60,8 +60,7 @@ export function mountPaymentLinkPages(app: Express, d: Dashboard): void {
       .list()
       .filter((c) => c.enabled)
       .flatMap((c) => deps.registry.offeredTokens(c).map((t) => ({ chainId: c.chainId, currency: t.currency })));
-    const button = (id: string, verb: 'publish' | 'archive', label: string, cls: string) =>
-      html`<form method="post" action="/dashboard/payment-links/${id}/${verb}" class="inline">${csrf}<button class="${cls}" type="submit">${chromeText(langOf(res), label)}</button></form> `;
+    const button = (id: string, verb: 'publish' | 'archive', label: string, cls: string) => html`${postButton(`/dashboard/payment-links/${id}/${verb}`, who.session, label, cls, langOf(res))} `;
     await sendPage(
       d,
       res,

@@ -12,7 +12,7 @@ import { redeliverEvent, redeliverFailed, revokeKeyEverywhere, sendTestEvent } f
 import { attemptList, deliveryBadge } from './webhook-views';
 import { chromeText, langOf } from './chrome-text';
 import { html, type Html } from '../html';
-import { csrfField, formatDate, notice, pager } from './layout';
+import { csrfField, formatDate, notice, pager, postButton } from './layout';
 import { action, field, page, sendPage, type Dashboard, type SignedIn } from './web';
 
 const PAGE_SIZE = 50;
@@ -106,8 +106,7 @@ ${items.map(
     const { items, total } = await listWebhookEndpoints(deps.db, who.caller, { page: pageNo, limit: PAGE_SIZE });
     const admin = roleAtLeast(who.session.role, 'admin');
     const csrf = csrfField(who.session);
-    const button = (id: string, verb: string, label: string, cls = 'secondary') =>
-      html`<form method="post" action="/dashboard/settings/webhooks/${id}/${verb}" class="inline">${csrf}<button class="${cls}" type="submit">${chromeText(langOf(res), label)}</button></form> `;
+    const button = (id: string, verb: string, label: string, cls = 'secondary') => html`${postButton(`/dashboard/settings/webhooks/${id}/${verb}`, who.session, label, cls, langOf(res))} `;
     await render(
       res,
       who,
@@ -208,7 +207,7 @@ ${items.map((ev) => {
   return html`<tr data-event-id="${ev.id}"><td class="mono">${ev.id}</td><td>${ev.type}</td><td>${formatDate(ev.createdAt)}</td>
 <td>${delivery ? deliveryBadge(delivery.status) : '—'}</td>
 <td>${attemptList(delivery?.attempts ?? [])}</td>
-<td>${admin ? html`<form method="post" action="/dashboard/settings/webhooks/${id}/events/${ev.id}/redeliver" class="inline">${csrfField(who.session)}<button class="secondary" type="submit">${chromeText(langOf(res), 'Redeliver')}</button></form>` : null}</td></tr>`;
+<td>${admin ? postButton(`/dashboard/settings/webhooks/${id}/events/${ev.id}/redeliver`, who.session, 'Redeliver', 'secondary', langOf(res)) : null}</td></tr>`;
 })}
 </tbody></table>${pager(`/dashboard/settings/webhooks/${id}`, {}, pageNo, 25, total, langOf(res))}</section>`,
     );
@@ -257,7 +256,7 @@ ${members.map(
   (m) => html`<tr data-user-id="${m.userId}"><td>${m.email}${m.hasPassword ? null : html` <span class="badge warn">invited</span>`}</td><td>${m.role}</td><td>${formatDate(m.createdAt)}</td>
 <td>${admin && m.userId !== who.session.userId
     ? html`<form method="post" action="/dashboard/settings/members/${m.userId}/role" class="inline">${csrf}<label class="skip" for="role-${m.userId}">Role of ${m.email}</label><select id="role-${m.userId}" name="role">${roleOptions(who.session.role, m.role)}</select> <button class="secondary" type="submit">${chromeText(langOf(res), 'Change role')}</button></form>
-<form method="post" action="/dashboard/settings/members/${m.userId}/remove" class="inline">${csrf}<button class="danger" type="submit">${chromeText(langOf(res), 'Remove')}</button></form>`
+${postButton(`/dashboard/settings/members/${m.userId}/remove`, who.session, 'Remove', 'danger', langOf(res))}`
     : null}</td></tr>`,
 )}
 </tbody></table></section>`,
