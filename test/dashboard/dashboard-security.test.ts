@@ -10,6 +10,7 @@ import { eq } from 'drizzle-orm';
 import { events, memberships, webhookDeliveries, webhookEndpoints } from '../../db/schema';
 import { REDELIVER_FAILED_AT_ONCE } from '../../core/webhooks/history';
 import { newId, newIdInTimeOf } from '../../core/platform/ids';
+import { tokenEnv } from '../helpers/orders';
 
 /**
  * The dashboard's sign-in, sessions and permissions through HTTP: what a browser sends, what an
@@ -350,5 +351,23 @@ describe('dashboard: sign-in, sessions, CSRF and permissions', function () {
     expect([...(await statuses()).values()].every((s) => s === 'pending')).to.equal(true);
     const third = await c.post(path, { _csrf: csrf, since });
     expect(third.text).to.contain('No delivery failed since');
+  });
+  it("holds a signed-in user's actions to the API's per-key limits: a loop of payment link creations stops at the limit", async () => {
+    const limited = buildTestApp({ env: { ...tokenEnv(), RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_PER_MINUTE: '3' } });
+    const shop = await createTestOrg('Looping Co');
+    const member = await createDashboardUser(shop.organizationId, 'member', 'member@looping.test');
+    const c = dashboardClient(limited.app, limited.config.publicBaseUrl);
+    await c.signIn(member.email, member.password);
+    const csrf = await c.csrf('/dashboard/payment-links');
+    const create = (i: number) => c.post('/dashboard/payment-links', { _csrf: csrf, title: `Loop ${i}`, amount: '1', currencies: ['USDT@ethereum-local'] });
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await create(i)).status);
+    expect(statuses).to.deep.equal([201, 201, 201, 429, 429]);
+    const refused = await create(9);
+    expect(refused.status).to.equal(429);
+    expect(Number(refused.headers['retry-after'])).to.be.within(1, 60);
+    expect(refused.text).to.contain('Rate limit exceeded');
+    const links = await request(limited.app).get('/api/v1/payment-links').set('X-API-Key', shop.keys.viewer);
+    expect(links.body.pagination.total).to.equal(3);
   });
 });
