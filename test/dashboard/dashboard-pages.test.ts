@@ -248,6 +248,8 @@ describe('dashboard: order paging, order events, bulk redelivery, payment links,
         [{ inventoryTotal: '-1' }, 400],
         [{ currencies: ['USDT@no-such-chain'] }, 400],
         [{ slug: 'a/b' }, 400],
+        // A value that is not CURRENCY@chain beside a good one: refused, not dropped.
+        [{ currencies: ['USDT@ethereum-local', 'USDT on ethereum-local'] }, 400],
       ] as [Record<string, string | string[]>, number][]) {
         const res = await c.post('/dashboard/payment-links', form(csrf, extra));
         expect(res.status, JSON.stringify(extra)).to.equal(status);

@@ -107,12 +107,12 @@ ${links.map(
     '/dashboard/payment-links',
     action(d, 'member', async (req, res, who) => {
       const body = req.body as Record<string, unknown>;
-      const currencies: CurrencyChoice[] = (Array.isArray(body.currencies) ? body.currencies : [body.currencies])
-        .filter((v): v is string => typeof v === 'string' && /^[A-Za-z]{1,16}@[A-Za-z0-9_-]{1,64}$/.test(v))
-        .map((v) => {
-          const [currency, chainId] = v.split('@');
-          return { currency, chainId };
-        });
+      // Each checked box is CURRENCY@chain; anything else is a tampered form, refused rather than dropped.
+      const currencies: CurrencyChoice[] = (Array.isArray(body.currencies) ? body.currencies : body.currencies === undefined ? [] : [body.currencies]).map((v: unknown) => {
+        if (typeof v !== 'string' || !/^[A-Za-z]{1,16}@[A-Za-z0-9_-]{1,64}$/.test(v)) throw validationError('Each currency offered must be one of the listed currency and chain pairs');
+        const [currency, chainId] = v.split('@');
+        return { currency, chainId };
+      });
       const description = field(req, 'description').trim();
       const slug = field(req, 'slug').trim();
       const input: LinkInput = {
