@@ -80,6 +80,21 @@ describe('dashboard: one-time links by e-mail', function () {
     expect((await again()).status).to.equal(200);
     expect((await again()).status).to.equal(429);
   });
+  it('refuses a sign-in link request without the sign-in form\'s token or from another site, and sends nothing', async () => {
+    const c = dashboardClient(t.app, t.config.publicBaseUrl);
+    const page = await c.get('/dashboard/sign-in');
+    const before = received.length;
+    for (const res of [
+      await c.post('/dashboard/sign-in/email', { email: owner.email }),
+      await c.post('/dashboard/sign-in/email', { _csrf: 'A'.repeat(43), email: owner.email }),
+      await c.agent.post('/dashboard/sign-in/email').set('Origin', 'https://evil.example').type('form').send({ _csrf: csrfOf(page.text), email: owner.email }),
+      await c.agent.post('/dashboard/sign-in/email').type('form').send({ _csrf: csrfOf(page.text), email: owner.email }),
+    ]) {
+      expect(res.status, res.text).to.equal(403);
+    }
+    expect(received.length).to.equal(before);
+  });
+
   it('answers a sign-in link request the same for a known and an unknown address when the mail server is down', async () => {
     // A port nothing listens on: every send fails at once.
     const probe = createServer();
