@@ -1,7 +1,9 @@
 import { transporter } from '../alerts/alert-emails';
 import type { ServiceContext } from '../service/context';
 import { issueSignInLink } from './sign-in-links';
-import { findUserByEmail } from './users';
+import { addMember, findUserByEmail, type UserView } from './users';
+import { getOrganization, type Caller } from '../organizations/organizations';
+import type { Role } from '../organizations/roles';
 
 /**
  * One-time links by e-mail (sign-in, invitation) when the deployment has SMTP_URL; false when it
@@ -40,4 +42,25 @@ export async function mailSignInLinkTo(ctx: Pick<ServiceContext, 'config' | 'mem
   await mailOneTimeLink(ctx, { to: user.email, link: `${ctx.config.publicBaseUrl}/dashboard/link/${token}`, purpose: 'sign-in' }).catch((err: Error) =>
     ctx.logger.warn({ err: { message: err.message.slice(0, 500) } }, 'sign-in link e-mail not sent'),
   );
+}
+
+/**
+ * An invitation: the membership with the role, and a one-time link e-mailed to the person when
+ * the deployment can send mail (`mailed`); otherwise, or when the send fails, the inviting person
+ * is shown `link` to pass on.
+ */
+export async function inviteMember(
+  ctx: Pick<ServiceContext, 'config' | 'memory' | 'db' | 'clock' | 'logger'>,
+  caller: Caller,
+  input: { email: string; role: string },
+): Promise<{ user: UserView; role: Role; link: string; mailed: boolean }> {
+  const { user, role } = await addMember(ctx.db, caller, input);
+  const token = await issueSignInLink(ctx.db, user.id, 'invitation', ctx.clock.now());
+  const link = `${ctx.config.publicBaseUrl}/dashboard/link/${token}`;
+  const { name } = await getOrganization(ctx.db, caller);
+  const mailed = await mailOneTimeLink(ctx, { to: user.email, link, purpose: 'invitation', organizationName: name }).catch((err: Error) => {
+    ctx.logger.warn({ err: { message: err.message.slice(0, 500) } }, 'invitation e-mail not sent; the link is shown instead');
+    return false;
+  });
+  return { user, role, link, mailed };
 }

@@ -1,13 +1,12 @@
 import type { Express, Request, Response } from 'express';
-import { createApiKey, getOrganization, listApiKeysPage } from '../../../core/organizations/organizations';
-import { mailOneTimeLink } from '../../../core/users/sign-in-mail';
+import { createApiKey, listApiKeysPage } from '../../../core/organizations/organizations';
+import { inviteMember } from '../../../core/users/sign-in-mail';
 import { ROLES, roleAtLeast, type Role } from '../../../core/organizations/roles';
 import { validationError } from '../../../core/platform/errors';
 import { createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, listWebhookEndpoints, updateWebhookEndpoint } from '../../../core/webhooks/endpoints';
 import { listWebhookEvents, REDELIVER_FAILED_AT_ONCE } from '../../../core/webhooks/history';
 import { EVENT_TYPES, type EventType } from '../../../core/events/events';
-import { issueSignInLink } from '../../../core/users/sign-in-links';
-import { addMember, changeMemberRole, listMembers, removeMember } from '../../../core/users/users';
+import { changeMemberRole, listMembers, removeMember } from '../../../core/users/users';
 import { redeliverEvent, redeliverFailed, revokeKeyEverywhere, sendTestEvent } from '../../operations';
 import { attemptList, deliveryBadge } from './webhook-views';
 import { chromeText, langOf } from './chrome-text';
@@ -267,15 +266,8 @@ ${postButton(`/dashboard/settings/members/${m.userId}/remove`, who.session, 'Rem
   app.post(
     '/dashboard/settings/members',
     action(d, 'admin', async (req, res, who) => {
-      const { user, role } = await addMember(deps.db, who.caller, { email: field(req, 'email'), role: field(req, 'role') });
-      const token = await issueSignInLink(deps.db, user.id, 'invitation', deps.clock.now());
+      const { user, role, link, mailed } = await inviteMember(deps, who.caller, { email: field(req, 'email'), role: field(req, 'role') });
       await who.audit('member.invited', user.email, { role });
-      const link = `${deps.config.publicBaseUrl}/dashboard/link/${token}`;
-      const { name } = await getOrganization(deps.db, who.caller);
-      const mailed = await mailOneTimeLink(deps, { to: user.email, link, purpose: 'invitation', organizationName: name }).catch((err) => {
-        deps.logger.warn({ err: { message: (err as Error).message } }, 'invitation e-mail not sent; the link is shown instead');
-        return false;
-      });
       if (mailed) return membersPage(res, who, notice(`${user.email} was added as ${role}; an invitation link was e-mailed to them.`), 201);
       await membersPage(
         res,
