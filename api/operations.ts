@@ -36,9 +36,9 @@ export async function redeliverEvent(deps: ApiDeps, caller: Caller, eventId: str
   return event;
 }
 
-/** Every delivery to the endpoint that failed since the time, again (the dashboard's bulk redeliver). */
-export async function redeliverFailed(deps: ApiDeps, caller: Caller, endpointId: string, since: Date): Promise<number> {
-  const { count, jobs } = await redeliverFailedSince(deps, caller, endpointId, since);
+/** The deliveries to the endpoint that failed since the time, again, a bounded batch at a time (the dashboard's bulk redeliver). */
+export async function redeliverFailed(deps: ApiDeps, caller: Caller, endpointId: string, since: Date): Promise<{ count: number; more: boolean }> {
+  const { count, more, jobs } = await redeliverFailedSince(deps, caller, endpointId, since);
   await enqueueDeliveries(deps, jobs, true);
-  return count;
+  return { count, more };
 }

@@ -232,17 +232,25 @@ export async function sendTestWebhook(deps: WebhookDeps, caller: Caller, endpoin
 }
 
 /**
- * Redelivers, to one endpoint, every delivery that failed since a time (its last attempt, or its
- * creation when it never had one, at or after `since`): after a receiver's outage, all of it at
- * once. Each becomes pending and due now with a fresh retry schedule, as redeliverWebhookEvent
- * does for one event; the events' ids (the receiver's deduplication keys) are unchanged.
+ * Deliveries one bulk redelivery requeues at most: a long outage leaves many, and one request
+ * should neither hold a transaction over all of them nor put them all in the queue at once.
+ */
+export const REDELIVER_FAILED_AT_ONCE = 1_000;
+
+/**
+ * Redelivers, to one endpoint, the deliveries that failed since a time (its last attempt, or its
+ * creation when it never had one, at or after `since`), the oldest first and at most
+ * REDELIVER_FAILED_AT_ONCE of them (`more`: others wait for the next request). Each becomes pending
+ * and due now with a fresh retry schedule, as redeliverWebhookEvent does for one event; the events'
+ * ids (the receiver's deduplication keys) are unchanged. A delivery requeued by a concurrent
+ * request is no longer failed and is not requeued twice.
  */
 export async function redeliverFailedSince(
   deps: WebhookDeps,
   caller: Caller,
   endpointId: string,
   since: Date,
-): Promise<{ count: number; jobs: DeliveryJob[] }> {
+): Promise<{ count: number; more: boolean; jobs: DeliveryJob[] }> {
   return deps.db.transaction(async (tx) => {
     const [ep] = await tx
       .select()
@@ -250,19 +258,30 @@ export async function redeliverFailedSince(
       .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.organizationId, caller.organizationId), isNull(webhookEndpoints.deletedAt)));
     if (!ep) throw notFound('Webhook endpoint');
     if (!ep.enabled) throw new AppError('CONFLICT', 'This webhook endpoint is disabled; re-enable it first');
+    const failedSince = and(
+      eq(webhookDeliveries.endpointId, ep.id),
+      eq(webhookDeliveries.organizationId, caller.organizationId),
+      eq(webhookDeliveries.status, 'failed'),
+      sql`coalesce(${webhookDeliveries.lastAttemptAt}, ${webhookDeliveries.createdAt}) >= ${since.toISOString()}::timestamptz`,
+    );
+    const oldest = await tx
+      .select({ id: webhookDeliveries.id })
+      .from(webhookDeliveries)
+      .where(failedSince)
+      .orderBy(sql`coalesce(${webhookDeliveries.lastAttemptAt}, ${webhookDeliveries.createdAt})`, asc(webhookDeliveries.id))
+      .limit(REDELIVER_FAILED_AT_ONCE + 1);
+    const batch = oldest.slice(0, REDELIVER_FAILED_AT_ONCE).map((r) => r.id);
+    if (batch.length === 0) return { count: 0, more: false, jobs: [] };
     const now = deps.clock.now();
     const requeued = await tx
       .update(webhookDeliveries)
       .set({ status: 'pending', nextAttemptAt: now, retryBase: sql`${webhookDeliveries.attemptCount}`, deliveredAt: null })
-      .where(
-        and(
-          eq(webhookDeliveries.endpointId, ep.id),
-          eq(webhookDeliveries.organizationId, caller.organizationId),
-          eq(webhookDeliveries.status, 'failed'),
-          sql`coalesce(${webhookDeliveries.lastAttemptAt}, ${webhookDeliveries.createdAt}) >= ${since.toISOString()}::timestamptz`,
-        ),
-      )
+      .where(and(inArray(webhookDeliveries.id, batch), failedSince))
       .returning({ id: webhookDeliveries.id, attemptCount: webhookDeliveries.attemptCount });
-    return { count: requeued.length, jobs: requeued.map((d) => ({ deliveryId: d.id, attempt: d.attemptCount + 1, delayMs: 0 })) };
+    return {
+      count: requeued.length,
+      more: oldest.length > REDELIVER_FAILED_AT_ONCE,
+      jobs: requeued.map((d) => ({ deliveryId: d.id, attempt: d.attemptCount + 1, delayMs: 0 })),
+    };
   });
 }

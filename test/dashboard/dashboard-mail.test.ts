@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { SMTPServer } from 'smtp-server';
 import { buildTestApp, createTestOrg, knownSecrets, type TestOrg } from '../helpers/harness';
@@ -79,5 +79,38 @@ describe('dashboard: one-time links by e-mail', function () {
     expect((await again()).status).to.equal(200);
     expect((await again()).status).to.equal(200);
     expect((await again()).status).to.equal(429);
+  });
+  it('refuses a sign-in link request without the sign-in form\'s token or from another site, and sends nothing', async () => {
+    const c = dashboardClient(t.app, t.config.publicBaseUrl);
+    const page = await c.get('/dashboard/sign-in');
+    const before = received.length;
+    for (const res of [
+      await c.post('/dashboard/sign-in/email', { email: owner.email }),
+      await c.post('/dashboard/sign-in/email', { _csrf: 'A'.repeat(43), email: owner.email }),
+      await c.agent.post('/dashboard/sign-in/email').set('Origin', 'https://evil.example').type('form').send({ _csrf: csrfOf(page.text), email: owner.email }),
+      await c.agent.post('/dashboard/sign-in/email').type('form').send({ _csrf: csrfOf(page.text), email: owner.email }),
+    ]) {
+      expect(res.status, res.text).to.equal(403);
+    }
+    expect(received.length).to.equal(before);
+  });
+
+  it('answers a sign-in link request the same for a known and an unknown address when the mail server is down', async () => {
+    // A port nothing listens on: every send fails at once.
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const user = await createDashboardUser(org.organizationId, 'member', 'member@mail.test');
+    const down = buildTestApp({ env: { SMTP_URL: `smtp://127.0.0.1:${port}`, SMTP_FROM: 'Stablegate <noreply@example.com>' } });
+    const c = dashboardClient(down.app, down.config.publicBaseUrl);
+    const page = await c.get('/dashboard/sign-in');
+    const ask = (email: string) => c.post('/dashboard/sign-in/email', { _csrf: csrfOf(page.text), email });
+    const known = await ask(user.email);
+    const unknown = await ask('nobody-else@mail.test');
+    expect(unknown.status).to.equal(200);
+    // A 500 for known addresses only would tell anyone which addresses have an account.
+    expect(known.status, known.text).to.equal(200);
+    expect(unknown.text.replace('nobody-else@mail.test', user.email)).to.equal(known.text);
   });
 });

@@ -47,6 +47,8 @@ describe('dashboard: order paging, order events, bulk redelivery, payment links,
     return m ? m[1].replace(/&amp;/g, '&') : null;
   };
 
+  const linksOfOrg = () => testDb().select().from(paymentLinks).where(eq(paymentLinks.organizationId, org.organizationId));
+
   before(async () => {
     org = await createTestOrg('Paging Co');
     other = await createTestOrg('Other Paging Co');
@@ -248,6 +250,8 @@ describe('dashboard: order paging, order events, bulk redelivery, payment links,
         [{ inventoryTotal: '-1' }, 400],
         [{ currencies: ['USDT@no-such-chain'] }, 400],
         [{ slug: 'a/b' }, 400],
+        // A value that is not CURRENCY@chain beside a good one: refused, not dropped.
+        [{ currencies: ['USDT@ethereum-local', 'USDT on ethereum-local'] }, 400],
       ] as [Record<string, string | string[]>, number][]) {
         const res = await c.post('/dashboard/payment-links', form(csrf, extra));
         expect(res.status, JSON.stringify(extra)).to.equal(status);
@@ -277,6 +281,46 @@ describe('dashboard: order paging, order events, bulk redelivery, payment links,
       expect((await x.get('/dashboard/payment-links')).text).not.to.contain(draft.body.id);
       const [still] = await testDb().select().from(paymentLinks).where(and(eq(paymentLinks.id, draft.body.id)));
       expect(still.status).to.equal('draft');
+    });
+  });
+
+  describe('the new writes refuse what the old ones refuse', () => {
+    it('payment link create/publish/archive and bulk redelivery: no session, no or a wrong CSRF token, another site; nothing changes', async () => {
+      const draft = await request(t.app).post('/api/v1/payment-links').set('X-API-Key', org.keys.member).send({ title: 'Guarded', amount: '2', currencies: [{ currency: 'USDT', chainId: 'ethereum-local' }] });
+      expect(draft.status).to.equal(201);
+      const endpoint = await request(t.app).post('/api/v1/webhooks/endpoints').set('X-API-Key', org.keys.admin).send({ url: `${receiver.url}/guarded`, events: ['order.completed'] });
+      expect(endpoint.status).to.equal(201);
+      const c = dashboardClient(t.app, origin);
+      await c.signIn(owner.email, owner.password);
+      const csrf = await c.csrf();
+      const since = new Date(Date.now() - 3600_000).toISOString().slice(0, 16);
+      const writes: [string, Record<string, string | string[]>][] = [
+        ['/dashboard/payment-links', { title: 'Forged', amount: '1', currencies: ['USDT@ethereum-local'] }],
+        [`/dashboard/payment-links/${draft.body.id}/publish`, {}],
+        [`/dashboard/payment-links/${draft.body.id}/archive`, {}],
+        [`/dashboard/settings/webhooks/${endpoint.body.id}/redeliver-failed`, { since }],
+      ];
+      const linksBefore = (await linksOfOrg()).length;
+      for (const [path, form] of writes) {
+        // No session at all: to the sign-in page, nothing done.
+        const anonymous = await request(t.app).post(path).set('Origin', origin).type('form').send({ ...form, _csrf: csrf });
+        expect(anonymous.status, path).to.equal(303);
+        expect(anonymous.headers.location, path).to.match(/^\/dashboard\/sign-in/);
+        for (const res of [
+          await c.post(path, form),
+          await c.post(path, { ...form, _csrf: 'A'.repeat(43) }),
+          await c.agent.post(path).set('Origin', 'https://evil.example').type('form').send({ ...form, _csrf: csrf }),
+          await c.agent.post(path).set('Sec-Fetch-Site', 'cross-site').type('form').send({ ...form, _csrf: csrf }),
+          await c.agent.post(path).type('form').send({ ...form, _csrf: csrf }),
+        ]) {
+          expect(res.status, `${path}: ${res.text}`).to.equal(403);
+        }
+      }
+      expect(await linksOfOrg()).to.have.length(linksBefore);
+      const [still] = await testDb().select().from(paymentLinks).where(eq(paymentLinks.id, draft.body.id));
+      expect(still.status).to.equal('draft');
+      const audit = await c.get('/dashboard/audit');
+      expect(audit.text).not.to.contain(draft.body.id).and.not.to.contain(endpoint.body.id);
     });
   });
 

@@ -7,7 +7,10 @@ import { createWebhookEndpoint } from '../../core/webhooks/endpoints';
 import { listApiKeys } from '../../core/organizations/organizations';
 import { findUserByEmail } from '../../core/users/users';
 import { eq } from 'drizzle-orm';
-import { memberships, webhookEndpoints } from '../../db/schema';
+import { events, memberships, webhookDeliveries, webhookEndpoints } from '../../db/schema';
+import { REDELIVER_FAILED_AT_ONCE } from '../../core/webhooks/history';
+import { newId, newIdInTimeOf } from '../../core/platform/ids';
+import { tokenEnv } from '../helpers/orders';
 
 /**
  * The dashboard's sign-in, sessions and permissions through HTTP: what a browser sends, what an
@@ -293,5 +296,78 @@ describe('dashboard: sign-in, sessions, CSRF and permissions', function () {
     const d = dashboardClient(t.app, origin);
     const page2 = await d.get('/dashboard/sign-in');
     expect((await d.post(`/dashboard/link/${token}`, { _csrf: csrfOf(page2.text) })).status).to.equal(404);
+  });
+  it('answers a NUL character in an id, a filter, a cursor or a form field with a 400; nothing changes', async () => {
+    const c = dashboardClient(t.app, origin);
+    await c.signIn(owner.email, owner.password);
+    const csrf = await c.csrf();
+    // Postgres stores neither in text: each reached a query and failed it with a 500 before.
+    for (const path of ['/dashboard/orders?q=%00', '/dashboard/orders?before=ord_%00', '/dashboard/orders/ord_%00', '/dashboard/payment-links?q=a%00b', '/dashboard/settings/webhooks/whe_%00']) {
+      const res = await c.get(path);
+      expect(res.status, path).to.equal(400);
+      expect(res.text, path).to.contain('must not contain NUL characters or unpaired surrogates');
+    }
+    const linksBefore = (await request(t.app).get('/api/v1/payment-links').set('X-API-Key', org.keys.viewer)).body.pagination.total;
+    const posts = [
+      c.post('/dashboard/payment-links/plk_%00/publish', { _csrf: csrf }),
+      c.post('/dashboard/settings/webhooks/whe_%00/redeliver-failed', { _csrf: csrf, since: '2026-01-01T00:00' }),
+      c.post('/dashboard/payment-links', { _csrf: csrf, title: 'Nul\u0000title', amount: '1', currencies: ['USDT@ethereum-local'] }),
+      c.post('/dashboard/settings/api-keys', { _csrf: csrf, name: 'nul\u0000key', role: 'viewer' }),
+    ];
+    for (const res of await Promise.all(posts)) expect(res.status, res.text).to.equal(400);
+    const signIn = dashboardClient(t.app, origin);
+    const form = await signIn.get('/dashboard/sign-in');
+    expect((await signIn.post('/dashboard/sign-in', { _csrf: csrfOf(form.text), email: 'owner@acme.test\u0000', password: 'x' })).status).to.equal(400);
+    expect((await request(t.app).get('/api/v1/payment-links').set('X-API-Key', org.keys.viewer)).body.pagination.total).to.equal(linksBefore);
+    const keys = await listApiKeys(testDb(), { organizationId: org.organizationId, keyId: 'x', role: 'owner' }, org.organizationId);
+    expect(keys.map((k) => k.name)).not.to.include('nul\u0000key');
+  });
+  it('redelivers failed deliveries a bounded batch at a time, the oldest first; submitting again takes the rest, never one twice', async () => {
+    const { endpoint } = await createWebhookEndpoint(t.deps, { organizationId: org.organizationId, keyId: 'setup', role: 'owner' }, { url: 'https://hooks.example/outage', events: ['order.completed'] });
+    // A long outage: one failed delivery more than a request requeues, a second apart (the newest last).
+    const start = Date.now() - 3 * 3600_000;
+    const rows = Array.from({ length: REDELIVER_FAILED_AT_ONCE + 1 }, (_, i) => {
+      const eventId = newId('evt');
+      const at = new Date(start + i * 1000);
+      return { eventId, deliveryId: newIdInTimeOf('whd', eventId), at };
+    });
+    await testDb().insert(events).values(rows.map((r) => ({ id: r.eventId, organizationId: org.organizationId, type: 'order.completed', data: { orderId: 'ord_x' }, createdAt: r.at, dispatchedAt: r.at })));
+    await testDb().insert(webhookDeliveries).values(rows.map((r) => ({ id: r.deliveryId, organizationId: org.organizationId, eventId: r.eventId, endpointId: endpoint.id, status: 'failed' as const, attemptCount: 5, lastAttemptAt: r.at, createdAt: r.at })));
+    const statuses = async () => new Map((await testDb().select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, endpoint.id))).map((d) => [d.id, d.status]));
+    const c = dashboardClient(t.app, origin);
+    await c.signIn(owner.email, owner.password);
+    const csrf = await c.csrf();
+    const path = `/dashboard/settings/webhooks/${endpoint.id}/redeliver-failed`;
+    const since = new Date(start - 60_000).toISOString().slice(0, 16);
+    const first = await c.post(path, { _csrf: csrf, since });
+    expect(first.status, first.text).to.equal(200);
+    expect(first.text).to.contain(`${REDELIVER_FAILED_AT_ONCE} failed deliveries since`).and.contain('submit again for the next ones');
+    const afterFirst = await statuses();
+    expect([...afterFirst.values()].filter((s) => s === 'pending')).to.have.length(REDELIVER_FAILED_AT_ONCE);
+    expect(afterFirst.get(rows[rows.length - 1].deliveryId), 'the newest waits').to.equal('failed');
+    const second = await c.post(path, { _csrf: csrf, since });
+    expect(second.status, second.text).to.equal(200);
+    expect(second.text).to.contain('1 failed delivery since').and.not.contain('submit again');
+    expect([...(await statuses()).values()].every((s) => s === 'pending')).to.equal(true);
+    const third = await c.post(path, { _csrf: csrf, since });
+    expect(third.text).to.contain('No delivery failed since');
+  });
+  it("holds a signed-in user's actions to the API's per-key limits: a loop of payment link creations stops at the limit", async () => {
+    const limited = buildTestApp({ env: { ...tokenEnv(), RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_PER_MINUTE: '3' } });
+    const shop = await createTestOrg('Looping Co');
+    const member = await createDashboardUser(shop.organizationId, 'member', 'member@looping.test');
+    const c = dashboardClient(limited.app, limited.config.publicBaseUrl);
+    await c.signIn(member.email, member.password);
+    const csrf = await c.csrf('/dashboard/payment-links');
+    const create = (i: number) => c.post('/dashboard/payment-links', { _csrf: csrf, title: `Loop ${i}`, amount: '1', currencies: ['USDT@ethereum-local'] });
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await create(i)).status);
+    expect(statuses).to.deep.equal([201, 201, 201, 429, 429]);
+    const refused = await create(9);
+    expect(refused.status).to.equal(429);
+    expect(Number(refused.headers['retry-after'])).to.be.within(1, 60);
+    expect(refused.text).to.contain('Rate limit exceeded');
+    const links = await request(limited.app).get('/api/v1/payment-links').set('X-API-Key', shop.keys.viewer);
+    expect(links.body.pagination.total).to.equal(3);
   });
 });

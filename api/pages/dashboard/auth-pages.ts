@@ -3,10 +3,10 @@ import { notFound } from '../../../core/platform/errors';
 import { recordAudit } from '../../../core/users/audit';
 import { passwordProblem } from '../../../core/users/passwords';
 import { createSession, endSession, endUserSessions, countUserSessions, switchSessionOrganization } from '../../../core/users/sessions';
-import { consumeSignInLink, issueSignInLink, peekSignInLink } from '../../../core/users/sign-in-links';
-import { mailOneTimeLink } from '../../../core/users/sign-in-mail';
+import { consumeSignInLink, peekSignInLink } from '../../../core/users/sign-in-links';
+import { mailSignInLinkTo } from '../../../core/users/sign-in-mail';
 import { WriteBudgets } from '../public-write';
-import { checkPassword, currentPasswordMatches, findUserByEmail, getUser, listMemberships, membershipRole, setPassword, type UserView } from '../../../core/users/users';
+import { checkPassword, currentPasswordMatches, getUser, listMemberships, membershipRole, setPassword, type UserView } from '../../../core/users/users';
 import { sha256Hex } from '../../../core/platform/secrets';
 import { chromeText, langOf } from './chrome-text';
 import { html } from '../html';
@@ -117,11 +117,7 @@ export function mountAuthPages(app: Express, d: Dashboard): void {
           { budget: 'ip', key: req.ip ?? 'unknown' },
           { budget: 'account', key: email },
         ]);
-        const user = email ? await findUserByEmail(deps.db, email) : null;
-        if (user) {
-          const token = await issueSignInLink(deps.db, user.id, 'sign-in', deps.clock.now());
-          await mailOneTimeLink(deps, { to: user.email, link: `${deps.config.publicBaseUrl}/dashboard/link/${token}`, purpose: 'sign-in' });
-        }
+        await mailSignInLinkTo(deps, email);
         sendHtml(res, 200, plainPage('Check your e-mail', html`<p>If ${email} has an account, a one-time sign-in link is on its way. It works once, for 24 hours.</p>`));
       },
       { form: true },

@@ -103,6 +103,11 @@ export function csrfField(session: Session): Html {
   return html`<input type="hidden" name="_csrf" value="${session.csrfToken}">`;
 }
 
+/** A row's action: a form of one button posting to `action` with the session's CSRF field; the label is chrome text. */
+export function postButton(action: string, session: Session, label: string, cls: string, lang: Language): Html {
+  return html`<form method="post" action="${action}" class="inline">${csrfField(session)}<button class="${cls}" type="submit">${chromeText(lang, label)}</button></form>`;
+}
+
 export function notice(text: string | null, kind: 'ok' | 'error' = 'ok'): Html | null {
   return text ? html`<div class="notice${kind === 'error' ? ' error' : ''}" role="${kind === 'error' ? 'alert' : 'status'}">${text}</div>` : null;
 }

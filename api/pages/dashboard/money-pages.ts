@@ -10,7 +10,7 @@ import { DEPOSIT_STATUSES } from '../../../core/deposits/records';
 import { TRANSFER_STATUSES } from '../../../core/transfers/transfers';
 import { chromeText, langOf } from './chrome-text';
 import { html, type Html } from '../html';
-import { csrfField, formatDate, keysetPager, offsetPager, pager } from './layout';
+import { formatDate, keysetPager, offsetPager, pager, postButton } from './layout';
 import { eventDeliveriesTable } from './webhook-views';
 import { listWebhookEvents } from '../../../core/webhooks/history';
 import { roleAtLeast } from '../../../core/organizations/roles';
@@ -192,7 +192,7 @@ ${items.map(
       const events = await listWebhookEvents(deps.db, who.caller, { page: 1, limit: 50, sortOrder: 'asc', orderId: order.orderId });
       const admin = roleAtLeast(who.session.role, 'admin');
       const redeliver = (eventId: string, endpointId: string) =>
-        html`<form method="post" action="/dashboard/settings/webhooks/${endpointId}/events/${eventId}/redeliver" class="inline">${csrfField(who.session)}<button class="secondary" type="submit">${chromeText(langOf(res), 'Redeliver')}</button></form>`;
+        postButton(`/dashboard/settings/webhooks/${endpointId}/events/${eventId}/redeliver`, who.session, 'Redeliver', 'secondary', langOf(res));
       await sendPage(
           d,
           res,

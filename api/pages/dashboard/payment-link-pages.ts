@@ -17,7 +17,7 @@ import { roleAtLeast } from '../../../core/organizations/roles';
 import { validationError } from '../../../core/platform/errors';
 import { chromeText, langOf } from './chrome-text';
 import { html, type Html } from '../html';
-import { csrfField, formatDate, notice, pager } from './layout';
+import { csrfField, formatDate, notice, pager, postButton } from './layout';
 import { action, field, page, sendPage, type Dashboard, type SignedIn } from './web';
 import { pageNumber } from './settings-pages';
 
@@ -60,8 +60,7 @@ export function mountPaymentLinkPages(app: Express, d: Dashboard): void {
       .list()
       .filter((c) => c.enabled)
       .flatMap((c) => deps.registry.offeredTokens(c).map((t) => ({ chainId: c.chainId, currency: t.currency })));
-    const button = (id: string, verb: 'publish' | 'archive', label: string, cls: string) =>
-      html`<form method="post" action="/dashboard/payment-links/${id}/${verb}" class="inline">${csrf}<button class="${cls}" type="submit">${chromeText(langOf(res), label)}</button></form> `;
+    const button = (id: string, verb: 'publish' | 'archive', label: string, cls: string) => html`${postButton(`/dashboard/payment-links/${id}/${verb}`, who.session, label, cls, langOf(res))} `;
     await sendPage(
       d,
       res,
@@ -108,12 +107,12 @@ ${links.map(
     '/dashboard/payment-links',
     action(d, 'member', async (req, res, who) => {
       const body = req.body as Record<string, unknown>;
-      const currencies: CurrencyChoice[] = (Array.isArray(body.currencies) ? body.currencies : [body.currencies])
-        .filter((v): v is string => typeof v === 'string' && /^[A-Za-z]{1,16}@[A-Za-z0-9_-]{1,64}$/.test(v))
-        .map((v) => {
-          const [currency, chainId] = v.split('@');
-          return { currency, chainId };
-        });
+      // Each checked box is CURRENCY@chain; anything else is a tampered form, refused rather than dropped.
+      const currencies: CurrencyChoice[] = (Array.isArray(body.currencies) ? body.currencies : body.currencies === undefined ? [] : [body.currencies]).map((v: unknown) => {
+        if (typeof v !== 'string' || !/^[A-Za-z]{1,16}@[A-Za-z0-9_-]{1,64}$/.test(v)) throw validationError('Each currency offered must be one of the listed currency and chain pairs');
+        const [currency, chainId] = v.split('@');
+        return { currency, chainId };
+      });
       const description = field(req, 'description').trim();
       const slug = field(req, 'slug').trim();
       const input: LinkInput = {

@@ -1,18 +1,17 @@
 import type { Express, Request, Response } from 'express';
-import { createApiKey, getOrganization, listApiKeysPage } from '../../../core/organizations/organizations';
-import { mailOneTimeLink } from '../../../core/users/sign-in-mail';
+import { createApiKey, listApiKeysPage } from '../../../core/organizations/organizations';
+import { inviteMember } from '../../../core/users/sign-in-mail';
 import { ROLES, roleAtLeast, type Role } from '../../../core/organizations/roles';
 import { validationError } from '../../../core/platform/errors';
 import { createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, listWebhookEndpoints, updateWebhookEndpoint } from '../../../core/webhooks/endpoints';
-import { listWebhookEvents } from '../../../core/webhooks/history';
+import { listWebhookEvents, REDELIVER_FAILED_AT_ONCE } from '../../../core/webhooks/history';
 import { EVENT_TYPES, type EventType } from '../../../core/events/events';
-import { issueSignInLink } from '../../../core/users/sign-in-links';
-import { addMember, changeMemberRole, listMembers, removeMember } from '../../../core/users/users';
+import { changeMemberRole, listMembers, removeMember } from '../../../core/users/users';
 import { redeliverEvent, redeliverFailed, revokeKeyEverywhere, sendTestEvent } from '../../operations';
 import { attemptList, deliveryBadge } from './webhook-views';
 import { chromeText, langOf } from './chrome-text';
 import { html, type Html } from '../html';
-import { csrfField, formatDate, notice, pager } from './layout';
+import { csrfField, formatDate, notice, pager, postButton } from './layout';
 import { action, field, page, sendPage, type Dashboard, type SignedIn } from './web';
 
 const PAGE_SIZE = 50;
@@ -106,8 +105,7 @@ ${items.map(
     const { items, total } = await listWebhookEndpoints(deps.db, who.caller, { page: pageNo, limit: PAGE_SIZE });
     const admin = roleAtLeast(who.session.role, 'admin');
     const csrf = csrfField(who.session);
-    const button = (id: string, verb: string, label: string, cls = 'secondary') =>
-      html`<form method="post" action="/dashboard/settings/webhooks/${id}/${verb}" class="inline">${csrf}<button class="${cls}" type="submit">${chromeText(langOf(res), label)}</button></form> `;
+    const button = (id: string, verb: string, label: string, cls = 'secondary') => html`${postButton(`/dashboard/settings/webhooks/${id}/${verb}`, who.session, label, cls, langOf(res))} `;
     await render(
       res,
       who,
@@ -208,7 +206,7 @@ ${items.map((ev) => {
   return html`<tr data-event-id="${ev.id}"><td class="mono">${ev.id}</td><td>${ev.type}</td><td>${formatDate(ev.createdAt)}</td>
 <td>${delivery ? deliveryBadge(delivery.status) : '—'}</td>
 <td>${attemptList(delivery?.attempts ?? [])}</td>
-<td>${admin ? html`<form method="post" action="/dashboard/settings/webhooks/${id}/events/${ev.id}/redeliver" class="inline">${csrfField(who.session)}<button class="secondary" type="submit">${chromeText(langOf(res), 'Redeliver')}</button></form>` : null}</td></tr>`;
+<td>${admin ? postButton(`/dashboard/settings/webhooks/${id}/events/${ev.id}/redeliver`, who.session, 'Redeliver', 'secondary', langOf(res)) : null}</td></tr>`;
 })}
 </tbody></table>${pager(`/dashboard/settings/webhooks/${id}`, {}, pageNo, 25, total, langOf(res))}</section>`,
     );
@@ -227,14 +225,10 @@ ${items.map((ev) => {
     '/dashboard/settings/webhooks/:id/redeliver-failed',
     action(d, 'admin', async (req, res, who) => {
       const since = parseUtcDateTime(field(req, 'since'));
-      const count = await redeliverFailed(deps, who.caller, String(req.params.id), since);
+      const { count, more } = await redeliverFailed(deps, who.caller, String(req.params.id), since);
       await who.audit('webhook_deliveries.redelivered', String(req.params.id), { since: since.toISOString(), count });
-      await deliveriesPage(
-        req,
-        res,
-        who,
-        notice(count ? `${count} failed ${count === 1 ? 'delivery' : 'deliveries'} since ${formatDate(since)} queued again.` : `No delivery failed since ${formatDate(since)}.`),
-      );
+      const queued = count ? `${count} failed ${count === 1 ? 'delivery' : 'deliveries'} since ${formatDate(since)} queued again.` : `No delivery failed since ${formatDate(since)}.`;
+      await deliveriesPage(req, res, who, notice(more ? `${queued} More failed since then (at most ${REDELIVER_FAILED_AT_ONCE.toLocaleString('en')} go at once): submit again for the next ones.` : queued));
     }),
   );
 
@@ -261,7 +255,7 @@ ${members.map(
   (m) => html`<tr data-user-id="${m.userId}"><td>${m.email}${m.hasPassword ? null : html` <span class="badge warn">invited</span>`}</td><td>${m.role}</td><td>${formatDate(m.createdAt)}</td>
 <td>${admin && m.userId !== who.session.userId
     ? html`<form method="post" action="/dashboard/settings/members/${m.userId}/role" class="inline">${csrf}<label class="skip" for="role-${m.userId}">Role of ${m.email}</label><select id="role-${m.userId}" name="role">${roleOptions(who.session.role, m.role)}</select> <button class="secondary" type="submit">${chromeText(langOf(res), 'Change role')}</button></form>
-<form method="post" action="/dashboard/settings/members/${m.userId}/remove" class="inline">${csrf}<button class="danger" type="submit">${chromeText(langOf(res), 'Remove')}</button></form>`
+${postButton(`/dashboard/settings/members/${m.userId}/remove`, who.session, 'Remove', 'danger', langOf(res))}`
     : null}</td></tr>`,
 )}
 </tbody></table></section>`,
@@ -272,15 +266,8 @@ ${members.map(
   app.post(
     '/dashboard/settings/members',
     action(d, 'admin', async (req, res, who) => {
-      const { user, role } = await addMember(deps.db, who.caller, { email: field(req, 'email'), role: field(req, 'role') });
-      const token = await issueSignInLink(deps.db, user.id, 'invitation', deps.clock.now());
+      const { user, role, link, mailed } = await inviteMember(deps, who.caller, { email: field(req, 'email'), role: field(req, 'role') });
       await who.audit('member.invited', user.email, { role });
-      const link = `${deps.config.publicBaseUrl}/dashboard/link/${token}`;
-      const { name } = await getOrganization(deps.db, who.caller);
-      const mailed = await mailOneTimeLink(deps, { to: user.email, link, purpose: 'invitation', organizationName: name }).catch((err) => {
-        deps.logger.warn({ err: { message: (err as Error).message } }, 'invitation e-mail not sent; the link is shown instead');
-        return false;
-      });
       if (mailed) return membersPage(res, who, notice(`${user.email} was added as ${role}; an invitation link was e-mailed to them.`), 201);
       await membersPage(
         res,

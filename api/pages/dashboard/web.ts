@@ -9,6 +9,8 @@ import { loadSession, type Session, type SessionTimeouts } from '../../../core/u
 import { recordAudit } from '../../../core/users/audit';
 import type { ApiDeps } from '../../deps';
 import { addRequestLogFields, logRequestError } from '../../request-log';
+import { rejectUnstorableValues } from '../../validation';
+import { createRateLimiter, type RateLimiter } from '../../middleware/rate-limit';
 import type { Html } from '../html';
 import { clearCookie, cookieNames, readCookies, setCookie, type CookieNames } from './cookies';
 import { dashboardPage, messageView } from './layout';
@@ -27,6 +29,8 @@ export interface Dashboard {
   /** The public write kit's body reader, at the pool import's size (the largest form: a CSV). */
   readBody: (req: Request, res: Response) => Promise<PublicBody>;
   setHeaders: (res: ServerResponse) => void;
+  /** The API's per-key limits (RATE_LIMIT_*), applied to each signed-in user's actions; null when off. */
+  limitWrites: RateLimiter | null;
 }
 
 export function dashboardOf(deps: ApiDeps, setHeaders: (res: ServerResponse) => void): Dashboard {
@@ -39,6 +43,7 @@ export function dashboardOf(deps: ApiDeps, setHeaders: (res: ServerResponse) => 
     limits: signInLimits({ redis: deps.redis, keyPrefix: `${deps.config.redisPrefix}:signin`, logger: deps.logger }),
     readBody: publicBodyReader(deps.config.importBodyLimitBytes),
     setHeaders,
+    limitWrites: createRateLimiter(deps),
   };
 }
 
@@ -87,6 +92,7 @@ async function readForm(d: Dashboard, req: Request, res: Response): Promise<void
   checkSameOrigin(req, d.deps.config.publicBaseUrl, 'form');
   const body = await d.readBody(req, res);
   if (body.kind !== 'form') throw new PublicWriteRefusal('unsupportedType', 'The dashboard takes HTML forms');
+  rejectUnstorableValues('request body', req.body);
 }
 
 async function signedIn(d: Dashboard, req: Request, res: Response): Promise<SignedIn | null> {
@@ -126,6 +132,9 @@ function run(d: Dashboard, work: (req: Request, res: Response) => Promise<void>)
     res.locals.lang = pickLanguage(req);
     res.locals.langAsked = typeof req.query.lang === 'string' && res.locals.lang === req.query.lang.toLowerCase();
     try {
+      // A NUL or half a surrogate pair in an id, a filter or a cursor would fail its query with a 500.
+      rejectUnstorableValues('path', req.params);
+      rejectUnstorableValues('query', req.query);
       await work(req, res);
     } catch (err) {
       const known = errorStatus(err);
@@ -159,6 +168,8 @@ export function action(d: Dashboard, minRole: Role, handler: PageHandler) {
       throw new AppError('INSUFFICIENT_PERMISSIONS', 'This form has expired or did not come from this dashboard; reload the page and try again');
     }
     if (!roleAtLeast(who.session.role, minRole)) throw new AppError('INSUFFICIENT_PERMISSIONS', `This action needs the ${minRole} role or higher`);
+    // The same limits as the API's writes (the user is the key): a loop of posts cannot do here what the API refuses.
+    await d.limitWrites?.(who.caller, res, { method: 'post', path: req.path });
     await handler(req, res, who);
   });
 }
