@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Database, DbOrTx } from '../../db/client';
-import { idAfter, idFloorAfter } from '../platform/ids';
-import { idAt } from './history-retention';
+import { idAfter, idAt, idFloorAfter } from '../platform/ids';
 
 /**
  * Monthly partitions of the webhook history (events, webhook deliveries, attempts; see
