@@ -235,7 +235,8 @@ export async function sendTestWebhook(deps: WebhookDeps, caller: Caller, endpoin
  * Redelivers, to one endpoint, every delivery that failed since a time (its last attempt, or its
  * creation when it never had one, at or after `since`): after a receiver's outage, all of it at
  * once. Each becomes pending and due now with a fresh retry schedule, as redeliverWebhookEvent
- * does for one event; the events' ids (the receiver's deduplication keys) are unchanged.
+ * does for one event; the events' ids (the receiver's deduplication keys) are unchanged. A
+ * delivery whose event has left the history (its month is being dropped) is not requeued.
  */
 export async function redeliverFailedSince(
   deps: WebhookDeps,
@@ -260,6 +261,10 @@ export async function redeliverFailedSince(
           eq(webhookDeliveries.organizationId, caller.organizationId),
           eq(webhookDeliveries.status, 'failed'),
           sql`coalesce(${webhookDeliveries.lastAttemptAt}, ${webhookDeliveries.createdAt}) >= ${since.toISOString()}::timestamptz`,
+          // Only while its event is in the history: a month being dropped has its events detached
+          // first, and a delivery made pending after the dropper's last look would go with the month
+          // (core/maintenance/history-partitions.ts). Reading events makes the detach wait for this.
+          exists(tx.select({ one: sql`1` }).from(events).where(eq(events.id, webhookDeliveries.eventId))),
         ),
       )
       .returning({ id: webhookDeliveries.id, attemptCount: webhookDeliveries.attemptCount });
