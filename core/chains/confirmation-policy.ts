@@ -1,4 +1,4 @@
-import { sql, type Placeholder, type SQL } from 'drizzle-orm';
+import { sql, type AnyColumn, type Placeholder, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { getConfigValue, integerConfigSql } from '../organizations/org-config';
 import type { Chain } from './registry';
@@ -28,4 +28,19 @@ export async function requiredConfirmationsFor(db: DbOrTx, organizationId: strin
  */
 export function requiredConfirmationsSql(organizationId: string | Placeholder, chainValue: number | Placeholder | SQL, kind: 'order' | 'deposit'): SQL {
   return sql`greatest(${chainValue}::int, coalesce(${integerConfigSql(organizationId, CONFIG_KEY[kind])}, 0))`;
+}
+
+/**
+ * A recorded transfer's required confirmations: what was stored when it was recorded (its order's,
+ * its deposit's, or the chain's order confirmations when unattributed). An unattributed row
+ * recorded before migration 0010 stored none: the chain's order confirmations. Read by the
+ * confirmations job (SQL) and the transfer's presenter alike.
+ */
+export function transferRequiredConfirmations(chain: Pick<Chain, 'orderConfirmations'>, stored: number | null): number {
+  return stored ?? chain.orderConfirmations;
+}
+
+/** transferRequiredConfirmations as an SQL expression over the stored column. */
+export function transferRequiredConfirmationsSql(chain: Pick<Chain, 'orderConfirmations'>, stored: SQL | AnyColumn): SQL {
+  return sql`coalesce(${stored}, ${chain.orderConfirmations})`;
 }

@@ -6,6 +6,7 @@ import { completeDeposit, confirmDeposit } from '../deposits/lifecycle';
 import { recomputeOrder } from '../orders/order-state';
 import type { ChainAdapter } from './adapter';
 import { recordHeadObservation } from './head-observations';
+import { transferRequiredConfirmationsSql } from '../chains/confirmation-policy';
 import { logMoney, tokenAmount } from '../platform/money-log';
 
 /**
@@ -92,9 +93,9 @@ export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAda
         and(
           eq(transfers.chainId, chain.chainId),
           eq(transfers.status, 'pending'),
-          // At its stored required count. Null only on an unattributed row recorded before
-          // migration 0010 (which could not know the chain's count): the chain's order confirmations.
-          sql`${deciding} - ${transfers.blockNumber} + 1 >= coalesce(${transfers.requiredConfirmations}, ${chain.orderConfirmations})`,
+          // At its stored required count (the chain's order confirmations for an unattributed row
+          // recorded before migration 0010, which stored none).
+          sql`${deciding} - ${transfers.blockNumber} + 1 >= ${transferRequiredConfirmationsSql(chain, transfers.requiredConfirmations)}`,
         ),
       )
       .orderBy(transfers.blockNumber)

@@ -169,13 +169,21 @@ async function orderTerms(tx: Tx, orderId: string): Promise<OrderTerms | null> {
   return order ?? null;
 }
 
+/**
+ * Whether a transfer in a block stamped `blockTimestamp` counts toward its order: the order's rule
+ * (transferCountsTowardOrder), applied by the recording only, here, and stored as `counted`.
+ */
+function countsToward(order: OrderTerms | null, transfer: { chainId: string; currency: string; blockTimestamp: Date }): boolean {
+  return !!order && transferCountsTowardOrder(order, transfer);
+}
+
 /** Inserts one attributed transfer and lets its order or deposit react. False when it already existed. */
 async function recordAttributed(tx: Tx, ctx: ServiceContext, item: ObservedItem, assignment: Attribution, evidence: MiningEvidence): Promise<boolean> {
   const o = item.observed;
   const order = assignment.kind === 'order' && assignment.orderId ? await orderTerms(tx, assignment.orderId) : null;
   const terms: RecordedTerms = {
     // The order's rule, applied here once and stored (order-state.ts reads the flag as it is).
-    counted: !!order && transferCountsTowardOrder(order, { chainId: o.chainId, currency: o.currency, blockTimestamp: new Date(o.blockTimestamp * 1000) }),
+    counted: countsToward(order, { chainId: o.chainId, currency: o.currency, blockTimestamp: new Date(o.blockTimestamp * 1000) }),
     requiredConfirmations: order?.requiredConfirmations ?? null,
   };
   const row = transferRow(ctx, item, assignment, terms, evidence, null);
@@ -193,8 +201,9 @@ async function recordAttributed(tx: Tx, ctx: ServiceContext, item: ObservedItem,
  * row is `confirmed` again; a `dropped` one (orphaned while pending) is `pending` again in its new
  * block, its deposit pending again without a second deposit.pending, its order recomputed. Its
  * attribution and evidence stay those of its first sighting: a payment sent before an address
- * changed hands does not change holder by being mined again later. Whether it counts toward its
- * order is decided again on its new block (the grace end is about where the payment is mined).
+ * changed hands does not change holder by being mined again later. Whether a pending or dropped
+ * one counts toward its order is decided again on its new block (the grace end is about where the
+ * payment is mined); a confirmed or reorged one was credited, and keeps counting.
  */
 async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, items: ObservedItem[]): Promise<ObservedItem[]> {
   const hashes = [...new Set(items.map((i) => i.observed.txHash))];
@@ -232,11 +241,12 @@ async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, 
     // Re-mined: the same transfer in another block (or back in its block). Never recorded anew.
     const status = existing.status === 'reorged' ? 'confirmed' : existing.status === 'dropped' ? 'pending' : existing.status;
     const blockTimestamp = new Date(o.blockTimestamp * 1000);
-    // Its holder stays that of its first sighting; whether it counts is the order's rule on the block
-    // it is in now (a payment re-mined after the grace end no longer counts), so the stored flag and
-    // the order's decision never disagree.
-    const order = existing.orderId ? await orderTerms(tx, existing.orderId) : null;
-    const counted = existing.orderId ? !!order && transferCountsTowardOrder(order, { chainId, currency: o.currency, blockTimestamp }) : undefined;
+    // Its holder stays that of its first sighting. Whether an uncredited one (pending, or dropped
+    // while pending) counts is the order's rule on the block it is in now (one re-mined after the
+    // grace end no longer counts). A confirmed or reorged one keeps its flag: a confirmed credit is
+    // final (design.md §4b), however late the block it is re-mined in is stamped.
+    const redecide = existing.orderId !== null && (existing.status === 'pending' || existing.status === 'dropped');
+    const counted = redecide ? countsToward(await orderTerms(tx, existing.orderId!), { chainId, currency: o.currency, blockTimestamp }) : undefined;
     await tx
       .update(transfers)
       .set({

@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Database, DbOrTx } from '../../db/client';
-import { idAfter, idFloorAfter } from '../platform/ids';
-import { idAt } from './history-retention';
+import { idAfter, idAt, idFloorAfter } from '../platform/ids';
 
 /**
  * Monthly partitions of the webhook history (events, webhook deliveries, attempts; see
@@ -95,8 +94,9 @@ function boundsOf(table: (typeof TABLES)[number], p: HistoryPartition) {
 /**
  * Drops every month whose partitions hold only rows older than `eventDays` days and nothing owed.
  * A month found owed is kept and looked at again on the next run. The events partition goes
- * first: once it is detached no redelivery can find the month's events and the relay cannot claim
- * their deliveries, so nothing can become owed after the second check; what became owed between
+ * first: once it is detached no redelivery (of one event, or the bulk one, which requeues only
+ * deliveries whose event it finds) can find the month's events and the relay cannot claim their
+ * deliveries, so nothing can become owed after the second check; what became owed between
  * the first check and that detach puts the events partition back instead. A run cut short is
  * finished by the next (a half-finished detach is finalized, detached months are dropped).
  */

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
-import { encodeTime } from 'ulid';
 import type { Database } from '../../db/client';
+import { idAt } from '../platform/ids';
+import { beforePartitioningBound } from './history-partitions';
 
 /**
  * Retention of the delivery history: events with their webhook deliveries and attempts (about
@@ -38,22 +39,14 @@ export interface RetentionResult {
   alertEmails: number;
 }
 
-/** The smallest id of a ULID-keyed table's rows created at or after `at` (`<prefix>_<time><0…>`). */
-export function idAt(prefix: string, at: Date): string {
-  return `${prefix}_${encodeTime(Math.max(0, at.getTime()), 10).toLowerCase()}0000000000000000`;
-}
-
 export async function pruneHistory(db: Database, now: Date, options: RetentionOptions): Promise<RetentionResult> {
   const total: RetentionResult = { events: 0, deliveries: 0, attempts: 0, alertEmails: 0 };
   if (options.eventDays <= 0) return total;
   const cutoff = new Date(now.getTime() - options.eventDays * 86_400_000);
   // Row by row only among the rows from before partitioning: later months are dropped whole
   // (core/maintenance/history-partitions.ts), deleting their rows first would only cost more.
-  const [before] = await db.execute<{ bound: string }>(sql`
-    select pg_get_expr(c.relpartbound, c.oid) as bound from pg_class c
-     where c.relname = 'events_before_partitioning' and c.relispartition`);
-  const upper = before ? /TO \('([^']*)'\)/.exec(before.bound)?.[1] : undefined;
-  if (!upper) return total;
+  const upper = await beforePartitioningBound(db);
+  if (upper === null) return total;
   const windowId = idAt('evt', cutoff);
   const cutoffId = windowId < upper ? windowId : upper;
   // A keyset cursor: events kept (a pending delivery) are stepped over, never read again this run.

@@ -13,7 +13,7 @@ import { presentOrder, type OrderRow, type OrderView } from '../views/order';
 /**
  * The one place that decides an order's status (design.md §4, §8; BTCPay's pattern). Detection
  * only records transfers, stores whether each counts (`counted`, by the order's rule
- * transferCountsTowardOrder, when it is recorded or moves to another block) and asks for a
+ * transferCountsTowardOrder, when it is recorded or, not yet credited, moves to another block) and asks for a
  * recompute; the expiry job asks for one when the grace period is over. The decision reads the
  * stored flag and never applies the rule again. Nothing else writes orders.status.
  */

@@ -91,17 +91,25 @@ export const validationError = (message: string, details?: unknown) =>
 export const forbidden = (message = 'This API key does not have permission for this action') =>
   new AppError('INSUFFICIENT_PERMISSIONS', message);
 
-/** Postgres error code of a unique violation. */
-/** Postgres gave up waiting for a lock (lock_timeout, 55P03). */
-export function isLockTimeout(err: unknown): boolean {
-  const e = err as { code?: string; cause?: unknown };
-  if (e?.code === '55P03') return true;
-  return e?.cause ? isLockTimeout(e.cause) : false;
+/**
+ * The Postgres error of this SQLSTATE in `err` or its causes (drizzle wraps the driver's error),
+ * null when there is none: the one walk behind the predicates below.
+ */
+function postgresError(err: unknown, code: string): { constraint_name?: string } | null {
+  // Bounded: a cause chain that loops back on itself ends the walk.
+  for (let e = err as { code?: string; cause?: unknown } | undefined, depth = 0; e && typeof e === 'object' && depth < 8; e = e.cause as typeof e, depth++) {
+    if (e.code === code) return e as { constraint_name?: string };
+  }
+  return null;
 }
 
+/** A unique violation (23505), of `constraint` when one is named. */
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {
-  const e = err as { code?: string; constraint_name?: string; cause?: unknown };
-  if (e?.code === '23505') return constraint ? e.constraint_name === constraint : true;
-  if (e?.cause) return isUniqueViolation(e.cause, constraint);
-  return false;
+  const e = postgresError(err, '23505');
+  return e !== null && (constraint === undefined || e.constraint_name === constraint);
+}
+
+/** Postgres gave up waiting for a lock (lock_timeout, 55P03). */
+export function isLockTimeout(err: unknown): boolean {
+  return postgresError(err, '55P03') !== null;
 }

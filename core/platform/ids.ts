@@ -37,6 +37,15 @@ export function newIdInTimeOf(prefix: IdPrefix, other: string): string {
 }
 
 const MAX_ULID_TIME = 2 ** 48 - 1;
+
+/**
+ * The smallest id of `prefix` made at or after `at` (`<prefix>_<time><0…>`): ids are time-ordered
+ * ULIDs, so a time is an id range (history retention and partitions, the id-range helpers below).
+ */
+export function idAt(prefix: IdPrefix, at: Date | number): string {
+  const ms = typeof at === 'number' ? at : at.getTime();
+  return `${prefix}_${encodeTime(Math.min(Math.max(0, ms), MAX_ULID_TIME), 10).toLowerCase()}0000000000000000`;
+}
 const ULID_ID = /^[a-z]+_[0-9a-hjkmnp-tv-z]{26}$/;
 
 /** The time part of an id made by newId (ms), null for anything else. */
@@ -53,8 +62,7 @@ const CLOCK_SKEW_MS = 86_400_000;
  * so the history partitions older than the event are pruned (db/migrations/0014).
  */
 export function idFloorAfter(prefix: IdPrefix, other: string): string {
-  const at = Math.max(0, (timeOf(other) ?? 0) - CLOCK_SKEW_MS);
-  return `${prefix}_${encodeTime(at, 10).toLowerCase()}0000000000000000`;
+  return idAt(prefix, (timeOf(other) ?? 0) - CLOCK_SKEW_MS);
 }
 
 /**
@@ -67,15 +75,13 @@ export function idFloorAfter(prefix: IdPrefix, other: string): string {
 export function deliveryIdRange(deliveryIds: string[]): { from: string; to: string; eventFrom: string; eventTo: string } {
   const sorted = [...deliveryIds].sort();
   const [from, to] = [sorted[0], sorted[sorted.length - 1]];
-  const at = (ms: number) => encodeTime(Math.min(Math.max(0, ms), MAX_ULID_TIME), 10).toLowerCase();
   const [fromMs, toMs] = [timeOf(from), timeOf(to)];
   // Not ids this service made (a job naming a bogus delivery): no bound, the claim says "no such delivery".
   if (fromMs === null || toMs === null) return { from: '', to: '\u{10ffff}', eventFrom: '', eventTo: '\u{10ffff}' };
-  return { from, to, eventFrom: `evt_${at(fromMs - CLOCK_SKEW_MS)}`, eventTo: `evt_${at(toMs + CLOCK_SKEW_MS)}` };
+  return { from, to, eventFrom: idAt('evt', fromMs - CLOCK_SKEW_MS), eventTo: idAt('evt', toMs + CLOCK_SKEW_MS) };
 }
 
 /** The smallest id of `prefix` made after the millisecond of `other`. */
 export function idAfter(prefix: IdPrefix, other: string): string {
-  const at = Math.min((timeOf(other) ?? MAX_ULID_TIME - 1) + 1, MAX_ULID_TIME);
-  return `${prefix}_${encodeTime(at, 10).toLowerCase()}0000000000000000`;
+  return idAt(prefix, (timeOf(other) ?? MAX_ULID_TIME - 1) + 1);
 }

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { ChainRegistry } from '../chains/registry';
+import { transferRequiredConfirmations } from '../chains/confirmation-policy';
 import { formatAmount } from '../platform/amounts';
 import { DateTime, Nullable, NullableDateTime, StringEnum } from '../platform/wire-schema';
 import { TRANSFER_STATUSES, type TransferRecord } from '../transfers/transfers';
@@ -59,6 +60,7 @@ export type TransferView = Static<typeof transferSchema>;
 /** The one presenter of a transfer (GET /transfers and /transfers/:id). */
 export function presentTransfer(registry: ChainRegistry, r: TransferRecord): TransferView {
   const t = r.t;
+  const chain = registry.get(t.chainId);
   return {
     id: t.id,
     transferId: t.id,
@@ -75,8 +77,8 @@ export function presentTransfer(registry: ChainRegistry, r: TransferRecord): Tra
     blockHash: t.blockHash,
     blockTimestamp: t.blockTimestamp.toISOString(),
     confirmations: t.confirmations,
-    // Stored when recorded (null only on an unattributed row recorded before migration 0010).
-    requiredConfirmations: t.requiredConfirmations,
+    // What the confirmations job confirms it at (core/chains/confirmation-policy.ts).
+    requiredConfirmations: chain ? transferRequiredConfirmations(chain, t.requiredConfirmations) : t.requiredConfirmations,
     status: t.status,
     attribution: t.orderId ? 'order' : t.depositBindingId ? 'deposit' : null,
     unattributedReason: t.orderId || t.depositBindingId ? null : (t.unattributedReason ?? null),

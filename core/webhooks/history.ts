@@ -243,7 +243,8 @@ export const REDELIVER_FAILED_AT_ONCE = 1_000;
  * REDELIVER_FAILED_AT_ONCE of them (`more`: others wait for the next request). Each becomes pending
  * and due now with a fresh retry schedule, as redeliverWebhookEvent does for one event; the events'
  * ids (the receiver's deduplication keys) are unchanged. A delivery requeued by a concurrent
- * request is no longer failed and is not requeued twice.
+ * request is no longer failed and is not requeued twice. A delivery whose event has left the
+ * history (its month is being dropped) is not requeued.
  */
 export async function redeliverFailedSince(
   deps: WebhookDeps,
@@ -263,6 +264,10 @@ export async function redeliverFailedSince(
       eq(webhookDeliveries.organizationId, caller.organizationId),
       eq(webhookDeliveries.status, 'failed'),
       sql`coalesce(${webhookDeliveries.lastAttemptAt}, ${webhookDeliveries.createdAt}) >= ${since.toISOString()}::timestamptz`,
+      // Only while its event is in the history: a month being dropped has its events detached
+      // first, and a delivery made pending after the dropper's last look would go with the month
+      // (core/maintenance/history-partitions.ts). Reading events makes the detach wait for this.
+      exists(tx.select({ one: sql`1` }).from(events).where(eq(events.id, webhookDeliveries.eventId))),
     );
     const oldest = await tx
       .select({ id: webhookDeliveries.id })

@@ -283,6 +283,36 @@ describe('detection core with an in-memory chain', function () {
       expect(after.amountReceived).to.equal(0n);
     });
 
+    it('a credited payment reorged beyond its confirmations and re-mined after the grace end still counts: the credit is final', async () => {
+      const { ctx, chain } = setUp();
+      const org = await createTestOrg('memory remined credited');
+      await seedPoolAddresses(org.organizationId, 'evm', 1);
+      chain.mineEmpty(2);
+      await scanChain(ctx, chain);
+      const order = await orderAt(ctx, chain, org.organizationId);
+      const tx = newTxHash();
+      const paid = chain.mine([{ txHash: tx, to: order.address, amount: 20n }], Math.floor(order.createdAt.getTime() / 1000) + 1);
+      chain.mineEmpty(3);
+      await scanChain(ctx, chain);
+      await updateConfirmations(ctx, chain);
+      const [first] = await rowsOf(ctx, chain.chain.chainId);
+      expect(first).to.include({ orderId: order.id, counted: true, credited: true, status: 'confirmed' });
+      expect((await ctx.db.select().from(orders).where(eq(orders.id, order.id)))[0]).to.include({ status: 'completed', amountReceived: 20n });
+      // Orphaned deeper than its confirmations (credit kept), then mined again in a block stamped after the grace end.
+      chain.reorgFrom(paid.number);
+      await scanChain(ctx, chain);
+      expect((await rowsOf(ctx, chain.chain.chainId))[0].status).to.equal('reorged');
+      chain.mine([{ txHash: tx, to: order.address, amount: 20n }], Math.floor(order.graceEndsAt.getTime() / 1000) + 5);
+      chain.mineEmpty(3);
+      await scanChain(ctx, chain);
+      await updateConfirmations(ctx, chain);
+      const rows = await rowsOf(ctx, chain.chain.chainId);
+      expect(rows).to.have.length(1);
+      expect(rows[0]).to.include({ id: first.id, orderId: order.id, counted: true, credited: true, status: 'confirmed' });
+      const [after] = await ctx.db.select().from(orders).where(eq(orders.id, order.id));
+      expect(after).to.include({ status: 'completed', amountReceived: 20n });
+    });
+
     it('a block the scanner saw before the order began is not the order\'s, however it is stamped (no_holder)', async () => {
       const { ctx, chain } = setUp();
       const org = await createTestOrg('memory skew 2');

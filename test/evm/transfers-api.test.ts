@@ -85,6 +85,16 @@ describe('GET /transfers and /transfers/:id', () => {
     expect(listB.body.data.map((t: { id: string }) => t.id)).to.deep.equal([ids.other]);
   });
 
+  it('an unattributed transfer recorded without a stored count (before migration 0010) shows the count the confirmations job confirms it at', async () => {
+    const chain = apps.b.deps.registry.get(LOCAL_CHAIN_ID)!;
+    const res = await request(apps.b.app).get(`/api/v1/transfers/${ids.dai}`).set('X-API-Key', orgA.keys.viewer);
+    expect(res.status).to.equal(200);
+    expect(res.body).to.include({ id: ids.dai, attribution: null, requiredConfirmations: chain.orderConfirmations });
+    const stored = await insertTestTransfer({ chainId: LOCAL_CHAIN_ID, organizationId: orgA.organizationId, currency: 'USDT', amount: 3n, toAddress: addrA, requiredConfirmations: chain.orderConfirmations + 4 });
+    const shown = await request(apps.b.app).get(`/api/v1/transfers/${stored.id}`).set('X-API-Key', orgA.keys.viewer);
+    expect(shown.body.requiredConfirmations).to.equal(chain.orderConfirmations + 4);
+  });
+
   it('rejects an unknown sortBy or status with 400', async () => {
     const res = await request(apps.b.app).get('/api/v1/transfers?sortBy=fromAddress').set('X-API-Key', orgA.keys.viewer);
     expect(res.status).to.equal(400);

@@ -13,7 +13,8 @@ import { createPartitionsAhead, dropExpiredPartitions, listHistoryPartitions, MO
 import { ManualClock } from '../../core/platform/clock';
 import { claimDeliveries } from '../../core/webhooks/claim';
 import { applyAttempt, applySucceededAttempts } from '../../core/webhooks/apply';
-import { getWebhookEvent } from '../../core/webhooks/history';
+import { getWebhookEvent, redeliverFailedSince } from '../../core/webhooks/history';
+import { idAt } from '../../core/platform/ids';
 import { fanOutPendingEvents, relayWebhookEvents } from '../../core/webhooks/relay';
 import type { ClaimedDelivery } from '../../core/webhooks/claim';
 import type { SendOutcome } from '../../core/webhooks/sender';
@@ -287,6 +288,31 @@ describe('webhook history partitions (monthly, on ranges of the ULID ids)', func
     expect(second.dropped).to.include(suffixOf(m2));
     expect(await homesOf(pending)).to.deep.equal([]);
     expect((await listHistoryPartitions(testDb())).map((m) => m.suffix)).to.include(suffixOf(monthStart(3)));
+  });
+
+  it('a bulk redelivery leaves alone the deliveries of a month being dropped (its events detached): nothing is requeued into a month that goes', async () => {
+    const deps = { db: testDb(), config: testConfig(), clock: new ManualClock() };
+    const own = await createTestOrg('partitions bulk redeliver');
+    const ownEndpoint = await endpointOf(own);
+    const month = monthStart(3);
+    const event = await eventAt(own, new Date(month.getTime() + 3 * DAY));
+    await fanOutPendingEvents(deps);
+    await testDb().execute(sql`update webhook_deliveries set status = 'failed', next_attempt_at = null, last_attempt_at = ${month.toISOString()}::timestamptz where event_id = ${event}`);
+    const events = `events_${suffixOf(month)}`;
+    // The dropper's first step (dropExpiredPartitions): the month's events are out of the history;
+    // its deliveries follow once nothing in the month is owed.
+    await testDb().execute(sql`alter table events detach partition ${sql.identifier(events)}`);
+    try {
+      const caller = { organizationId: own.organizationId, keyId: 'key_test', role: 'admin' as const };
+      const { count, jobs } = await redeliverFailedSince(deps, caller, ownEndpoint, new Date(month.getTime() - DAY));
+      expect({ count, jobs }).to.deep.equal({ count: 0, jobs: [] });
+      const rows = await testDb().execute<{ status: string }>(sql`select status from webhook_deliveries where event_id = ${event}`);
+      expect(rows.map((r) => r.status)).to.deep.equal(['failed']);
+    } finally {
+      await testDb().execute(
+        sql`alter table events attach partition ${sql.identifier(events)} for values from (${sql.raw(`'${idAt('evt', month)}'`)}) to (${sql.raw(`'${idAt('evt', monthStart(4))}'`)})`,
+      );
+    }
   });
 
   it('migration 0014 on a populated installation keeps every row, and a writer of the previous version waits only for its lock', async function () {
