@@ -4,7 +4,7 @@ import { columnsReader, prepareStatement, type DbOrTx } from '../../db/client';
 import { orders, poolAddresses } from '../../db/schema';
 import { parseAmount } from '../platform/amounts';
 import type { ServiceContext } from '../service/context';
-import { AppError, isLockTimeout, isUniqueViolation, notFound, validationError } from '../platform/errors';
+import { AppError, isUniqueViolation, notFound, validationError } from '../platform/errors';
 import { newId } from '../platform/ids';
 import { integerConfigSql, isHttpUrl } from '../organizations/org-config';
 import { AFTER_PLACEHOLDERS, takeAddressCtes, takeAddressesForOrdersCtes, takeWithCooledDownRetry, type AllocationPoint } from '../pool/allocation';
@@ -301,34 +301,34 @@ function storedOrder(values: CreateOrderStatementValues, made: { amount: bigint;
   };
 }
 
-/** The longest a losing creation waits for the creations in flight that hold the pool's last addresses. */
-const IN_FLIGHT_WAIT = '3s';
+/**
+ * Waits between looks for a competing creation still in flight (milliseconds; about 3.4 s in all).
+ * A fixed 0.4 s lost to a winner slower than that (its order committed after 0.5 s).
+ */
+const IN_FLIGHT_RECHECKS_MS = [10, 20, 40, 80, 150, 250, 400, 600, 900, 900];
 
 /**
  * The duplicate-reference race on an exhausted pool (issue 32: 3 in 180 races answered 503): the
  * creation that lost to a concurrent one with the same reference found the pool empty because
  * the other held its last address (skip locked), before that one committed; its order is not yet
- * visible. Addresses that still read as available are held by creations not yet committed (an
- * empty pool has none): locking them waits exactly until those commit or roll back (bounded by a
- * lock timeout), and the reference is then looked up again, so the answer is the 409 it is. A
- * fixed schedule of rechecks (0.4 s in all) lost to a winner slower than that. On the empty-pool
- * path only.
+ * visible. While any of the pool's addresses still reads as available (taken by a creation not yet
+ * committed: an empty pool has none), the reference is looked up again a little later, so the
+ * answer is the 409 it is. It only reads: locking those addresses to wait for their holders would
+ * make concurrent creations skip the free ones it locked on the way (a false 503). On the
+ * empty-pool path only; a pool that reads as empty answers at once.
  */
 async function findIdAfterAllocationsInFlight(db: DbOrTx, organizationId: string, protocol: Protocol, orderReference: string): Promise<string | null> {
-  try {
-    await db.transaction(async (tx) => {
-      await tx.execute(sql.raw(`set local lock_timeout = '${IN_FLIGHT_WAIT}'`));
-      await tx
-        .select({ id: poolAddresses.id })
-        .from(poolAddresses)
-        .where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, protocol), eq(poolAddresses.status, 'available')))
-        .for('update');
-    });
-  } catch (err) {
-    // Still held after the wait: answer from what is committed now (the pool's 503 if nothing).
-    if (!isLockTimeout(err)) throw err;
+  for (const waitMs of IN_FLIGHT_RECHECKS_MS) {
+    const [{ n }] = await db
+      .select({ n: count() })
+      .from(poolAddresses)
+      .where(and(eq(poolAddresses.organizationId, organizationId), eq(poolAddresses.protocol, protocol), eq(poolAddresses.status, 'available')));
+    if (n === 0) return findIdByReference(db, organizationId, orderReference);
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+    const existing = await findIdByReference(db, organizationId, orderReference);
+    if (existing) return existing;
   }
-  return findIdByReference(db, organizationId, orderReference);
+  return null;
 }
 
 async function findIdByReference(db: DbOrTx, organizationId: string, orderReference: string): Promise<string | null> {

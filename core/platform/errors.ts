@@ -93,7 +93,7 @@ export const forbidden = (message = 'This API key does not have permission for t
 
 /**
  * The Postgres error of this SQLSTATE in `err` or its causes (drizzle wraps the driver's error),
- * null when there is none: the one walk behind the predicates below.
+ * null when there is none (isUniqueViolation).
  */
 function postgresError(err: unknown, code: string): { constraint_name?: string } | null {
   // Bounded: a cause chain that loops back on itself ends the walk.
@@ -109,7 +109,3 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   return e !== null && (constraint === undefined || e.constraint_name === constraint);
 }
 
-/** Postgres gave up waiting for a lock (lock_timeout, 55P03). */
-export function isLockTimeout(err: unknown): boolean {
-  return postgresError(err, '55P03') !== null;
-}
