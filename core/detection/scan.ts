@@ -136,7 +136,7 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   // The observations that will say when the range's blocks were mined must have seen canonical
   // blocks (canonical-evidence.ts): checked here, where RPC is allowed.
   try {
-    await forgetNonCanonicalEvidence(
+    const forgotten = await forgetNonCanonicalEvidence(
       ctx.db,
       adapter,
       chainId,
@@ -149,6 +149,7 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
       },
       look,
     );
+    if (forgotten > 0) ctx.logger.info({ chainId, fromBlock, toBlock, forgotten }, 'head observations of orphaned blocks forgotten: they date no transfer');
   } catch (err) {
     if (err instanceof UnstableChainError) return { status: 'unstable', recorded: 0, logs: 0, head: head.number };
     throw err;
