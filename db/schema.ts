@@ -393,14 +393,16 @@ export const chainCheckpoints = pgTable('chain_checkpoints', {
 
 /**
  * What the service saw of each chain's head (core/detection/head-observations.ts): per height, the
- * first time it learnt the height existed and the last time a provider still answered it as the
- * head. Attribution's evidence of when a block was mined.
+ * block seen there, the first time it learnt that block existed and the last time a provider still
+ * answered the height as the head. Attribution's evidence of when a block was mined.
  */
 export const chainHeadObservations = pgTable(
   'chain_head_observations',
   {
     chainId: text('chain_id').notNull(),
     headNumber: bigint('head_number', { mode: 'number' }).notNull(),
+    /** The block seen at that height (null: recorded before migration 0015, proves nothing of minedBy). */
+    blockHash: text('block_hash'),
     firstSeenAt: ts('first_seen_at').notNull(),
     lastSeenAt: ts('last_seen_at').notNull(),
   },

@@ -19,10 +19,10 @@ export function startHeadWakeups(ctx: ServiceContext, queues: QueueName[]): { cl
   for (const chain of ctx.registry.list().filter((c) => c.enabled)) {
     const adapter = adapterFor(ctx, chain);
     const subscription = adapter?.subscribeHeads?.(
-      (height) => {
+      (height, hash) => {
         // The freshest look at the head this process has: evidence for attribution (design.md §4b).
         const seenAt = ctx.clock.now();
-        recordHeadObservation(ctx.db, { chainId: chain.chainId, head: height, askedAt: seenAt, answeredAt: seenAt }).catch((err: Error) =>
+        recordHeadObservation(ctx.db, { chainId: chain.chainId, head: height, askedAt: seenAt, answeredAt: seenAt, hash }).catch((err: Error) =>
           ctx.logger.warn({ chainId: chain.chainId, height, err: { message: err.message } }, 'could not record a pushed head'),
         );
         const data = { chainId: chain.chainId, head: height };

@@ -145,9 +145,10 @@ export interface ChainAdapter {
    * Optional: new heads pushed by the provider (EVM `eth_subscribe newHeads` over WebSocket), so
    * a chain's work starts as soon as a block exists. Null when the chain has no push endpoint
    * configured. The subscription reconnects by itself with back-off and reports its state;
-   * polling stays the safety net while it is down.
+   * polling stays the safety net while it is down. `hash` is the pushed block's (null where the
+   * push does not carry it): the head observation records it (head-observations.ts).
    */
-  subscribeHeads?(onHead: (height: number) => void, state: HeadSubscriptionState): HeadSubscription | null;
+  subscribeHeads?(onHead: (height: number, hash: string | null) => void, state: HeadSubscriptionState): HeadSubscription | null;
 }
 
 /** What a head subscription reports of its connection (the caller logs it). */

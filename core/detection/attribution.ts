@@ -8,7 +8,9 @@ import type { MiningEvidence } from './head-observations';
  * held the address when its block was mined. When that was is told by the service's own
  * observations of the chain's head (head-observations.ts), never by the block's timestamp (chain
  * clocks may be off by any amount):
- *   - the block was mined BY the first time the service knew a head at or past it (minedBy);
+ *   - the block was mined BY the first time the service saw a block at or past its height that is
+ *     on the chain the transfer is on (minedBy; looks at orphaned blocks are forgotten before a
+ *     range is recorded, canonical-evidence.ts);
  *   - it was mined AFTER the last time a provider still answered a head below it (minedAfter).
  * An assignment A (started T0, ended T1 or open) gets the transfer when both hold:
  *   1. the block did not exist when A began: it was not seen by T0 (minedBy > T0) and the

@@ -5,12 +5,20 @@ import { chainHeadObservations } from '../../db/schema';
 /**
  * What the service saw of a chain's head, and when (design.md §4b): the evidence attribution
  * (attribution.ts) uses to place a block before or after an address changed hands. Every head a
- * provider answers (the scan) or pushes (the WebSocket subscription) is recorded per height:
- *   - first_seen_at: the earliest time the service knew the height existed (the answer's arrival):
- *     a block at or below it was mined by then;
- *   - last_seen_at: the latest time a provider still answered it as the head (the request's
- *     departure): a block above it was not mined yet then.
- * Both only ever improve (least / greatest), whichever process writes them, in whatever order.
+ * provider answers (the scan, the confirmations job) or pushes (the WebSocket subscription) is
+ * recorded per height, with the hash of the block seen there:
+ *   - first_seen_at: the earliest time the service knew that block existed (the answer's arrival):
+ *     the blocks of its branch at or below it were mined by then — proof about a canonical block
+ *     only while the block seen is canonical (checked before use: canonical-evidence.ts);
+ *   - last_seen_at: the latest time a provider still answered the height as the head (the
+ *     request's departure): a block above it was not mined yet then (up to the provider's lag,
+ *     the margin L of attribution.ts), whichever block it saw there.
+ * Both only ever improve (least / greatest), whichever process writes them, in whatever order, as
+ * long as the same block is seen. Another block seen at a height (the chain reorganised, or a
+ * provider is on another branch) replaces the row's block and first_seen_at: the time another
+ * block was seen proves nothing of this one. A replacement only makes first_seen_at later, which
+ * only ever makes attribution less decisive, never gives a transfer to anyone it was not. A look
+ * without a hash (a row from before migration 0015) never lowers a hashed row's first_seen_at.
  */
 
 export interface HeadObservation {
@@ -20,6 +28,8 @@ export interface HeadObservation {
   askedAt: Date;
   /** When the answer arrived. */
   answeredAt: Date;
+  /** The hash of the block seen at that height; null where the source does not tell it. */
+  hash: string | null;
 }
 
 /**
@@ -29,11 +39,19 @@ export interface HeadObservation {
  */
 export async function recordHeadObservation(db: DbOrTx, o: HeadObservation): Promise<void> {
   await db.execute(sql`
-    insert into chain_head_observations (chain_id, head_number, first_seen_at, last_seen_at)
-    select ${o.chainId}, ${o.head}, ${o.answeredAt.toISOString()}::timestamptz, ${o.askedAt.toISOString()}::timestamptz
+    insert into chain_head_observations (chain_id, head_number, block_hash, first_seen_at, last_seen_at)
+    select ${o.chainId}, ${o.head}, ${o.hash}::text, ${o.answeredAt.toISOString()}::timestamptz, ${o.askedAt.toISOString()}::timestamptz
     where not exists (select 1 from chain_head_observations where chain_id = ${o.chainId} and head_number > ${o.head})
     on conflict (chain_id, head_number) do update set
-      first_seen_at = least(chain_head_observations.first_seen_at, excluded.first_seen_at),
+      block_hash = coalesce(excluded.block_hash, chain_head_observations.block_hash),
+      first_seen_at = case
+        -- The same block, or two looks that both did not say which: the earliest sighting.
+        when excluded.block_hash is not distinct from chain_head_observations.block_hash then least(chain_head_observations.first_seen_at, excluded.first_seen_at)
+        -- A look that did not say which block: no proof about the one recorded.
+        when excluded.block_hash is null then chain_head_observations.first_seen_at
+        -- Another block at this height (or the first look that says which): its own first sighting.
+        else excluded.first_seen_at
+      end,
       last_seen_at = greatest(chain_head_observations.last_seen_at, excluded.last_seen_at)`);
 }
 
@@ -48,7 +66,10 @@ export interface MiningEvidence {
 /**
  * The evidence for each of a chain's block numbers: two index lookups per distinct block. The
  * nearest observed height on each side is used; a farther one could only narrow the interval, so
- * taking the nearest is never wrong, at worst less decisive (providers that disagree).
+ * taking the nearest is never wrong, at worst less decisive (providers that disagree). minedBy
+ * comes from observations that say which block they saw only, and is proof once that block was
+ * checked canonical (canonical-evidence.ts, before the range's transaction); an observation
+ * without a hash could have seen a block of an orphaned branch, mined before the canonical one.
  */
 export async function miningEvidence(db: DbOrTx, chainId: string, blockNumbers: number[]): Promise<Map<number, MiningEvidence>> {
   const out = new Map<number, MiningEvidence>();
@@ -59,7 +80,7 @@ export async function miningEvidence(db: DbOrTx, chainId: string, blockNumbers: 
       (select o.last_seen_at from chain_head_observations o
         where o.chain_id = ${chainId} and o.head_number < b.n order by o.head_number desc limit 1) as mined_after,
       (select o.first_seen_at from chain_head_observations o
-        where o.chain_id = ${chainId} and o.head_number >= b.n order by o.head_number asc limit 1) as mined_by
+        where o.chain_id = ${chainId} and o.head_number >= b.n and o.block_hash is not null order by o.head_number asc limit 1) as mined_by
     from unnest(${sql.param(distinct)}::bigint[]) as b(n)`)) as unknown as { block_number: string | number; mined_after: string | Date | null; mined_by: string | Date | null }[];
   for (const r of rows) {
     out.set(Number(r.block_number), {
@@ -68,6 +89,33 @@ export async function miningEvidence(db: DbOrTx, chainId: string, blockNumbers: 
     });
   }
   return out;
+}
+
+/** For each block number, the observation that would decide its minedBy (miningEvidence): its height and the block it saw. */
+export async function decidingObservations(db: DbOrTx, chainId: string, blockNumbers: number[]): Promise<Map<number, { height: number; hash: string }>> {
+  const out = new Map<number, { height: number; hash: string }>();
+  const distinct = [...new Set(blockNumbers)];
+  if (distinct.length === 0) return out;
+  const rows = (await db.execute(sql`
+    select b.n as block_number, o.head_number, o.block_hash
+    from unnest(${sql.param(distinct)}::bigint[]) as b(n)
+    cross join lateral (
+      select o.head_number, o.block_hash from chain_head_observations o
+      where o.chain_id = ${chainId} and o.head_number >= b.n and o.block_hash is not null
+      order by o.head_number asc limit 1) o`)) as unknown as { block_number: string | number; head_number: string | number; block_hash: string }[];
+  for (const r of rows) out.set(Number(r.block_number), { height: Number(r.head_number), hash: r.block_hash });
+  return out;
+}
+
+/**
+ * Forgets one observation that saw a block no longer canonical: it proves nothing about the block
+ * now at its height or below. Only if the row still holds that block (a concurrent look may have
+ * replaced it with the canonical one).
+ */
+export async function forgetHeadObservation(db: DbOrTx, chainId: string, height: number, hash: string): Promise<void> {
+  await db
+    .delete(chainHeadObservations)
+    .where(and(eq(chainHeadObservations.chainId, chainId), eq(chainHeadObservations.headNumber, height), eq(chainHeadObservations.blockHash, hash)));
 }
 
 /**

@@ -11,13 +11,16 @@ import { rangeEndBlock } from './heights';
 import { applyReorg, findForkPoint } from './reorg';
 import { countTransfersRecorded } from '../platform/metrics';
 import { forgetOldHeadObservations, recordHeadObservation } from './head-observations';
+import { forgetNonCanonicalEvidence } from './canonical-evidence';
 
 /**
  * The scan job of one chain, for every protocol family (design.md §4, §4b):
  *   1. read the checkpoint (plain read, no transaction);
  *   2. ask the adapter for the head, the checkpoint's block and the next range's transfers — all
  *      RPC happens here, outside any transaction;
- *   3. write the range's transfers and the new checkpoint in one short transaction that first
+ *   3. check that the head observations that will date the range's blocks saw canonical blocks
+ *      (canonical-evidence.ts: forgets the others; RPC, so before the transaction);
+ *   4. write the range's transfers and the new checkpoint in one short transaction that first
  *      checks, under a row lock, that the checkpoint is still the one the range started from
  *      (compare-and-set). A worker that lost the race rolls back and reports `conflict`.
  * There is no scan lock: two workers scanning the same chain at once do the same RPC work and
@@ -62,7 +65,7 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   if (!cp) {
     const askedAt = ctx.clock.now();
     const head = await adapter.head();
-    await recordHeadObservation(ctx.db, { chainId, head: head.number, askedAt, answeredAt: ctx.clock.now() });
+    await recordHeadObservation(ctx.db, { chainId, head: head.number, askedAt, answeredAt: ctx.clock.now(), hash: head.hash });
     const created = await ctx.db.transaction((tx) => initCheckpoint(tx, chainId, head));
     if (created) ctx.logger.info({ chainId, block: head.number }, 'chain checkpoint initialised at the head');
     return { status: created ? 'initialized' : 'conflict', toBlock: head.number, recorded: 0, logs: 0, head: head.number };
@@ -72,7 +75,8 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   const head = await adapter.head();
   // What the provider answered is evidence of when blocks were mined (attribution.ts), whatever
   // the scan does next; recorded on its own, before the range's transaction.
-  await recordHeadObservation(ctx.db, { chainId, head: head.number, askedAt, answeredAt: ctx.clock.now() });
+  const look = { chainId, head: head.number, askedAt, answeredAt: ctx.clock.now(), hash: head.hash };
+  await recordHeadObservation(ctx.db, look);
   // A provider behind our checkpoint (a lagging node, a local chain restarted from an older state)
   // proves nothing yet: wait until it reaches the checkpoint, then compare hashes.
   if (head.number < cp.blockNumber) {
@@ -129,6 +133,27 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   // A transfer must lie in the range and carry its block's hash where we know it.
   const inRange = found.filter((t) => t.blockNumber >= fromBlock && t.blockNumber <= toBlock && t.amount > 0n);
   if (inRange.some((t) => t.blockNumber === toBlock && t.blockHash !== toHeader!.hash)) return { status: 'unstable', recorded: 0, logs: 0, head: head.number };
+  // The observations that will say when the range's blocks were mined must have seen canonical
+  // blocks (canonical-evidence.ts): checked here, where RPC is allowed.
+  try {
+    const forgotten = await forgetNonCanonicalEvidence(
+      ctx.db,
+      adapter,
+      chainId,
+      {
+        transferBlocks: new Map(inRange.map((t) => [t.blockNumber, t.blockHash])),
+        known: new Map([
+          [toBlock, toHeader.hash],
+          [cp.blockNumber, cp.blockHash],
+        ]),
+      },
+      look,
+    );
+    if (forgotten > 0) ctx.logger.info({ chainId, fromBlock, toBlock, forgotten }, 'head observations of orphaned blocks forgotten: they date no transfer');
+  } catch (err) {
+    if (err instanceof UnstableChainError) return { status: 'unstable', recorded: 0, logs: 0, head: head.number };
+    throw err;
+  }
 
   const end = toHeader;
   const outcome = await ctx.db.transaction(async (tx) => {

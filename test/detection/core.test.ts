@@ -356,6 +356,54 @@ describe('detection core with an in-memory chain', function () {
       expect(row.minedBy!.getTime()).to.be.above(order.createdAt.getTime());
     });
 
+    it('a head the scanner looked at while behind, orphaned before it got there: the payment in the block that replaced it is the order\'s', async () => {
+      const { ctx, chain } = setUp();
+      const org = await createTestOrg('memory stale look');
+      await seedPoolAddresses(org.organizationId, 'evm', 1);
+      chain.mineEmpty(2);
+      await scanChain(ctx, chain);
+      // Behind: one block per range, while the look at the head sees the tip of a branch that will be orphaned.
+      chain.mineEmpty(3);
+      const seen = chain.tip.number;
+      ctx.detection.rangeSizes.set(chain.chain.chainId, 1);
+      expect((await scanChainOnce(ctx, chain)).toBlock).to.be.below(seen);
+      clockOf(ctx).advance(500);
+      const order = await orderAt(ctx, chain, org.organizationId);
+      clockOf(ctx).advance(500);
+      chain.blocks = chain.blocks.slice(0, seen);
+      chain.mine([{ txHash: newTxHash(), to: order.address, amount: 20n }]);
+      chain.mineEmpty(1);
+      clockOf(ctx).advance(500);
+      await scanChain(ctx, chain);
+      const [row] = await rowsOf(ctx, chain.chain.chainId);
+      expect(row).to.include({ blockNumber: seen, orderId: order.id, unattributedReason: null, counted: true });
+      expect(row.minedBy!.getTime()).to.be.above(order.createdAt.getTime());
+    });
+
+    it('one height seen with two blocks: the later block\'s own first sighting dates it, never the other\'s', async () => {
+      const { ctx, chain } = setUp();
+      const org = await createTestOrg('memory two blocks one height');
+      await seedPoolAddresses(org.organizationId, 'evm', 1);
+      chain.mineEmpty(2);
+      await scanChain(ctx, chain);
+      chain.mineEmpty(1);
+      const seen = chain.tip.number;
+      // The confirmations job looks at the head before the order; the scanner does not scan it.
+      await updateConfirmations(ctx, chain);
+      clockOf(ctx).advance(500);
+      const order = await orderAt(ctx, chain, org.organizationId);
+      clockOf(ctx).advance(500);
+      // The block at that height is replaced by one paying the order, and the head is seen again at that height.
+      chain.blocks = chain.blocks.slice(0, seen);
+      chain.mine([{ txHash: newTxHash(), to: order.address, amount: 20n }]);
+      await updateConfirmations(ctx, chain);
+      clockOf(ctx).advance(500);
+      await scanChain(ctx, chain);
+      const [row] = await rowsOf(ctx, chain.chain.chainId);
+      expect(row).to.include({ blockNumber: seen, orderId: order.id, unattributedReason: null });
+      expect(row.minedBy!.getTime()).to.be.above(order.createdAt.getTime());
+    });
+
     it('case 2: a block mined while the scanner had not looked for longer than L is not credited to the order (undecidable)', async () => {
       const { ctx, chain } = setUp();
       const org = await createTestOrg('memory stalled');

@@ -143,7 +143,7 @@ export async function resetCheckpointToHead(ctx: ServiceContext, chain: TestChai
   // A fresh start of the scan: what was seen of the chain before (by a context with another clock) is forgotten,
   // and the head found is what the service has seen of it, as the scanner would have recorded.
   await ctx.db.delete(chainHeadObservations).where(eq(chainHeadObservations.chainId, LOCAL_CHAIN_ID));
-  await recordHeadObservation(ctx.db, { chainId: LOCAL_CHAIN_ID, head: Number(head.number), askedAt, answeredAt: ctx.clock.now() });
+  await recordHeadObservation(ctx.db, { chainId: LOCAL_CHAIN_ID, head: Number(head.number), askedAt, answeredAt: ctx.clock.now(), hash: head.hash });
   await ctx.db.transaction(async (tx) => {
     await deleteCheckpoint(tx, LOCAL_CHAIN_ID);
     await tx.delete(scannedBlocks).where(eq(scannedBlocks.chainId, LOCAL_CHAIN_ID));

@@ -38,7 +38,7 @@ export class EvmAdapter implements ChainAdapter {
     return null;
   }
 
-  subscribeHeads(onHead: (height: number) => void, state: HeadSubscriptionState): HeadSubscription | null {
+  subscribeHeads(onHead: (height: number, hash: string | null) => void, state: HeadSubscriptionState): HeadSubscription | null {
     return this.chain.wsUrls.length > 0 ? subscribeEvmHeads(this.chain, onHead, state) : null;
   }
 
