@@ -68,7 +68,7 @@ describe('Tron adapter on tron-local', () => {
     expect(normalizeAddress('tron', '0x' + '11'.repeat(20))).to.equal(null);
   });
 
-  it('reads a range 20 blocks a request and asks transaction infos only of blocks with a transaction that runs contract code: a block of TRX transfers holds no Transfer log', async () => {
+  it('reads a range in getblockbylimitnext requests sized by the blocks\' density and asks transaction infos only of blocks with a transaction that runs contract code: a block of TRX transfers holds no Transfer log', async () => {
     node = new TronLocalNode({ blockTimeMs: 0, solidificationLag: 2 });
     await node.start();
     const payee = 'TWgezbnYkrQrWJY4tv2vbftyvUwaM9r7s1';
@@ -92,8 +92,12 @@ describe('Tron adapter on tron-local', () => {
       [usdt.id, 0, 0, 5n, 5, usdtBlock.hash],
       [mixed.id, 0, 0, 7n, 26, mixedBlock.hash],
     ]);
-    // Blocks 1-20, 21-40, 41-45; the infos of blocks 5 and 26 only.
+    // Blocks 1-20, 21-40, 41-45 (20 a request before any block was read); the infos of blocks 5 and 26 only.
     expect(adapter.calls - before).to.equal(3 + 2);
+    // Blocks this light (3 transactions in 45) are then asked for 100 at a time.
+    const again = adapter.calls;
+    expect(await adapter.transfersInRange(1, 45)).to.deep.equal(found);
+    expect(adapter.calls - again).to.equal(1 + 2);
   });
 
   it("provider lines go to the service context's logger (no module-level logger), without the API key", async () => {

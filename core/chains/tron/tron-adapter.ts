@@ -2,7 +2,7 @@ import { ProviderUnavailableError, UnstableChainError, type BlockRef, type Chain
 import type { Logger } from '../../platform/logger';
 import type { Chain } from '../chain';
 import { hex20FromTron, hex41FromTron } from './tron-address';
-import { TronHttp, TronUnavailableError, type TronBlock, type TronTransactionInfo, type TronView } from './tron-http';
+import { BLOCKS_PER_RANGE_REQUEST, TronHttp, TronUnavailableError, type TronBlock, type TronTransactionInfo, type TronView } from './tron-http';
 import { parseTronTransfers, type TronToken } from './tron-transfers';
 
 /**
@@ -17,7 +17,7 @@ import { parseTronTransfers, type TronToken } from './tron-transfers';
  *   the core decides from `confirmingHead` (solidified head + D − 1), so a count of D is reached
  *   only by a solidified block even when solidification stalls. An organization's higher
  *   `confirmations.*` adds solidified blocks beyond that.
- * - Transfers: the range's blocks in requests of BLOCKS_PER_REQUEST (`getblockbylimitnext`), then
+ * - Transfers: the range's blocks in requests of up to 100 (`getblockbylimitnext`), then
  *   `gettransactioninfobyblocknum` for each block holding a transaction that runs contract code
  *   (several requests in parallel, bounded by the client's per-provider limiter); the infos are
  *   trusted only when they are the block's transactions. A block that cannot be read fails the
@@ -25,10 +25,14 @@ import { parseTronTransfers, type TronToken } from './tron-transfers';
  */
 
 /**
- * Blocks per `getblockbylimitnext` request (java-tron takes up to 100): a mainnet block's JSON is
- * hundreds of kilobytes, so a request of 20 stays a few megabytes within the client's timeout.
+ * Blocks per `getblockbylimitnext` request: java-tron takes up to 100, but a mainnet block's JSON
+ * holds a few hundred transactions (hundreds of kilobytes), so a request is sized to hold about
+ * TRANSACTIONS_PER_REQUEST transactions at the density of the blocks read last (a few megabytes
+ * within the client's timeout), from FIRST_BLOCKS_PER_REQUEST before any was read.
  */
-const BLOCKS_PER_REQUEST = 20;
+const MAX_BLOCKS_PER_REQUEST = BLOCKS_PER_RANGE_REQUEST;
+const FIRST_BLOCKS_PER_REQUEST = 20;
+const TRANSACTIONS_PER_REQUEST = 2_000;
 
 /**
  * Contract types whose transactions run TVM code, the only code that writes event logs: a TRC-20
@@ -59,6 +63,8 @@ export class TronAdapter implements ChainAdapter {
   readonly protocol = 'tron' as const;
   /** Newest solidified height seen (decides which view serves a height). */
   private solidified = -1;
+  /** Blocks a `getblockbylimitnext` request asks for, from the density of the blocks read last (a request size, nothing the core trusts). */
+  private blocksPerRequest = FIRST_BLOCKS_PER_REQUEST;
 
   constructor(
     readonly chain: Chain,
@@ -173,7 +179,7 @@ export class TronAdapter implements ChainAdapter {
 
   /**
    * The blocks fromBlock..toBlock, one per height in height order, in requests of at most
-   * BLOCKS_PER_REQUEST heights of one view (several in flight, bounded by the client's limiter).
+   * blocksPerRequest heights of one view (several in flight, bounded by the client's limiter).
    * A height missing from an answer (a provider that does not have it yet) or answered twice
    * fails the range.
    */
@@ -183,7 +189,7 @@ export class TronAdapter implements ChainAdapter {
       const view = this.view(start);
       // A request stays within one view: the solidified one ends at the solidified head.
       const viewEnd = view === 'walletsolidity' ? Math.min(toBlock, this.solidified) : toBlock;
-      const end = Math.min(viewEnd, start + BLOCKS_PER_REQUEST - 1) + 1;
+      const end = Math.min(viewEnd, start + this.blocksPerRequest - 1) + 1;
       requests.push({ view, start, end });
       start = end;
     }
@@ -202,6 +208,8 @@ export class TronAdapter implements ChainAdapter {
         blocks.push(block);
       }
     });
+    const transactions = blocks.reduce((n, b) => n + (b.transactions?.length ?? 0), 0);
+    this.blocksPerRequest = Math.max(1, Math.min(MAX_BLOCKS_PER_REQUEST, Math.floor(TRANSACTIONS_PER_REQUEST / Math.max(1, transactions / blocks.length))));
     return blocks;
   }
 
