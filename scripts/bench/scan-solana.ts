@@ -38,7 +38,7 @@ import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
 import { startSolanaLocal, type RunningSolanaLocal } from '../local-chain/solana/solana-local';
 import { SolanaLocalClient } from '../local-chain/solana/payer';
 import { solanaLocalStateOf } from '../local-chain/solana/solana-local-chain';
-import { benchStore, completionLatency, insertPool, ms, reportLatencies, sleep } from './scan-support';
+import { benchStore, completionLatency, insertPool, ms, reportLatencies, reportTimes, sleep, timedAdapter } from './scan-support';
 import { runBench, percentile } from './bench-kit';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -135,12 +135,15 @@ async function main(): Promise<void> {
       ctx.detection = new DetectionState();
       const rpc = new SolanaRpcClient(sol.chainId, sol.rpcUrls);
       const started = performance.now();
-      const run = await scanChain(ctx, new SolanaAdapter({ ...sol, solanaScanMode: 'blocks' }, rpc), 600_000);
+      const { adapter, times } = timedAdapter(new SolanaAdapter({ ...sol, solanaScanMode: 'blocks' }, rpc));
+      const run = await scanChain(ctx, adapter, 600_000);
       const elapsed = performance.now() - started;
       if (run.lastStatus !== 'idle') throw new Error(`catch-up stopped with status ${run.lastStatus}`);
       process.stdout.write(
         `  caught up ${CATCH_UP_BLOCKS.toLocaleString('en')} slots (${run.recorded} transfers) in ${ms(elapsed)} = ${((CATCH_UP_BLOCKS / elapsed) * 1000).toFixed(0)} slots/s ` +
-          `with ${rpc.calls.toLocaleString('en')} RPC calls (${rpc.httpRequests.toLocaleString('en')} HTTP requests) in ${run.ranges} ranges  (target < ${ms(CATCH_UP_TARGET_MS)})\n\n`,
+          `with ${rpc.calls.toLocaleString('en')} RPC calls (${rpc.httpRequests.toLocaleString('en')} HTTP requests) in ${run.ranges} ranges  (target < ${ms(CATCH_UP_TARGET_MS)})\n` +
+          reportTimes(times, elapsed) +
+          '\n',
       );
       if (run.recorded !== payments) throw new Error(`expected ${payments} transfers, recorded ${run.recorded}`);
     }

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import type { ServiceContext } from '../../core/service/context';
 import type { Protocol } from '../../core/chains/registry';
+import type { ChainAdapter } from '../../core/detection/adapter';
 import { createWorkerRedis, deleteKeysWithPrefix } from '../../core/platform/redis';
 import { events, poolAddresses } from '../../db/schema';
 import { percentile } from './bench-kit';
@@ -66,4 +68,49 @@ export function reportLatencies(latencies: number[], pollMs: number): string {
   const pct = (p: number) => percentile(sorted, p);
   const p50 = pct(50);
   return `  ${sorted.length} orders: p50 ${ms(p50)}, p90 ${ms(pct(90))}, max ${ms(sorted[sorted.length - 1])}; p50 beyond the ${pollMs} ms poll interval: ${ms(Math.max(0, p50 - pollMs))}  (target < 1 s)\n`;
+}
+
+/** Time and calls spent in each adapter method (the RPC side of a scan), the rest being the core's and the database's. */
+export interface AdapterTimes {
+  byMethod: Map<string, { count: number; ms: number; calls: number }>;
+}
+
+/**
+ * The adapter with each method timed (wall time: methods run one after another within a scan).
+ * What a catch-up figure is made of: time in transfersInRange and in the block look-ups, and what
+ * is left for the core's range logic and the database.
+ */
+export function timedAdapter<A extends ChainAdapter>(adapter: A): { adapter: A; times: AdapterTimes } {
+  const times: AdapterTimes = { byMethod: new Map() };
+  const proxy = new Proxy(adapter, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function' || prop === 'constructor' || typeof prop !== 'string') return value;
+      return async (...args: unknown[]) => {
+        const started = performance.now();
+        const callsBefore = target.calls;
+        try {
+          return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        } finally {
+          const t = times.byMethod.get(prop) ?? { count: 0, ms: 0, calls: 0 };
+          t.count++;
+          t.ms += performance.now() - started;
+          t.calls += target.calls - callsBefore;
+          times.byMethod.set(prop, t);
+        }
+      };
+    },
+  });
+  return { adapter: proxy, times };
+}
+
+/** Lines of where a catch-up's time went: per adapter method (calls, ms, ms per call), then the rest. */
+export function reportTimes(times: AdapterTimes, elapsedMs: number): string {
+  let inAdapter = 0;
+  const lines = [...times.byMethod].map(([method, t]) => {
+    inAdapter += t.ms;
+    const perCall = t.calls > 0 ? ` = ${(t.ms / t.calls).toFixed(2)} ms per RPC call` : '';
+    return `    ${method.padEnd(18)} ${String(t.count).padStart(6)}×  ${String(t.calls).padStart(7)} RPC calls  ${ms(t.ms).padStart(9)}${perCall}\n`;
+  });
+  return lines.join('') + `    ${'core and database'.padEnd(18)} ${ms(elapsedMs - inAdapter).padStart(36)}\n`;
 }

@@ -33,7 +33,7 @@ import { poolAddresses, scannedBlocks, transfers } from '../../db/schema';
 import { startWorkerProcess } from '../../workers/runtime';
 import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
 import { TronLocalNode } from '../local-chain/tron/tron-local-node';
-import { benchStore, completionLatency, insertPool, ms, reportLatencies, sleep } from './scan-support';
+import { benchStore, completionLatency, insertPool, ms, reportLatencies, reportTimes, sleep, timedAdapter } from './scan-support';
 import { runBench } from './bench-kit';
 
 const BLOCKS = 1000;
@@ -113,11 +113,14 @@ async function main(): Promise<void> {
       ctx.detection = new DetectionState();
       const http = new TronHttp(chain.chainId, chain.rpcUrls);
       const started = performance.now();
-      const run = await scanChain(ctx, new TronAdapter(chain, http), 600_000);
+      const { adapter, times } = timedAdapter(new TronAdapter(chain, http));
+      const run = await scanChain(ctx, adapter, 600_000);
       const elapsed = performance.now() - started;
       process.stdout.write(
         `  caught up ${CATCH_UP_BLOCKS} blocks (${run.recorded} transfers) in ${ms(elapsed)} = ${((CATCH_UP_BLOCKS / elapsed) * 1000).toFixed(0)} blocks/s ` +
-          `with ${http.calls} HTTP calls in ${run.ranges} ranges  (target < ${ms(CATCH_UP_TARGET_MS)})\n\n`,
+          `with ${http.calls} HTTP calls in ${run.ranges} ranges  (target < ${ms(CATCH_UP_TARGET_MS)})\n` +
+          reportTimes(times, elapsed) +
+          '\n',
       );
     }
 

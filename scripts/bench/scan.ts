@@ -36,7 +36,7 @@ import { runMigrations } from '../../db/migrate';
 import { poolAddresses, scannedBlocks, transfers } from '../../db/schema';
 import { startWorkerProcess } from '../../workers/runtime';
 import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
-import { benchStore, completionLatency, insertPool, ms, reportLatencies, sleep } from './scan-support';
+import { benchStore, completionLatency, insertPool, ms, reportLatencies, reportTimes, sleep, timedAdapter } from './scan-support';
 import { runBench } from './bench-kit';
 
 const BLOCKS = 1000;
@@ -145,12 +145,15 @@ async function main(): Promise<void> {
       ctx.detection = new DetectionState();
       const rpc = new EvmRpc(chain);
       const started = performance.now();
-      const run = await scanChain(ctx, new EvmAdapter(chain, rpc), 600_000);
+      const { adapter, times } = timedAdapter(new EvmAdapter(chain, rpc));
+      const run = await scanChain(ctx, adapter, 600_000);
       const elapsed = performance.now() - started;
       rpc.destroy();
       process.stdout.write(
         `  caught up ${CATCH_UP_BLOCKS} blocks (${run.recorded} transfers) in ${ms(elapsed)} = ${((CATCH_UP_BLOCKS / elapsed) * 1000).toFixed(0)} blocks/s ` +
-          `with ${rpc.calls} RPC calls in ${run.ranges} ranges  (target < ${ms(CATCH_UP_TARGET_MS)})\n\n`,
+          `with ${rpc.calls} RPC calls in ${run.ranges} ranges  (target < ${ms(CATCH_UP_TARGET_MS)})\n` +
+          reportTimes(times, elapsed) +
+          '\n',
       );
     }
 

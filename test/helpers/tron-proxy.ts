@@ -5,13 +5,14 @@ import type { AddressInfo } from 'node:net';
  * A provider in front of tron-local that the test can make fail (paths matching `failOn`), or lag
  * (paths matching `lagOn`, all by default; a load balancer with one lagging backend lags on some): a lagging node has no
  * block above `height` and answers `{}` for it, exactly as it answers for an empty block
- * (`getblockbynum` and `gettransactioninfobyblocknum` alike) and its now-block is `height`.
+ * (`getblockbynum` and `gettransactioninfobyblocknum` alike), leaves it out of a
+ * `getblockbylimitnext` answer (`{}` when it has none of the blocks) and its now-block is `height`.
  */
 export async function tronProxy(target: () => string) {
   const state = {
     failOn: null as RegExp | null,
     height: Infinity,
-    lagOn: /getnowblock|getblockbynum|gettransactioninfobyblocknum/,
+    lagOn: /getnowblock|getblockbynum|getblockbylimitnext|gettransactioninfobyblocknum/,
     /** Requests matching `holdOn` after the first `holdAfter` of them wait in `held` until released. */
     holdOn: null as RegExp | null,
     holdAfter: 0,
@@ -29,6 +30,11 @@ export async function tronProxy(target: () => string) {
       const lags = state.lagOn.test(req.url ?? '');
       if (lags && /getblockbynum|gettransactioninfobyblocknum/.test(req.url ?? '') && num > state.height) return send(200, '{}');
       let url = `${target()}${req.url}`;
+      if (lags && /getblockbylimitnext/.test(req.url ?? '') && Number.isFinite(state.height)) {
+        const upstream = (await (await fetch(url, { method: 'POST', body })).json()) as { block?: { block_header: { raw_data: { number: number } } }[] };
+        const kept = (upstream.block ?? []).filter((b) => b.block_header.raw_data.number <= state.height);
+        return send(200, JSON.stringify(kept.length > 0 ? { block: kept } : {}));
+      }
       let forwarded = body;
       if (lags && /getnowblock/.test(req.url ?? '') && Number.isFinite(state.height)) {
         // Its own head: the upstream block at its height (or the upstream's, if that is lower).

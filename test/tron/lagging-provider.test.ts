@@ -8,6 +8,7 @@ import { TRON_LOCAL_CHAIN_ID, applyTronLocalState } from '../../core/chains/tron
 import { TronAdapter } from '../../core/chains/tron/tron-adapter';
 import { TronHttp } from '../../core/chains/tron/tron-http';
 import { scanChain } from '../../core/detection/scan';
+import { getCheckpoint } from '../../core/detection/checkpoints';
 import { createOrder } from '../../core/orders/orders';
 import { transfers } from '../../db/schema';
 import { TronLocalNode } from '../../scripts/local-chain/tron/tron-local-node';
@@ -59,6 +60,29 @@ describe('tron: a lagging provider never makes a block look empty', function () 
     for (let i = 0; i < 3; i++) await scanChain(ctx, adapter);
     const rows = await ctx.db.select().from(transfers).where(sql`${transfers.txHash} = ${tx.id}`);
     expect(rows.map((r) => [r.orderId, r.blockNumber, r.amount])).to.deep.equal([[order.id, paid.number, 3_000_000n]]);
+  });
+
+  it('load-balanced provider: the backend answering block ranges lags and leaves the payment block out of its answer; the range is not recorded in part, the payment is recorded once it has the block', async () => {
+    const balanced = await proxy(() => node.url);
+    closers.push(balanced.close);
+    const chain = ctx.registry.get(TRON_LOCAL_CHAIN_ID)!;
+    const adapter = new TronAdapter(chain, new TronHttp(chain.chainId, [balanced.url]));
+    await scanChain(ctx, adapter);
+    const order = await createOrder(ctx, orgId, { orderReference: `tron-lag3-${Date.now()}`, amount: '5', currency: 'USDT', chainId: TRON_LOCAL_CHAIN_ID });
+    const [, before] = node.mine(2); // a block before the payment's, which the lagging backend has
+    const tx = node.submit([{ to: order.address, amount: 5_000_000n }]);
+    const [paid] = node.mine(1);
+    node.mine(2);
+
+    balanced.state.lagOn = /getblockbylimitnext/;
+    balanced.state.height = paid.number - 1;
+    for (let i = 0; i < 3; i++) await scanChain(ctx, adapter);
+    expect(await ctx.db.select().from(transfers).where(sql`${transfers.txHash} = ${tx.id}`)).to.have.length(0);
+    expect((await getCheckpoint(ctx.db, TRON_LOCAL_CHAIN_ID))!.blockNumber).to.be.below(before.number);
+    balanced.state.height = Infinity;
+    for (let i = 0; i < 3; i++) await scanChain(ctx, adapter);
+    const rows = await ctx.db.select().from(transfers).where(sql`${transfers.txHash} = ${tx.id}`);
+    expect(rows.map((r) => [r.orderId, r.blockNumber, r.amount])).to.deep.equal([[order.id, paid.number, 5_000_000n]]);
   });
 
   it('two providers: the first fails transaction infos, the next lags and answers {} for the payment block; the payment is recorded once, when a provider that has the block answers', async () => {

@@ -68,6 +68,38 @@ describe('Tron adapter on tron-local', () => {
     expect(normalizeAddress('tron', '0x' + '11'.repeat(20))).to.equal(null);
   });
 
+  it('reads a range in getblockbylimitnext requests sized by the blocks\' density and asks transaction infos only of blocks with a transaction that runs contract code: a block of TRX transfers holds no Transfer log', async () => {
+    node = new TronLocalNode({ blockTimeMs: 0, solidificationLag: 2 });
+    await node.start();
+    const payee = 'TWgezbnYkrQrWJY4tv2vbftyvUwaM9r7s1';
+    node.mine(4);
+    const usdt = node.submit([{ to: payee, amount: 5n }]);
+    const [usdtBlock] = node.mine(1); // 5
+    node.mine(9);
+    node.submitTrx(payee, 1_000_000n);
+    node.submitTrx(payee, 2_000_000n);
+    node.mine(1); // 15: TRX transfers only
+    node.mine(10);
+    node.submitTrx(payee, 3_000_000n);
+    const mixed = node.submit([{ to: payee, amount: 7n }]);
+    const [mixedBlock] = node.mine(1); // 26: a TRX transfer, then a USDT transfer
+    node.mine(21); // head 47, solidified 45
+    const adapter = adapterWith();
+    await adapter.finalizedBlockNumber();
+    const before = adapter.calls;
+    const found = await adapter.transfersInRange(1, 45);
+    expect(found.map((t) => [t.txHash, t.indexInTx, t.blockLogIndex, t.amount, t.blockNumber, t.blockHash])).to.deep.equal([
+      [usdt.id, 0, 0, 5n, 5, usdtBlock.hash],
+      [mixed.id, 0, 0, 7n, 26, mixedBlock.hash],
+    ]);
+    // Blocks 1-20, 21-40, 41-45 (20 a request before any block was read); the infos of blocks 5 and 26 only.
+    expect(adapter.calls - before).to.equal(3 + 2);
+    // Blocks this light (3 transactions in 45) are then asked for 100 at a time.
+    const again = adapter.calls;
+    expect(await adapter.transfersInRange(1, 45)).to.deep.equal(found);
+    expect(adapter.calls - again).to.equal(1 + 2);
+  });
+
   it("provider lines go to the service context's logger (no module-level logger), without the API key", async () => {
     const lines: string[] = [];
     const ctx = testContext(testConfig({ TRON_PRO_API_KEY_TRON_LOCAL: 'tron-key-not-for-logs', RPC_URLS_TRON_LOCAL: `http://127.0.0.1:${await closedPort()}` }));

@@ -53,6 +53,23 @@ describe('Tron HTTP client', () => {
     expect(client.calls).to.equal(6);
   });
 
+  it('reads a range of blocks with getblockbylimitnext ([startNum, endNum), {"block": [...]}; {} when none), at most 100 a request', async () => {
+    let answer = `{"block":[${fixture('getblockbynum.nile-66987565.json')}]}`;
+    const p = await provider(() => ({ status: 200, body: answer }));
+    closers.push(p.close);
+    const client = new TronHttp('tron-nile', [p.url]);
+    const blocks = await client.blocksByRange('walletsolidity', 66987565, 66987567);
+    expect(blocks.map((b) => b.block_header.raw_data.number)).to.deep.equal([66987565]);
+    expect(p.seen.map((s) => [s.path, JSON.parse(s.body)])).to.deep.equal([['/walletsolidity/getblockbylimitnext', { startNum: 66987565, endNum: 66987567 }]]);
+    answer = '{}';
+    expect(await client.blocksByRange('wallet', 66987565, 66987567)).to.deep.equal([]);
+    await client.blocksByRange('wallet', 1, 102).then(
+      () => expect.fail('expected a refusal'),
+      (err: Error) => expect(err.message).to.match(/at most 100 blocks/),
+    );
+    expect(client.calls).to.equal(2);
+  });
+
   it('an empty block answers [] or {}: no transactions; an {"Error"} answer is a failure', async () => {
     let answer = '[]';
     const p = await provider(() => ({ status: 200, body: answer }));

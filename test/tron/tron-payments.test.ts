@@ -238,14 +238,14 @@ describe('tron payments to orders and deposit references (tron-local)', function
       txs.push((await pay(o.address, 1_000_000n)).txID);
       await mine(7);
     }
-    // The old process reads through a provider that stalls its transaction-info requests once the
-    // first range (5 blocks) is through: it is caught in the middle of its second range.
+    // The old process reads through a provider that stalls its block-range requests once the
+    // first range (5 blocks, one request) is through: it is caught in the middle of its second range.
     const proxy = await tronProxy(() => node.url);
     const old = testContext();
     applyTronLocalState(old.registry, { rpcUrl: proxy.url, genesisHash: node.genesisHash, token: node.token, startedAt: '' });
     old.detection.rangeSizes.set(TRON_LOCAL_CHAIN_ID, 5);
-    proxy.state.holdOn = /gettransactioninfobyblocknum/;
-    proxy.state.holdAfter = 7;
+    proxy.state.holdOn = /getblockbylimitnext/;
+    proxy.state.holdAfter = 1;
     const before = (await getCheckpoint(ctx.db, TRON_LOCAL_CHAIN_ID))!.blockNumber;
     const oldRun = runChainScan(old, TRON_LOCAL_CHAIN_ID, 60_000);
     while (proxy.state.held.length === 0) await new Promise((r) => setTimeout(r, 10));

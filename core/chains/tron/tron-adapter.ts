@@ -2,7 +2,7 @@ import { ProviderUnavailableError, UnstableChainError, type BlockRef, type Chain
 import type { Logger } from '../../platform/logger';
 import type { Chain } from '../chain';
 import { hex20FromTron, hex41FromTron } from './tron-address';
-import { TronHttp, TronUnavailableError, type TronBlock, type TronTransactionInfo, type TronView } from './tron-http';
+import { BLOCKS_PER_RANGE_REQUEST, TronHttp, TronUnavailableError, type TronBlock, type TronTransactionInfo, type TronView } from './tron-http';
 import { parseTronTransfers, type TronToken } from './tron-transfers';
 
 /**
@@ -17,10 +17,40 @@ import { parseTronTransfers, type TronToken } from './tron-transfers';
  *   the core decides from `confirmingHead` (solidified head + D − 1), so a count of D is reached
  *   only by a solidified block even when solidification stalls. An organization's higher
  *   `confirmations.*` adds solidified blocks beyond that.
- * - Transfers: per block, `getblockbynum` and `gettransactioninfobyblocknum` (several blocks in
- *   parallel, bounded by the client's per-provider limiter); the infos are trusted only when they
- *   are the block's transactions. A block that cannot be read fails the range: nothing is skipped.
+ * - Transfers: the range's blocks in requests of up to 100 (`getblockbylimitnext`), then
+ *   `gettransactioninfobyblocknum` for each block holding a transaction that runs contract code
+ *   (several requests in parallel, bounded by the client's per-provider limiter); the infos are
+ *   trusted only when they are the block's transactions. A block that cannot be read fails the
+ *   range: nothing is skipped.
  */
+
+/**
+ * Blocks per `getblockbylimitnext` request: java-tron takes up to 100, but a mainnet block's JSON
+ * holds a few hundred transactions (hundreds of kilobytes), so a request is sized to hold about
+ * TRANSACTIONS_PER_REQUEST transactions at the density of the blocks read last (a few megabytes
+ * within the client's timeout), from FIRST_BLOCKS_PER_REQUEST before any was read.
+ */
+const MAX_BLOCKS_PER_REQUEST = BLOCKS_PER_RANGE_REQUEST;
+const FIRST_BLOCKS_PER_REQUEST = 20;
+const TRANSACTIONS_PER_REQUEST = 2_000;
+
+/**
+ * Contract types whose transactions run TVM code, the only code that writes event logs: a TRC-20
+ * Transfer log of a configured token can come from any of them (a payout contract calling the token
+ * emits the token's log under its own transaction), never from another type (TRX or TRC-10 transfers,
+ * staking, votes, account changes).
+ */
+const CONTRACT_CODE_TYPES: ReadonlySet<string> = new Set(['TriggerSmartContract', 'CreateSmartContract']);
+
+/** Whether a block's transaction infos can hold Transfer logs: a transaction of unknown shape counts as one that can. */
+function runsContractCode(block: TronBlock): boolean {
+  return (block.transactions ?? []).some((t) => {
+    const contracts = (t as { raw_data?: { contract?: { type?: unknown }[] } } | null)?.raw_data?.contract;
+    if (!Array.isArray(contracts) || contracts.length === 0) return true;
+    return contracts.some((c) => typeof c?.type !== 'string' || CONTRACT_CODE_TYPES.has(c.type));
+  });
+}
+
 /** The infos answer holds exactly the block's transactions (none for `{}`). */
 function sameTransactions(block: TronBlock, infos: TronTransactionInfo[]): boolean {
   const ids = (block.transactions ?? []).map((t) => (t as { txID?: string }).txID);
@@ -33,6 +63,8 @@ export class TronAdapter implements ChainAdapter {
   readonly protocol = 'tron' as const;
   /** Newest solidified height seen (decides which view serves a height). */
   private solidified = -1;
+  /** Blocks a `getblockbylimitnext` request asks for, from the density of the blocks read last (a request size, nothing the core trusts). */
+  private blocksPerRequest = FIRST_BLOCKS_PER_REQUEST;
 
   constructor(
     readonly chain: Chain,
@@ -115,31 +147,70 @@ export class TronAdapter implements ChainAdapter {
   }
 
   /**
-   * Every block of the range is read (`getblockbynum`) and must be present, and its transaction
-   * infos must be those of the block's transactions: `gettransactioninfobyblocknum` answers `{}`
-   * both for an empty block and for a block the answering node does not have (a lagging provider,
-   * or a lagging backend behind a load balancer), so `{}` is trusted only for a block that has no
-   * transaction. Anything else is UnstableChainError: the range is read again, never skipped.
+   * Every block of the range is read (`getblockbylimitnext`) and must be present, each height once
+   * and in order. A block holding a transaction that runs contract code has its transaction infos
+   * read, and they must be those of the block's transactions: `gettransactioninfobyblocknum`
+   * answers `{}` both for an empty block and for a block the answering node does not have (a
+   * lagging provider, or a lagging backend behind a load balancer), so `{}` is trusted only for a
+   * block that has no transaction. A block whose transactions run no contract code (TRX transfers)
+   * holds no Transfer log and is not asked. Anything else is UnstableChainError: the range is read
+   * again, never skipped.
    */
   async transfersInRange(fromBlock: number, toBlock: number): Promise<ChainTransfer[]> {
     const tokens = this.tokens();
     if (tokens.size === 0 || toBlock < fromBlock) return [];
-    const heights = Array.from({ length: toBlock - fromBlock + 1 }, (_, i) => fromBlock + i);
-    const [blocks, infos] = await Promise.all([
-      this.call(() => Promise.all(heights.map((h) => this.http.blockByNum(this.view(h), h)))),
-      this.call(() => Promise.all(heights.map((h) => this.http.transactionInfoByBlockNum(this.view(h), h)))),
-    ]);
-    const out: ChainTransfer[] = [];
-    heights.forEach((h, i) => {
-      const block = blocks[i];
-      if (!block || block.block_header.raw_data.number !== h) throw new UnstableChainError(`${this.chain.chainId}: block ${h} is not available yet`);
-      const ref = this.toRef(block);
+    const blocks = await this.call(() => this.blocksOf(fromBlock, toBlock));
+    blocks.forEach((block, i) => {
       // The range is one chain: a block changed between two reads shows as a broken parent link.
-      if (i > 0 && ref.parentHash !== blocks[i - 1]!.blockID) throw new UnstableChainError(`${this.chain.chainId}: block ${h} does not follow block ${h - 1}`);
+      if (i > 0 && block.block_header.raw_data.parentHash !== blocks[i - 1].blockID) {
+        throw new UnstableChainError(`${this.chain.chainId}: block ${fromBlock + i} does not follow block ${fromBlock + i - 1}`);
+      }
+    });
+    const withCode = blocks.filter(runsContractCode);
+    const infos = await this.call(() => Promise.all(withCode.map((b) => this.http.transactionInfoByBlockNum(this.view(b.block_header.raw_data.number), b.block_header.raw_data.number))));
+    const out: ChainTransfer[] = [];
+    withCode.forEach((block, i) => {
+      const h = block.block_header.raw_data.number;
       if (!sameTransactions(block, infos[i])) throw new UnstableChainError(`${this.chain.chainId}: the transaction infos of block ${h} are not its transactions' (a provider without that block?)`);
-      for (const t of parseTronTransfers(infos[i], tokens, ref)) out.push({ chainId: this.chain.chainId, ...t });
+      for (const t of parseTronTransfers(infos[i], tokens, this.toRef(block))) out.push({ chainId: this.chain.chainId, ...t });
     });
     return out;
+  }
+
+  /**
+   * The blocks fromBlock..toBlock, one per height in height order, in requests of at most
+   * blocksPerRequest heights of one view (several in flight, bounded by the client's limiter).
+   * A height missing from an answer (a provider that does not have it yet) or answered twice
+   * fails the range.
+   */
+  private async blocksOf(fromBlock: number, toBlock: number): Promise<TronBlock[]> {
+    const requests: { view: TronView; start: number; end: number }[] = [];
+    for (let start = fromBlock; start <= toBlock; ) {
+      const view = this.view(start);
+      // A request stays within one view: the solidified one ends at the solidified head.
+      const viewEnd = view === 'walletsolidity' ? Math.min(toBlock, this.solidified) : toBlock;
+      const end = Math.min(viewEnd, start + this.blocksPerRequest - 1) + 1;
+      requests.push({ view, start, end });
+      start = end;
+    }
+    const answers = await Promise.all(requests.map((r) => this.http.blocksByRange(r.view, r.start, r.end)));
+    const blocks: TronBlock[] = [];
+    requests.forEach((r, i) => {
+      const byHeight = new Map<number, TronBlock>();
+      for (const b of answers[i]) {
+        const h = b.block_header?.raw_data?.number;
+        if (byHeight.has(h)) throw new UnstableChainError(`${this.chain.chainId}: block ${h} answered twice`);
+        byHeight.set(h, b);
+      }
+      for (let h = r.start; h < r.end; h++) {
+        const block = byHeight.get(h);
+        if (!block) throw new UnstableChainError(`${this.chain.chainId}: block ${h} is not available yet`);
+        blocks.push(block);
+      }
+    });
+    const transactions = blocks.reduce((n, b) => n + (b.transactions?.length ?? 0), 0);
+    this.blocksPerRequest = Math.max(1, Math.min(MAX_BLOCKS_PER_REQUEST, Math.floor(TRANSACTIONS_PER_REQUEST / Math.max(1, transactions / blocks.length))));
+    return blocks;
   }
 
   /** decimals() of every configured token, read with triggerconstantcontract, against the registry. */

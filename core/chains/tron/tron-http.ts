@@ -199,6 +199,22 @@ export class TronHttp {
   }
 
   /**
+   * The blocks startNum..endNum − 1 in one request (`getblockbylimitnext`, at most
+   * BLOCKS_PER_RANGE_REQUEST of them), as answered: `{}` (none available) gives none. A node
+   * answers the blocks it has, so callers check that every height asked for is there.
+   */
+  async blocksByRange(view: TronView, startNum: number, endNum: number): Promise<TronBlock[]> {
+    if (endNum - startNum > BLOCKS_PER_RANGE_REQUEST) throw new Error(`getblockbylimitnext takes at most ${BLOCKS_PER_RANGE_REQUEST} blocks`);
+    const answer = await this.post<unknown>(`/${view}/getblockbylimitnext`, { startNum, endNum });
+    if (answer && typeof answer === 'object' && !Array.isArray(answer)) {
+      const list = (answer as { block?: unknown }).block;
+      if (list === undefined && Object.keys(answer).length === 0) return [];
+      if (Array.isArray(list)) return list.map(asBlock).filter((b): b is TronBlock => b !== null);
+    }
+    throw new TronHttpError(`/${view}/getblockbylimitnext answered neither a block list nor {}`, 200);
+  }
+
+  /**
    * Transaction infos of a block as answered: `[]` or `{}` give no infos. `{}` is also the answer of a
    * node that does not have the block, so callers check the infos against the block itself.
    */
@@ -226,6 +242,9 @@ export class TronHttp {
 }
 
 export type TronView = 'wallet' | 'walletsolidity';
+
+/** java-tron's limit on one `getblockbylimitnext` request (GetBlockByLimitNextServlet BLOCK_LIMIT_NUM). */
+export const BLOCKS_PER_RANGE_REQUEST = 100;
 
 function asBlock(answer: unknown): TronBlock | null {
   if (!answer || typeof answer !== 'object' || !('blockID' in answer)) return null;

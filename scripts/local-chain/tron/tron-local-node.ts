@@ -11,7 +11,8 @@ import { TRC20_TRANSFER_TOPIC } from '../../../core/chains/tron/tron-transfers';
  * registries we reach). It produces blocks on a timer, solidifies them a configurable number of
  * blocks behind the head, holds one TRC-20 test USDT (6 decimals) with balances, keeps its state
  * in a JSON file across restarts, and answers the java-tron HTTP endpoints the Tron adapter uses in
- * their documented formats (visible=false): full node `/wallet/*` and solidified `/walletsolidity/*`.
+ * their documented formats (visible=false): full node `/wallet/*` and solidified `/walletsolidity/*`
+ * (getnowblock, getblockbynum, getblockbylimitnext, gettransactioninfobyblocknum, triggerconstantcontract).
  * Development-only endpoints under `/dev/*`: make a transfer (several in one transaction, or a
  * reverted one), mine N blocks at once, orphan the unsolidified blocks (all, or the newest N),
  * answer 429 for a while.
@@ -44,6 +45,8 @@ interface LocalTx {
   owner: string;
   success: boolean;
   logs: LocalLog[];
+  /** A plain TRX transfer (TransferContract): no contract code runs, so no logs; TRX balances are not kept. */
+  trx?: { to: string; amount: string };
 }
 
 interface LocalBlock {
@@ -199,6 +202,14 @@ export class TronLocalNode {
     return tx;
   }
 
+  /** Queues a plain TRX transfer: a transaction in the block whose info has no logs (as on Tron). */
+  submitTrx(to: string, amount: bigint): LocalTx {
+    const owner = this.state.faucet;
+    const tx: LocalTx = { id: sha256(`trx:${owner}:${to}:${amount}:${randomBytes(16).toString('hex')}`), owner, success: true, logs: [], trx: { to, amount: amount.toString() } };
+    this.state.pending.push(tx);
+    return tx;
+  }
+
   /**
    * Replaces every unsolidified block (or only the newest `blocks` of them) by a new block of the
    * same height and a different hash (a fork the network settled on): their transactions are gone
@@ -254,7 +265,7 @@ export class TronLocalNode {
       },
     };
     if (b.txs.length > 0) {
-      out.transactions = b.txs.map((t) => ({
+      out.transactions = b.txs.map((t) => (t.trx ? this.trxTransferJson(b, t, t.trx) : {
         ret: [{ contractRet: t.success ? 'SUCCESS' : 'REVERT' }],
         txID: t.id,
         raw_data: {
@@ -274,7 +285,28 @@ export class TronLocalNode {
     return out;
   }
 
+  private trxTransferJson(b: LocalBlock, t: LocalTx, trx: { to: string; amount: string }): Record<string, unknown> {
+    return {
+      ret: [{ contractRet: 'SUCCESS' }],
+      txID: t.id,
+      raw_data: {
+        contract: [
+          {
+            parameter: {
+              value: { amount: Number(trx.amount), owner_address: `41${hex20FromTron(t.owner)}`, to_address: `41${hex20FromTron(trx.to)}` },
+              type_url: 'type.googleapis.com/protocol.TransferContract',
+            },
+            type: 'TransferContract',
+          },
+        ],
+        timestamp: b.timestamp,
+      },
+    };
+  }
+
   private txInfoJson(b: LocalBlock, t: LocalTx): Record<string, unknown> {
+    // A TRX transfer's info: bandwidth only, no receipt result, no log (Nile block 66987565's).
+    if (t.trx) return { id: t.id, fee: 267000, blockNumber: b.number, blockTimeStamp: b.timestamp, contractResult: [''], receipt: { net_fee: 267000 } };
     const tokenHex = hex20FromTron(this.state.token)!;
     const info: Record<string, unknown> = {
       id: t.id,
@@ -342,6 +374,19 @@ export class TronLocalNode {
         case 'getblockbynum': {
           const b = this.blockAt(num, view);
           return send(200, b ? this.blockJson(b) : {});
+        }
+        case 'getblockbylimitnext': {
+          // [startNum, endNum), at most 100 (java-tron's GetBlockByLimitNextServlet); {} when none.
+          const startNum = Number(body.startNum ?? 0);
+          const endNum = Number(body.endNum ?? 0);
+          const found: LocalBlock[] = [];
+          if (endNum > 0 && endNum > startNum && endNum - startNum <= 100) {
+            for (let n = Math.max(0, startNum); n < endNum; n++) {
+              const b = this.blockAt(n, view);
+              if (b) found.push(b);
+            }
+          }
+          return send(200, found.length > 0 ? { block: found.map((b) => this.blockJson(b)) } : {});
         }
         case 'gettransactioninfobyblocknum': {
           const b = num > 0 ? this.blockAt(num, view) : null;
