@@ -108,7 +108,12 @@ export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAda
   // N blocks succeed only with (1 − error rate)^N: under a flaky provider it would never drain.
   const blocks = new Map<number, typeof ready>();
   for (const t of ready) blocks.set(t.blockNumber, [...(blocks.get(t.blockNumber) ?? []), t]);
-  for (const [blockNumber, inBlock] of blocks) {
+  // Blocks that credit an order or a deposit go first (still in block order), then those holding
+  // only unattributed transfers: after an outage the catch-up leaves a backlog of strays pending,
+  // one read each, and a payer's confirmation must not wait behind it.
+  const credits = (inBlock: typeof ready) => inBlock.some((t) => t.orderId !== null || t.depositId !== null);
+  const inTurn = [...blocks].sort(([, a], [, b]) => Number(credits(b)) - Number(credits(a)));
+  for (const [blockNumber, inBlock] of inTurn) {
     const hash = (await adapter.blockAt(blockNumber))?.hash ?? null;
     const verified = inBlock.filter((t) => t.blockHash === hash);
     run.mismatched += inBlock.length - verified.length;

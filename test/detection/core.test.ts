@@ -143,6 +143,31 @@ describe('detection core with an in-memory chain', function () {
     expect(Object.values(await statusByBlock())).to.deep.equal(['confirmed', 'confirmed', 'confirmed']);
   });
 
+  it('a payer\'s confirmation does not wait behind a backlog of unattributed transfers (after an outage): its block is verified first', async () => {
+    const { ctx, chain } = setUp();
+    const org = await createTestOrg('memory org confirmation backlog');
+    const addresses = await seedPoolAddresses(org.organizationId, 'evm', 2);
+    chain.mineEmpty(2);
+    expect((await scanChainOnce(ctx, chain)).status).to.equal('initialized');
+    const order = await createOrder(ctx, org.organizationId, { orderReference: `backlog-${newTxHash().slice(2, 14)}`, amount: '0.00002', currency: 'USDT', chainId: chain.chain.chainId });
+    const stray = addresses.find((a) => a !== order.address)!;
+    // Strays to the address nobody holds, in the blocks before the order's payment.
+    const strayBlocks = [1, 2, 3].map((i) => chain.mine([{ txHash: newTxHash(), to: stray, amount: BigInt(i) }]));
+    chain.mine([{ txHash: newTxHash(), to: order.address, amount: 20n }]);
+    chain.mineEmpty(5);
+    await scanChain(ctx, chain);
+    // The provider fails on the first stray block: the order's block, later on the chain, is confirmed all the same.
+    chain.failing.add(strayBlocks[0].number);
+    await updateConfirmations(ctx, chain).catch(() => undefined);
+    const [after] = await ctx.db.select().from(orders).where(eq(orders.id, order.id));
+    expect(after.status).to.equal('completed');
+    const rows = await rowsOf(ctx, chain.chain.chainId);
+    expect(rows.filter((r) => r.orderId === null).map((r) => r.status)).to.deep.equal(['pending', 'pending', 'pending']);
+    chain.failing.clear();
+    await updateConfirmations(ctx, chain);
+    expect((await rowsOf(ctx, chain.chain.chainId)).map((r) => r.status)).to.deep.equal(['confirmed', 'confirmed', 'confirmed', 'confirmed']);
+  });
+
   it('a reorg drops the pending transfers of orphaned blocks; the re-mined transaction is the same row, pending again', async () => {
     const { ctx, chain } = setUp();
     const org = await createTestOrg('memory org 4');
