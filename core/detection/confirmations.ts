@@ -8,6 +8,7 @@ import type { ChainAdapter } from './adapter';
 import { recordHeadObservation } from './head-observations';
 import { transferRequiredConfirmationsSql } from '../chains/confirmation-policy';
 import { logMoney, tokenAmount } from '../platform/money-log';
+import { elapsedMs } from '../platform/clock';
 
 /**
  * Confirmation counting (design.md §4): confirmations = head − block + 1. At the transfer's stored
@@ -20,6 +21,9 @@ import { logMoney, tokenAmount } from '../platform/money-log';
  * before the transaction that uses its answer; the row lock and the status check are the
  * compare-and-set that lets any number of workers run this job at once.
  */
+
+/** Time a run spends verifying blocks that hold only unattributed transfers, after those that credit. */
+const STRAY_BLOCKS_BUDGET_MS = 2000;
 
 export interface ConfirmationRun {
   head: number;
@@ -113,7 +117,10 @@ export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAda
   // one read each, and a payer's confirmation must not wait behind it.
   const credits = (inBlock: typeof ready) => inBlock.some((t) => t.orderId !== null || t.depositId !== null);
   const inTurn = [...blocks].sort(([, a], [, b]) => Number(credits(b)) - Number(credits(a)));
+  const started = elapsedMs();
   for (const [blockNumber, inBlock] of inTurn) {
+    // The strays' backlog drains over several runs, so the next run (and its new payments) is not held behind it.
+    if (!credits(inBlock) && elapsedMs() - started > STRAY_BLOCKS_BUDGET_MS) break;
     const hash = (await adapter.blockAt(blockNumber))?.hash ?? null;
     const verified = inBlock.filter((t) => t.blockHash === hash);
     run.mismatched += inBlock.length - verified.length;
