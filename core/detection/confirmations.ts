@@ -117,14 +117,23 @@ export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAda
   // one read each, and a payer's confirmation must not wait behind it.
   const credits = (inBlock: typeof ready) => inBlock.some((t) => t.orderId !== null || t.depositId !== null);
   const inTurn = [...blocks].sort(([, a], [, b]) => Number(credits(b)) - Number(credits(a)));
-  const started = elapsedMs();
+  let straysFrom: number | null = null;
   for (const [blockNumber, inBlock] of inTurn) {
-    // The strays' backlog drains over several runs, so the next run (and its new payments) is not held behind it.
-    if (!credits(inBlock) && elapsedMs() - started > STRAY_BLOCKS_BUDGET_MS) break;
-    const hash = (await adapter.blockAt(blockNumber))?.hash ?? null;
-    const verified = inBlock.filter((t) => t.blockHash === hash);
-    run.mismatched += inBlock.length - verified.length;
-    await confirmVerified(ctx, chain, head, verified, run);
+    if (!credits(inBlock)) {
+      // The strays' backlog drains over several runs (at least one block each), so the next run and
+      // its new payments are not held behind it; a stray block the provider fails to answer ends the
+      // strays' turn, not the run (deposits still complete below).
+      straysFrom ??= elapsedMs();
+      if (elapsedMs() - straysFrom > STRAY_BLOCKS_BUDGET_MS) break;
+      try {
+        await verifyAndConfirm(ctx, adapter, head, blockNumber, inBlock, run);
+      } catch (err) {
+        ctx.logger.warn({ chainId: chain.chainId, blockNumber, err: { message: (err as Error).message } }, 'could not verify a block of unattributed transfers: left for the next run');
+        break;
+      }
+      continue;
+    }
+    await verifyAndConfirm(ctx, adapter, head, blockNumber, inBlock, run);
   }
 
   // Confirmed deposits: keep counting, complete at finality.
@@ -146,6 +155,14 @@ export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAda
     });
   }
   return run;
+}
+
+/** Re-checks one block's hash and confirms its transfers that are still in it. */
+async function verifyAndConfirm(ctx: ServiceContext, adapter: ChainAdapter, head: number, blockNumber: number, inBlock: (ReadyTransfer & { blockHash: string })[], run: ConfirmationRun): Promise<void> {
+  const hash = (await adapter.blockAt(blockNumber))?.hash ?? null;
+  const verified = inBlock.filter((t) => t.blockHash === hash);
+  run.mismatched += inBlock.length - verified.length;
+  await confirmVerified(ctx, adapter.chain, head, verified, run);
 }
 
 type ReadyTransfer = {

@@ -15,8 +15,9 @@ import { chainHeadObservations } from '../../db/schema';
  *     the margin L of attribution.ts), whichever block it saw there.
  * Both only ever improve (least / greatest), whichever process writes them, in whatever order, as
  * long as the same block is seen. Another block seen at a height (the chain reorganised, or a
- * provider is on another branch) replaces the row's block and first_seen_at: the time another
- * block was seen proves nothing of this one. A replacement only makes first_seen_at later, which
+ * provider is on another branch) replaces the row's block, and first_seen_at becomes the later of
+ * the two sightings: the time another block was seen proves nothing of this one, and a late write
+ * of an older look must not date it earlier. A replacement only makes first_seen_at later, which
  * only ever makes attribution less decisive, never gives a transfer to anyone it was not. A look
  * without a hash (a row from before migration 0015) never lowers a hashed row's first_seen_at.
  */
@@ -49,8 +50,9 @@ export async function recordHeadObservation(db: DbOrTx, o: HeadObservation): Pro
         when excluded.block_hash is not distinct from chain_head_observations.block_hash then least(chain_head_observations.first_seen_at, excluded.first_seen_at)
         -- A look that did not say which block: no proof about the one recorded.
         when excluded.block_hash is null then chain_head_observations.first_seen_at
-        -- Another block at this height (or the first look that says which): its own first sighting.
-        else excluded.first_seen_at
+        -- Another block at this height (or the first look that says which): not before either
+        -- sighting — a late write of an older look at another block must not date this one earlier.
+        else greatest(chain_head_observations.first_seen_at, excluded.first_seen_at)
       end,
       last_seen_at = greatest(chain_head_observations.last_seen_at, excluded.last_seen_at)`);
 }
@@ -91,9 +93,15 @@ export async function miningEvidence(db: DbOrTx, chainId: string, blockNumbers: 
   return out;
 }
 
-/** For each block number, the observation that would decide its minedBy (miningEvidence): its height and the block it saw. */
-export async function decidingObservations(db: DbOrTx, chainId: string, blockNumbers: number[]): Promise<Map<number, { height: number; hash: string }>> {
-  const out = new Map<number, { height: number; hash: string }>();
+/** An observation that would decide a block's minedBy: its height and the block it saw. */
+export interface DecidingObservation {
+  height: number;
+  hash: string;
+}
+
+/** For each block number, the observation that would decide its minedBy (miningEvidence). */
+export async function decidingObservations(db: DbOrTx, chainId: string, blockNumbers: number[]): Promise<Map<number, DecidingObservation>> {
+  const out = new Map<number, DecidingObservation>();
   const distinct = [...new Set(blockNumbers)];
   if (distinct.length === 0) return out;
   const rows = (await db.execute(sql`
@@ -105,6 +113,18 @@ export async function decidingObservations(db: DbOrTx, chainId: string, blockNum
       order by o.head_number asc limit 1) o`)) as unknown as { block_number: string | number; head_number: string | number; block_hash: string }[];
   for (const r of rows) out.set(Number(r.block_number), { height: Number(r.head_number), hash: r.block_hash });
   return out;
+}
+
+/** Share-locks these observations (those still holding the block seen) until the transaction ends; returns how many. */
+export async function lockDecidingObservations(db: DbOrTx, chainId: string, observations: DecidingObservation[]): Promise<number> {
+  if (observations.length === 0) return 0;
+  const rows = await db.execute(sql`
+    select o.head_number from chain_head_observations o
+    join unnest(${sql.param(observations.map((o) => o.height))}::bigint[], ${sql.param(observations.map((o) => o.hash))}::text[]) as c(height, hash)
+      on o.head_number = c.height and o.block_hash = c.hash
+    where o.chain_id = ${chainId}
+    for share of o`);
+  return rows.length;
 }
 
 /**

@@ -11,7 +11,7 @@ import { rangeEndBlock } from './heights';
 import { applyReorg, findForkPoint } from './reorg';
 import { countTransfersRecorded } from '../platform/metrics';
 import { forgetOldHeadObservations, recordHeadObservation } from './head-observations';
-import { forgetNonCanonicalEvidence } from './canonical-evidence';
+import { forgetNonCanonicalEvidence, sameDecidingObservations, type CheckedEvidence } from './canonical-evidence';
 
 /**
  * The scan job of one chain, for every protocol family (design.md §4, §4b):
@@ -135,8 +135,9 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   if (inRange.some((t) => t.blockNumber === toBlock && t.blockHash !== toHeader!.hash)) return { status: 'unstable', recorded: 0, logs: 0, head: head.number };
   // The observations that will say when the range's blocks were mined must have seen canonical
   // blocks (canonical-evidence.ts): checked here, where RPC is allowed.
+  let checked: CheckedEvidence;
   try {
-    const forgotten = await forgetNonCanonicalEvidence(
+    const evidence = await forgetNonCanonicalEvidence(
       ctx.db,
       adapter,
       chainId,
@@ -146,10 +147,12 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
           [toBlock, toHeader.hash],
           [cp.blockNumber, cp.blockHash],
         ]),
+        providerHead: head.number,
       },
       look,
     );
-    if (forgotten > 0) ctx.logger.info({ chainId, fromBlock, toBlock, forgotten }, 'head observations of orphaned blocks forgotten: they date no transfer');
+    checked = evidence.checked;
+    if (evidence.forgotten > 0) ctx.logger.info({ chainId, fromBlock, toBlock, forgotten: evidence.forgotten }, 'head observations of orphaned blocks forgotten: they date no transfer');
   } catch (err) {
     if (err instanceof UnstableChainError) return { status: 'unstable', recorded: 0, logs: 0, head: head.number };
     throw err;
@@ -158,6 +161,8 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   const end = toHeader;
   const outcome = await ctx.db.transaction(async (tx) => {
     if (!(await claimCheckpoint(tx, cp))) return null; // the head was recorded before the range was read
+    // The evidence changed since it was checked (a look or a forget by another process): read again.
+    if (!(await sameDecidingObservations(tx, chainId, checked))) return 'unstable' as const;
     // One query for the distinct recipients of the whole range, whatever the pool size.
     // Keyed by the family's one normalised form, the form the adapter reports recipients in.
     const watched = await findWatchedAddresses(tx, adapter.protocol, [...new Set(inRange.map((t) => t.toAddress))]);
@@ -178,6 +183,7 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
     return recorded;
   });
   if (outcome === null) return { status: 'conflict', recorded: 0, logs: 0, head: head.number };
+  if (outcome === 'unstable') return { status: 'unstable', recorded: 0, logs: 0, head: head.number };
   if (range < MAX_RANGE) ctx.detection.rangeSizes.set(chainId, Math.min(MAX_RANGE, range * 2));
   return { status: 'scanned', fromBlock, toBlock, recorded: outcome, logs: found.length, head: head.number };
 }
