@@ -122,7 +122,10 @@ export async function relayWebhookEvents(
   const due = await deps.db
     .select({ id: webhookDeliveries.id, attemptCount: webhookDeliveries.attemptCount })
     .from(webhookDeliveries)
-    .where(and(eq(webhookDeliveries.status, 'pending'), lte(webhookDeliveries.nextAttemptAt, late)))
+    // 'pending' written into the text, not bound: a bound status cannot match the partial index of
+    // each month (webhook_deliveries_due_idx), so a generic plan (plan_cache_mode, a pooler) read
+    // every month's rows, and a custom one was planned again on every run.
+    .where(and(sql`${webhookDeliveries.status} = 'pending'`, lte(webhookDeliveries.nextAttemptAt, late)))
     .orderBy(asc(webhookDeliveries.nextAttemptAt))
     .limit(REQUEUE_BATCH);
   const fresh = new Set(jobs.map((j) => j.deliveryId));

@@ -258,6 +258,30 @@ describe('webhook history partitions (monthly, on ranges of the ULID ids)', func
     }
   });
 
+  it("the relay's due sweep reads each month's partial index of pending deliveries in a plan cached for any parameters too", async () => {
+    const sent: { query: string; params: unknown[] }[] = [];
+    const client = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {}, debug: (_c, query, params) => sent.push({ query, params: params as unknown[] }) });
+    try {
+      await relayWebhookEvents({ db: drizzle(client, { schema }), config: testConfig(), clock: new ManualClock() });
+      const sweep = sent.find(({ query }) => /from "webhook_deliveries"/.test(query) && /"next_attempt_at" <=/.test(query));
+      expect(sweep, 'the due sweep').to.not.equal(undefined);
+      // A generic plan (plan_cache_mode, or a pooler's prepared statements) knows no parameter
+      // value: only a predicate written into the text can match a partial index.
+      await client`set plan_cache_mode = force_generic_plan`;
+      await client`set enable_seqscan = off`;
+      await client.unsafe(`prepare due_sweep as ${sweep!.query}`);
+      const literal = (v: unknown) => `'${(v instanceof Date ? v.toISOString() : String(v)).replace(/'/g, "''")}'`;
+      const rows = await client.unsafe(`explain (costs off) execute due_sweep(${sweep!.params.map(literal).join(', ')})`);
+      const plan = rows.map((r) => String(r['QUERY PLAN'])).join('\n');
+      const reads = plan.split('\n').filter((line) => / on webhook_deliveries_/.test(line));
+      const months = await listHistoryPartitions(testDb());
+      expect(reads, plan).to.have.length(months.length);
+      for (const line of reads) expect(line, plan).to.match(/Index (Only )?Scan using webhook_deliveries_\w+_(next_attempt_at|due)_idx on /);
+    } finally {
+      await client.end({ timeout: 5 });
+    }
+  });
+
   it('drops a month past the window whole, and keeps one with a pending delivery until it is done', async () => {
     const deps = { db: testDb(), config: testConfig(), clock: new ManualClock() };
     const [m1, m2] = [monthStart(1), monthStart(2)];
