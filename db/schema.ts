@@ -3,6 +3,7 @@ import {
   bigint,
   boolean,
   customType,
+  date,
   index,
   integer,
   jsonb,
@@ -246,9 +247,10 @@ export const orders = pgTable(
 );
 
 /**
- * Exact counts of an organization's orders and transfers per status, kept by statement triggers in
- * the writing transaction (0016_list_counts.sql): a row per (organization, status, slot), slot the
- * writing backend's process id (0: folded, core/maintenance/list-counts.ts); the count is the sum.
+ * Exact counts of an organization's orders and transfers per status and UTC day of created_at, kept
+ * by statement triggers in the writing transaction (0016_list_counts.sql): a row per (organization,
+ * status, day, slot), slot the writing backend's process id (0: folded, core/maintenance/list-counts.ts);
+ * the count is the sum.
  */
 function listCounts(name: string) {
   return pgTable(
@@ -256,10 +258,11 @@ function listCounts(name: string) {
     {
       organizationId: text('organization_id').notNull(),
       status: text('status').notNull(),
+      day: date('day', { mode: 'string' }).notNull(),
       slot: integer('slot').notNull(),
       n: bigint('n', { mode: 'number' }).notNull(),
     },
-    (t) => [primaryKey({ columns: [t.organizationId, t.status, t.slot] })],
+    (t) => [primaryKey({ columns: [t.organizationId, t.status, t.day, t.slot] })],
   );
 }
 export const orderCounts = listCounts('order_counts');

@@ -14,15 +14,15 @@ export async function foldListCounts(db: Database): Promise<number> {
     const t = sql.identifier(table);
     const rows = await db.execute<{ n: string }>(sql`
       with taken as (
-        select organization_id, status, slot from ${t} where slot <> 0 for update skip locked
+        select organization_id, status, day, slot from ${t} where slot <> 0 for update skip locked
       ), gone as (
         delete from ${t} c using taken
-        where c.organization_id = taken.organization_id and c.status = taken.status and c.slot = taken.slot
-        returning c.organization_id, c.status, c.n
+        where c.organization_id = taken.organization_id and c.status = taken.status and c.day = taken.day and c.slot = taken.slot
+        returning c.organization_id, c.status, c.day, c.n
       ), added as (
-        insert into ${t} (organization_id, status, slot, n)
-        select organization_id, status, 0, sum(n) from gone group by 1, 2 order by 1, 2
-        on conflict (organization_id, status, slot) do update set n = ${t}.n + excluded.n
+        insert into ${t} (organization_id, status, day, slot, n)
+        select organization_id, status, day, 0, sum(n) from gone group by 1, 2, 3 order by 1, 2, 3
+        on conflict (organization_id, status, day, slot) do update set n = ${t}.n + excluded.n
       )
       select count(*)::text as n from gone`);
     folded += Number(rows[0]?.n ?? 0);

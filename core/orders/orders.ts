@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { columnsReader, prepareStatement, type DbOrTx } from '../../db/client';
 import { orders, poolAddresses } from '../../db/schema';
@@ -17,7 +17,7 @@ import { newPayToken } from './pay-token';
 import { ALONE, ORDER_BATCH_MAX, type CreatedRow, type CreateOrderStatementValues, type OrderCreation, type OrderCreationOutcome } from './order-memory';
 import { paymentStateCondition, type PaymentState } from './payment-state';
 import { escapeLike, faceValueSql, paginate } from '../platform/sql-fragments';
-import { countedTotal } from '../platform/list-counts';
+import { countedTotal, dayOfOffset } from '../platform/list-counts';
 
 /** Bounds of the order inputs (also in the request schema, which documents them). */
 export const PAYMENT_WINDOW_MINUTES = { min: 1, max: 10_080, fallback: 10 } as const;
@@ -423,14 +423,36 @@ export async function listOrders(
     query.sortBy === 'amount' ? amountAtFaceValue(ctx) : query.sortBy === 'expiresAt' ? orders.expiresAt : orders.createdAt;
   const direction = query.sortOrder === 'asc' ? asc : desc;
   const order = [direction(sortColumn), direction(orders.id)];
-  // The page's ids first (in createdAt order an index-only scan: the offset is skipped in the
-  // index, not in the table), then those rows.
-  const pageIds = paginate(ctx.db.select({ id: orders.id }).from(orders).where(where).orderBy(...order).$dynamic(), query);
-  const [items, total] = await Promise.all([
-    ctx.db.select().from(orders).where(inArray(orders.id, pageIds)).orderBy(...order),
-    counted,
-  ]);
+  const [items, total] = await Promise.all([orderPage(ctx, organizationId, query, where, byStatusOnly, order), counted]);
   return { items, ...total };
+}
+
+/**
+ * One offset page. The page's ids first (in createdAt order an index-only scan: the offset is
+ * skipped in the index, not in the table), then those rows. Deep in createdAt order, filtered by
+ * status at most, the offset is skipped from the edge of the day the page starts in (the kept
+ * counts per day say which), not from the list's head.
+ */
+async function orderPage(
+  ctx: Pick<ServiceContext, 'db'>,
+  organizationId: string,
+  query: ListOrdersQuery,
+  where: SQL | undefined,
+  byStatusOnly: boolean,
+  order: SQL[],
+): Promise<OrderRow[]> {
+  const ids = ctx.db.select({ id: orders.id }).from(orders);
+  let pageIds;
+  const offset = (query.page - 1) * query.limit;
+  if (byStatusOnly && query.sortBy === 'createdAt' && offset > 0) {
+    const start = await dayOfOffset(ctx.db, 'orders', organizationId, query.status, query.sortOrder, offset);
+    if (!start) return [];
+    const fromDay = query.sortOrder === 'desc' ? lt(orders.createdAt, start.from) : gte(orders.createdAt, start.from);
+    pageIds = ids.where(and(where, fromDay)).orderBy(...order).limit(query.limit).offset(start.skip);
+  } else {
+    pageIds = paginate(ids.where(where).orderBy(...order).$dynamic(), query);
+  }
+  return ctx.db.select().from(orders).where(inArray(orders.id, pageIds)).orderBy(...order);
 }
 
 function capped(total: number, upTo: number | undefined): { total: number; totalCapped: boolean } {

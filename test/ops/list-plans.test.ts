@@ -60,9 +60,9 @@ describe('list plans on a merchant with history', function () {
     }
   }
 
-  /** The page statement's plan (the one with a Limit that is not the count). */
-  function pageOf(plans: string[]): string {
-    const page = plans.find((p) => /Limit/.test(p) && !/Aggregate/.test(p.split('\n')[0]));
+  /** The page statement's plan: the one that reads the listed rows by their ids. */
+  function pageOf(plans: string[], table = 'transfers'): string {
+    const page = plans.find((p) => new RegExp(`using ${table}_pkey on ${table}\\b`).test(p));
     expect(page, plans.join('\n---\n')).to.not.equal(undefined);
     return page!;
   }
@@ -87,10 +87,13 @@ describe('list plans on a merchant with history', function () {
     expect(pageOf(plans)).to.match(/Index Only Scan using transfers_org_detected_idx on transfers/);
   });
 
-  it('GET /transfers?status=, a deep page: the status index, the offset skipped in the index', async () => {
+  it('GET /transfers?status=, a deep page: the status index from the edge of the page\'s day (counts per day), the rest of the offset skipped in the index', async () => {
     const plans = await plansOf((db) => listTransfers(db, organizationId, { page: 400, limit: 20, sortBy: 'detectedAt', sortOrder: 'desc', status: 'confirmed' }));
     const page = pageOf(plans);
     expect(page).to.match(/Index Only Scan Backward using transfers_org_status_detected_idx on transfers/);
+    // From the edge of the page's day (found in the counts per day), not from the list's head.
+    expect(page).to.match(/Index Cond: .*created_at < /);
+    expect(plans.some((p) => /WindowAgg/.test(p) && /on transfer_counts/.test(p)), plans.join('\n---\n')).to.equal(true);
     expect(page).to.not.match(/Seq Scan on transfers/);
     expectCountFromCounters(plans, 'transfer_counts', 'transfers');
   });
@@ -98,10 +101,11 @@ describe('list plans on a merchant with history', function () {
   it('GET /orders, a deep page and a status filter: index-only scans in the list order; the totals from the counts', async () => {
     const ctx = testContext();
     const deep = await plansOf((db) => listOrders({ db, registry: ctx.registry }, organizationId, { page: 500, limit: 20, sortBy: 'createdAt', sortOrder: 'desc' }));
-    expect(pageOf(deep)).to.match(/Index Only Scan Backward using orders_org_created_idx on orders/);
+    expect(pageOf(deep, 'orders')).to.match(/Index Only Scan Backward using orders_org_created_idx on orders/);
+    expect(pageOf(deep, 'orders')).to.match(/Index Cond: .*created_at < /);
     expectCountFromCounters(deep, 'order_counts', 'orders');
     const expired = await plansOf((db) => listOrders({ db, registry: ctx.registry }, organizationId, { page: 100, limit: 20, sortBy: 'createdAt', sortOrder: 'desc', status: 'expired' }));
-    expect(pageOf(expired)).to.match(/Index Only Scan Backward using orders_org_status_created_idx on orders/);
+    expect(pageOf(expired, 'orders')).to.match(/Index Only Scan Backward using orders_org_status_created_idx on orders/);
     expectCountFromCounters(expired, 'order_counts', 'orders');
   });
 });

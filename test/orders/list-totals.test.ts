@@ -105,6 +105,50 @@ for (const style of STYLES) {
       expect(await orderTotals(org.keys.viewer)).to.deep.equal({ ...before, all: before.all + 1, pending: before.pending + 1 });
     });
 
+    it('deep pages start in the right day: every offset page, both orders, with and without a status, is the slice of the whole list', async () => {
+      const days = await createTestOrg(`days ${style}`);
+      await seedPoolAddresses(days.organizationId, 'evm', 14);
+      // 14 orders over four UTC days (3, 5, 1, 5), two of them at the same moment (ties by id).
+      const perDay = [3, 5, 1, 5];
+      const start = t.clock.now().getTime();
+      try {
+        for (const [d, n] of perDay.entries()) {
+          for (let i = 0; i < n; i++) {
+            if (!(d === 1 && i === 1)) t.clock.advance(60_000);
+            expect((await post(days.keys.member, { orderReference: `day-${style}-${d}-${i}`, amount: '1', currency: 'USDT', chainId: CHAIN })).status).to.equal(201);
+          }
+          t.clock.advance(86_400_000);
+        }
+      } finally {
+        t.clock.advance(start - t.clock.now().getTime());
+      }
+      const base = { chainId: CHAIN, currency: 'USDT', amount: 5n, toAddress: made[6].address, organizationId: days.organizationId };
+      const statuses = ['confirmed', 'pending', 'confirmed', 'dropped', 'confirmed'] as const;
+      for (let i = 0; i < 15; i++) {
+        // Three to a day, over five days, one of them at midnight UTC.
+        const at = Date.UTC(2026, 0, 10 + Math.floor(i / 3), i % 3 === 0 ? 0 : 5 + i);
+        await insertTestTransfer({ ...base, status: statuses[i % 5], detectedAt: new Date(at), blockTimestamp: new Date(at) });
+      }
+      const check = async (path: string, query: Record<string, unknown>) => {
+        const whole = listOf(style, await get(days.keys.viewer, path, { ...query, limit: 100 }), path.slice(1)).items.map((x) => x.orderId ?? x.id);
+        for (const limit of [2, 3, 4]) {
+          for (let page = 1; page <= Math.ceil(whole.length / limit) + 1; page++) {
+            const got = listOf(style, await get(days.keys.viewer, path, { ...query, limit, page }), path.slice(1));
+            expect(got.items.map((x) => x.orderId ?? x.id), `${path} ${JSON.stringify(query)} limit ${limit} page ${page}`).to.deep.equal(whole.slice((page - 1) * limit, page * limit));
+            expect(got.pagination.total).to.equal(whole.length);
+          }
+        }
+        return whole.length;
+      };
+      for (const sortOrder of ['desc', 'asc']) {
+        expect(await check('/orders', { sortOrder })).to.equal(14);
+        expect(await check('/orders', { sortOrder, status: 'pending' })).to.equal(14);
+        expect(await check('/transfers', { sortOrder })).to.equal(15);
+        expect(await check('/transfers', { sortOrder, status: 'confirmed' })).to.equal(9);
+        expect(await check('/transfers', { sortOrder, status: 'pending', sortBy: 'createdAt' })).to.equal(3);
+      }
+    });
+
     it('counts transfers per status, following status changes and deletions, not those of no organization', async () => {
       const base = { chainId: CHAIN, currency: 'USDT', amount: 5n, toAddress: made[5].address };
       const mine = [];
