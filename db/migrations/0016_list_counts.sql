@@ -8,12 +8,14 @@
 --    sums an organization's days; an offset page deep in the list (in created_at order) finds the
 --    day it starts in from the days' counts and skips only the rest of the offset within that day
 --    (core/platform/list-counts.ts), so its cost is bounded by a day's rows, not by the offset.
---    Each backend adds to rows of its own (slot = its process id): writers never wait on each other's counter rows and cannot
---    deadlock on them, whatever order their statements touch organizations in. A count is the sum
---    of the (few) slots; core/maintenance/list-counts.ts folds them into slot 0 now and then.
---    Statement triggers with transition tables: a bulk insert adds one row per (organization,
---    status), not one per row; an update that moves no row between (organization, status) writes
---    nothing. (A trigger with transition tables cannot be limited to some columns.)
+--    Each backend adds to rows of its own (slot = its process id): writers never wait on each
+--    other's counter rows and cannot deadlock on them, whatever order their statements touch
+--    organizations in. A count is the sum of the (few) slots; core/maintenance/list-counts.ts
+--    folds them into slot 0 now and then.
+--    Inserts and deletes: statement triggers with transition tables (a bulk insert adds one row
+--    per organization, status and day, not one per row). Updates: a row trigger that fires only
+--    when a row changes status (or organization): a statement trigger would run on every update
+--    (transition tables cannot be limited to columns), confirmations and amounts included.
 -- 2. The lists' indexes end with id (the tie-break): a page's ids are read by an index-only scan
 --    (the offset skipped in the index, not the table), and the status filter has an index of its
 --    own in the same order.
@@ -48,9 +50,8 @@ SELECT "organization_id", "status", ("created_at" AT TIME ZONE 'UTC')::date, 0, 
 INSERT INTO "transfer_counts" ("organization_id", "status", "day", "slot", "n")
 SELECT "organization_id", "status", ("created_at" AT TIME ZONE 'UTC')::date, 0, count(*) FROM "transfers" WHERE "organization_id" IS NOT NULL GROUP BY 1, 2, 3;
 --> statement-breakpoint
--- Rows leaving (old_rows) count -1, rows arriving (new_rows) +1, per (organization, status, day) into
--- this backend's slot; nothing is written where they cancel (an update that kept the status).
--- Sorted, so one statement takes its counter rows in a fixed order.
+-- Rows inserted count +1, rows deleted -1, per (organization, status, day) into this backend's
+-- slot. Sorted, so one statement takes its counter rows in a fixed order.
 CREATE FUNCTION "order_counts_apply"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
@@ -60,13 +61,6 @@ BEGIN
   ELSIF TG_OP = 'DELETE' THEN
     INSERT INTO "order_counts" ("organization_id", "status", "day", "slot", "n")
     SELECT "organization_id", "status", ("created_at" AT TIME ZONE 'UTC')::date, pg_backend_pid(), -count(*) FROM old_rows GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-    ON CONFLICT ("organization_id", "status", "day", "slot") DO UPDATE SET "n" = "order_counts"."n" + excluded."n";
-  ELSE
-    INSERT INTO "order_counts" ("organization_id", "status", "day", "slot", "n")
-    SELECT "organization_id", "status", "day", pg_backend_pid(), sum(d) FROM (
-      SELECT "organization_id", "status", ("created_at" AT TIME ZONE 'UTC')::date AS "day", 1 AS d FROM new_rows
-      UNION ALL SELECT "organization_id", "status", ("created_at" AT TIME ZONE 'UTC')::date, -1 FROM old_rows
-    ) moved GROUP BY 1, 2, 3 HAVING sum(d) <> 0 ORDER BY 1, 2, 3
     ON CONFLICT ("organization_id", "status", "day", "slot") DO UPDATE SET "n" = "order_counts"."n" + excluded."n";
   END IF;
   RETURN NULL;
@@ -82,22 +76,41 @@ BEGIN
     INSERT INTO "transfer_counts" ("organization_id", "status", "day", "slot", "n")
     SELECT "organization_id", "status", ("created_at" AT TIME ZONE 'UTC')::date, pg_backend_pid(), -count(*) FROM old_rows WHERE "organization_id" IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
     ON CONFLICT ("organization_id", "status", "day", "slot") DO UPDATE SET "n" = "transfer_counts"."n" + excluded."n";
-  ELSE
-    INSERT INTO "transfer_counts" ("organization_id", "status", "day", "slot", "n")
-    SELECT "organization_id", "status", "day", pg_backend_pid(), sum(d) FROM (
-      SELECT "organization_id", "status", ("created_at" AT TIME ZONE 'UTC')::date AS "day", 1 AS d FROM new_rows WHERE "organization_id" IS NOT NULL
-      UNION ALL SELECT "organization_id", "status", ("created_at" AT TIME ZONE 'UTC')::date, -1 FROM old_rows WHERE "organization_id" IS NOT NULL
-    ) moved GROUP BY 1, 2, 3 HAVING sum(d) <> 0 ORDER BY 1, 2, 3
-    ON CONFLICT ("organization_id", "status", "day", "slot") DO UPDATE SET "n" = "transfer_counts"."n" + excluded."n";
   END IF;
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+-- An update that moves a row to another (organization, status, day): -1 where it was, +1 where it
+-- is, a row trigger only on such updates (most updates, confirmations or amounts, cost nothing).
+CREATE FUNCTION "order_counts_move"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO "order_counts" ("organization_id", "status", "day", "slot", "n")
+  SELECT * FROM (VALUES
+    (OLD."organization_id", OLD."status", (OLD."created_at" AT TIME ZONE 'UTC')::date, pg_backend_pid(), -1),
+    (NEW."organization_id", NEW."status", (NEW."created_at" AT TIME ZONE 'UTC')::date, pg_backend_pid(), 1)
+  ) moved ("organization_id", "status", "day", "slot", "n") ORDER BY 1, 2, 3
+  ON CONFLICT ("organization_id", "status", "day", "slot") DO UPDATE SET "n" = "order_counts"."n" + excluded."n";
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE FUNCTION "transfer_counts_move"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO "transfer_counts" ("organization_id", "status", "day", "slot", "n")
+  SELECT * FROM (VALUES
+    (OLD."organization_id", OLD."status", (OLD."created_at" AT TIME ZONE 'UTC')::date, pg_backend_pid(), -1),
+    (NEW."organization_id", NEW."status", (NEW."created_at" AT TIME ZONE 'UTC')::date, pg_backend_pid(), 1)
+  ) moved ("organization_id", "status", "day", "slot", "n") WHERE "organization_id" IS NOT NULL ORDER BY 1, 2, 3
+  ON CONFLICT ("organization_id", "status", "day", "slot") DO UPDATE SET "n" = "transfer_counts"."n" + excluded."n";
   RETURN NULL;
 END $$;
 --> statement-breakpoint
 CREATE TRIGGER "orders_count_insert" AFTER INSERT ON "orders" REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "order_counts_apply"();
 --> statement-breakpoint
-CREATE TRIGGER "orders_count_update" AFTER UPDATE ON "orders" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION "order_counts_apply"();
+CREATE TRIGGER "orders_count_update" AFTER UPDATE OF "status", "organization_id", "created_at" ON "orders" FOR EACH ROW
+  WHEN (OLD."status" IS DISTINCT FROM NEW."status" OR OLD."organization_id" IS DISTINCT FROM NEW."organization_id"
+        OR (OLD."created_at" AT TIME ZONE 'UTC')::date <> (NEW."created_at" AT TIME ZONE 'UTC')::date)
+  EXECUTE FUNCTION "order_counts_move"();
 --> statement-breakpoint
 CREATE TRIGGER "orders_count_delete" AFTER DELETE ON "orders" REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "order_counts_apply"();
@@ -105,8 +118,10 @@ CREATE TRIGGER "orders_count_delete" AFTER DELETE ON "orders" REFERENCING OLD TA
 CREATE TRIGGER "transfers_count_insert" AFTER INSERT ON "transfers" REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "transfer_counts_apply"();
 --> statement-breakpoint
-CREATE TRIGGER "transfers_count_update" AFTER UPDATE ON "transfers" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION "transfer_counts_apply"();
+CREATE TRIGGER "transfers_count_update" AFTER UPDATE OF "status", "organization_id", "created_at" ON "transfers" FOR EACH ROW
+  WHEN (OLD."status" IS DISTINCT FROM NEW."status" OR OLD."organization_id" IS DISTINCT FROM NEW."organization_id"
+        OR (OLD."created_at" AT TIME ZONE 'UTC')::date <> (NEW."created_at" AT TIME ZONE 'UTC')::date)
+  EXECUTE FUNCTION "transfer_counts_move"();
 --> statement-breakpoint
 CREATE TRIGGER "transfers_count_delete" AFTER DELETE ON "transfers" REFERENCING OLD TABLE AS old_rows
   FOR EACH STATEMENT EXECUTE FUNCTION "transfer_counts_apply"();
