@@ -3,6 +3,7 @@ import {
   bigint,
   boolean,
   customType,
+  date,
   index,
   integer,
   jsonb,
@@ -234,7 +235,9 @@ export const orders = pgTable(
   (t) => [
     uniqueIndex('orders_org_reference_uq').on(t.organizationId, t.orderReference),
     uniqueIndex('orders_pay_token_uq').on(t.payToken),
-    index('orders_org_created_idx').on(t.organizationId, t.createdAt),
+    // The list's orders, id last (its tie-break): a page's ids come from the index alone (0016_list_counts.sql).
+    index('orders_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+    index('orders_org_status_created_idx').on(t.organizationId, t.status, t.createdAt, t.id),
     index('orders_pending_grace_idx').on(t.graceEndsAt).where(sql`${t.status} = 'pending'`),
     // Orders made from a payment link (0011_payment_links.sql: also its unit triggers).
     index('orders_payment_link_idx').on(sql`(${t.metadata}->>'paymentLinkId')`).where(sql`${t.metadata} ? 'paymentLinkId'`),
@@ -242,6 +245,28 @@ export const orders = pgTable(
     index('orders_reference_trgm_idx').using('gin', sql`${t.orderReference} gin_trgm_ops`),
   ],
 );
+
+/**
+ * Exact counts of an organization's orders and transfers per status and UTC day of created_at, kept
+ * by statement triggers in the writing transaction (0016_list_counts.sql): a row per (organization,
+ * status, day, slot), slot the writing backend's process id (0: folded, core/maintenance/list-counts.ts);
+ * the count is the sum.
+ */
+function listCounts(name: string) {
+  return pgTable(
+    name,
+    {
+      organizationId: text('organization_id').notNull(),
+      status: text('status').notNull(),
+      day: date('day', { mode: 'string' }).notNull(),
+      slot: integer('slot').notNull(),
+      n: bigint('n', { mode: 'number' }).notNull(),
+    },
+    (t) => [primaryKey({ columns: [t.organizationId, t.status, t.day, t.slot] })],
+  );
+}
+export const orderCounts = listCounts('order_counts');
+export const transferCounts = listCounts('transfer_counts');
 
 // ---------------------------------------------------------------------------
 // Deposit references (bindings) and deposits
@@ -347,7 +372,8 @@ export const transfers = pgTable(
       .where(sql`${t.status} <> 'dropped'`),
     index('transfers_pending_idx').on(t.chainId, t.blockNumber).where(sql`${t.status} = 'pending'`),
     index('transfers_order_idx').on(t.orderId),
-    index('transfers_org_detected_idx').on(t.organizationId, t.detectedAt),
+    index('transfers_org_detected_idx').on(t.organizationId, t.detectedAt, t.id),
+    index('transfers_org_status_detected_idx').on(t.organizationId, t.status, t.detectedAt, t.id),
     index('transfers_tx_idx').on(t.txHash),
   ],
 );

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { columnsReader, prepareStatement, type DbOrTx } from '../../db/client';
 import { orders, poolAddresses } from '../../db/schema';
@@ -17,6 +17,7 @@ import { newPayToken } from './pay-token';
 import { ALONE, ORDER_BATCH_MAX, type CreatedRow, type CreateOrderStatementValues, type OrderCreation, type OrderCreationOutcome } from './order-memory';
 import { paymentStateCondition, type PaymentState } from './payment-state';
 import { escapeLike, faceValueSql, paginate } from '../platform/sql-fragments';
+import { countedTotal, dayOfOffset } from '../platform/list-counts';
 
 /** Bounds of the order inputs (also in the request schema, which documents them). */
 export const PAYMENT_WINDOW_MINUTES = { min: 1, max: 10_080, fallback: 10 } as const;
@@ -410,7 +411,9 @@ export async function listOrders(
     conditions.push(sql`${orders.orderReference} ilike ${`%${escapeLike(query.orderReference)}%`} escape '\\'`);
   }
   const where = and(...conditions);
-  const counted = countOrders(ctx, where, query.countUpTo);
+  // Filtered by organization and status at most: the trigger-kept counts answer exactly.
+  const byStatusOnly = !query.currency && !query.chainId && !query.paymentState && !query.orderReference;
+  const counted = byStatusOnly ? countedTotal(ctx.db, 'orders', organizationId, query.status).then((n) => capped(n, query.countUpTo)) : countOrders(ctx, where, query.countUpTo);
   if (query.cursor) {
     if (query.sortBy !== 'createdAt') throw validationError('Cursor paging sorts by createdAt');
     const [items, total] = await Promise.all([ordersBeside(ctx, organizationId, where, query.sortOrder, query.cursor, query.limit), counted]);
@@ -419,11 +422,41 @@ export async function listOrders(
   const sortColumn: SQL | AnyPgColumn =
     query.sortBy === 'amount' ? amountAtFaceValue(ctx) : query.sortBy === 'expiresAt' ? orders.expiresAt : orders.createdAt;
   const direction = query.sortOrder === 'asc' ? asc : desc;
-  const [items, total] = await Promise.all([
-    paginate(ctx.db.select().from(orders).where(where).orderBy(direction(sortColumn), direction(orders.id)).$dynamic(), query),
-    counted,
-  ]);
+  const order = [direction(sortColumn), direction(orders.id)];
+  const [items, total] = await Promise.all([orderPage(ctx, organizationId, query, where, byStatusOnly, order), counted]);
   return { items, ...total };
+}
+
+/**
+ * One offset page. The page's ids first (in createdAt order an index-only scan: the offset is
+ * skipped in the index, not in the table), then those rows. Deep in createdAt order, filtered by
+ * status at most, the offset is skipped from the edge of the day the page starts in (the kept
+ * counts per day say which), not from the list's head.
+ */
+async function orderPage(
+  ctx: Pick<ServiceContext, 'db'>,
+  organizationId: string,
+  query: ListOrdersQuery,
+  where: SQL | undefined,
+  byStatusOnly: boolean,
+  order: SQL[],
+): Promise<OrderRow[]> {
+  const ids = ctx.db.select({ id: orders.id }).from(orders);
+  let pageIds;
+  const offset = (query.page - 1) * query.limit;
+  if (byStatusOnly && query.sortBy === 'createdAt' && offset > 0) {
+    const start = await dayOfOffset(ctx.db, 'orders', organizationId, query.status, query.sortOrder, offset);
+    if (!start) return [];
+    const fromDay = query.sortOrder === 'desc' ? lt(orders.createdAt, start.from) : gte(orders.createdAt, start.from);
+    pageIds = ids.where(and(where, fromDay)).orderBy(...order).limit(query.limit).offset(start.skip);
+  } else {
+    pageIds = paginate(ids.where(where).orderBy(...order).$dynamic(), query);
+  }
+  return ctx.db.select().from(orders).where(inArray(orders.id, pageIds)).orderBy(...order);
+}
+
+function capped(total: number, upTo: number | undefined): { total: number; totalCapped: boolean } {
+  return upTo === undefined || total <= upTo ? { total, totalCapped: false } : { total: upTo, totalCapped: true };
 }
 
 async function countOrders(ctx: Pick<ServiceContext, 'db'>, where: SQL | undefined, upTo: number | undefined): Promise<{ total: number; totalCapped: boolean }> {
@@ -431,9 +464,9 @@ async function countOrders(ctx: Pick<ServiceContext, 'db'>, where: SQL | undefin
     const [{ total }] = await ctx.db.select({ total: count() }).from(orders).where(where);
     return { total, totalCapped: false };
   }
-  const capped = ctx.db.select({ one: sql`1`.as('one') }).from(orders).where(where).limit(upTo + 1).as('capped');
-  const [{ total }] = await ctx.db.select({ total: count() }).from(capped);
-  return { total: Math.min(total, upTo), totalCapped: total > upTo };
+  const first = ctx.db.select({ one: sql`1`.as('one') }).from(orders).where(where).limit(upTo + 1).as('capped');
+  const [{ total }] = await ctx.db.select({ total: count() }).from(first);
+  return capped(total, upTo);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { depositBindings, deposits, orders, transfers } from '../../db/schema';
 import { PROTOCOLS } from '../chains/registry';
@@ -7,6 +7,7 @@ import { faceValueSql } from '../platform/sql-fragments';
 import { normalizeAddress } from '../chains/addresses';
 import { notFound } from '../platform/errors';
 import { paginate } from '../platform/sql-fragments';
+import { countedTotal, dayOfOffset } from '../platform/list-counts';
 
 /**
  * Reading transfers (GET /transfers): the one record of on-chain token movements into pool
@@ -99,25 +100,52 @@ export async function listTransfers(
   const filter = and(...where);
   const column = SORT_COLUMNS[q.sortBy];
   const direction = q.sortOrder === 'asc' ? asc : desc;
-  const rows = await paginate(
-    selectTransfers(db)
-      .where(filter)
-      // Only confirmedAt may be null (and sorts its nulls last either way). The others sort plainly,
-      // so the default order, newest first, is (organization_id, created_at) read backwards: with
-      // `nulls last` Postgres sorted every row of the organization (bench:scale; scripts/bench/FINDINGS.md).
-      .orderBy(
-        q.sortBy !== 'confirmedAt' ? direction(column) : q.sortOrder === 'asc' ? sql`${column} asc nulls last` : sql`${column} desc nulls last`,
-        direction(transfers.id),
-      )
-      .$dynamic(),
-    q,
-  );
+  // Only confirmedAt may be null (and sorts its nulls last either way). The others sort plainly,
+  // so the default order, newest first, is (organization_id, created_at, id) read backwards: with
+  // `nulls last` Postgres sorted every row of the organization (bench:scale; scripts/bench/FINDINGS.md).
+  const order = [
+    q.sortBy !== 'confirmedAt' ? direction(column) : q.sortOrder === 'asc' ? sql`${column} asc nulls last` : sql`${column} desc nulls last`,
+    direction(transfers.id),
+  ];
+  // Filtered by organization and status at most: the trigger-kept counts answer exactly.
+  const byStatusOnly = !q.currency && !q.chainId && !q.txHash && !q.address && !q.orderId && !q.depositReference && !q.unattributed;
+  const [rows, total] = await Promise.all([
+    transferPage(db, organizationId, q, filter, byStatusOnly, order),
+    byStatusOnly ? countedTotal(db, 'transfers', organizationId, q.status) : countMatching(db, filter),
+  ]);
+  return { items: rows, total };
+}
+
+/**
+ * One offset page. The page's ids first, from the index alone where it serves the filter and
+ * order (the offset is skipped in the index), then only those transfers are read and joined.
+ * Deep in detectedAt order, filtered by status at most, the offset is skipped from the edge of
+ * the day the page starts in (the kept counts per day say which), not from the list's head.
+ */
+async function transferPage(db: DbOrTx, organizationId: string, q: ListTransfersQuery, filter: SQL | undefined, byStatusOnly: boolean, order: SQL[]) {
+  const ids = q.depositReference
+    ? db.select({ id: transfers.id }).from(transfers).leftJoin(depositBindings, eq(depositBindings.id, transfers.depositBindingId))
+    : db.select({ id: transfers.id }).from(transfers);
+  let pageIds;
+  const offset = (q.page - 1) * q.limit;
+  if (byStatusOnly && SORT_COLUMNS[q.sortBy] === transfers.detectedAt && offset > 0) {
+    const start = await dayOfOffset(db, 'transfers', organizationId, q.status, q.sortOrder, offset);
+    if (!start) return [];
+    const fromDay = q.sortOrder === 'desc' ? lt(transfers.detectedAt, start.from) : gte(transfers.detectedAt, start.from);
+    pageIds = ids.where(and(filter, fromDay)).orderBy(...order).limit(q.limit).offset(start.skip);
+  } else {
+    pageIds = paginate(ids.where(filter).orderBy(...order).$dynamic(), q);
+  }
+  return selectTransfers(db).where(inArray(transfers.id, pageIds)).orderBy(...order);
+}
+
+async function countMatching(db: DbOrTx, filter: SQL | undefined): Promise<number> {
   const [{ total }] = await db
     .select({ total: count() })
     .from(transfers)
     .leftJoin(depositBindings, eq(depositBindings.id, transfers.depositBindingId))
     .where(filter);
-  return { items: rows, total };
+  return total;
 }
 
 /**

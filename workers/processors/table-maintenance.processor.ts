@@ -1,9 +1,11 @@
 import { vacuumQueueTables } from '../../core/maintenance/vacuum-queue-tables';
+import { foldListCounts } from '../../core/maintenance/list-counts';
 import type { Processor } from './types';
 
-/** Vacuums the queue-like tables whose dead rows have piled up (core/maintenance). */
+/** Vacuums the queue-like tables whose dead rows have piled up and folds the list counts (core/maintenance). */
 export const tableMaintenanceProcessor: Processor<'table-maintenance'> = async (ctx) => {
   const vacuumed = await vacuumQueueTables(ctx.db, { minDeadRows: ctx.config.maintenance.vacuumMinDeadRows });
   if (vacuumed.length > 0) ctx.logger.info({ vacuumed }, 'queue tables vacuumed');
-  return { vacuumed };
+  const countRowsFolded = await foldListCounts(ctx.db);
+  return { vacuumed, countRowsFolded };
 };
