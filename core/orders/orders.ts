@@ -411,8 +411,9 @@ export async function listOrders(
     conditions.push(sql`${orders.orderReference} ilike ${`%${escapeLike(query.orderReference)}%`} escape '\\'`);
   }
   const where = and(...conditions);
-  // Filtered by organization and status at most: the trigger-kept counts answer exactly.
-  const byStatusOnly = !query.currency && !query.chainId && !query.paymentState && !query.orderReference;
+  // Filtered by organization and status at most: the trigger-kept counts answer exactly. Read from
+  // the conditions themselves, so a filter added later can never be answered by those counts.
+  const byStatusOnly = conditions.length === (query.status ? 2 : 1);
   const counted = byStatusOnly ? countedTotal(ctx.db, 'orders', organizationId, query.status).then((n) => capped(n, query.countUpTo)) : countOrders(ctx, where, query.countUpTo);
   if (query.cursor) {
     if (query.sortBy !== 'createdAt') throw validationError('Cursor paging sorts by createdAt');

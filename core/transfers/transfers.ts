@@ -107,8 +107,9 @@ export async function listTransfers(
     q.sortBy !== 'confirmedAt' ? direction(column) : q.sortOrder === 'asc' ? sql`${column} asc nulls last` : sql`${column} desc nulls last`,
     direction(transfers.id),
   ];
-  // Filtered by organization and status at most: the trigger-kept counts answer exactly.
-  const byStatusOnly = !q.currency && !q.chainId && !q.txHash && !q.address && !q.orderId && !q.depositReference && !q.unattributed;
+  // Filtered by organization and status at most: the trigger-kept counts answer exactly. Read from
+  // the conditions themselves, so a filter added later can never be answered by those counts.
+  const byStatusOnly = where.length === (q.status ? 2 : 1);
   const [rows, total] = await Promise.all([
     transferPage(db, organizationId, q, filter, byStatusOnly, order),
     byStatusOnly ? countedTotal(db, 'transfers', organizationId, q.status) : countMatching(db, filter),
