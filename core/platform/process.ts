@@ -1,3 +1,4 @@
+import { isDatabaseUnreachable } from '../../db/client';
 import type { Logger } from './logger';
 import { describeStartupError } from './startup-errors';
 
@@ -82,6 +83,7 @@ export interface MainScope {
  */
 export function runMain(main: (scope: MainScope) => Promise<void>): void {
   let logger: Logger | null = null;
+  surviveLostDatabaseConnectionSetUps(() => logger);
   main({ useLogger: (l) => void (logger = l) }).catch((err) => {
     const line = describeStartupError(err);
     const l = logger as Logger | null;
@@ -92,5 +94,25 @@ export function runMain(main: (scope: MainScope) => Promise<void>): void {
     }
     console.error(line);
     process.exit(1);
+  });
+}
+
+/**
+ * postgres.js (3.4.x) begins every new connection with a catalog query (array types) whose promise
+ * nothing holds (porsager/postgres#1192): a connection reset during that query is an unhandled
+ * rejection, and Node ends a process on one. The API died that way when the database went away
+ * just as a connection was being opened. The work waiting for that connection fails on its own (a
+ * request is answered 503, a job is retried), so such a rejection is logged and the process goes
+ * on; any other unhandled rejection still ends it, as Node's default does.
+ */
+function surviveLostDatabaseConnectionSetUps(logger: () => Logger | null): void {
+  process.on('unhandledRejection', (reason) => {
+    if (!isDatabaseUnreachable(reason)) throw reason;
+    const err = reason as { message?: unknown; code?: unknown };
+    const fields = { err: { message: String(err.message), code: err.code } };
+    const line = 'a database connection was lost while it was being set up; what waited for it fails and is retried';
+    const l = logger();
+    if (l) l.warn(fields, line);
+    else console.error(line, fields);
   });
 }

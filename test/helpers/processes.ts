@@ -111,6 +111,11 @@ export interface TcpProxy {
   close(): Promise<void>;
   /** On: new connections are accepted but never answered (a host that drops packets); off: forwarded again. */
   blackhole(on: boolean): void;
+  /**
+   * The next connection whose client sends bytes containing `marker` is reset (TCP RST) at that
+   * moment instead of forwarding them: the client reads ECONNRESET, as from a server that died mid-query.
+   */
+  resetWhenClientSends(marker: string): void;
 }
 
 export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
@@ -119,6 +124,7 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   let server: net.Server | null = null;
   let port = 0;
   let holding = false;
+  let resetMarker: string | null = null;
   const listen = async () => {
     server = net.createServer((client) => {
       if (holding) {
@@ -130,7 +136,18 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
       sockets.add(client);
       sockets.add(upstream);
       clients.add(client);
-      client.pipe(upstream).pipe(client);
+      client.on('data', (chunk: Buffer) => {
+        if (resetMarker !== null && chunk.includes(resetMarker)) {
+          resetMarker = null;
+          upstream.destroy();
+          client.resetAndDestroy();
+          return;
+        }
+        if (!upstream.write(chunk)) client.pause();
+      });
+      client.on('end', () => upstream.end());
+      upstream.on('drain', () => client.resume());
+      upstream.pipe(client);
       const cleanup = () => {
         client.destroy();
         upstream.destroy();
@@ -157,5 +174,5 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     await new Promise<void>((resolve) => s.close(() => resolve()));
   };
   await listen();
-  return { url: `http://127.0.0.1:${port}`, connections: () => clients.size, stop, start: listen, close: stop, blackhole: (on) => void (holding = on) };
+  return { url: `http://127.0.0.1:${port}`, connections: () => clients.size, stop, start: listen, close: stop, blackhole: (on) => void (holding = on), resetWhenClientSends: (marker) => void (resetMarker = marker) };
 }
