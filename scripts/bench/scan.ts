@@ -36,8 +36,7 @@ import { runMigrations } from '../../db/migrate';
 import { poolAddresses, scannedBlocks, transfers } from '../../db/schema';
 import { startWorkerProcess } from '../../workers/runtime';
 import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
-import { benchStore, completionLatency, insertPool, ms, reportLatencies, reportTimes, sleep, timedAdapter } from './scan-support';
-import { runBench } from './bench-kit';
+import { benchStore, completionLatency, insertPool, ms, reportLatencies, reportTimes, sleep, timedAdapter, runScanBench } from './scan-support';
 
 const BLOCKS = 1000;
 const RECEIVERS_PER_BLOCK = 5;
@@ -188,4 +187,4 @@ async function main(): Promise<void> {
   }
 }
 
-runBench(main);
+runScanBench('evm', main);
