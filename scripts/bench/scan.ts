@@ -150,6 +150,8 @@ async function main(): Promise<void> {
       const run = await scanChain(ctx, adapter, 600_000);
       const elapsed = performance.now() - started;
       rpc.destroy();
+      // Every transaction pays one pool address: a catch-up that read fewer logs did not catch up.
+      if (run.recorded !== Math.ceil(CATCH_UP_BLOCKS / 10)) throw new Error(`catch-up recorded ${run.recorded} transfers, expected ${Math.ceil(CATCH_UP_BLOCKS / 10)}`);
       process.stdout.write(
         `  caught up ${CATCH_UP_BLOCKS} blocks (${run.recorded} transfers) in ${ms(elapsed)} = ${((CATCH_UP_BLOCKS / elapsed) * 1000).toFixed(0)} blocks/s ` +
           `with ${rpc.calls} RPC calls in ${run.ranges} ranges  (target < ${ms(CATCH_UP_TARGET_MS)})\n` +
