@@ -78,9 +78,9 @@ async function main(): Promise<void> {
     const receivers = Array.from({ length: 100 }, randomAddress);
     await insertPool(ctx, organizationId, 'evm', receivers);
 
-    // Addresses outside the pool, one per block here and cycled by the catch-up: anvil 1.7.1 rebuilds
-    // its whole state trie for every block it mines, so 10,000 new holders made 100,000 blocks take
-    // 11 minutes instead of about 3.
+    // Addresses outside the pool, one per block here and cycled by the catch-up: anvil 1.7.1's cost
+    // per mined block grows with its state, and 10,000 new holders made 100,000 blocks take 11
+    // minutes instead of 3.
     const outsiders = Array.from({ length: BLOCKS }, randomAddress);
 
     // 1,000 blocks, each with one transaction emitting 5 transfers to pool addresses and 1 elsewhere.
