@@ -38,8 +38,8 @@ import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
 import { startSolanaLocal, type RunningSolanaLocal } from '../local-chain/solana/solana-local';
 import { SolanaLocalClient } from '../local-chain/solana/payer';
 import { solanaLocalStateOf } from '../local-chain/solana/solana-local-chain';
-import { benchStore, completionLatency, insertPool, ms, reportLatencies, reportTimes, sleep, timedAdapter } from './scan-support';
-import { runBench, percentile } from './bench-kit';
+import { benchStore, completionLatency, insertPool, ms, reportLatencies, reportTimes, sleep, timedAdapter, runScanBench } from './scan-support';
+import { percentile } from './bench-kit';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createWebhookEndpoint } from '../../core/webhooks/endpoints';
@@ -248,4 +248,4 @@ async function main(): Promise<void> {
   }
 }
 
-runBench(main);
+runScanBench('solana', main);

@@ -7,9 +7,32 @@ import type { Protocol } from '../../core/chains/registry';
 import type { ChainAdapter } from '../../core/detection/adapter';
 import { createWorkerRedis, deleteKeysWithPrefix } from '../../core/platform/redis';
 import { events, poolAddresses } from '../../db/schema';
-import { percentile } from './bench-kit';
+import { percentile, runBench } from './bench-kit';
 
 /** What the scan benchmarks of every chain family share: their own store, pool filling, latency figures. */
+
+const FAMILIES = ['evm', 'tron', 'solana'] as const;
+
+/**
+ * Runs one family's part of `bench:scan` unless BENCH_FAMILIES (a comma list of evm, tron, solana;
+ * unset = all) leaves it out, so a family's catch-up at scale can be measured alone.
+ */
+export function runScanBench(family: (typeof FAMILIES)[number], main: () => Promise<void>): void {
+  const listed = (process.env.BENCH_FAMILIES ?? FAMILIES.join(','))
+    .split(',')
+    .map((f) => f.trim().toLowerCase())
+    .filter(Boolean);
+  const unknown = listed.filter((f) => !(FAMILIES as readonly string[]).includes(f));
+  if (unknown.length > 0) {
+    console.error(`BENCH_FAMILIES: unknown ${unknown.join(', ')} (known: ${FAMILIES.join(', ')})`);
+    process.exit(1);
+  }
+  if (!listed.includes(family)) {
+    process.stdout.write(`(${family} part skipped: BENCH_FAMILIES=${process.env.BENCH_FAMILIES})\n`);
+    return;
+  }
+  runBench(main);
+}
 
 export const ms = (n: number) => `${n.toFixed(0)} ms`;
 export const sleep = (msec: number) => new Promise((r) => setTimeout(r, msec));

@@ -33,8 +33,7 @@ import { poolAddresses, scannedBlocks, transfers } from '../../db/schema';
 import { startWorkerProcess } from '../../workers/runtime';
 import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
 import { TronLocalNode } from '../local-chain/tron/tron-local-node';
-import { benchStore, completionLatency, insertPool, ms, reportLatencies, reportTimes, sleep, timedAdapter } from './scan-support';
-import { runBench } from './bench-kit';
+import { benchStore, completionLatency, insertPool, ms, reportLatencies, reportTimes, sleep, timedAdapter, runScanBench } from './scan-support';
 
 const BLOCKS = 1000;
 const RECEIVERS_PER_BLOCK = 5;
@@ -147,4 +146,4 @@ async function main(): Promise<void> {
   }
 }
 
-runBench(main);
+runScanBench('tron', main);
