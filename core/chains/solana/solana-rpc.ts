@@ -39,6 +39,12 @@ export interface SolanaRpcOptions {
   logger?: SolanaRpcLogger;
 }
 
+/** One answer of a JSON-RPC batch: the result, or the error the provider gave for that request. */
+export interface BatchAnswer {
+  result?: unknown;
+  error?: { code: number; message: string };
+}
+
 export class SolanaUnavailableError extends Error {
   constructor(chainId: string, cause: unknown) {
     super(`No Solana provider of ${chainId} answered: ${cause instanceof Error ? cause.message : String(cause)}`);
@@ -135,6 +141,32 @@ export class SolanaRpcClient {
     }
     throw new SolanaUnavailableError(this.chainId, lastError);
   };
+
+  /**
+   * Several requests of one method in one HTTP request (a JSON-RPC batch, which validators and
+   * providers accept): one answer per request, in request order. A provider may answer a batch's
+   * elements in any order, so each answer is matched to its request by its JSON-RPC `id`, never
+   * by its place in the list; an answer list that does not answer every id exactly once fails the
+   * call. An answer about the provider (node behind, internal error) in any element fails the
+   * whole batch over to the next provider (send); answers about the chain (a skipped slot, a block
+   * not available) are returned as they are. Plain JSON numbers: kit's big-integer parser is for
+   * single requests only.
+   */
+  async batch(method: string, paramsList: readonly unknown[][]): Promise<BatchAnswer[]> {
+    if (paramsList.length === 0) return [];
+    const payload = paramsList.map((params, id) => ({ jsonrpc: '2.0', id, method, params }));
+    const answers = await this.transport<unknown>({ payload });
+    const byId = new Map<number, BatchAnswer>();
+    for (const one of Array.isArray(answers) ? answers : []) {
+      const { id, result, error } = (one ?? {}) as { id?: unknown; result?: unknown; error?: BatchAnswer['error'] };
+      if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id >= payload.length || byId.has(id)) {
+        throw new Error(`${this.chainId}: ${method} batch of ${payload.length} answered an unknown or repeated id ${JSON.stringify(id)}`);
+      }
+      byId.set(id, error ? { error } : { result });
+    }
+    if (byId.size !== payload.length) throw new Error(`${this.chainId}: ${method} batch of ${payload.length} answered ${Array.isArray(answers) ? byId.size : 'no list'}`);
+    return payload.map(({ id }) => byId.get(id)!);
+  }
 
   private async send<T>(p: Provider, config: Parameters<RpcTransport>[0]): Promise<T> {
     this.calls += Array.isArray(config.payload) ? config.payload.length : 1;
