@@ -52,6 +52,8 @@ export interface ChainDefinition {
   tokens: Partial<Record<Currency, TokenInfo>>;
   /** Solana: the scan mode unless SOLANA_SCAN_MODE_<CHAIN> says otherwise (blocks when absent). */
   solanaScanMode?: SolanaScanMode;
+  /** Solana `blocks` mode: getBlock calls per JSON-RPC batch when SOLANA_BLOCKS_PER_REQUEST_<CHAIN> says (absent: the adapter's 10; 1: no batches). */
+  solanaBlocksPerRequest?: number;
   /** Requests per second per provider unless RPC_REQUESTS_PER_SECOND_<CHAIN> says otherwise (absent: the family's default). */
   rpcRequestsPerSecond?: number;
 }

@@ -59,6 +59,8 @@ export class ChainRegistry {
         explorerTxUrl: overrides[`EXPLORER_TX_URL_${env}`] ?? EXPLORER_TX_URLS[def.chainId] ?? null,
       };
       if (def.protocol === 'solana') chain.solanaScanMode = (overrides[`SOLANA_SCAN_MODE_${env}`]?.trim() as SolanaScanMode | undefined) ?? def.solanaScanMode ?? 'blocks';
+      const blocksPerRequest = overrides[`SOLANA_BLOCKS_PER_REQUEST_${env}`];
+      if (def.protocol === 'solana' && blocksPerRequest !== undefined && /^\d+$/.test(blocksPerRequest.trim())) chain.solanaBlocksPerRequest = Number(blocksPerRequest);
       const rps = overrides[`RPC_REQUESTS_PER_SECOND_${env}`];
       if (rps !== undefined && /^\d+$/.test(rps.trim())) chain.rpcRequestsPerSecond = Number(rps);
       const apiKey = overrides[`TRON_PRO_API_KEY_${env}`];

@@ -267,10 +267,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const chainOverrides: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value && (/^(RPC_URLS|RPC_WS_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|HEAD_LAG_SECONDS|TRON_PRO_API_KEY|SOLANA_SCAN_MODE|RPC_REQUESTS_PER_SECOND)_[A-Z0-9_]+$/.test(name) || name === 'HEAD_LAG_SECONDS')) {
+    if (value && (/^(RPC_URLS|RPC_WS_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|HEAD_LAG_SECONDS|TRON_PRO_API_KEY|SOLANA_SCAN_MODE|SOLANA_BLOCKS_PER_REQUEST|RPC_REQUESTS_PER_SECOND)_[A-Z0-9_]+$/.test(name) || name === 'HEAD_LAG_SECONDS')) {
       chainOverrides[name] = value;
       if (name.startsWith('SOLANA_SCAN_MODE_') && !['blocks', 'addresses'].includes(value.trim())) {
         problems.push(`${name} must be blocks (a dedicated provider or own node) or addresses (public endpoints), got "${value}"`);
+      }
+      if (name.startsWith('SOLANA_BLOCKS_PER_REQUEST_') && !(/^\d{1,3}$/.test(value.trim()) && Number(value) >= 1 && Number(value) <= 100)) {
+        problems.push(`${name} must be a whole number from 1 to 100 (getBlock calls per JSON-RPC batch; 1: one plain request per block, for a provider that refuses batches), got "${value}"`);
       }
       if (name.startsWith('RPC_REQUESTS_PER_SECOND_') && !/^\d{1,6}$/.test(value.trim())) {
         problems.push(`${name} must be a whole number of requests per second per provider (0: unlimited), got "${value}"`);

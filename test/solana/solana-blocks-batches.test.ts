@@ -211,3 +211,97 @@ describe('solana blocks mode: an error for one block of a getBlock batch (solana
     }
   });
 });
+
+/**
+ * A provider that refuses JSON-RPC batches (some plans of hosted providers do) answers a batch
+ * with one error object. The scan then fails with a message naming the setting, and with
+ * SOLANA_BLOCKS_PER_REQUEST_<CHAIN>=1 blocks mode reads one block per plain request and credits
+ * the payment as it does with batches.
+ */
+describe('solana blocks mode: a provider that refuses JSON-RPC batches (solana-local)', function () {
+  this.timeout(120_000);
+  let chain: RunningSolanaLocal;
+  let refusing: http.Server;
+  let refusingUrl: string;
+  let client: SolanaLocalClient;
+  let orgId: string;
+  let batchesRefused = 0;
+
+  const contextThrough = async (env: Record<string, string>) => {
+    const ctx = testContext(testConfig({ SOLANA_SCAN_MODE_SOLANA_LOCAL: 'blocks', ...env }));
+    applySolanaLocalState(ctx.registry, { ...solanaLocalStateOf(chain), rpcUrl: refusingUrl });
+    return ctx;
+  };
+
+  before(async () => {
+    chain = await startSolanaLocal({ dataDir: null, port: 0, slotMs: 0, confirmationLag: 1, finalizationLag: FINALIZATION_LAG });
+    refusing = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', async () => {
+        const body = Buffer.concat(chunks).toString();
+        res.setHeader('content-type', 'application/json');
+        if (body.trimStart().startsWith('[')) {
+          batchesRefused++;
+          res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Batch requests are not supported on this plan' } }));
+          return;
+        }
+        const upstream = await fetch(chain.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        res.statusCode = upstream.status;
+        res.end(await upstream.text());
+      });
+    });
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    refusingUrl = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`;
+    client = new SolanaLocalClient(chain.url, chain.wallet, chain.info, { produceSlots: true });
+    const ctx = await contextThrough({});
+    await ctx.db.delete(chainCheckpoints).where(eq(chainCheckpoints.chainId, SOLANA_LOCAL_CHAIN_ID));
+    await ctx.db.delete(scannedBlocks).where(eq(scannedBlocks.chainId, SOLANA_LOCAL_CHAIN_ID));
+    await ctx.db.delete(chainHeadObservations).where(eq(chainHeadObservations.chainId, SOLANA_LOCAL_CHAIN_ID));
+    orgId = (await createTestOrg('solana refused batches org')).organizationId;
+    await seedPoolAddresses(orgId, 'solana', 5);
+    await client.dev('solanaLocal_produceSlot', { count: 3 });
+    await runChainScan(ctx, SOLANA_LOCAL_CHAIN_ID); // the checkpoint starts at the head
+  });
+  after(async () => {
+    await new Promise<void>((resolve) => (refusing ? refusing.close(() => resolve()) : resolve()));
+    await chain?.stop();
+  });
+
+  it('fails the range naming SOLANA_BLOCKS_PER_REQUEST_<CHAIN>, then with it set to 1 credits the payment', async () => {
+    const ctx = await contextThrough({});
+    const order = await createOrder(ctx, orgId, { orderReference: `sol-refused-${Date.now()}`, amount: '2.5', currency: 'USDC', chainId: SOLANA_LOCAL_CHAIN_ID, metadata: {} });
+    const paid = await client.pay(order.address, 2_500_000n, 'USDC');
+    await client.dev('solanaLocal_produceSlot', { count: FINALIZATION_LAG + 1 });
+
+    let failure: unknown = null;
+    try {
+      await runChainScan(ctx, SOLANA_LOCAL_CHAIN_ID);
+    } catch (err) {
+      failure = err;
+    }
+    expect(batchesRefused).to.be.greaterThan(0);
+    expect(failure, 'the scan through a provider that refuses batches').to.be.instanceOf(Error);
+    expect((failure as Error).message).to.match(/SOLANA_BLOCKS_PER_REQUEST_<CHAIN>=1/);
+    expect(await orderTransfers(ctx, order.id)).to.have.length(0);
+
+    const single = await contextThrough({ SOLANA_BLOCKS_PER_REQUEST_SOLANA_LOCAL: '1' });
+    const refusedBefore = batchesRefused;
+    for (let i = 0; i < 3; i++) {
+      const scan = await runChainScan(single, SOLANA_LOCAL_CHAIN_ID);
+      if ('skipped' in scan) throw new Error(`scan skipped: ${scan.skipped}`);
+      await runChainConfirmations(single, SOLANA_LOCAL_CHAIN_ID);
+      await client.dev('solanaLocal_produceSlot', { count: FINALIZATION_LAG });
+    }
+    expect(batchesRefused).to.equal(refusedBefore);
+    const rows = await orderTransfers(single, order.id);
+    expect(rows.map((r) => ({ txHash: r.txHash, blockNumber: r.blockNumber, amount: r.amount }))).to.deep.equal([{ txHash: paid.signature, blockNumber: Number(paid.slot), amount: 2_500_000n }]);
+    expect(await orderRow(single, order.id)).to.include({ status: 'completed', amountReceived: 2_500_000n });
+  });
+
+  it('refuses a setting outside 1-100 at start-up with a clear message', () => {
+    for (const bad of ['0', '101', 'ten']) {
+      expect(() => testConfig({ SOLANA_BLOCKS_PER_REQUEST_SOLANA_LOCAL: bad }), bad).to.throw(/SOLANA_BLOCKS_PER_REQUEST_SOLANA_LOCAL must be a whole number from 1 to 100/);
+    }
+  });
+});

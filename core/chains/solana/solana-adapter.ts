@@ -43,7 +43,8 @@ import { SolanaRpcClient, SolanaUnavailableError } from './solana-rpc';
 
 /**
  * `blocks` mode reads blocks in JSON-RPC batches of BLOCKS_PER_REQUEST getBlock calls (providers
- * cap batches, some at 10): one HTTP request per 10 blocks instead of one per block is what lets a
+ * cap batches, some at 10; SOLANA_BLOCKS_PER_REQUEST_<CHAIN> sets another size, 1 for a provider
+ * that refuses batches): one HTTP request per 10 blocks instead of one per block is what lets a
  * catch-up of 100,000 mostly empty slots finish in seconds (bench:scan). Batches in flight: 4
  * while blocks are light, 2 once a round averaged more than BUSY_BLOCK_TRANSACTIONS (a mainnet
  * block is megabytes: 20 blocks in memory at most then).
@@ -79,6 +80,8 @@ interface Cursor {
 export class SolanaAdapter implements ChainAdapter {
   readonly protocol = 'solana' as const;
   readonly mode: SolanaScanMode;
+  /** getBlock calls per HTTP request in `blocks` mode (1: plain requests, no JSON-RPC batch). */
+  private readonly blocksPerRequest: number;
   /** Each mint's token program, learnt from the mint's owner by verifyTokens (classic Token before that). */
   private readonly mintPrograms = new Map<string, string>();
   /** `addresses` mode: newest signature seen per token account, with its slot. */
@@ -92,6 +95,7 @@ export class SolanaAdapter implements ChainAdapter {
     readonly client: SolanaRpcClient,
   ) {
     this.mode = chain.solanaScanMode ?? 'blocks';
+    this.blocksPerRequest = chain.solanaBlocksPerRequest ?? BLOCKS_PER_REQUEST;
   }
 
   /** Configured mints → currency (read each time: a local chain's mints are learnt at run time). */
@@ -211,10 +215,10 @@ export class SolanaAdapter implements ChainAdapter {
     let previous: { slot: number; hash: string } | null = null;
     let inFlight = BATCHES_IN_FLIGHT_LIGHT;
     for (let i = 0; i < slots.length; ) {
-      const round = slots.slice(i, i + BLOCKS_PER_REQUEST * inFlight);
+      const round = slots.slice(i, i + this.blocksPerRequest * inFlight);
       i += round.length;
       const requests: number[][] = [];
-      for (let j = 0; j < round.length; j += BLOCKS_PER_REQUEST) requests.push(round.slice(j, j + BLOCKS_PER_REQUEST));
+      for (let j = 0; j < round.length; j += this.blocksPerRequest) requests.push(round.slice(j, j + this.blocksPerRequest));
       const blocks = (await Promise.all(requests.map((batch) => this.fullBlocks(batch)))).flat();
       const transactions = blocks.reduce((n, b) => n + (b.transactions?.length ?? 0), 0);
       inFlight = transactions / blocks.length > BUSY_BLOCK_TRANSACTIONS ? BATCHES_IN_FLIGHT_BUSY : BATCHES_IN_FLIGHT_LIGHT;
@@ -239,12 +243,24 @@ export class SolanaAdapter implements ChainAdapter {
    * (the range is read again); any other error fails the read.
    */
   private async fullBlocks(slots: number[]): Promise<RpcFullBlock[]> {
+    if (this.blocksPerRequest === 1) return Promise.all(slots.map((slot) => this.fullBlock(slot)));
     const answers = await this.call(() => this.client.batch('getBlock', slots.map((slot) => [slot, FULL_BLOCK])));
     return answers.map((answer, i) => {
       if (answer.error && !NO_BLOCK_CODES.has(answer.error.code)) throw new Error(`${this.chain.chainId}: getBlock ${slots[i]} failed: ${answer.error.code} ${answer.error.message}`);
       if (!answer.error && answer.result) return answer.result as RpcFullBlock;
       throw new UnstableChainError(`${this.chain.chainId}: block ${slots[i]} listed by getBlocks is not available`);
     });
+  }
+
+  /** One full block in a plain request (a provider that refuses JSON-RPC batches). */
+  private async fullBlock(slot: number): Promise<RpcFullBlock> {
+    try {
+      const block = await this.call(() => this.rpc.getBlock(BigInt(slot), FULL_BLOCK).send());
+      if (block) return block as unknown as RpcFullBlock;
+    } catch (err) {
+      if (!isSkippedError(err) && !isSolanaError(err, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_BLOCK_NOT_AVAILABLE)) throw err;
+    }
+    throw new UnstableChainError(`${this.chain.chainId}: block ${slot} listed by getBlocks is not available`);
   }
 
   // --- addresses mode --------------------------------------------------------------------

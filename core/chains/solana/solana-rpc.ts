@@ -156,15 +156,19 @@ export class SolanaRpcClient {
     if (paramsList.length === 0) return [];
     const payload = paramsList.map((params, id) => ({ jsonrpc: '2.0', id, method, params }));
     const answers = await this.transport<unknown>({ payload });
+    if (!Array.isArray(answers)) {
+      const said = JSON.stringify(answers)?.slice(0, 200);
+      throw new Error(`${this.chainId}: a ${method} batch of ${payload.length} was not answered with a list (${said}); a provider that refuses JSON-RPC batches needs SOLANA_BLOCKS_PER_REQUEST_<CHAIN>=1`);
+    }
     const byId = new Map<number, BatchAnswer>();
-    for (const one of Array.isArray(answers) ? answers : []) {
+    for (const one of answers) {
       const { id, result, error } = (one ?? {}) as { id?: unknown; result?: unknown; error?: BatchAnswer['error'] };
       if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id >= payload.length || byId.has(id)) {
         throw new Error(`${this.chainId}: ${method} batch of ${payload.length} answered an unknown or repeated id ${JSON.stringify(id)}`);
       }
       byId.set(id, error ? { error } : { result });
     }
-    if (byId.size !== payload.length) throw new Error(`${this.chainId}: ${method} batch of ${payload.length} answered ${Array.isArray(answers) ? byId.size : 'no list'}`);
+    if (byId.size !== payload.length) throw new Error(`${this.chainId}: ${method} batch of ${payload.length} answered ${byId.size}`);
     return payload.map(({ id }) => byId.get(id)!);
   }
 
