@@ -21,7 +21,16 @@ export interface Spawned {
  * so a signal reaches the entry (the tsx binary would sit in between as a parent relaying signals).
  */
 export function spawnEntry(entry: string, env: Record<string, string>, args: string[] = []): Spawned {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve(ROOT, entry), ...args], {
+  return spawnNode(['--import', 'tsx', path.resolve(ROOT, entry), ...args], env);
+}
+
+/** The same entry from a compiled build (`node scripts/build.mjs <buildDir>`), as the image runs it. */
+export function spawnBuiltEntry(buildDir: string, entry: string, env: Record<string, string>): Spawned {
+  return spawnNode(['--enable-source-maps', path.join(buildDir, entry.replace(/\.ts$/, '.js'))], env);
+}
+
+function spawnNode(nodeArgs: string[], env: Record<string, string>): Spawned {
+  const child = spawn(process.execPath, nodeArgs, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { closedPort, spawnEntry, type Spawned } from '../helpers/processes';
+import { closedPort, spawnBuiltEntry, spawnEntry, type Spawned } from '../helpers/processes';
 
 /**
  * A private redis-server on a random port that the simulation restarts on the same port, losing
@@ -72,7 +72,8 @@ export interface ServiceProcesses {
   errorLines(): string[];
 }
 
-export async function startServiceProcesses(env: Record<string, string>, workers: number, logDir: string): Promise<ServiceProcesses> {
+/** From the TypeScript sources, or from a compiled build (`buildDir`) as production runs them. */
+export async function startServiceProcesses(env: Record<string, string>, workers: number, logDir: string, buildDir?: string): Promise<ServiceProcesses> {
   fs.mkdirSync(logDir, { recursive: true });
   const all: { name: string; p: Spawned }[] = [];
   const logs = new Map<string, fs.WriteStream>();
@@ -88,7 +89,7 @@ export async function startServiceProcesses(env: Record<string, string>, workers
   // is started again: start-up trouble of a loaded machine is not what the simulation tests.
   const startReady = async (name: string, entry: string, procEnv: Record<string, string>, ready: RegExp): Promise<{ p: Spawned; line: string }> => {
     for (let attempt = 1; ; attempt++) {
-      const p = track(name, spawnEntry(entry, procEnv));
+      const p = track(name, buildDir ? spawnBuiltEntry(buildDir, entry, procEnv) : spawnEntry(entry, procEnv));
       const outcome = await Promise.race([p.waitFor(ready, 120_000).then((line) => ({ line })), p.exited.then((code) => ({ exit: code }))]);
       if ('line' in outcome) return { p, line: outcome.line };
       if (attempt >= 5) throw new Error(`${name} exited with ${outcome.exit} at start-up: ${p.stderr().slice(-500)} ${p.stdout().slice(-500)}`);

@@ -62,6 +62,8 @@ export interface SimOptions {
   outDir?: string;
   /** Extra environment for the service processes. */
   serviceEnv?: Record<string, string>;
+  /** Run the API and workers from this compiled build (scripts/build.mjs) instead of the sources. */
+  buildDir?: string;
   /** A deliberate bug injected into the service's database from outside (the self-test): see injectFault. */
   fault?: SimFault;
   log?: (line: string) => void;
@@ -297,7 +299,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       ...(opts.serviceEnv ?? {}),
     };
     log('starting the API and workers');
-    procs = await startServiceProcesses(env, opts.workers, path.join(outDir, 'logs'));
+    procs = await startServiceProcesses(env, opts.workers, path.join(outDir, 'logs'), opts.buildDir);
     const services = procs;
     trace.add('services', { api: services.apiUrl, workers: opts.workers });
 
