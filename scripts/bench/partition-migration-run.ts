@@ -35,8 +35,8 @@ export interface Counts {
   attempts: number;
 }
 
-/** The migrations up to, not including, `tag`, in a folder of their own. */
-function migrationsBefore(tag: string): string {
+/** The migrations up to, not including, `tag`, in a folder of their own (remove it after). */
+export function migrationsBefore(tag: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sg-migrations-'));
   fs.cpSync(MIGRATIONS_FOLDER, dir, { recursive: true });
   const journalPath = path.join(dir, 'meta', '_journal.json');
