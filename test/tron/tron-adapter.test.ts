@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { ChainRegistry } from '../../core/chains/registry';
 import { SCANNED_FAMILIES } from '../../core/chains/adapters';
 import { TronAdapter } from '../../core/chains/tron/tron-adapter';
-import { TronHttp } from '../../core/chains/tron/tron-http';
+import { TronHttp, type TronBlock, type TronTransactionInfo, type TronView } from '../../core/chains/tron/tron-http';
+import type { ChainTransfer } from '../../core/detection/adapter';
 import { normalizeAddress } from '../../core/chains/addresses';
 import { applyTronLocalState, TRON_LOCAL_CHAIN_ID } from '../../core/chains/tron/tron-local-state';
 import { TronLocalNode } from '../../scripts/local-chain/tron/tron-local-node';
@@ -10,6 +11,19 @@ import { adapterFor } from '../../core/detection/monitor';
 import { createLogger } from '../../core/platform/logger';
 import { closedPort } from '../helpers/processes';
 import { testConfig, testContext } from '../helpers/harness';
+
+/** The adapter's HTTP client, noting each block and infos request in the order the adapter asks. */
+class RecordingTronHttp extends TronHttp {
+  readonly asked: string[] = [];
+  override blocksByRange(view: TronView, startNum: number, endNum: number): Promise<TronBlock[]> {
+    this.asked.push(`blocks ${startNum}-${endNum - 1}`);
+    return super.blocksByRange(view, startNum, endNum);
+  }
+  override transactionInfoByBlockNum(view: TronView, num: number): Promise<TronTransactionInfo[]> {
+    this.asked.push(`infos ${num}`);
+    return super.transactionInfoByBlockNum(view, num);
+  }
+}
 
 describe('Tron adapter on tron-local', () => {
   let node: TronLocalNode;
@@ -92,12 +106,47 @@ describe('Tron adapter on tron-local', () => {
       [usdt.id, 0, 0, 5n, 5, usdtBlock.hash],
       [mixed.id, 0, 0, 7n, 26, mixedBlock.hash],
     ]);
-    // Blocks 1-20, 21-40, 41-45 (20 a request before any block was read); the infos of blocks 5 and 26 only.
-    expect(adapter.calls - before).to.equal(3 + 2);
+    // Blocks 1-20 (20, one request, before any block was read), then 21-45 at the density seen; the infos of blocks 5 and 26 only.
+    expect(adapter.calls - before).to.equal(2 + 2);
     // Blocks this light (3 transactions in 45) are then asked for 100 at a time.
     const again = adapter.calls;
     expect(await adapter.transfersInRange(1, 45)).to.deep.equal(found);
     expect(adapter.calls - again).to.equal(1 + 2);
+  });
+
+  it('reads a range of dense blocks in rounds of about 6,000 transactions: a round\'s blocks are asked only once the round before has its infos, so a range of mainnet blocks is never in memory whole', async () => {
+    node = new TronLocalNode({ blockTimeMs: 0, solidificationLag: 2 });
+    await node.start();
+    const payee = 'TWgezbnYkrQrWJY4tv2vbftyvUwaM9r7s1';
+    node.mine(1);
+    // Blocks 2-31: 500 transactions each (a mainnet block holds a few hundred), one of them a USDT payment.
+    const payments: string[] = [];
+    for (let i = 1; i <= 30; i++) {
+      payments.push(node.submit([{ to: payee, amount: BigInt(i) }]).id);
+      for (let j = 0; j < 499; j++) node.submitTrx(payee, 1n);
+      node.mine(1);
+    }
+    node.mine(2); // solidified 31
+    const http = new RecordingTronHttp(TRON_LOCAL_CHAIN_ID, [node.url]);
+    const registry = ChainRegistry.forNetwork('local', SCANNED_FAMILIES, {});
+    applyTronLocalState(registry, { rpcUrl: node.url, genesisHash: node.genesisHash, token: node.token, startedAt: '' });
+    const adapter = new TronAdapter(registry.get(TRON_LOCAL_CHAIN_ID)!, http);
+    await adapter.finalizedBlockNumber();
+    const paid = (found: ChainTransfer[]) => found.map((t) => [t.txHash, t.amount, t.blockNumber]);
+    const expected = payments.map((id, i) => [id, BigInt(i + 1), i + 2]);
+
+    expect(paid(await adapter.transfersInRange(2, 31))).to.deep.equal(expected);
+    const infos = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `infos ${from + i}`);
+    // Before any block was read: one request of 20 blocks; then 500 a block: 4 blocks a request, 12 a round.
+    expect(http.asked).to.deep.equal(['blocks 2-21', ...infos(2, 21), 'blocks 22-25', 'blocks 26-29', 'blocks 30-31', ...infos(22, 31)]);
+
+    http.asked.length = 0;
+    expect(paid(await adapter.transfersInRange(2, 31))).to.deep.equal(expected);
+    expect(http.asked).to.deep.equal([
+      'blocks 2-5', 'blocks 6-9', 'blocks 10-13', ...infos(2, 13),
+      'blocks 14-17', 'blocks 18-21', 'blocks 22-25', ...infos(14, 25),
+      'blocks 26-29', 'blocks 30-31', ...infos(26, 31),
+    ]);
   });
 
   it("provider lines go to the service context's logger (no module-level logger), without the API key", async () => {

@@ -20,8 +20,9 @@ import { parseTronTransfers, type TronToken } from './tron-transfers';
  * - Transfers: the range's blocks in requests of up to 100 (`getblockbylimitnext`), then
  *   `gettransactioninfobyblocknum` for each block holding a transaction that runs contract code
  *   (several requests in parallel, bounded by the client's per-provider limiter); the infos are
- *   trusted only when they are the block's transactions. A block that cannot be read fails the
- *   range: nothing is skipped.
+ *   trusted only when they are the block's transactions; in rounds of a few thousand
+ *   transactions, so a range of mainnet blocks is never in memory whole. A block that cannot be
+ *   read fails the range: nothing is skipped.
  */
 
 /**
@@ -33,6 +34,16 @@ import { parseTronTransfers, type TronToken } from './tron-transfers';
 const MAX_BLOCKS_PER_REQUEST = BLOCKS_PER_RANGE_REQUEST;
 const FIRST_BLOCKS_PER_REQUEST = 20;
 const TRANSACTIONS_PER_REQUEST = 2_000;
+
+/**
+ * Transactions a range holds in memory at once. A range is read in rounds of about this many: a
+ * round's blocks and their transaction infos are read, its transfers kept, and its blocks dropped
+ * before the next round. A mainnet block is a few hundred transactions, hundreds of kilobytes of
+ * JSON with its infos: a whole range (500 blocks after a restart, up to 2,000 in a catch-up) held
+ * at once would be hundreds of megabytes, past a worker's heap limit (docs/production.md). Light
+ * blocks (testnets, tron-local) still come in one round per range.
+ */
+const TRANSACTIONS_PER_ROUND = 6_000;
 
 /**
  * Contract types whose transactions run TVM code, the only code that writes event logs: a TRC-20
@@ -63,8 +74,8 @@ export class TronAdapter implements ChainAdapter {
   readonly protocol = 'tron' as const;
   /** Newest solidified height seen (decides which view serves a height). */
   private solidified = -1;
-  /** Blocks a `getblockbylimitnext` request asks for, from the density of the blocks read last (a request size, nothing the core trusts). */
-  private blocksPerRequest = FIRST_BLOCKS_PER_REQUEST;
+  /** Transactions per block of the blocks read last (null before any): sizes requests and rounds, nothing the core trusts. */
+  private transactionsPerBlock: number | null = null;
 
   constructor(
     readonly chain: Chain,
@@ -147,8 +158,8 @@ export class TronAdapter implements ChainAdapter {
   }
 
   /**
-   * Every block of the range is read (`getblockbylimitnext`) and must be present, each height once
-   * and in order. A block holding a transaction that runs contract code has its transaction infos
+   * Every block of the range is read (`getblockbylimitnext`), in rounds of about
+   * TRANSACTIONS_PER_ROUND transactions, and must be present, each height once and in order. A block holding a transaction that runs contract code has its transaction infos
    * read, and they must be those of the block's transactions: `gettransactioninfobyblocknum`
    * answers `{}` both for an empty block and for a block the answering node does not have (a
    * lagging provider, or a lagging backend behind a load balancer), so `{}` is trusted only for a
@@ -159,22 +170,41 @@ export class TronAdapter implements ChainAdapter {
   async transfersInRange(fromBlock: number, toBlock: number): Promise<ChainTransfer[]> {
     const tokens = this.tokens();
     if (tokens.size === 0 || toBlock < fromBlock) return [];
-    const blocks = await this.call(() => this.blocksOf(fromBlock, toBlock));
-    blocks.forEach((block, i) => {
-      // The range is one chain: a block changed between two reads shows as a broken parent link.
-      if (i > 0 && block.block_header.raw_data.parentHash !== blocks[i - 1].blockID) {
-        throw new UnstableChainError(`${this.chain.chainId}: block ${fromBlock + i} does not follow block ${fromBlock + i - 1}`);
-      }
-    });
-    const withCode = blocks.filter(runsContractCode);
-    const infos = await this.call(() => Promise.all(withCode.map((b) => this.http.transactionInfoByBlockNum(this.view(b.block_header.raw_data.number), b.block_header.raw_data.number))));
     const out: ChainTransfer[] = [];
-    withCode.forEach((block, i) => {
-      const h = block.block_header.raw_data.number;
-      if (!sameTransactions(block, infos[i])) throw new UnstableChainError(`${this.chain.chainId}: the transaction infos of block ${h} are not its transactions' (a provider without that block?)`);
-      for (const t of parseTronTransfers(infos[i], tokens, this.toRef(block))) out.push({ chainId: this.chain.chainId, ...t });
-    });
+    let previousId: string | null = null;
+    for (let start = fromBlock; start <= toBlock; ) {
+      const end = Math.min(toBlock, start + this.blocksPerRound() - 1);
+      const blocks = await this.call(() => this.blocksOf(start, end));
+      blocks.forEach((block, i) => {
+        // The range is one chain, across rounds too: a block changed between two reads shows as a broken parent link.
+        const parentId = i > 0 ? blocks[i - 1].blockID : previousId;
+        if (parentId !== null && block.block_header.raw_data.parentHash !== parentId) {
+          throw new UnstableChainError(`${this.chain.chainId}: block ${start + i} does not follow block ${start + i - 1}`);
+        }
+      });
+      const withCode = blocks.filter(runsContractCode);
+      const infos = await this.call(() => Promise.all(withCode.map((b) => this.http.transactionInfoByBlockNum(this.view(b.block_header.raw_data.number), b.block_header.raw_data.number))));
+      withCode.forEach((block, i) => {
+        const h = block.block_header.raw_data.number;
+        if (!sameTransactions(block, infos[i])) throw new UnstableChainError(`${this.chain.chainId}: the transaction infos of block ${h} are not its transactions' (a provider without that block?)`);
+        for (const t of parseTronTransfers(infos[i], tokens, this.toRef(block))) out.push({ chainId: this.chain.chainId, ...t });
+      });
+      previousId = blocks[blocks.length - 1].blockID;
+      start = end + 1;
+    }
     return out;
+  }
+
+  /** Blocks a `getblockbylimitnext` request asks for: about TRANSACTIONS_PER_REQUEST transactions. */
+  private get blocksPerRequest(): number {
+    if (this.transactionsPerBlock === null) return FIRST_BLOCKS_PER_REQUEST;
+    return Math.max(1, Math.min(MAX_BLOCKS_PER_REQUEST, Math.floor(TRANSACTIONS_PER_REQUEST / Math.max(1, this.transactionsPerBlock))));
+  }
+
+  /** Blocks a round reads: about TRANSACTIONS_PER_ROUND transactions, at least one request's worth (one request before any block was read). */
+  private blocksPerRound(): number {
+    if (this.transactionsPerBlock === null) return this.blocksPerRequest;
+    return Math.max(this.blocksPerRequest, Math.floor(TRANSACTIONS_PER_ROUND / Math.max(1, this.transactionsPerBlock)));
   }
 
   /**
@@ -209,7 +239,7 @@ export class TronAdapter implements ChainAdapter {
       }
     });
     const transactions = blocks.reduce((n, b) => n + (b.transactions?.length ?? 0), 0);
-    this.blocksPerRequest = Math.max(1, Math.min(MAX_BLOCKS_PER_REQUEST, Math.floor(TRANSACTIONS_PER_REQUEST / Math.max(1, transactions / blocks.length))));
+    this.transactionsPerBlock = transactions / blocks.length;
     return blocks;
   }
 
