@@ -30,6 +30,13 @@ import { forgetNonCanonicalEvidence, sameDecidingObservations, type CheckedEvide
 export const MIN_RANGE = 1;
 export const MAX_RANGE = 2000;
 const INITIAL_RANGE = 500;
+/**
+ * Transfers of the configured tokens (whatever their recipient) a range is sized to hold: after a
+ * range that held more, the next is sized to about this many at the density it saw, and a range
+ * grows only while it stays under. A catch-up of a busy chain (mainnet USDT: tens of transfers a
+ * block) then holds a bounded list in a worker's memory instead of 2,000 blocks' worth.
+ */
+export const TRANSFERS_PER_RANGE = 20_000;
 
 export type ScanStatus = 'scanned' | 'idle' | 'conflict' | 'reorg' | 'unstable' | 'initialized' | 'behind';
 
@@ -184,8 +191,15 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   });
   if (outcome === null) return { status: 'conflict', recorded: 0, logs: 0, head: head.number };
   if (outcome === 'unstable') return { status: 'unstable', recorded: 0, logs: 0, head: head.number };
-  if (range < MAX_RANGE) ctx.detection.rangeSizes.set(chainId, Math.min(MAX_RANGE, range * 2));
+  ctx.detection.rangeSizes.set(chainId, nextRangeSize(range, toBlock - fromBlock + 1, found.length));
   return { status: 'scanned', fromBlock, toBlock, recorded: outcome, logs: found.length, head: head.number };
+}
+
+/** After a range of `blocks` blocks that held `transfers`: twice the range, or fewer blocks where the chain is dense. */
+function nextRangeSize(range: number, blocks: number, transfers: number): number {
+  const grown = Math.min(MAX_RANGE, range * 2);
+  if (transfers === 0) return grown;
+  return Math.max(MIN_RANGE, Math.min(grown, Math.floor((blocks * TRANSFERS_PER_RANGE) / transfers)));
 }
 
 /** The family's pool addresses (all of them, or those that can receive now), for adapters that query per address (Solana). */

@@ -9,7 +9,7 @@ import type { ServiceContext } from '../../core/service/context';
 import { attributeTransfer, type AssignmentSpan } from '../../core/detection/attribution';
 import { updateConfirmations } from '../../core/detection/confirmations';
 import { recordHeadObservation } from '../../core/detection/head-observations';
-import { currentRangeSize, scanChain, scanChainOnce } from '../../core/detection/scan';
+import { currentRangeSize, scanChain, scanChainOnce, TRANSFERS_PER_RANGE } from '../../core/detection/scan';
 import { bindDepositReference, unbindDepositReference } from '../../core/deposits/bindings';
 import { setConfigValue } from '../../core/organizations/org-config';
 import { createOrder } from '../../core/orders/orders';
@@ -105,6 +105,33 @@ describe('detection core with an in-memory chain', function () {
     expect((await getCheckpoint(ctx.db, chain.chain.chainId))!.blockNumber).to.equal(chain.tip.number);
     const rows = await rowsOf(ctx, chain.chain.chainId);
     expect(rows.map((r) => [r.blockNumber, r.amount])).to.deep.equal([[paid.number, 9n]]);
+  });
+
+  it('on a dense chain a range holds about TRANSFERS_PER_RANGE transfers: after a range that held more, the next is sized down to it, and grows only while it stays under', async () => {
+    const { ctx, chain } = setUp();
+    const org = await createTestOrg('memory org dense');
+    const [to] = await seedPoolAddresses(org.organizationId, 'evm', 1);
+    await scanChainOnce(ctx, chain);
+    // 1,000 transfers a block to addresses outside the pool (a busy token's traffic), 60 blocks.
+    const busyBlock = (b: number) => Array.from({ length: 1000 }, (_, i) => ({ txHash: newTxHash(), to: `0x${(b * 1000 + i + 1).toString(16).padStart(40, '0')}`, amount: 1n }));
+    for (let b = 0; b < 59; b++) chain.mine(busyBlock(b));
+    const paid = chain.mine([...busyBlock(59), { txHash: newTxHash(), to, amount: 9n }]);
+    const perRange = TRANSFERS_PER_RANGE / 1000;
+
+    const first = await scanChainOnce(ctx, chain); // the first range (500 blocks) reads all 60
+    expect([first.status, first.toBlock! - first.fromBlock! + 1, first.logs]).to.deep.equal(['scanned', 60, 60_001]);
+    expect(currentRangeSize(ctx, chain.chain.chainId)).to.equal(Math.floor((60 * TRANSFERS_PER_RANGE) / 60_001));
+    expect((await rowsOf(ctx, chain.chain.chainId)).map((r) => [r.blockNumber, r.amount])).to.deep.equal([[paid.number, 9n]]);
+
+    for (let b = 0; b < 3 * perRange; b++) chain.mine(busyBlock(100 + b));
+    const spans: number[] = [];
+    for (let step = await scanChainOnce(ctx, chain); step.status === 'scanned'; step = await scanChainOnce(ctx, chain)) {
+      spans.push(step.toBlock! - step.fromBlock! + 1);
+      expect(step.logs).to.be.at.most(TRANSFERS_PER_RANGE);
+    }
+    expect(spans.reduce((a, b) => a + b, 0)).to.equal(3 * perRange);
+    expect(Math.max(...spans)).to.be.at.most(perRange);
+    expect((await getCheckpoint(ctx.db, chain.chain.chainId))!.blockNumber).to.equal(chain.tip.number);
   });
 
   it('a scan whose checkpoint another worker moved meanwhile writes nothing (compare-and-set)', async () => {
