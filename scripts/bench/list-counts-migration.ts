@@ -13,6 +13,7 @@ import postgres from 'postgres';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import { MIGRATIONS_FOLDER } from '../../db/migrate';
+import { insertGeneratedOrders } from './generated-orders';
 import { migrationsBefore } from './partition-migration-run';
 
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 200_000);
@@ -39,14 +40,7 @@ async function fill(sql: postgres.Sql, table: 'orders' | 'transfers', total: num
   for (let from = 1; from <= total; from += 100_000) {
     const to = Math.min(total, from + 99_999);
     if (table === 'orders') {
-      await sql.unsafe(`
-        insert into orders (id, organization_id, order_reference, pay_token, amount, amount_received, currency, chain_id, protocol, address, pool_address_id,
-                            status, metadata, payment_window_minutes, grace_minutes, required_confirmations, expires_at, grace_ends_at, completed_at, expired_at, created_at, updated_at)
-        select ${id('ord')}, ${org}, 'ref-' || g, md5(g::text), 10500000, case when g % 4 = 0 then 0 else 10500000 end, 'USDT', 'ethereum-sepolia', 'evm',
-               '0x' || substr(md5('a' || g), 1, 40), 1, case when g % 4 = 0 then 'expired' else 'completed' end, '{}'::jsonb, 30, 15, 12,
-               ${at} + interval '30 minutes', ${at} + interval '45 minutes', case when g % 4 = 0 then null else ${at} + interval '2 minutes' end,
-               case when g % 4 = 0 then ${at} + interval '45 minutes' end, ${at}, ${at}
-        from generate_series(${from}, ${to}) g`);
+      await insertGeneratedOrders(sql, { id, org, at }, from, to);
     } else {
       await sql.unsafe(`
         insert into transfers (id, chain_id, protocol, currency, token_address, amount, from_address, to_address, tx_hash, index_in_tx, log_index, block_number, block_hash,

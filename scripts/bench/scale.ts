@@ -38,6 +38,7 @@ import type { Chain } from '../../core/chains/registry';
 import { startApi } from '../../api/server';
 import { poolAddresses } from '../../db/schema';
 import { benchState, runBench, percentile } from './bench-kit';
+import { insertGeneratedOrders } from './generated-orders';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 0.05);
 // p99 of 300 is the third slowest sample: of 100 it was the second, and one or two samples that
@@ -126,14 +127,7 @@ async function generate(sql: postgres.Sql, busyOrg: string, table: 'orders' | 't
   const id = (prefix: string) => `'${prefix}_' || pg_temp.ulid_time((${start} + g::float8 * ${step})::bigint) || lpad(g::text, 16, '0')`;
   const org = `case when g % 2 = 0 then '${busyOrg}' else 'org_scale_' || (g % ${ORGS - 1}) end`;
   if (table === 'orders') {
-    await sql.unsafe(`
-      insert into orders (id, organization_id, order_reference, pay_token, amount, amount_received, currency, chain_id, protocol, address, pool_address_id,
-                          status, metadata, payment_window_minutes, grace_minutes, required_confirmations, expires_at, grace_ends_at, completed_at, expired_at, created_at, updated_at)
-      select ${id('ord')}, ${org}, 'ref-' || g, md5(g::text), 10500000, case when g % 4 = 0 then 0 else 10500000 end, 'USDT', 'ethereum-sepolia', 'evm',
-             '0x' || substr(md5('a' || g), 1, 40), 1, case when g % 4 = 0 then 'expired' else 'completed' end, '{}'::jsonb, 30, 15, 12,
-             ${at} + interval '30 minutes', ${at} + interval '45 minutes', case when g % 4 = 0 then null else ${at} + interval '2 minutes' end,
-             case when g % 4 = 0 then ${at} + interval '45 minutes' end, ${at}, ${at}
-      from generate_series(${from}, ${to}) g`);
+    await insertGeneratedOrders(sql, { id, org, at }, from, to);
   } else if (table === 'transfers') {
     // Every fifth transfer pays an order (the orders exist: there are a fifth as many).
     await sql.unsafe(`
