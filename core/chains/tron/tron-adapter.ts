@@ -159,8 +159,9 @@ export class TronAdapter implements ChainAdapter {
 
   /**
    * Every block of the range is read (`getblockbylimitnext`), in rounds of about
-   * TRANSACTIONS_PER_ROUND transactions, and must be present, each height once and in order. A block holding a transaction that runs contract code has its transaction infos
-   * read, and they must be those of the block's transactions: `gettransactioninfobyblocknum`
+   * TRANSACTIONS_PER_ROUND transactions, and must be present, each height once and in order. A
+   * block holding a transaction that runs contract code has its transaction infos read, and they
+   * must be those of the block's transactions: `gettransactioninfobyblocknum`
    * answers `{}` both for an empty block and for a block the answering node does not have (a
    * lagging provider, or a lagging backend behind a load balancer), so `{}` is trusted only for a
    * block that has no transaction. A block whose transactions run no contract code (TRX transfers)
