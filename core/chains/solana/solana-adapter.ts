@@ -54,12 +54,10 @@ const BATCHES_IN_FLIGHT_LIGHT = 4;
 const BATCHES_IN_FLIGHT_BUSY = 2;
 const BUSY_BLOCK_TRANSACTIONS = 100;
 const FULL_BLOCK = { commitment: 'confirmed', encoding: 'json', transactionDetails: 'full', rewards: false, maxSupportedTransactionVersion: 0 } as const;
-/** getBlock errors that say the slot has no block (not available at the commitment, skipped, skipped in long-term storage): kit's codes are the JSON-RPC ones. */
-const NO_BLOCK_ERRORS = [
-  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_BLOCK_NOT_AVAILABLE,
-  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SLOT_SKIPPED,
-  SOLANA_ERROR__JSON_RPC__SERVER_ERROR_LONG_TERM_STORAGE_SLOT_SKIPPED,
-] as const;
+/** getBlock errors that say the chain passed the slot without a block (skipped, skipped in long-term storage). */
+const SKIPPED_ERRORS = [SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SLOT_SKIPPED, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_LONG_TERM_STORAGE_SLOT_SKIPPED] as const;
+/** getBlock errors that say the slot has no block (not available at the commitment, or skipped): kit's codes are the JSON-RPC ones. */
+const NO_BLOCK_ERRORS = [SOLANA_ERROR__JSON_RPC__SERVER_ERROR_BLOCK_NOT_AVAILABLE, ...SKIPPED_ERRORS] as const;
 const NO_BLOCK_CODES: ReadonlySet<number> = new Set(NO_BLOCK_ERRORS);
 /** getSignaturesForAddress page size (the validator's maximum). */
 const SIGNATURES_PAGE = 1000;
@@ -263,7 +261,7 @@ export class SolanaAdapter implements ChainAdapter {
       const block = await this.call(() => this.rpc.getBlock(BigInt(slot), FULL_BLOCK).send());
       if (block) return block as unknown as RpcFullBlock;
     } catch (err) {
-      if (!NO_BLOCK_ERRORS.some((code) => isSolanaError(err, code))) throw err;
+      if (!isOneOf(err, NO_BLOCK_ERRORS)) throw err;
     }
     throw new UnstableChainError(`${this.chain.chainId}: block ${slot} listed by getBlocks is not available`);
   }
@@ -401,8 +399,12 @@ export class SolanaAdapter implements ChainAdapter {
   }
 }
 
+function isOneOf(err: unknown, codes: readonly (typeof NO_BLOCK_ERRORS)[number][]): boolean {
+  return codes.some((code) => isSolanaError(err, code));
+}
+
 function isSkippedError(err: unknown): boolean {
-  return isSolanaError(err, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_SLOT_SKIPPED) || isSolanaError(err, SOLANA_ERROR__JSON_RPC__SERVER_ERROR_LONG_TERM_STORAGE_SLOT_SKIPPED);
+  return isOneOf(err, SKIPPED_ERRORS);
 }
 
 /**
