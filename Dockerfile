@@ -20,7 +20,9 @@ ENV NODE_ENV=production
 ENV NODE_OPTIONS=--enable-source-maps
 WORKDIR /app
 COPY package.json package-lock.json ./
-# Dev dependencies (tsx, esbuild, tests, drizzle-kit, anvil, solc) stay out of the image.
+# Dev dependencies (tsx, esbuild, tests, drizzle-kit, anvil, solc) stay out of the image. The
+# postinstall applies patches/ (patch-package is a production dependency for this): the bundles
+# carry the patched postgres.js from the build stage, and node_modules here is patched the same.
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /src/dist ./dist
 # The image runs as the unprivileged user of the node image; it writes nothing to /app.
