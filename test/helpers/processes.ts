@@ -125,6 +125,24 @@ export interface TcpProxy {
    * moment instead of forwarding them: the client reads ECONNRESET, as from a server that died mid-query.
    */
   resetWhenClientSends(marker: string): void;
+  /**
+   * Every chunk of every connection made from now on passes `tap` (null: none) before it is
+   * forwarded; the tap may cut the connection there instead (see ConnectionTap).
+   */
+  tap(tap: ((connection: number) => ConnectionTap) | null): void;
+}
+
+/**
+ * How a connection is cut: `rst` resets it (the client reads ECONNRESET, as from a host that
+ * died), `fin` closes it in order (the client reads end of stream, as from a server that exited or
+ * a pooler that recycled it). Either way the chunk at hand is dropped and the server's side closed.
+ */
+export type CutKind = 'rst' | 'fin';
+
+/** Sees each chunk of one proxied connection before it is forwarded: null forwards it, a kind cuts there. */
+export interface ConnectionTap {
+  fromClient(chunk: Buffer): CutKind | null;
+  fromServer(chunk: Buffer): CutKind | null;
 }
 
 export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
@@ -134,6 +152,8 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   let port = 0;
   let holding = false;
   let resetMarker: string | null = null;
+  let makeTap: ((connection: number) => ConnectionTap) | null = null;
+  let connectionCount = 0;
   const listen = async () => {
     server = net.createServer((client) => {
       if (holding) {
@@ -145,18 +165,35 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
       sockets.add(client);
       sockets.add(upstream);
       clients.add(client);
+      const tap = makeTap?.(++connectionCount) ?? null;
+      let cut = false;
+      const cutWith = (kind: CutKind) => {
+        cut = true;
+        upstream.destroy();
+        if (kind === 'rst') client.resetAndDestroy();
+        else client.end();
+      };
       client.on('data', (chunk: Buffer) => {
+        if (cut) return;
         if (resetMarker !== null && chunk.includes(resetMarker)) {
           resetMarker = null;
-          upstream.destroy();
-          client.resetAndDestroy();
+          cutWith('rst');
           return;
         }
+        const kind = tap?.fromClient(chunk);
+        if (kind) return cutWith(kind);
         if (!upstream.write(chunk)) client.pause();
       });
       client.on('end', () => upstream.end());
       upstream.on('drain', () => client.resume());
-      upstream.pipe(client);
+      upstream.on('data', (chunk: Buffer) => {
+        if (cut) return;
+        const kind = tap?.fromServer(chunk);
+        if (kind) return cutWith(kind);
+        if (!client.write(chunk)) upstream.pause();
+      });
+      upstream.on('end', () => client.end());
+      client.on('drain', () => upstream.resume());
       const cleanup = () => {
         client.destroy();
         upstream.destroy();
@@ -183,5 +220,5 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     await new Promise<void>((resolve) => s.close(() => resolve()));
   };
   await listen();
-  return { url: `http://127.0.0.1:${port}`, connections: () => clients.size, stop, start: listen, close: stop, blackhole: (on) => void (holding = on), resetWhenClientSends: (marker) => void (resetMarker = marker) };
+  return { url: `http://127.0.0.1:${port}`, connections: () => clients.size, stop, start: listen, close: stop, blackhole: (on) => void (holding = on), resetWhenClientSends: (marker) => void (resetMarker = marker), tap: (t) => void (makeTap = t) };
 }
