@@ -38,7 +38,9 @@ describe('database connections cut at random under a running API and worker (cha
   let worker: Spawned;
   let base: string;
 
+  let setUpMs = 0;
   before(async () => {
+    const started = Date.now();
     chain = await startTestChain();
     const ctx = testContext();
     org = await createTestOrg('Chaos org');
@@ -50,7 +52,7 @@ describe('database connections cut at random under a running API and worker (cha
     proxy = await startTcpProxy(Number(dbUrl.port || 5432));
     // Every connection is followed from its start (the pools open theirs at start-up); cuts begin
     // when the chaos is enabled.
-    chaos = postgresChaos(seededRandom(seed), { setUpShare: 0.3, perStatement: 0.04 });
+    chaos = postgresChaos(seededRandom(seed), { setUpShare: 0.3, perStatement: 0.04, perStatementInTransaction: 0.2 });
     proxy.tap((n) => chaos.tap(n));
     dbUrl.host = new URL(proxy.url).host;
     const env = {
@@ -92,6 +94,7 @@ describe('database connections cut at random under a running API and worker (cha
       60_000,
       'the worker looking at the chain',
     );
+    setUpMs = Date.now() - started;
   });
 
   afterEach(function () {
@@ -126,6 +129,17 @@ describe('database connections cut at random under a running API and worker (cha
 
   let lastAttempts: unknown[] = [];
   it('no process exits, every request is answered 201 or 503 within the bound, nothing is recorded twice, and work resumes without a restart', async () => {
+    // A process that exits fails the test at once, with what it printed.
+    const exitOf = (p: Spawned, name: string) =>
+      p.exited.then((code) => {
+        throw new Error(`the ${name} process exited (${code}) under the chaos:\n${p.stderr().slice(-3000)}`);
+      });
+    const exited = Promise.race([exitOf(api, 'API'), exitOf(worker, 'worker')]);
+    exited.catch(() => {});
+    await Promise.race([exited, chaosRun()]);
+  });
+
+  async function chaosRun(): Promise<void> {
     const attempts: Attempt[] = [];
     lastAttempts = attempts;
     const created: Created[] = [];
@@ -205,6 +219,7 @@ describe('database connections cut at random under a running API and worker (cha
     // 3. Healed.
     await proxy.start();
     phase = 'healed';
+    const healedAt = Date.now();
     await creators;
     expect(phase).to.equal('healed');
 
@@ -310,7 +325,7 @@ describe('database connections cut at random under a running API and worker (cha
     console.log(
       `      chaos seed ${seed}: ${attempts.length} requests ${JSON.stringify(statuses)}, slowest ${Math.max(...attempts.map((a) => a.tookMs))} ms; ` +
         `${chaos.counts.connections} connections, cuts ${JSON.stringify(chaos.counts.cuts)} ${JSON.stringify(chaos.counts.kinds)}, ${chaos.counts.onAnswer} on the answer; ` +
-        `${ids.length} orders paid and delivered`,
+        `${ids.length} orders paid and delivered, the last ${((Date.now() - healedAt) / 1000).toFixed(1)} s after healing; set-up ${(setUpMs / 1000).toFixed(1)} s`,
     );
-  });
+  }
 });

@@ -21,6 +21,8 @@ export interface ChaosOptions {
   setUpShare: number;
   /** Chance that a chunk of statements the client sends is cut (on its way, or on its answer). */
   perStatement: number;
+  /** The same inside a transaction (transactions are fewer than statements: met more often here). */
+  perStatementInTransaction: number;
 }
 
 export interface ChaosCounts {
@@ -138,7 +140,7 @@ export function postgresChaos(random: () => number, options: ChaosOptions): Post
             if (setUpCut === 3 && readyCount === 1) armed = { point: 'setup', kind: drawKind() };
             return null;
           }
-          if (random() >= options.perStatement) return null;
+          if (random() >= (inTransaction ? options.perStatementInTransaction : options.perStatement)) return null;
           const point = inTransaction ? 'transaction' : 'query';
           if (random() < 0.5) {
             armed = { point, kind: drawKind() };
