@@ -5,6 +5,8 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
+# The install's postinstall applies patches/ (patch-package); the bundles carry the patched files.
+COPY patches ./patches
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY api ./api
@@ -21,8 +23,9 @@ ENV NODE_OPTIONS=--enable-source-maps
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Dev dependencies (tsx, esbuild, tests, drizzle-kit, anvil, solc) stay out of the image. The
-# postinstall applies patches/ (patch-package is a production dependency for this): the bundles
-# carry the patched postgres.js from the build stage, and node_modules here is patched the same.
+# postinstall applies patches/ here too (patch-package is a production dependency for this), so
+# node_modules matches what the bundles carry.
+COPY patches ./patches
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /src/dist ./dist
 # The image runs as the unprivileged user of the node image; it writes nothing to /app.

@@ -98,6 +98,17 @@ function trimSourceMap(mapFile) {
   writeFileSync(mapFile, JSON.stringify({ ...map, sources, names: [], mappings: encode(mappings) }));
 }
 
+/**
+ * The bundles carry postgres.js from node_modules, which the install patches (patches/, README →
+ * Database outages). An install that skipped it (`--ignore-scripts`, a Docker stage without
+ * patches/) would bundle the driver that ends a process on a dropped connection: refuse.
+ */
+const driverSource = readFileSync(path.join(root, 'node_modules/postgres/src/connection.js'), 'utf8');
+if (!driverSource.includes('Stablegate patch')) {
+  console.error('node_modules/postgres is not patched (patches/postgres+3.4.9.patch): run `npx patch-package` or reinstall with scripts');
+  process.exit(1);
+}
+
 const started = Date.now();
 rmSync(outDir, { recursive: true, force: true });
 const results = await Promise.all(
