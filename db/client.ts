@@ -3,6 +3,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
 import { drizzle, type PostgresJsDatabase, type PostgresJsSession } from 'drizzle-orm/postgres-js';
 import * as schema from './schema';
+import { DATABASE_SILENT, deadlineOptions } from './connection-deadline';
 
 export type Database = PostgresJsDatabase<typeof schema>;
 /** A transaction handle; domain operations take one so callers compose them atomically. */
@@ -23,7 +24,16 @@ export interface DbOptions {
    * fails; the API sets DATABASE_REQUEST_TIMEOUT_MS, so a request during an outage is answered fast.
    */
   connectTimeoutMs?: number;
+  /**
+   * How long a call may wait for the server's answer before its connection is destroyed and the
+   * call fails with DATABASE_SILENT (db/connection-deadline.ts); statements time out server-side
+   * a little earlier. The API's is DATABASE_REQUEST_TIMEOUT_MS, a worker's DATABASE_WORKER_TIMEOUT_MS.
+   */
+  answerWithinMs?: number;
 }
+
+/** The bound of a client created without one: scripts, benchmarks and tests, whose bulk statements may be long. */
+const DEFAULT_ANSWER_WITHIN_MS = 600_000;
 
 /**
  * The longest wait between connection attempts after failures. postgres.js's own back-off grows to
@@ -36,6 +46,7 @@ export function createDb(url: string, options: DbOptions = {}): DbHandle {
   const sql = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
+    ...deadlineOptions({ answerWithinMs: options.answerWithinMs ?? DEFAULT_ANSWER_WITHIN_MS }),
     connect_timeout: (options.connectTimeoutMs ?? 5000) / 1000,
     backoff: (retries: number) => Math.min(MAX_RECONNECT_DELAY_SECONDS, (3 ** retries / 100) * (0.5 + Math.random() / 2)),
     // Keep bigints exact: int8 columns come back as numbers only through drizzle's mode:'number'.
@@ -47,6 +58,7 @@ export function createDb(url: string, options: DbOptions = {}): DbHandle {
 
 /** Driver codes of a connection that could not be made or was lost (postgres.js and Node's). */
 const CONNECTION_ERROR_CODES = new Set([
+  DATABASE_SILENT,
   'CONNECT_TIMEOUT',
   'CONNECTION_CLOSED',
   'CONNECTION_DESTROYED',
