@@ -106,7 +106,7 @@ describe('API and worker processes while PostgreSQL is silent (connections kept 
       const created = await createOrder();
       expect(created.status, JSON.stringify(created.body)).to.equal(201);
       await chain.pay(created.body.address, 'USDT', 1_000_000n);
-      paid.push({ id: created.body.id, token: new URL(created.body.paymentUrl).pathname.split('/')[2] });
+      paid.push({ id: created.body.orderId, token: new URL(created.body.paymentUrl).pathname.split('/')[2] });
     }
     // Paid (one block, in the mempool no longer) but not yet confirmed: the confirmations come during the silence.
 
@@ -146,6 +146,7 @@ describe('API and worker processes while PostgreSQL is silent (connections kept 
       'the five orders paid before the silence completed',
       500,
     ).catch((err: Error) => {
+      if (process.env.DB_BLACK_HOLE_DUMP) require('node:fs').writeFileSync(process.env.DB_BLACK_HOLE_DUMP, `${worker.stdout()}\n---API---\n${api.stdout()}`);
       throw new Error(`${err.message}\nworker stdout:\n${worker.stdout().slice(-4000)}\nworker stderr:\n${worker.stderr().slice(-2000)}`);
     });
     console.log(`      after the database returned: the five orders completed in ${Date.now() - healedAt} ms`);
