@@ -3,7 +3,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
 import { drizzle, type PostgresJsDatabase, type PostgresJsSession } from 'drizzle-orm/postgres-js';
 import * as schema from './schema';
-import { DATABASE_SILENT, deadlineOptions } from './connection-deadline';
+import { connectionDeadline, DATABASE_SILENT } from './connection-deadline';
 
 export type Database = PostgresJsDatabase<typeof schema>;
 /** A transaction handle; domain operations take one so callers compose them atomically. */
@@ -14,6 +14,8 @@ export type DbOrTx = Database | Tx;
 export interface DbHandle {
   db: Database;
   sql: postgres.Sql;
+  /** Destroys every connection of the pool (their calls fail as unreachable, new ones are opened): for a watchdog. */
+  recycle(reason: string): number;
   close(): Promise<void>;
 }
 
@@ -43,17 +45,18 @@ const DEFAULT_ANSWER_WITHIN_MS = 600_000;
 const MAX_RECONNECT_DELAY_SECONDS = 0.5;
 
 export function createDb(url: string, options: DbOptions = {}): DbHandle {
+  const deadline = connectionDeadline({ answerWithinMs: options.answerWithinMs ?? DEFAULT_ANSWER_WITHIN_MS });
   const sql = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
-    ...deadlineOptions({ answerWithinMs: options.answerWithinMs ?? DEFAULT_ANSWER_WITHIN_MS }),
+    ...deadline.options,
     connect_timeout: (options.connectTimeoutMs ?? 5000) / 1000,
     backoff: (retries: number) => Math.min(MAX_RECONNECT_DELAY_SECONDS, (3 ** retries / 100) * (0.5 + Math.random() / 2)),
     // Keep bigints exact: int8 columns come back as numbers only through drizzle's mode:'number'.
     types: {},
   });
   const db = drizzle(sql, { schema });
-  return { db, sql, close: () => sql.end({ timeout: 5 }) };
+  return { db, sql, recycle: deadline.recycle, close: () => sql.end({ timeout: 5 }) };
 }
 
 /** Driver codes of a connection that could not be made or was lost (postgres.js and Node's). */

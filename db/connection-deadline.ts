@@ -29,15 +29,30 @@ export interface ConnectionDeadline {
 }
 
 /** The postgres.js options that put a deadline on every call of a client (spread into its options). */
-export function deadlineOptions(deadline: ConnectionDeadline): {
+export function deadlineOptions(deadline: ConnectionDeadline): DeadlineOptions {
+  return connectionDeadline(deadline).options;
+}
+
+export interface DeadlineOptions {
   socket: (options: PgSocketOptions) => Duplex;
   keep_alive: number;
   connection: { statement_timeout: number };
-} {
+}
+
+/**
+ * The deadline's postgres.js options, and `recycle`: destroys every connection of the client
+ * (their calls fail with DATABASE_SILENT and the pool opens new ones), for a watchdog that saw
+ * work stop without any call failing. Returns how many connections it destroyed.
+ */
+export function connectionDeadline(deadline: ConnectionDeadline): { options: DeadlineOptions; recycle(reason: string): number } {
+  const factory = deadlineSocketFactory(deadline);
   return {
-    socket: deadlineSocketFactory(deadline),
-    keep_alive: KEEP_ALIVE_DELAY_SECONDS,
-    connection: { statement_timeout: statementTimeoutFor(deadline.answerWithinMs) },
+    options: {
+      socket: factory,
+      keep_alive: KEEP_ALIVE_DELAY_SECONDS,
+      connection: { statement_timeout: statementTimeoutFor(deadline.answerWithinMs) },
+    },
+    recycle: factory.recycle,
   };
 }
 
@@ -163,7 +178,7 @@ class Watch {
  * the others fail at once with DATABASE_SILENT: a query queued behind a new connection that will
  * never answer gets its error now, not after one bound per connection attempt ahead of it.
  */
-export function deadlineSocketFactory({ answerWithinMs }: ConnectionDeadline): (options: PgSocketOptions) => Duplex {
+export function deadlineSocketFactory({ answerWithinMs }: ConnectionDeadline): ((options: PgSocketOptions) => Duplex) & { recycle(reason: string): number } {
   if (!(answerWithinMs > 0)) throw new Error(`answerWithinMs must be positive, got ${answerWithinMs}`);
   const watched = new Set<Watch>();
   // Fine enough that the bound is kept within a tenth (at most 250 ms) of itself.
@@ -196,7 +211,14 @@ export function deadlineSocketFactory({ answerWithinMs }: ConnectionDeadline): (
     }
   };
 
-  return (options) => {
+  const recycle = (reason: string): number => {
+    const sockets = [...watched].filter((w) => !w.socket.destroyed);
+    watched.clear();
+    for (const w of sockets) w.socket.destroy(Object.assign(new Error(`The database connection was recycled: ${reason}`), { code: DATABASE_SILENT }));
+    return sockets.length;
+  };
+
+  const create = (options: PgSocketOptions): Duplex => {
     if (silent && probing && !probing.socket.destroyed) return failingSocket(silentError(answerWithinMs, null));
     let socket: net.Socket;
     if (options.path) {
@@ -220,6 +242,7 @@ export function deadlineSocketFactory({ answerWithinMs }: ConnectionDeadline): (
     timer ??= setInterval(check, tickMs).unref();
     return socket;
   };
+  return Object.assign(create, { recycle });
 }
 
 function silentError(answerWithinMs: number, waitedMs: number | null): Error & { code: string } {
