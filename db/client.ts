@@ -3,6 +3,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
 import { drizzle, type PostgresJsDatabase, type PostgresJsSession } from 'drizzle-orm/postgres-js';
 import * as schema from './schema';
+import { connectionDeadline, DATABASE_SILENT } from './connection-deadline';
 
 export type Database = PostgresJsDatabase<typeof schema>;
 /** A transaction handle; domain operations take one so callers compose them atomically. */
@@ -13,6 +14,8 @@ export type DbOrTx = Database | Tx;
 export interface DbHandle {
   db: Database;
   sql: postgres.Sql;
+  /** Destroys every connection of the pool (their calls fail as unreachable, new ones are opened): for a watchdog. */
+  recycle(reason: string): number;
   close(): Promise<void>;
 }
 
@@ -23,7 +26,16 @@ export interface DbOptions {
    * fails; the API sets DATABASE_REQUEST_TIMEOUT_MS, so a request during an outage is answered fast.
    */
   connectTimeoutMs?: number;
+  /**
+   * How long a call may wait for the server's answer before its connection is destroyed and the
+   * call fails with DATABASE_SILENT (db/connection-deadline.ts); statements time out server-side
+   * a little earlier. The API's is DATABASE_REQUEST_TIMEOUT_MS, a worker's DATABASE_WORKER_TIMEOUT_MS.
+   */
+  answerWithinMs?: number;
 }
+
+/** The bound of a client created without one: scripts, benchmarks and tests, whose bulk statements may be long. */
+const DEFAULT_ANSWER_WITHIN_MS = 600_000;
 
 /**
  * The longest wait between connection attempts after failures. postgres.js's own back-off grows to
@@ -33,20 +45,23 @@ export interface DbOptions {
 const MAX_RECONNECT_DELAY_SECONDS = 0.5;
 
 export function createDb(url: string, options: DbOptions = {}): DbHandle {
+  const deadline = connectionDeadline({ answerWithinMs: options.answerWithinMs ?? DEFAULT_ANSWER_WITHIN_MS });
   const sql = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
+    ...deadline.options,
     connect_timeout: (options.connectTimeoutMs ?? 5000) / 1000,
     backoff: (retries: number) => Math.min(MAX_RECONNECT_DELAY_SECONDS, (3 ** retries / 100) * (0.5 + Math.random() / 2)),
     // Keep bigints exact: int8 columns come back as numbers only through drizzle's mode:'number'.
     types: {},
   });
   const db = drizzle(sql, { schema });
-  return { db, sql, close: () => sql.end({ timeout: 5 }) };
+  return { db, sql, recycle: deadline.recycle, close: () => sql.end({ timeout: 5 }) };
 }
 
 /** Driver codes of a connection that could not be made or was lost (postgres.js and Node's). */
 const CONNECTION_ERROR_CODES = new Set([
+  DATABASE_SILENT,
   'CONNECT_TIMEOUT',
   'CONNECTION_CLOSED',
   'CONNECTION_DESTROYED',

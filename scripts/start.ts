@@ -61,7 +61,7 @@ runMain(async (main) => {
   shutdown.add(() => metrics.close());
   api.announce();
   metrics.announce();
-  const workers = await startWorkerProcess(ctx);
+  const workers = await startWorkerProcess(ctx, { recycleDatabase: (reason) => dbHandle.recycle(reason) });
   shutdown.add((deadline) => workers.close(deadline));
 
   // First start on an empty database: a local organization, so a newcomer can call the API at once.

@@ -17,7 +17,7 @@ runMain(async (main) => {
   const queues: CountableQueue[] = [];
   const metrics = await startMetricsServer(ctx, queues, { announce: false });
   shutdown.add(() => metrics.close());
-  const workers = await startWorkerProcess(ctx);
+  const workers = await startWorkerProcess(ctx, { recycleDatabase: (reason) => service.dbHandle.recycle(reason) });
   shutdown.add((deadline) => workers.close(deadline));
   queues.push(...Object.values(workers.queues));
   metrics.announce();

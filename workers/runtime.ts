@@ -8,6 +8,7 @@ import { registerSchedulers } from './schedulers';
 import { startEventListener, type EventListener } from './event-listener';
 import { startHeadWakeups } from './head-wakeups';
 import { selectedQueues, startWorkers } from './worker-pool';
+import { startJobWatchdog } from './job-watchdog';
 
 export interface RunningWorkers {
   workers: Worker[];
@@ -16,8 +17,18 @@ export interface RunningWorkers {
   close(deadline?: AbortSignal): Promise<void>;
 }
 
-/** Starts the job tier: schedulers upserted, one worker per selected queue. */
-export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWorkers> {
+/**
+ * A job active this many worker database bounds with no job finishing means a stall
+ * (workers/job-watchdog.ts); at least a few minutes, so a slow RPC or a long catch-up is never one.
+ */
+const STALL_AFTER_DATABASE_BOUNDS = 4;
+const MIN_STALL_MS = 180_000;
+
+/**
+ * Starts the job tier: schedulers upserted, one worker per selected queue. `recycleDatabase`
+ * (the pool's DbHandle.recycle) lets the watchdog start the pool afresh when jobs make no progress.
+ */
+export async function startWorkerProcess(ctx: ServiceContext, opts: { recycleDatabase?: (reason: string) => number } = {}): Promise<RunningWorkers> {
   const names = selectedQueues(ctx.config.workerQueues);
   const connection = createWorkerRedis(redisTargetOf(ctx.config));
   await waitForRedis(connection);
@@ -57,12 +68,21 @@ export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWo
   }
   const workers = startWorkers(workerCtx, connection, names);
   const heads = startHeadWakeups(workerCtx, names);
+  const recycleDatabase = opts.recycleDatabase;
+  const watchdog = recycleDatabase
+    ? startJobWatchdog(workers, {
+        stallAfterMs: Math.max(MIN_STALL_MS, STALL_AFTER_DATABASE_BOUNDS * ctx.config.databaseWorkerTimeoutMs),
+        recycleDatabase,
+        logger: ctx.logger,
+      })
+    : null;
   ctx.logger.info({ queues: names, webhookFastPath: listener !== null }, 'workers started');
   return {
     workers,
     queues,
     async close(deadline) {
       // Stop taking jobs; active ones finish (or go back to the queue if the process is killed).
+      watchdog?.close();
       await heads.close();
       await listener?.close();
       await closeWorkers(workers, deadline, () => ctx.logger.warn({ active: workers.filter((w) => w.isRunning()).length }, 'shutdown deadline: leaving the jobs still running to be retried'));

@@ -56,6 +56,17 @@ export interface Config {
    * statement) before it is answered 503 with Retry-After; an outage is answered fast, not after 10 s.
    */
   databaseRequestTimeoutMs: number;
+  /**
+   * DATABASE_WORKER_TIMEOUT_MS: how long a worker's database call waits for an answer before its
+   * connection is dropped and the job fails (to be retried); statements time out server-side a
+   * little earlier (db/connection-deadline.ts). The API's bound is DATABASE_REQUEST_TIMEOUT_MS.
+   */
+  databaseWorkerTimeoutMs: number;
+  /**
+   * DATABASE_MAINTENANCE_TIMEOUT_MS: the same bound for the statements known to be long, on a
+   * connection of their own: migrations, VACUUM, detaching and dropping history partitions.
+   */
+  databaseMaintenanceTimeoutMs: number;
   apiStyle: ApiStyle;
   network: NetworkName;
   publicBaseUrl: string;
@@ -309,6 +320,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     problems.push('SMTP_FROM must be an e-mail address (or "Name <address>") when SMTP_URL is set');
   }
 
+  const databaseWorkerTimeoutMs = read.integer('DATABASE_WORKER_TIMEOUT_MS', 30_000, 1000, 600_000);
+  const databaseMaintenanceTimeoutMs = read.integer('DATABASE_MAINTENANCE_TIMEOUT_MS', 1_800_000, 1000, 86_400_000);
+  if (databaseMaintenanceTimeoutMs < databaseWorkerTimeoutMs) {
+    problems.push(
+      `DATABASE_MAINTENANCE_TIMEOUT_MS (${databaseMaintenanceTimeoutMs}) must be at least DATABASE_WORKER_TIMEOUT_MS (${databaseWorkerTimeoutMs}): it is the allowance of the statements known to be longer`,
+    );
+  }
+
   const config: Config = {
     databaseUrl: read.url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/stablegate', ['postgres:', 'postgresql:']),
     databasePoolSize: read.integer('DATABASE_POOL_SIZE', null, 2, 200),
@@ -318,6 +337,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     port,
     shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_MS', 20_000, 1000, 600_000),
     databaseRequestTimeoutMs: read.integer('DATABASE_REQUEST_TIMEOUT_MS', 3000, 100, 120_000),
+    databaseWorkerTimeoutMs,
+    databaseMaintenanceTimeoutMs,
     apiStyle,
     network,
     publicBaseUrl,

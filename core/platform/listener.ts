@@ -2,6 +2,7 @@ import postgres from 'postgres';
 import { randomBytes } from 'node:crypto';
 import { sql as drizzleSql } from 'drizzle-orm';
 import { prepareStatement, type Database } from '../../db/client';
+import { deadlineOptions } from '../../db/connection-deadline';
 import { elapsedMs } from './clock';
 import type { Logger } from './logger';
 
@@ -122,7 +123,9 @@ export async function listenToChannel(options: ChannelListenerOptions, handlers:
 
   const connect = async (): Promise<void> => {
     const mine = ++generation;
-    const sql = postgres(options.databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+    // The deadline's socket (db/connection-deadline.ts): keep-alive on the idle listening
+    // connection, and one left silent after it was dropped (its goodbye unanswered) is destroyed.
+    const sql = postgres(options.databaseUrl, { max: 1, onnotice: () => {}, connect_timeout: 5, ...deadlineOptions({ answerWithinMs: LISTEN_ATTEMPT_DEADLINE_MS }) });
     connection = sql;
     let listens = 0;
     try {

@@ -35,10 +35,15 @@ export async function createService(
   // Before any connection: an image without the development tooling refuses NETWORK=local at once.
   if (config.network === 'local') assertLocalChainTooling();
   const logger = opts.logger ?? createLogger(config.logLevel);
-  if (opts.migrate !== false) await runMigrations(config.databaseUrl);
-  // A process that answers requests (the API, npm start): a database it cannot reach is a fast 503 (DATABASE_REQUEST_TIMEOUT_MS), not a hang.
-  const connectTimeoutMs = opts.kind !== 'worker' ? config.databaseRequestTimeoutMs : undefined;
-  const dbHandle = createDb(config.databaseUrl, { max: queryPoolSizeFor(config, opts.kind ?? 'worker'), connectTimeoutMs });
+  if (opts.migrate !== false) await runMigrations(config.databaseUrl, { answerWithinMs: config.databaseMaintenanceTimeoutMs });
+  // A process that answers requests (the API, npm start): a database it cannot reach or that went
+  // silent is a fast 503 (DATABASE_REQUEST_TIMEOUT_MS), not a hang. A worker's calls have their own bound.
+  const answersRequests = opts.kind !== 'worker';
+  const dbHandle = createDb(config.databaseUrl, {
+    max: queryPoolSizeFor(config, opts.kind ?? 'worker'),
+    connectTimeoutMs: answersRequests ? config.databaseRequestTimeoutMs : undefined,
+    answerWithinMs: answersRequests ? config.databaseRequestTimeoutMs : config.databaseWorkerTimeoutMs,
+  });
   await dbHandle.sql`select 1`;
   if (opts.migrate !== false) {
     // The months ahead also at every start, not only by the history-partitions job: an event for a

@@ -225,7 +225,7 @@ function requireShared(): Shared {
     const redis = createProducerRedis(REDIS_URL);
     const sql = switchableSql();
     const db = drizzle(sql, { schema });
-    const dbHandle: DbHandle = { db, sql, close: async () => {} };
+    const dbHandle: DbHandle = { db, sql, recycle: (reason) => fileDb?.handle.recycle(reason) ?? 0, close: async () => {} };
     const pageLimitRedis = createProducerRedis(REDIS_URL, { autoPipelining: true });
     shared = { dbHandle, redis, pageLimitRedis, queues: createQueues(redis, TEST_REDIS_PREFIX) };
   }
