@@ -5,6 +5,7 @@ import { checkRedisFitForQueues } from '../core/platform/redis-eviction';
 import { closeQueues, createQueues, type Queues } from '../core/jobs/catalog';
 import { bullJobQueue } from '../core/jobs/bullmq-job-queue';
 import { registerSchedulers } from './schedulers';
+import { startScheduleWatch } from './schedule-watch';
 import { startEventListener, type EventListener } from './event-listener';
 import { startHeadWakeups } from './head-wakeups';
 import { selectedQueues, startWorkers } from './worker-pool';
@@ -57,12 +58,15 @@ export async function startWorkerProcess(ctx: ServiceContext): Promise<RunningWo
   }
   const workers = startWorkers(workerCtx, connection, names);
   const heads = startHeadWakeups(workerCtx, names);
+  // Independent of the schedules it checks: a timer of this process (workers/schedule-watch.ts).
+  const watch = startScheduleWatch(workerCtx, queues);
   ctx.logger.info({ queues: names, webhookFastPath: listener !== null }, 'workers started');
   return {
     workers,
     queues,
     async close(deadline) {
       // Stop taking jobs; active ones finish (or go back to the queue if the process is killed).
+      await watch.close();
       await heads.close();
       await listener?.close();
       await closeWorkers(workers, deadline, () => ctx.logger.warn({ active: workers.filter((w) => w.isRunning()).length }, 'shutdown deadline: leaving the jobs still running to be retried'));

@@ -1,4 +1,5 @@
 import type { ChainAdapter, TokenVerdict } from './adapter';
+import type { ChainHealthMemory } from './chain-health';
 
 /**
  * What the detection core remembers within one process, per chain: the adaptive range size, the
@@ -11,4 +12,11 @@ export class DetectionState {
   readonly tokenVerdicts = new Map<string, TokenVerdict>();
   readonly adapters = new Map<string, ChainAdapter>();
   readonly behindWarnings = new Map<string, number>();
+  /**
+   * When this process last failed to read or store a chain's state for its own database's reason
+   * (elapsedMs): the stall watch does not judge chains by state that could not be stored (stall.ts).
+   */
+  databaseFailedAt: number | null = null;
+  /** Which chains are degraded, as /health and the payment page read it (chain-health.ts chainHealthOf). */
+  chainHealth: ChainHealthMemory | null = null;
 }

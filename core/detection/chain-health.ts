@@ -1,0 +1,85 @@
+import { chainCheckpoints } from '../../db/schema';
+import type { ServiceContext } from '../service/context';
+import { stallReason, stallSince, type StallReason } from './stall';
+
+/**
+ * Which chains are degraded now, read from the database alone (issue 37): what /health and the
+ * payment page say, true whatever stopped the scans (workers down, job schedules lost with Redis's
+ * keys, providers failing), since no job has to run for it to be read. A chain is degraded
+ *   - in a stall episode the stall watch started (stall.ts: its reason and start, as alerted);
+ *   - whose stored state is past CHAIN_STALL_ALERT_SECONDS now, episode or not (the same rule,
+ *     judged at the moment of asking: no worker may be alive to start the episode);
+ *   - enabled, whose providers never answered a head (no checkpoint yet) NEVER_ANSWERED_GRACE_MS
+ *     after this process started: a deployment whose providers are all unreachable from the start.
+ */
+
+export type ChainHealthReason = StallReason | 'never_answered';
+
+export interface DegradedChain {
+  chainId: string;
+  reason: ChainHealthReason | string;
+  since: Date;
+  head: number | null;
+  checkpoint: number | null;
+}
+
+/** How long after start a chain may have no head yet (the first scans ask within seconds). */
+export const NEVER_ANSWERED_GRACE_MS = 60_000;
+
+type HealthContext = Pick<ServiceContext, 'db' | 'registry' | 'config'>;
+
+/** This process's memory of chain health, dated from its first use (an API app's build). */
+export function chainHealthOf(ctx: Pick<ServiceContext, 'detection' | 'clock'>): ChainHealthMemory {
+  return (ctx.detection.chainHealth ??= new ChainHealthMemory(ctx.clock.now()));
+}
+
+/** Every degraded chain at `now`; `startedAt` is when this process began to expect heads. */
+export async function degradedChains(ctx: HealthContext, now: Date, startedAt: Date): Promise<DegradedChain[]> {
+  const rows = await ctx.db.select().from(chainCheckpoints);
+  const enabled = new Set(ctx.registry.list().filter((c) => c.enabled).map((c) => c.chainId));
+  const out: DegradedChain[] = [];
+  for (const row of rows) {
+    const facts = { head: row.headNumber, checkpoint: row.blockNumber };
+    if (row.stalledSince) {
+      out.push({ chainId: row.chainId, reason: row.stallReason ?? 'unknown', since: row.stalledSince, ...facts });
+      continue;
+    }
+    // A row of a chain this deployment no longer scans says nothing about it.
+    if (!enabled.has(row.chainId)) continue;
+    const reason = stallReason(row, now, ctx.config.chainStallAlertMs);
+    if (reason) out.push({ chainId: row.chainId, reason, since: stallSince(row, reason, now), ...facts });
+  }
+  if (now.getTime() - startedAt.getTime() >= NEVER_ANSWERED_GRACE_MS) {
+    const known = new Set(rows.map((r) => r.chainId));
+    for (const chainId of enabled) {
+      if (!known.has(chainId)) out.push({ chainId, reason: 'never_answered', since: startedAt, head: null, checkpoint: null });
+    }
+  }
+  return out;
+}
+
+/**
+ * The same answer for a page that asks on every poll (the payment page): kept per process for a
+ * few seconds, so open pages cost one small read per interval, not one per poll.
+ */
+export class ChainHealthMemory {
+  private cached: { at: number; degraded: Promise<Set<string>> } | null = null;
+
+  constructor(
+    readonly startedAt: Date,
+    private readonly ttlMs = 5000,
+  ) {}
+
+  async isDegraded(ctx: HealthContext, chainId: string, now: Date): Promise<boolean> {
+    const at = now.getTime();
+    if (!this.cached || at - this.cached.at >= this.ttlMs || at < this.cached.at) {
+      const degraded = degradedChains(ctx, now, this.startedAt).then((list) => new Set(list.map((c) => c.chainId)));
+      this.cached = { at, degraded };
+      // A failed read is not kept: the next poll asks again.
+      degraded.catch(() => {
+        if (this.cached?.degraded === degraded) this.cached = null;
+      });
+    }
+    return (await this.cached.degraded).has(chainId);
+  }
+}
