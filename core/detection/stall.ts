@@ -14,7 +14,8 @@ import { emitEvent } from '../events/events';
  *   for that long or no head has been seen for that long (a hanging provider: the last head is
  *   older than the first failure, and is what crosses the threshold first);
  * - not_scanned: no scan run has completed for that long, whatever stopped them (no worker
- *   scanning the chain, its job schedules lost with Redis's keys, every run failing);
+ *   scanning the chain, its job schedules lost with Redis's keys, every run failing), unless a
+ *   reason below says more (runs that see the head move but cannot store a range: checkpoint_stalled);
  * - head_stalled: the providers answer but the head has not advanced for that long (a halted chain
  *   or a provider stuck on an old block);
  * - checkpoint_stalled: the head is ahead but the checkpoint has not moved for that long.
@@ -49,10 +50,11 @@ type StallFacts = Pick<Row, 'blockNumber' | 'headNumber' | 'headSeenAt' | 'provi
 export function stallReason(row: StallFacts, now: Date, thresholdMs: number): StallReason | null {
   const over = (since: Date | null) => since !== null && now.getTime() - since.getTime() >= thresholdMs;
   if (row.providersFailingSince !== null && (over(row.providersFailingSince) || over(row.headSeenAt))) return 'providers_failing';
-  // Before the head's age: a head nobody asked about says nothing of the chain.
-  if (over(row.scannedAt)) return 'not_scanned';
+  // Nothing completed and no new head seen: nobody looked (a head nobody asked about has not stalled).
+  if (over(row.scannedAt) && over(row.headSeenAt)) return 'not_scanned';
   if (over(row.headSeenAt)) return 'head_stalled';
   if (row.headNumber !== null && row.headNumber > row.blockNumber && over(row.updatedAt)) return 'checkpoint_stalled';
+  if (over(row.scannedAt)) return 'not_scanned';
   return null;
 }
 
