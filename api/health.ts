@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import type { ApiDeps } from './deps';
 import { SERVICE_VERSION } from '../core/platform/version';
 import { pingDatabase } from '../db/client';
-import { chainHealthOf, degradedChains } from '../core/detection/chain-health';
+import { degradedChains, healthStartedAt } from '../core/detection/chain-health';
 import { setRequestLogLevel } from './request-log';
 import { evictionHealth, readEvictionPolicy } from '../core/platform/redis-eviction';
 
@@ -27,7 +27,7 @@ async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
  */
 export function healthHandler(deps: ApiDeps) {
   // A chain may have no head yet for a short while after this start (chain-health.ts).
-  const { startedAt } = chainHealthOf(deps);
+  const startedAt = healthStartedAt(deps);
   return async (_req: Request, res: Response) => {
     // Not ready before everything the start promises exists: a script that waits for 200 and
     // then creates an order must find the organization, its key and its pool in place.

@@ -28,9 +28,9 @@ export const NEVER_ANSWERED_GRACE_MS = 60_000;
 
 type HealthContext = Pick<ServiceContext, 'db' | 'registry' | 'config'>;
 
-/** This process's memory of chain health, dated from its first use (an API app's build). */
-export function chainHealthOf(ctx: Pick<ServiceContext, 'detection' | 'clock'>): ChainHealthMemory {
-  return (ctx.detection.chainHealth ??= new ChainHealthMemory(ctx.clock.now()));
+/** When this process began to expect chains' heads: the first time it asked (an API app's build). */
+export function healthStartedAt(ctx: Pick<ServiceContext, 'detection' | 'clock'>): Date {
+  return (ctx.detection.healthStartedAt ??= ctx.clock.now());
 }
 
 /** Every degraded chain at `now`; `startedAt` is when this process began to expect heads. */
@@ -58,28 +58,25 @@ export async function degradedChains(ctx: HealthContext, now: Date, startedAt: D
   return out;
 }
 
+/** Degraded chains read this long ago still answer the payment page. */
+const DEGRADED_READ_TTL_MS = 5000;
+
 /**
- * The same answer for a page that asks on every poll (the payment page): kept per process for a
- * few seconds, so open pages cost one small read per interval, not one per poll.
+ * Whether a chain is degraded, for a page that asks on every poll (the payment page): the answer
+ * is kept per process for a few seconds, so open pages cost one small read per interval, not one
+ * per poll.
  */
-export class ChainHealthMemory {
-  private cached: { at: number; degraded: Promise<Set<string>> } | null = null;
-
-  constructor(
-    readonly startedAt: Date,
-    private readonly ttlMs = 5000,
-  ) {}
-
-  async isDegraded(ctx: HealthContext, chainId: string, now: Date): Promise<boolean> {
-    const at = now.getTime();
-    if (!this.cached || at - this.cached.at >= this.ttlMs || at < this.cached.at) {
-      const degraded = degradedChains(ctx, now, this.startedAt).then((list) => new Set(list.map((c) => c.chainId)));
-      this.cached = { at, degraded };
-      // A failed read is not kept: the next poll asks again.
-      degraded.catch(() => {
-        if (this.cached?.degraded === degraded) this.cached = null;
-      });
-    }
-    return (await this.cached.degraded).has(chainId);
+export async function isChainDegraded(ctx: HealthContext & Pick<ServiceContext, 'detection' | 'clock'>, chainId: string, now: Date): Promise<boolean> {
+  const at = now.getTime();
+  let read = ctx.detection.degradedChainsRead;
+  if (!read || at - read.at >= DEGRADED_READ_TTL_MS || at < read.at) {
+    const chainIds = degradedChains(ctx, now, healthStartedAt(ctx)).then((list) => new Set(list.map((c) => c.chainId)));
+    read = { at, chainIds };
+    ctx.detection.degradedChainsRead = read;
+    // A failed read is not kept: the next poll asks again.
+    chainIds.catch(() => {
+      if (ctx.detection.degradedChainsRead?.chainIds === chainIds) ctx.detection.degradedChainsRead = null;
+    });
   }
+  return (await read.chainIds).has(chainId);
 }

@@ -1,5 +1,4 @@
 import type { ChainAdapter, TokenVerdict } from './adapter';
-import type { ChainHealthMemory } from './chain-health';
 
 /**
  * What the detection core remembers within one process, per chain: the adaptive range size, the
@@ -17,6 +16,8 @@ export class DetectionState {
    * (elapsedMs): the stall watch does not judge chains by state that could not be stored (stall.ts).
    */
   databaseFailedAt: number | null = null;
-  /** Which chains are degraded, as /health and the payment page read it (chain-health.ts chainHealthOf). */
-  chainHealth: ChainHealthMemory | null = null;
+  /** When this process began to expect chains' heads (chain-health.ts healthStartedAt). */
+  healthStartedAt: Date | null = null;
+  /** The degraded chains as last read for the payment page, and when (chain-health.ts isChainDegraded). */
+  degradedChainsRead: { at: number; chainIds: Promise<Set<string>> } | null = null;
 }

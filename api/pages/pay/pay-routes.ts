@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 import { findPaymentPage } from '../../../core/orders/payment-page';
 import { presentPaymentPage } from '../../../core/views/payment-page';
-import { chainHealthOf } from '../../../core/detection/chain-health';
+import { healthStartedAt, isChainDegraded } from '../../../core/detection/chain-health';
 import type { PaymentPageFacts } from '../../../core/orders/payment-page';
 import type { ApiDeps } from '../../deps';
 import { MESSAGES, pickLanguage } from '../i18n';
@@ -21,7 +21,7 @@ export type PageHandler = (req: Request<{ token: string }>, res: Response) => Pr
  * Full paths: api/pages/index.ts mounts them on the app itself.
  */
 export function payRoutes(deps: ApiDeps): { path: string; handler: PageHandler }[] {
-  chainHealthOf(deps); // dated from the app's build: a chain may have no head yet for a while after it
+  healthStartedAt(deps); // dated from the app's build: a chain may have no head yet for a while after it
   const page: PageHandler = async (req, res) => {
     const lang = pickLanguage(req);
     const t = MESSAGES[lang];
@@ -67,7 +67,7 @@ export async function answerPaymentStatus(deps: ApiDeps, token: string, res: Ser
 async function presentPage(deps: ApiDeps, facts: PaymentPageFacts) {
   const now = deps.clock.now();
   const final = facts.order.status !== 'pending';
-  const degraded = !final && (await chainHealthOf(deps).isDegraded(deps, facts.order.chainId, now));
+  const degraded = !final && (await isChainDegraded(deps, facts.order.chainId, now));
   return presentPaymentPage(deps, facts, now, { degraded });
 }
 
