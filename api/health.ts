@@ -2,7 +2,8 @@ import type { Request, Response } from 'express';
 import type { ApiDeps } from './deps';
 import { SERVICE_VERSION } from '../core/platform/version';
 import { pingDatabase } from '../db/client';
-import { stalledChains } from '../core/detection/stall';
+import { degradedChains, healthStartedAt } from '../core/detection/chain-health';
+import { setRequestLogLevel } from './request-log';
 import { evictionHealth, readEvictionPolicy } from '../core/platform/redis-eviction';
 
 async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
@@ -16,16 +17,22 @@ async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 
 /**
  * GET /health at the root: never enveloped, needs no key. 503 only when Postgres or Redis is
- * unreachable; the other checks (a stalled chain, a Redis that may evict queued jobs) show as
+ * unreachable; the other checks (a degraded chain, a Redis that may evict queued jobs) show as
  * degraded in `checks` with 200, so one bad provider or setting never takes every API instance
  * out of a load balancer. `checks` is {database, redis, redisEviction, chains}; add checks there.
- * While the process is still starting (ApiDeps.readiness) it answers 503 {status: "starting"}.
+ * The chains are judged from the database at the moment of asking (core/detection/chain-health.ts):
+ * one not scanned or whose providers never answered is degraded whatever the cause, even with no
+ * worker alive. While the process is still starting (ApiDeps.readiness) it answers 503
+ * {status: "starting"}. Its 503s are expected answers: logged as info (starting) or warn, not error.
  */
 export function healthHandler(deps: ApiDeps) {
+  // A chain may have no head yet for a short while after this start (chain-health.ts).
+  const startedAt = healthStartedAt(deps);
   return async (_req: Request, res: Response) => {
     // Not ready before everything the start promises exists: a script that waits for 200 and
     // then creates an order must find the organization, its key and its pool in place.
     if (deps.readiness && !deps.readiness.ready) {
+      setRequestLogLevel(res, 'info');
       res.status(503).setHeader('Retry-After', '1');
       res.json({ status: 'starting', timestamp: new Date().toISOString(), version: SERVICE_VERSION });
       return;
@@ -36,10 +43,11 @@ export function healthHandler(deps: ApiDeps) {
       // Redis that may evict keys can lose queued jobs (core/platform/redis-eviction.ts).
       withTimeout(readEvictionPolicy(deps.redis), 2000).then(evictionHealth, () => 'unknown'),
     ]);
-    const stalled = database === 'ok' ? await withTimeout(stalledChains(deps.db), 2000).catch(() => null) : null;
+    const stalled = database === 'ok' ? await withTimeout(degradedChains(deps, deps.clock.now(), startedAt), 2000).catch(() => null) : null;
     const chains = stalled === null ? 'unknown' : stalled.length > 0 ? 'degraded' : 'ok';
     const checks = { database, redis, redisEviction, chains };
     const reachable = database === 'ok' && redis === 'ok';
+    if (!reachable) setRequestLogLevel(res, 'warn');
     res.status(reachable ? 200 : 503).json({
       status: Object.values(checks).every((v) => v === 'ok') ? 'ok' : 'degraded',
       timestamp: new Date().toISOString(),

@@ -12,7 +12,7 @@ export interface RequestLogFields {
 
 interface RequestLogState {
   /** Level of the line when not the default (an expected, temporary failure is a warning). */
-  level?: 'warn';
+  level?: 'info' | 'warn';
   id: string;
   method: string;
   url: string;
@@ -78,6 +78,15 @@ function stateOf(res: ServerResponse): RequestLogState | undefined {
 export function addRequestLogFields(res: Response, fields: RequestLogFields): void {
   const state = stateOf(res);
   if (state) Object.assign(state.fields, fields);
+}
+
+/**
+ * The level of this request's line when its status is an expected answer rather than a fault
+ * (/health's 503 while starting or with a dependency down: the body says what is wrong).
+ */
+export function setRequestLogLevel(res: ServerResponse, level: 'info' | 'warn'): void {
+  const state = stateOf(res);
+  if (state) state.level = level;
 }
 
 /**

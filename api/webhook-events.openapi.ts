@@ -74,13 +74,14 @@ const DATA: Record<EventType, { summary: string; data: Record<string, unknown> }
     },
   },
   'alert.chain_stalled': {
-    summary: 'A chain stopped moving for CHAIN_STALL_ALERT_SECONDS (checkpoint behind a moving head, head stopped, or every provider failing); once per episode',
+    summary:
+      'A chain stopped moving for CHAIN_STALL_ALERT_SECONDS (checkpoint behind a moving head, head stopped, every provider failing, or no scan completed: workers down or job schedules lost); once per episode',
     data: {
       type: 'object',
       required: ['chainId', 'reason', 'since', 'head', 'checkpoint'],
       properties: {
         chainId: { type: 'string' },
-        reason: { type: 'string', enum: ['providers_failing', 'head_stalled', 'checkpoint_stalled'] },
+        reason: { type: 'string', enum: ['providers_failing', 'not_scanned', 'head_stalled', 'checkpoint_stalled'] },
         since: { type: 'string', format: 'date-time' },
         head: { type: ['integer', 'null'], description: 'Highest head block the scanner has seen' },
         checkpoint: { type: 'integer', description: 'Last scanned block' },

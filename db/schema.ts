@@ -409,6 +409,8 @@ export const chainCheckpoints = pgTable('chain_checkpoints', {
   /** Highest head block the scanner has seen (the clock-skew rule records it on assignments). */
   headNumber: bigint('head_number', { mode: 'number' }),
   headSeenAt: ts('head_seen_at'),
+  /** When a scan run of the chain last completed (core/detection/scan.ts): what /health and the stall watch judge. */
+  scannedAt: ts('scanned_at'),
   /** When the last scan attempt failed because no provider answered (cleared by a success). */
   providersFailingSince: ts('providers_failing_since'),
   /** The current stall episode (alert.chain_stalled sent once when it began), or null. */

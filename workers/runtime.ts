@@ -5,6 +5,7 @@ import { checkRedisFitForQueues } from '../core/platform/redis-eviction';
 import { closeQueues, createQueues, type Queues } from '../core/jobs/catalog';
 import { bullJobQueue } from '../core/jobs/bullmq-job-queue';
 import { registerSchedulers } from './schedulers';
+import { startScheduleWatch } from './schedule-watch';
 import { startEventListener, type EventListener } from './event-listener';
 import { startHeadWakeups } from './head-wakeups';
 import { selectedQueues, startWorkers } from './worker-pool';
@@ -76,6 +77,8 @@ export async function startWorkerProcess(ctx: ServiceContext, opts: { recycleDat
         logger: ctx.logger,
       })
     : null;
+  // Independent of the schedules it checks: a timer of this process (workers/schedule-watch.ts).
+  const watch = startScheduleWatch(workerCtx, queues);
   ctx.logger.info({ queues: names, webhookFastPath: listener !== null }, 'workers started');
   return {
     workers,
@@ -83,6 +86,7 @@ export async function startWorkerProcess(ctx: ServiceContext, opts: { recycleDat
     async close(deadline) {
       // Stop taking jobs; active ones finish (or go back to the queue if the process is killed).
       watchdog?.close();
+      await watch.close();
       await heads.close();
       await listener?.close();
       await closeWorkers(workers, deadline, () => ctx.logger.warn({ active: workers.filter((w) => w.isRunning()).length }, 'shutdown deadline: leaving the jobs still running to be retried'));

@@ -24,6 +24,10 @@ export interface Messages {
   confirming: (current: number, required: number) => string;
   solidifying: string;
   grace: string;
+  /** The grace text while the order's chain is degraded: promises nothing the service cannot see. */
+  graceDelayed: (network: string) => string;
+  /** Shown while the order's chain is degraded and the order can still change. */
+  detectionDelayed: (network: string) => string;
   paid: string;
   overpaid: (excess: string) => string;
   expired: string;
@@ -75,6 +79,10 @@ const en: Messages = {
   solidifying: 'Waiting for the network to make the payment final (solidification). No need to do anything.',
   grace:
     'Please do not send a payment now. A payment you have already sent will still be recognised: this page keeps watching and updates by itself.',
+  graceDelayed: (network) =>
+    `Please do not send a payment now. Payments on ${network} are being detected late at the moment, so this page cannot show a payment you have already sent yet. Keep your transaction reference: if this page does not show your payment once detection resumes, contact the merchant.`,
+  detectionDelayed: (network) =>
+    `Payments on ${network} are being detected late at the moment: a payment may take longer than usual to appear here. If it does not appear once detection resumes, contact the merchant with your transaction reference.`,
   paid: 'Thank you. Your payment is confirmed.',
   overpaid: (excess) => `You sent ${excess} more than requested. Contact the merchant about the difference.`,
   expired: 'This payment request has expired. Do not send a payment to this address.',
@@ -128,6 +136,10 @@ const es: Messages = {
   solidifying: 'Esperando a que la red haga definitivo el pago (solidificación). No tiene que hacer nada.',
   grace:
     'No envíe ningún pago ahora. Un pago que ya haya enviado se reconocerá igualmente: esta página sigue vigilando y se actualiza sola.',
+  graceDelayed: (network) =>
+    `No envíe ningún pago ahora. Los pagos en ${network} se están detectando con retraso en este momento, por lo que esta página aún no puede mostrar un pago que ya haya enviado. Guarde la referencia de su transacción: si esta página no muestra su pago cuando se reanude la detección, contacte con el comercio.`,
+  detectionDelayed: (network) =>
+    `Los pagos en ${network} se están detectando con retraso en este momento: un pago puede tardar más de lo habitual en aparecer aquí. Si no aparece cuando se reanude la detección, contacte con el comercio con la referencia de su transacción.`,
   paid: 'Gracias. Su pago está confirmado.',
   overpaid: (excess) => `Ha enviado ${excess} más de lo solicitado. Contacte con el comercio por la diferencia.`,
   expired: 'Esta solicitud de pago ha vencido. No envíe pagos a esta dirección.',

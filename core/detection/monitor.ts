@@ -5,6 +5,7 @@ import { ProviderUnavailableError, type ChainAdapter } from './adapter';
 import { updateConfirmations, type ConfirmationRun } from './confirmations';
 import { scanChain, type ScanRun } from './scan';
 import { isDatabaseError } from '../../db/client';
+import { elapsedMs } from '../platform/clock';
 import { checkChainStall, noteProviderFailure, noteProviderSuccess } from './stall';
 
 /**
@@ -60,7 +61,10 @@ export async function runChainScan(ctx: ServiceContext, chainId: string, budgetM
     return run;
   } catch (err) {
     if (err instanceof ProviderUnavailableError) await noteProviderFailure(ctx, chainId);
-    else if (isDatabaseError(err)) judge = false;
+    else if (isDatabaseError(err)) {
+      judge = false;
+      ctx.detection.databaseFailedAt = elapsedMs();
+    }
     throw err;
   } finally {
     if (judge) await checkChainStall(ctx, chainId).catch((err) => ctx.logger.error({ err, chainId }, 'chain stall check failed'));

@@ -29,7 +29,7 @@ export const toCheckpoint = (chainId: string, b: BlockRef): Checkpoint => ({
 export async function initCheckpoint(tx: Tx, chainId: string, block: BlockRef): Promise<boolean> {
   const inserted = await tx
     .insert(chainCheckpoints)
-    .values({ ...toCheckpoint(chainId, block), headNumber: block.number, headSeenAt: sql`now()` as never })
+    .values({ ...toCheckpoint(chainId, block), headNumber: block.number, headSeenAt: sql`now()` as never, scannedAt: sql`now()` as never })
     .onConflictDoNothing()
     .returning({ chainId: chainCheckpoints.chainId });
   if (inserted.length > 0) await rememberBlocks(tx, chainId, [block]);
@@ -79,6 +79,14 @@ export async function recordHeadSeen(db: Tx | ServiceContext['db'], chainId: str
     .update(chainCheckpoints)
     .set({ headNumber: sql`greatest(coalesce(${chainCheckpoints.headNumber}, 0), ${head})`, headSeenAt: at, providersFailingSince: null })
     .where(and(eq(chainCheckpoints.chainId, chainId), sql`coalesce(${chainCheckpoints.headNumber}, -1) < ${head}`));
+}
+
+/**
+ * A scan run of the chain completed (its providers answered and what it saw is stored): the
+ * outcome /health and the stall watch judge (stall.ts), whatever would stop it.
+ */
+export async function recordScanned(db: Tx | ServiceContext['db'], chainId: string, at: Date): Promise<void> {
+  await db.update(chainCheckpoints).set({ scannedAt: at }).where(eq(chainCheckpoints.chainId, chainId));
 }
 
 /** Scanned blocks at or below a height, newest first (the walk-back's candidates). */

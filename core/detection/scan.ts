@@ -3,7 +3,7 @@ import { chainCheckpoints, scannedBlocks } from '../../db/schema';
 import { prepareStatement } from '../../db/client';
 import { elapsedMs } from '../platform/clock';
 import { getCheckpoint, type Checkpoint } from './checkpoints';
-import { claimCheckpoint, initCheckpoint, recordHeadSeen, rememberBlocks, SCANNED_BLOCKS_KEPT, toCheckpoint } from './scan-position';
+import { claimCheckpoint, initCheckpoint, recordHeadSeen, recordScanned, rememberBlocks, SCANNED_BLOCKS_KEPT, toCheckpoint } from './scan-position';
 import type { ServiceContext } from '../service/context';
 import { findWatchedAddresses, recordTransfers } from './record-transfer';
 import { RangeTooLargeError, UnstableChainError, type BlockRef, type ChainAdapter, type ChainTransfer, type WatchedAddressSource } from './adapter';
@@ -251,5 +251,7 @@ export async function scanChain(ctx: ServiceContext, adapter: ChainAdapter, budg
     if (step.status === 'unstable' && ++unstable <= 3) continue;
     if (step.status === 'idle' || step.status === 'conflict' || step.status === 'unstable' || step.status === 'behind') break;
   }
+  // Every step answered and stored what it saw: the run completed (a thrown step never gets here).
+  await recordScanned(ctx.db, adapter.chain.chainId, ctx.clock.now());
   return run;
 }

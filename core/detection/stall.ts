@@ -1,15 +1,21 @@
 import { and, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import { chainCheckpoints, webhookEndpoints } from '../../db/schema';
-import type { DbOrTx } from '../../db/client';
+import { isDatabaseError, type DbOrTx } from '../../db/client';
+import { elapsedMs } from '../platform/clock';
 import type { ServiceContext } from '../service/context';
 import { emitEvent } from '../events/events';
 
 /**
  * A stalled chain is visible (design.md §4b). After each scan attempt that reached the chain's
- * providers the chain's stored state is checked against CHAIN_STALL_ALERT_SECONDS:
+ * providers, and every few seconds from each worker process's own timer (workers/schedule-watch.ts,
+ * so a watch never depends on the scan jobs it watches), the chain's stored state is checked
+ * against CHAIN_STALL_ALERT_SECONDS:
  * - providers_failing: the providers are failing now (every one of the last attempt's), and have
  *   for that long or no head has been seen for that long (a hanging provider: the last head is
  *   older than the first failure, and is what crosses the threshold first);
+ * - not_scanned: no scan run has completed for that long, whatever stopped them (no worker
+ *   scanning the chain, its job schedules lost with Redis's keys, every run failing), unless a
+ *   reason below says more (runs that see the head move but cannot store a range: checkpoint_stalled);
  * - head_stalled: the providers answer but the head has not advanced for that long (a halted chain
  *   or a provider stuck on an old block);
  * - checkpoint_stalled: the head is ahead but the checkpoint has not moved for that long.
@@ -20,7 +26,7 @@ import { emitEvent } from '../events/events';
  * recovery log line. /health shows the chain as degraded meanwhile, still answering 200.
  */
 
-export type StallReason = 'providers_failing' | 'head_stalled' | 'checkpoint_stalled';
+export type StallReason = 'providers_failing' | 'not_scanned' | 'head_stalled' | 'checkpoint_stalled';
 
 export async function noteProviderFailure(ctx: ServiceContext, chainId: string): Promise<void> {
   await ctx.db
@@ -38,12 +44,17 @@ export async function noteProviderSuccess(ctx: ServiceContext, chainId: string):
 
 type Row = typeof chainCheckpoints.$inferSelect;
 
+type StallFacts = Pick<Row, 'blockNumber' | 'headNumber' | 'headSeenAt' | 'providersFailingSince' | 'scannedAt' | 'updatedAt'>;
+
 /** Pure: why a chain is stalled at `now`, or null. */
-export function stallReason(row: Pick<Row, 'blockNumber' | 'headNumber' | 'headSeenAt' | 'providersFailingSince' | 'updatedAt'>, now: Date, thresholdMs: number): StallReason | null {
+export function stallReason(row: StallFacts, now: Date, thresholdMs: number): StallReason | null {
   const over = (since: Date | null) => since !== null && now.getTime() - since.getTime() >= thresholdMs;
   if (row.providersFailingSince !== null && (over(row.providersFailingSince) || over(row.headSeenAt))) return 'providers_failing';
+  // Nothing completed and no new head seen: nobody looked (a head nobody asked about has not stalled).
+  if (over(row.scannedAt) && over(row.headSeenAt)) return 'not_scanned';
   if (over(row.headSeenAt)) return 'head_stalled';
   if (row.headNumber !== null && row.headNumber > row.blockNumber && over(row.updatedAt)) return 'checkpoint_stalled';
+  if (over(row.scannedAt)) return 'not_scanned';
   return null;
 }
 
@@ -58,8 +69,7 @@ export async function checkChainStall(ctx: ServiceContext, chainId: string): Pro
     const [row] = await tx.select().from(chainCheckpoints).where(eq(chainCheckpoints.chainId, chainId)).for('update');
     const current = stallReason(row, now, ctx.config.chainStallAlertMs);
     if (current && !row.stalledSince) {
-      // The episode dates from what stopped: the providers' first failure, the head's or the checkpoint's last move.
-      const since = (current === 'providers_failing' ? row.providersFailingSince : current === 'head_stalled' ? row.headSeenAt : row.updatedAt) ?? now;
+      const since = stallSince(row, current, now);
       await tx.update(chainCheckpoints).set({ stalledSince: since, stallReason: current }).where(eq(chainCheckpoints.chainId, chainId));
       const data = { chainId, reason: current, since: since.toISOString(), head: row.headNumber, checkpoint: row.blockNumber };
       ctx.logger.error(data, `chain ${chainId} is stalled (${current})`);
@@ -72,6 +82,29 @@ export async function checkChainStall(ctx: ServiceContext, chainId: string): Pro
     }
     return current;
   });
+}
+
+/** When a stall began: the providers' first failure, the last completed scan, the head's or the checkpoint's last move. */
+export function stallSince(row: StallFacts, reason: StallReason, now: Date): Date {
+  const since = { providers_failing: row.providersFailingSince, not_scanned: row.scannedAt, head_stalled: row.headSeenAt, checkpoint_stalled: row.updatedAt }[reason];
+  return since ?? now;
+}
+
+/**
+ * The stall watch's turn (workers/schedule-watch.ts, a timer of each worker process): every
+ * enabled chain judged from its stored state, so a chain nobody scans any more is noticed too.
+ * Not while this process's database has failed within the threshold: what could not be stored
+ * says nothing about the chains (as after a scan run, monitor.ts).
+ */
+export async function watchChainStalls(ctx: ServiceContext): Promise<void> {
+  const failedAt = ctx.detection.databaseFailedAt;
+  if (failedAt !== null && elapsedMs() - failedAt < ctx.config.chainStallAlertMs) return;
+  try {
+    for (const chain of ctx.registry.list().filter((c) => c.enabled)) await checkChainStall(ctx, chain.chainId);
+  } catch (err) {
+    if (isDatabaseError(err)) ctx.detection.databaseFailedAt = elapsedMs();
+    throw err;
+  }
 }
 
 /** Organizations with an enabled webhook endpoint subscribed to an event type. */

@@ -11,4 +11,13 @@ export class DetectionState {
   readonly tokenVerdicts = new Map<string, TokenVerdict>();
   readonly adapters = new Map<string, ChainAdapter>();
   readonly behindWarnings = new Map<string, number>();
+  /**
+   * When this process last failed to read or store a chain's state for its own database's reason
+   * (elapsedMs): the stall watch does not judge chains by state that could not be stored (stall.ts).
+   */
+  databaseFailedAt: number | null = null;
+  /** When this process began to expect chains' heads (chain-health.ts healthStartedAt). */
+  healthStartedAt: Date | null = null;
+  /** The degraded chains as last read for the payment page, and when (chain-health.ts isChainDegraded). */
+  degradedChainsRead: { at: number; chainIds: Promise<Set<string>> } | null = null;
 }

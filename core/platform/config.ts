@@ -103,6 +103,8 @@ export interface Config {
     alertEmailMs: number;
     /** The history-partitions job: months created ahead, expired months dropped. */
     historyPartitionsMs: number;
+    /** Each worker's own timer (not a job): missing job schedulers re-created, chain stalls judged. */
+    scheduleWatchMs: number;
   };
   maintenance: {
     /** A queue-like table is vacuumed once it has this many dead rows (core/maintenance). */
@@ -377,6 +379,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       tableMaintenanceMs: read.integer('TABLE_MAINTENANCE_INTERVAL_MS', 60_000, 50, 86_400_000),
       alertEmailMs: read.integer('ALERT_EMAIL_INTERVAL_MS', 10_000, 50, 3600_000),
       historyPartitionsMs: read.integer('HISTORY_PARTITIONS_INTERVAL_MS', 3600_000, 50, 86_400_000),
+      scheduleWatchMs: read.integer('SCHEDULE_WATCH_INTERVAL_MS', 10_000, 100, 600_000),
     },
     maintenance: {
       vacuumMinDeadRows: read.integer('VACUUM_MIN_DEAD_ROWS', 5000, 1, 100_000_000),

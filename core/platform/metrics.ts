@@ -21,6 +21,7 @@ export interface ProcessMetrics {
   webhookDeliveries: Counter<'outcome'>;
   webhookDuration: Histogram<'outcome'>;
   alertEmails: Counter<'outcome'>;
+  schedulersRestored: Counter<'queue'>;
 }
 
 /**
@@ -64,6 +65,12 @@ export function processMetrics(): ProcessMetrics {
       registers: r,
     }),
     alertEmails: new Counter({ name: `${METRIC_PREFIX}alert_emails_total`, help: 'Alert e-mails by outcome (sent, failed, rate_limited)', labelNames: ['outcome'], registers: r }),
+    schedulersRestored: new Counter({
+      name: `${METRIC_PREFIX}job_schedulers_restored_total`,
+      help: 'Job schedulers found missing in Redis (keys deleted, evicted or lost in a failover) and created again, by queue',
+      labelNames: ['queue'],
+      registers: r,
+    }),
   };
   return instance;
 }
@@ -106,6 +113,10 @@ export function observeWebhookDelivery(outcome: string, durationMs: number): voi
   const m = processMetrics();
   m.webhookDeliveries.inc({ outcome });
   m.webhookDuration.observe({ outcome }, durationMs / 1000);
+}
+
+export function countSchedulerRestored(queue: string): void {
+  processMetrics().schedulersRestored.inc({ queue });
 }
 
 export function countAlertEmail(outcome: 'sent' | 'failed' | 'rate_limited'): void {

@@ -54,6 +54,12 @@ export interface PaymentPageView {
   explorerUrl: string | null;
   /** Paid: the successUrl with the order's query; expired: the cancelUrl (core/orders/redirect.ts). */
   redirectUrl: string | null;
+  /**
+   * The order's chain is degraded (core/detection/chain-health.ts: not scanned lately, providers
+   * failing or never answered) while the order can still change: the page promises no recognition
+   * then, it says detection is delayed.
+   */
+  detectionDelayed: boolean;
 }
 
 /** The page's view of an order at `now` (pure but for the redirect's default URLs, read only for a final order). */
@@ -61,6 +67,7 @@ export async function presentPaymentPage(
   ctx: Pick<ServiceContext, 'db' | 'registry' | 'config'>,
   facts: PaymentPageFacts,
   now: Date,
+  chainHealth: { degraded: boolean } = { degraded: false },
 ): Promise<PaymentPageView> {
   const { order, transfers } = facts;
   const chain = ctx.registry.get(order.chainId);
@@ -114,5 +121,6 @@ export async function presentPaymentPage(
     txHash,
     explorerUrl: txHash && chain ? explorerTxLink(chain, txHash) : null,
     redirectUrl: state === 'paid' || state === 'expired' ? await buildOrderRedirect(ctx, order) : null,
+    detectionDelayed: chainHealth.degraded && state !== 'paid' && state !== 'expired',
   };
 }

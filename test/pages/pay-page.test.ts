@@ -8,6 +8,7 @@ import { CHAIN, tokenEnv } from '../helpers/orders';
 import { seedPoolAddresses } from '../helpers/pool';
 import { eventually } from '../helpers/wait';
 import { processMetrics } from '../../core/platform/metrics';
+import { setCheckpoint } from '../../core/detection/checkpoints';
 
 /** The payment page over HTTP: routing, headers, the status JSON, limits and languages (the browser suite covers the payer's view). */
 describe('payment page over HTTP', () => {
@@ -103,20 +104,24 @@ describe('payment page over HTTP', () => {
     expect(res.status).to.equal(200);
     expect(res.headers['cache-control']).to.equal('no-store');
     expect(Object.keys(res.body).sort()).to.deep.equal(
-      ['amount', 'amountReceived', 'chainName', 'confirmations', 'currency', 'excess', 'expiresAt', 'explorerUrl', 'finality',
+      ['amount', 'amountReceived', 'chainName', 'confirmations', 'currency', 'detectionDelayed', 'excess', 'expiresAt', 'explorerUrl', 'finality',
         'graceEndsAt', 'redirectUrl', 'remaining', 'serverTime', 'state', 'txHash', 'version'].sort(),
     );
     expect(res.body).to.include({ state: 'awaiting', amount: '2', amountReceived: '0', remaining: '2', currency: 'USDT', redirectUrl: null });
     expect(JSON.stringify(res.body)).to.not.include(order.orderId);
     expect(Math.abs(Date.parse(res.body.serverTime) - Date.now())).to.be.below(5000);
 
-    // Past expiresAt, before the order is final: grace, the page stops inviting payment.
+    // Past expiresAt, before the order is final: grace, the page stops inviting payment. The chain
+    // is being scanned (it has a checkpoint): the page promises recognition only then
+    // (test/detection/chain-health.test.ts has the chain whose providers never answered).
+    await setCheckpoint(t.deps.db, { chainId: CHAIN, blockNumber: 1, blockHash: '0x01', blockTimestamp: new Date() });
     t.clock.advance(10 * 60_000 + 1000);
     const grace = await request(t.app).get(`${path}/status`);
     expect(grace.body.state).to.equal('grace');
     expect(grace.body.version).to.not.equal(res.body.version);
     const page = await request(t.app).get(path);
     expect(page.text).to.include('will still be recognised');
+    expect(grace.body.detectionDelayed).to.equal(false);
     expect(page.text).to.not.include('id="qr"');
     expect(page.text).to.not.include(order.address);
   });
@@ -187,10 +192,11 @@ describe('payment page over HTTP', () => {
       state: 'confirming', organizationName: 'X "Y"', currency: 'USDT', chainId: CHAIN, chainName: 'Local "chain"', protocol: 'evm', address: '0xabc',
       amount: '2', amountReceived: '2.5', remaining: '0', excess: '0.5', walletUri: null, confirmations: { current: 1, required: 3 },
       finality: 'confirmations', expiresAt: '2026-01-01T10:10:00.000Z', graceEndsAt: '2026-01-01T10:15:00.000Z', serverTime: '2026-01-01T10:01:00.000Z',
-      txHash: null, explorerUrl: null, redirectUrl: 'https://shop.example/ok?a=1&b="2"',
+      txHash: null, explorerUrl: null, redirectUrl: 'https://shop.example/ok?a=1&b="2"', detectionDelayed: false,
     } as const;
     expect(paymentStatusText(view)).to.equal(JSON.stringify(paymentStatusJson(view)));
     expect(paymentStatusText({ ...view, state: 'paid' })).to.not.equal(paymentStatusText(view));
+    expect(paymentStatusText({ ...view, detectionDelayed: true })).to.not.equal(paymentStatusText(view));
   });
 
   it('QR content: EIP-681 on EVM chains, the bare address on Tron', () => {

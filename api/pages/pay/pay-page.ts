@@ -34,7 +34,7 @@ function statusText(v: PaymentPageView, t: Messages): { heading: string; text: s
         text: v.finality === 'solidified' || !v.confirmations ? t.solidifying : t.confirming(v.confirmations.current, v.confirmations.required),
       };
     case 'grace':
-      return { heading: t.headings.grace, text: t.grace };
+      return { heading: t.headings.grace, text: v.detectionDelayed ? t.graceDelayed(v.chainName) : t.grace };
     case 'paid':
       return v.excess !== '0'
         ? { heading: t.headings.overpaid, text: `${t.paid} ${t.overpaid(money(v.excess))}` }
@@ -109,6 +109,12 @@ ${v.redirectUrl ? html`<p><a class="button" id="return" href="${v.redirectUrl}">
   }
 }
 
+/** While the chain's detection is delayed (the grace text says it itself). */
+function delayNotice(v: PaymentPageView, t: Messages): Html | null {
+  if (!v.detectionDelayed || v.state === 'grace') return null;
+  return html`<p class="warning" id="detection-delayed" role="note"><strong>!</strong> ${t.detectionDelayed(v.chainName)}</p>`;
+}
+
 export async function renderPayPage(
   v: PaymentPageView,
   status: PaymentStatusJson,
@@ -123,7 +129,7 @@ export async function renderPayPage(
   <h1 id="status-heading">${heading}</h1>
   <p id="status-text">${text}</p>
 </div>
-<div id="pay-body">${await stateBody(v, o.t)}</div>
+<div id="pay-body">${delayNotice(v, o.t)}${await stateBody(v, o.t)}</div>
 </main>`;
   return layout({
     lang: o.lang,

@@ -2,6 +2,8 @@ import type { ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 import { findPaymentPage } from '../../../core/orders/payment-page';
 import { presentPaymentPage } from '../../../core/views/payment-page';
+import { healthStartedAt, isChainDegraded } from '../../../core/detection/chain-health';
+import type { PaymentPageFacts } from '../../../core/orders/payment-page';
 import type { ApiDeps } from '../../deps';
 import { MESSAGES, pickLanguage } from '../i18n';
 import { messagePage } from '../layout';
@@ -19,6 +21,7 @@ export type PageHandler = (req: Request<{ token: string }>, res: Response) => Pr
  * Full paths: api/pages/index.ts mounts them on the app itself.
  */
 export function payRoutes(deps: ApiDeps): { path: string; handler: PageHandler }[] {
+  healthStartedAt(deps); // dated from the app's build: a chain may have no head yet for a while after it
   const page: PageHandler = async (req, res) => {
     const lang = pickLanguage(req);
     const t = MESSAGES[lang];
@@ -30,7 +33,7 @@ export function payRoutes(deps: ApiDeps): { path: string; handler: PageHandler }
       res.status(404).type('html').send(messagePage(lang, t, t.notFoundTitle, t.notFoundText));
       return;
     }
-    const view = await presentPaymentPage(deps, facts, deps.clock.now());
+    const view = await presentPage(deps, facts);
     const path = `/pay/${encodeURIComponent(req.params.token)}`;
     res.type('html').send(await renderPayPage(view, paymentStatusJson(view), { lang, t, path, statusUrl: `${path}/status` }));
   };
@@ -57,7 +60,15 @@ export async function answerPaymentStatus(deps: ApiDeps, token: string, res: Ser
   }
   // Written as the API's answers are (api/answer.ts), without res.json's negotiation (charset,
   // ETag and freshness checks) that a fresh, no-store JSON answer has no use for.
-  writeJsonText(res, 200, paymentStatusText(await presentPaymentPage(deps, facts, deps.clock.now())));
+  writeJsonText(res, 200, paymentStatusText(await presentPage(deps, facts)));
+}
+
+/** The page's view now, with whether its chain's detection is delayed (core/detection/chain-health.ts). */
+async function presentPage(deps: ApiDeps, facts: PaymentPageFacts) {
+  const now = deps.clock.now();
+  const final = facts.order.status !== 'pending';
+  const degraded = !final && (await isChainDegraded(deps, facts.order.chainId, now));
+  return presentPaymentPage(deps, facts, now, { degraded });
 }
 
 /** The JSON error bodies of the status endpoint (the page itself answers HTML pages). */

@@ -17,6 +17,8 @@ export interface PaymentStatusJson {
   txHash: string | null;
   explorerUrl: string | null;
   redirectUrl: string | null;
+  /** The order's chain is degraded: the page says detection is delayed (PaymentPageView.detectionDelayed). */
+  detectionDelayed: boolean;
   /** Digest of everything above: the page re-renders when it differs from the one it shows. */
   version: string;
   serverTime: string;
@@ -57,6 +59,7 @@ function shownOf(view: PaymentPageView): Omit<PaymentStatusJson, 'version' | 'se
     txHash: view.txHash,
     explorerUrl: view.explorerUrl,
     redirectUrl: view.redirectUrl,
+    detectionDelayed: view.detectionDelayed,
   };
 }
 

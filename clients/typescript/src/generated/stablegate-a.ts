@@ -6569,7 +6569,7 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Health check (no key): status, timestamp, version, checks {database, redis, chains}; 503 "degraded" only when Postgres or Redis is down. A stalled chain answers 200 with checks.chains "degraded" and stalledChains [{chainId, reason, since, head, checkpoint}] */
+        /** Health check (no key): status, timestamp, version, checks {database, redis, chains}; 503 "degraded" only when Postgres or Redis is down. A degraded chain (stalled, not scanned for CHAIN_STALL_ALERT_SECONDS whatever the cause, or whose providers never answered a head since start: reason never_answered, head and checkpoint null) answers 200 with checks.chains "degraded" and stalledChains [{chainId, reason, since, head, checkpoint}] */
         get: {
             parameters: {
                 query?: never;
@@ -7058,7 +7058,7 @@ export type webhooks = {
         get?: never;
         put?: never;
         /**
-         * A chain stopped moving for CHAIN_STALL_ALERT_SECONDS (checkpoint behind a moving head, head stopped, or every provider failing); once per episode
+         * A chain stopped moving for CHAIN_STALL_ALERT_SECONDS (checkpoint behind a moving head, head stopped, every provider failing, or no scan completed: workers down or job schedules lost); once per episode
          * @description Signed with X-Service-Signature (hex HMAC-SHA-256 of the body with the endpoint secret); X-Service-Event-Id is the id to deduplicate on; X-Service-Timestamp the attempt time. Answer 2xx.
          */
         post: {
@@ -7080,7 +7080,7 @@ export type webhooks = {
                         data: {
                             chainId: string;
                             /** @enum {string} */
-                            reason: "providers_failing" | "head_stalled" | "checkpoint_stalled";
+                            reason: "providers_failing" | "not_scanned" | "head_stalled" | "checkpoint_stalled";
                             /** Format: date-time */
                             since: string;
                             /** @description Highest head block the scanner has seen */
