@@ -1,6 +1,6 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import { systemClock, type Clock } from '../platform/clock';
-import { urlOrigin } from '../platform/provider-urls';
+import { urlOrigin, withUrlsReduced } from '../platform/provider-urls';
 
 /**
  * The providers of one chain, as every family's client uses them (EVM JSON-RPC, Tron HTTP, Solana
@@ -129,9 +129,10 @@ export class ProviderPool<T> {
     const delay = limited ? (failure.backoffMs ?? rateLimitBackoffMs) : Math.min(maxBackoffMs, baseBackoffMs * 2 ** (p.failures - 1));
     p.downUntil = this.clock.now().getTime() + delay;
     // One line per episode (the first failure), not one per retry of a provider that stays down.
+    // A client's error (ethers') may quote the URL, whose path or query may hold a key: origins only.
     if (p.failures > 1 && !limited) return;
     this.options.logger?.warn(
-      { chainId: this.options.chainId, provider: p.origin, ...fields, status: failure.status || undefined, backoffMs: delay, error: err instanceof Error ? err.message : String(err) },
+      { chainId: this.options.chainId, provider: p.origin, ...fields, status: failure.status || undefined, backoffMs: delay, error: withUrlsReduced(err instanceof Error ? err.message : String(err)) },
       `${this.options.family} provider ${limited ? 'rate-limited us' : 'failed'}: backing off and using the next one`,
     );
   }
