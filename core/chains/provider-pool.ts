@@ -113,7 +113,10 @@ export class ProviderPool<T> {
         return answer;
       } catch (err) {
         const failure = this.options.classify?.(err) ?? { kind: 'provider' };
-        if (failure.kind === 'request') throw err;
+        if (failure.kind === 'request') {
+          this.answered = true; // it answered, refusing the request
+          throw err;
+        }
         lastError = err;
         this.backOff(p, failure, err, fields);
         this.current = (index + 1) % n;
