@@ -11,9 +11,9 @@ import type { Chain, Protocol } from './chain';
 export const ADAPTER_FACTORIES: Partial<Record<Protocol, ChainAdapterFactory>> = {
   // One adapter (and RPC client, with its back-off state) per chain and process: the detection
   // core keeps it on the service context (core/detection/monitor.ts).
-  evm: (chain) => new EvmAdapter(chain),
-  tron: (chain, deps) => new TronAdapter(chain, TronAdapter.httpFor(chain, deps.logger)),
-  solana: (chain, deps) => new SolanaAdapter(chain, SolanaAdapter.clientFor(chain, deps.logger)),
+  evm: (chain, deps) => new EvmAdapter(chain, EvmAdapter.rpcFor(chain, deps)),
+  tron: (chain, deps) => new TronAdapter(chain, TronAdapter.httpFor(chain, deps)),
+  solana: (chain, deps) => new SolanaAdapter(chain, SolanaAdapter.clientFor(chain, deps)),
 };
 
 /** The families with a scanner, which the service offers (core/service/service.ts tells the registry). */

@@ -1,4 +1,5 @@
 import type { Chain, Currency, Protocol } from '../chains/chain';
+import type { Clock } from '../platform/clock';
 import type { Logger } from '../platform/logger';
 import { withUrlsReduced } from '../platform/provider-urls';
 
@@ -165,6 +166,8 @@ export interface HeadSubscription {
 export interface AdapterDeps {
   /** The service context's logger: provider back-off and recovery lines. */
   logger: Logger;
+  /** The service context's clock: provider back-off windows and request spacing (tests step it). */
+  clock: Clock;
 }
 
 /** Builds the adapter of a chain of one family. */

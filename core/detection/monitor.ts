@@ -20,7 +20,7 @@ export function adapterFor(ctx: ServiceContext, chain: Chain): ChainAdapter | nu
   const key = `${chain.chainId}|${chain.rpcUrls.join(',')}|${Object.values(chain.tokens).map((t) => t?.address ?? '-').join(',')}`;
   let adapter = ctx.detection.adapters.get(key);
   if (!adapter) {
-    const created = createChainAdapter(chain, { logger: ctx.logger });
+    const created = createChainAdapter(chain, { logger: ctx.logger, clock: ctx.clock });
     if (!created) return null;
     adapter = created;
     ctx.detection.adapters.set(key, adapter);

@@ -114,8 +114,8 @@ describe('chain stall detection on a local EVM chain (anvil)', function () {
       pastThreshold();
       await chain.mine(2);
       // The failing endpoint is backed off for a moment after each failure (500 ms here: each scan's
-      // answered head call resets the count first). Set before this wait began: 1200 ms are always past it.
-      await new Promise((r) => setTimeout(r, 1200));
+      // answered head call resets the count first), on the context's clock: step past it.
+      t.clock.advance(1200);
       await scanExpectingFailure();
       const head = await chain.head();
       const sent = (await stallEvents(subscribedOrg)).slice(alertsBefore);
@@ -129,7 +129,7 @@ describe('chain stall detection on a local EVM chain (anvil)', function () {
 
       const before = recoveries();
       failLogs = false;
-      await new Promise((r) => setTimeout(r, 1200)); // past the last back-off, as above
+      t.clock.advance(1200); // past the last back-off, as above
       await settle(ctx);
       expect((await checkpoint()).blockNumber).to.equal(head);
       expect(recoveries()).to.equal(before + 1);
@@ -154,8 +154,8 @@ describe('chain stall detection on a local EVM chain (anvil)', function () {
       expect(await stallEvents(subscribedOrg)).to.have.length(alertsBefore);
 
       pastThreshold();
-      // The failing endpoints are backed off for a moment after each failure.
-      await new Promise((r) => setTimeout(r, 1200));
+      // The failing endpoints are backed off for a moment after each failure (on the context's clock).
+      t.clock.advance(1200);
       await scanExpectingFailure();
       await scanExpectingFailure(); // the same episode: no second alert
       expect((await checkpoint()).providersFailingSince!.getTime(), 'dated from the first failure').to.equal(failingSince!.getTime());

@@ -181,8 +181,14 @@ describe('Prometheus metrics', function () {
     await new Promise<void>((r) => rpcServer.listen(0, '127.0.0.1', r));
     const good = `http://127.0.0.1:${(rpcServer.address() as AddressInfo).port}/v3/secret-provider-key`;
     const bad = `http://127.0.0.1:${await closedPort()}/v3/another-secret`;
-    const rpc = new EvmRpc({ chainId: 'metrics-chain', rpcUrls: [bad, good], evmChainId: 31337 }, { baseBackoffMs: 1, maxBackoffMs: 1, timeoutMs: 2000 });
+    const lines: [object, string][] = [];
+    const logger = { warn: (o: object, m: string) => void lines.push([o, m]) };
+    const rpc = new EvmRpc({ chainId: 'metrics-chain', rpcUrls: [bad, good], evmChainId: 31337 }, { baseBackoffMs: 1, maxBackoffMs: 1, timeoutMs: 2000, logger });
     expect(await rpc.blockNumber()).to.equal(0x1092);
+    // The failure line names the provider by its origin, like the metrics: never its key.
+    expect(lines.map(([, m]) => m)).to.deep.equal(['EVM provider failed: backing off and using the next one']);
+    expect(lines[0][0]).to.include({ chainId: 'metrics-chain', provider: new URL(bad).origin, method: 'eth_blockNumber' });
+    expect(JSON.stringify(lines)).to.not.include('another-secret');
     rpcServer.close();
     const { text, samples } = { text: (await scrape(metrics.port)).text, samples: [] as Sample[] };
     samples.push(...parseMetrics(text).samples);

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { and, eq, sql } from 'drizzle-orm';
+import type { ManualClock } from '../../core/platform/clock';
 import type { ServiceContext } from '../../core/service/context';
 import { applySolanaLocalState, SOLANA_LOCAL_CHAIN_ID } from '../../core/chains/solana/solana-local-state';
 import { bindDepositReference } from '../../core/deposits/bindings';
@@ -137,10 +138,11 @@ describe('solana blocks mode: an error for one block of a getBlock batch (solana
   const injected: number[] = [];
 
   const settle = async () => {
-    // A provider fault fails the run and backs the provider off for 0.5 s: the next run reads again.
+    // A provider fault fails the run and backs the provider off for 0.5 s (on the context's clock):
+    // the next run reads again.
     await runChainScan(ctx, SOLANA_LOCAL_CHAIN_ID).catch(() => null);
     await runChainConfirmations(ctx, SOLANA_LOCAL_CHAIN_ID).catch(() => null);
-    await new Promise((r) => setTimeout(r, 700));
+    (ctx.clock as ManualClock).advance(700);
   };
   const produce = (count: number) => client.dev('solanaLocal_produceSlot', { count });
 

@@ -88,6 +88,46 @@ describe('Solana RPC batches', () => {
     expect([behind.bodies.length, healthy.bodies.length]).to.deep.equal([1, 1]);
   });
 
+  it("a 429 backs the provider off for what its Retry-After says (seconds or an HTTP date, on the client's clock), else 10 s", async () => {
+    // A clock that moves only when stepped, at a whole second (an HTTP date has no milliseconds).
+    let nowMs = Date.parse('2026-01-01T00:00:00Z');
+    const clock = { now: () => new Date(nowMs) };
+    let retryAfter: string | null = null;
+    let limited = true;
+    let requests = 0;
+    const server = http.createServer(async (req, res) => {
+      let raw = '';
+      for await (const chunk of req) raw += chunk;
+      requests++;
+      if (limited) return void res.writeHead(429, retryAfter === null ? {} : { 'retry-after': retryAfter }).end('{}');
+      const body = JSON.parse(raw) as { id: number }[];
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body.map((r) => ({ jsonrpc: '2.0', id: r.id, result: 'ok' }))));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    servers.push({ close: () => new Promise<void>((resolve) => server.close(() => resolve())) });
+    const lines: [Record<string, unknown>, string][] = [];
+    const client = new SolanaRpcClient('solana-test', [`http://127.0.0.1:${(server.address() as AddressInfo).port}`], { clock, logger: { warn: (o, m) => void lines.push([o as Record<string, unknown>, m]) } });
+    const failure = () => client.batch('getBlock', [[1]]).then(() => expect.fail('expected a failure'), (err: Error) => err);
+    for (const [header, windowMs] of [['7', 7_000], [() => new Date(nowMs + 4_000).toUTCString(), 4_000], [null, 10_000]] as const) {
+      limited = true;
+      retryAfter = typeof header === 'function' ? header() : header;
+      const first = await failure();
+      expect(first).to.be.instanceOf(SolanaUnavailableError);
+      expect(first.message).to.contain('HTTP 429');
+      if (header === '7') expect(client.pool.anyAnswered, 'a 429 is no answer').to.equal(false);
+      const asked = requests;
+      nowMs += windowMs - 1;
+      expect((await failure()).message).to.contain('backed off');
+      expect(requests, 'not asked within the window').to.equal(asked);
+      nowMs += 1;
+      limited = false;
+      expect((await client.batch('getBlock', [[1]])).map((a) => a.result)).to.deep.equal(['ok']);
+    }
+    expect(lines.filter(([, m]) => m.includes('rate-limited us')).map(([o]) => o.backoffMs)).to.deep.equal([7_000, 4_000, 10_000]);
+    expect(lines.filter(([, m]) => m === 'Solana provider answers again')).to.have.length(3);
+    expect(client.pool.anyAnswered).to.equal(true);
+  });
+
   it('no provider answering fit is SolanaUnavailableError', async () => {
     const behind = await provider(() => ({ error: { code: -32005, message: 'Node is unhealthy' } }));
     servers.push(behind);

@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { ManualClock } from '../../core/platform/clock';
 import type { ServiceContext } from '../../core/service/context';
 import { TRON_LOCAL_CHAIN_ID, applyTronLocalState } from '../../core/chains/tron/tron-local-state';
 import { TronAdapter } from '../../core/chains/tron/tron-adapter';
@@ -90,7 +91,7 @@ describe('tron: a lagging provider never makes a block look empty', function () 
     const lagging = await proxy(() => node.url);
     closers.push(good.close, lagging.close);
     const chain = ctx.registry.get(TRON_LOCAL_CHAIN_ID)!;
-    const adapter = new TronAdapter(chain, new TronHttp(chain.chainId, [good.url, lagging.url], { baseBackoffMs: 20, maxBackoffMs: 20 }));
+    const adapter = new TronAdapter(chain, new TronHttp(chain.chainId, [good.url, lagging.url], { clock: ctx.clock }));
     await scanChain(ctx, adapter);
     const order = await createOrder(ctx, orgId, { orderReference: `tron-lag2-${Date.now()}`, amount: '4', currency: 'USDT', chainId: TRON_LOCAL_CHAIN_ID });
     const tx = node.submit([{ to: order.address, amount: 4_000_000n }]);
@@ -101,7 +102,7 @@ describe('tron: a lagging provider never makes a block look empty', function () 
     good.state.failOn = /gettransactioninfobyblocknum/;
     for (let i = 0; i < 3; i++) {
       await scanChain(ctx, adapter).catch(() => undefined);
-      await new Promise((r) => setTimeout(r, 25));
+      (ctx.clock as ManualClock).advance(10_000); // past any back-off (at most 10 s)
     }
     good.state.failOn = null;
     lagging.state.height = Infinity;

@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { TronHttp, TronUnavailableError } from '../../core/chains/tron/tron-http';
+import { ManualClock } from '../../core/platform/clock';
 
 const fixture = (name: string): string => readFileSync(path.join(__dirname, '../fixtures/tron', name), 'utf8');
 
@@ -70,6 +71,32 @@ describe('Tron HTTP client', () => {
     expect(client.calls).to.equal(2);
   });
 
+  it('a failing provider is backed off exponentially up to its cap, logged once per episode, and logged again when it answers', async () => {
+    let status = 500;
+    const p = await provider(() => ({ status, body: status === 200 ? fixture('getnowblock.nile.json') : '{}' }));
+    closers.push(p.close);
+    // A clock that moves only when stepped, so each window can be probed to the millisecond.
+    let nowMs = Date.now();
+    const clock = { now: () => new Date(nowMs), advance: (ms: number) => void (nowMs += ms) };
+    const lines: [Record<string, unknown>, string][] = [];
+    const client = new TronHttp('tron-nile', [`${p.url}/key-in-path`], { clock, logger: { warn: (o, m) => void lines.push([o as Record<string, unknown>, m]) } });
+    const fails = () => client.nowBlock('wallet').then(() => expect.fail('expected a failure'), (err: Error) => err);
+    // 0.5 s, 1 s, 2 s, 4 s, 8 s, then 10 s (the cap): each window is kept, and asked again when over.
+    for (const backoffMs of [500, 1000, 2000, 4000, 8000, 10_000, 10_000]) {
+      expect((await fails()).message).to.contain('HTTP 500');
+      const asked = p.seen.length;
+      clock.advance(backoffMs - 1);
+      expect((await fails()).message).to.contain('backed off');
+      expect(p.seen).to.have.length(asked);
+      clock.advance(1);
+    }
+    status = 200;
+    expect((await client.nowBlock('wallet'))?.block_header.raw_data.number).to.equal(66987627);
+    expect(lines.map(([, m]) => m)).to.deep.equal(['Tron provider failed: backing off and using the next one', 'Tron provider answers again']);
+    expect(lines[0][0]).to.include({ chainId: 'tron-nile', provider: p.url, path: '/wallet/getnowblock', status: 500, backoffMs: 500 });
+    expect(JSON.stringify(lines)).not.to.contain('key-in-path');
+  });
+
   it('an empty block answers [] or {}: no transactions; an {"Error"} answer is a failure', async () => {
     let answer = '[]';
     const p = await provider(() => ({ status: 200, body: answer }));
@@ -91,10 +118,13 @@ describe('Tron HTTP client', () => {
     closers.push(limited.close, healthy.close);
     const lines: unknown[] = [];
     const logger = { warn: (o: object, m: string) => void lines.push([o, m]) };
-    const client = new TronHttp('tron-nile', [`${limited.url}/secret-path-token`, healthy.url], { apiKey: 'k-secret-123', rateLimitBackoffMs: 300, logger });
+    const clock = new ManualClock();
+    const client = new TronHttp('tron-nile', [`${limited.url}/secret-path-token`, healthy.url], { apiKey: 'k-secret-123', logger, clock });
     expect((await client.nowBlock('wallet'))?.block_header.raw_data.number).to.equal(66987627);
+    clock.advance(29_000);
     expect((await client.nowBlock('wallet'))?.block_header.raw_data.number).to.equal(66987627);
-    expect(limited.seen).to.have.length(1); // backed off: not asked again within the window
+    expect(limited.seen).to.have.length(1); // the next call starts at the provider that answered
+    expect(lines.map((l) => (l as [object, string])[1])).to.deep.equal(['Tron provider rate-limited us: backing off and using the next one']);
     expect(JSON.stringify(lines)).to.contain('rate-limited');
     expect(JSON.stringify(lines)).not.to.contain('k-secret-123');
     expect(JSON.stringify(lines)).not.to.contain('secret-path-token');
@@ -104,20 +134,23 @@ describe('Tron HTTP client', () => {
     let status = 429;
     const p = await provider((req) => (status === 200 ? recorded(req) : { status, body: '{}' }));
     closers.push(p.close);
-    const client = new TronHttp('tron-nile', [p.url], { rateLimitBackoffMs: 200 });
+    const clock = new ManualClock();
+    const lines: [object, string][] = [];
+    const client = new TronHttp('tron-nile', [p.url], { clock, logger: { warn: (o, m) => void lines.push([o, m]) } });
     await client.nowBlock('wallet').then(
       () => expect.fail('expected a failure'),
       (err) => expect(err).to.be.instanceOf(TronUnavailableError),
     );
     status = 200;
+    clock.advance(29_000);
     await client.nowBlock('wallet').then(
       () => expect.fail('still backed off'),
       (err) => expect(err.message).to.contain('backed off'),
     );
-    // Not a race: the back-off (200 ms, on the real clock inside TronHttp) was set before this wait
-    // began, so 250 ms are always past it, however busy the machine.
-    await new Promise((r) => setTimeout(r, 250));
+    expect(p.seen).to.have.length(1);
+    clock.advance(1_000); // TronGrid's penalty window (30 s) is over
     expect((await client.nowBlock('wallet'))?.block_header.raw_data.number).to.equal(66987627);
+    expect(lines.map(([, m]) => m)).to.deep.equal(['Tron provider rate-limited us: backing off and using the next one', 'Tron provider answers again']);
   });
 
   it('the per-provider limiter bounds requests in flight', async () => {

@@ -3,7 +3,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ManualClock } from '../../core/platform/clock';
+import { ManualClock } from '../../core/platform/clock';
 import type { ServiceContext } from '../../core/service/context';
 import { TRON_LOCAL_CHAIN_ID, applyTronLocalState } from '../../core/chains/tron/tron-local-state';
 import { bindDepositReference } from '../../core/deposits/bindings';
@@ -215,14 +215,17 @@ describe('tron payments to orders and deposit references (tron-local)', function
     const paid = await pay(order.address, 4_000_000n);
     await mine(2);
     const chain = ctx.registry.get(TRON_LOCAL_CHAIN_ID)!;
-    const adapter = new TronAdapter(chain, new TronHttp(chain.chainId, chain.rpcUrls, { rateLimitBackoffMs: 300 }));
+    // Its own clock: stepping past the penalty window must not move the context's, which other
+    // processes' (contexts') head observations are compared with.
+    const providerClock = new ManualClock();
+    const adapter = new TronAdapter(chain, new TronHttp(chain.chainId, chain.rpcUrls, { clock: providerClock }));
     await dev('rate-limit', { requests: 1000 });
     const failed = await scanChain(ctx, adapter).then(() => null, (e: Error) => e);
     expect(failed?.name).to.equal('ProviderUnavailableError');
     expect(await orderTransfers(ctx, order.id)).to.have.length(0);
     await dev('rate-limit', { requests: 0 });
-    // The provider's back-off window (300 ms, set before this wait began) ends: not a race.
-    await new Promise((r) => setTimeout(r, 350));
+    // The provider's back-off window (TronGrid's 30 s penalty, on the context's clock) ends.
+    providerClock.advance(30_000);
     await scanChain(ctx, adapter);
     await updateConfirmations(ctx, adapter);
     await scanChain(ctx, adapter);

@@ -1,5 +1,5 @@
 import { getAddress, id as keccakId } from 'ethers';
-import { UnstableChainError, type HeadSubscription, type HeadSubscriptionState, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../../detection/adapter';
+import { UnstableChainError, type AdapterDeps, type HeadSubscription, type HeadSubscriptionState, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../../detection/adapter';
 import type { Chain, Currency } from '../chain';
 import { subscribeEvmHeads } from './evm-heads';
 import { EvmRpc, RpcUnavailableError, type RpcBlockHeader, type RpcLog } from './evm-rpc';
@@ -20,6 +20,11 @@ export class EvmAdapter implements ChainAdapter {
     readonly chain: Chain,
     readonly rpc: EvmRpc = new EvmRpc(chain),
   ) {}
+
+  /** The chain's RPC client: back-off lines on the process's logger, back-off on its clock. */
+  static rpcFor(chain: Chain, { logger, clock }: AdapterDeps): EvmRpc {
+    return new EvmRpc(chain, { logger: logger.child({ component: 'evm-rpc' }), clock });
+  }
 
   get calls(): number {
     return this.rpc.calls;

@@ -2,6 +2,8 @@ import { FetchRequest, JsonRpcProvider, Network } from 'ethers';
 import { countRpcCall } from '../../platform/metrics';
 import { ProviderUnavailableError, RangeTooLargeError } from '../../detection/adapter';
 import type { Chain } from '../chain';
+import type { Clock } from '../../platform/clock';
+import { ProviderPool, type ProviderPoolLogger } from '../provider-pool';
 
 export { RangeTooLargeError };
 
@@ -11,7 +13,7 @@ export { RangeTooLargeError };
  *   scanner never sees a stale head or a stale block (a cache would also hide reorgs).
  * - A failing or rate-limited provider is backed off (exponential, capped) and the next URL used;
  *   when every URL is backed off the call fails and the job retries on its next tick: nothing is
- *   skipped, because the checkpoint only moves after a successful range.
+ *   skipped, because the checkpoint only moves after a successful range (core/chains/provider-pool.ts).
  * - Every call is counted (the scan benchmark prints RPC calls per range).
  */
 
@@ -73,81 +75,72 @@ function safeJson(v: unknown): string {
   }
 }
 
-interface Endpoint {
-  url: string;
-  provider: JsonRpcProvider;
-  failures: number;
-  downUntil: number;
-}
-
 export interface EvmRpcOptions {
   timeoutMs?: number;
   /** First back-off after a failure; doubles per consecutive failure up to maxBackoffMs. */
   baseBackoffMs?: number;
   maxBackoffMs?: number;
+  /** The service context's clock (back-off windows); the system clock when absent. */
+  clock?: Clock;
+  /** Provider failure and recovery lines. */
+  logger?: ProviderPoolLogger;
+}
+
+interface Endpoint {
+  url: string;
+  provider: JsonRpcProvider;
 }
 
 export class EvmRpc {
   readonly chainId: string;
   /** Number of JSON-RPC requests sent (benchmarks, tests). */
   calls = 0;
-  private readonly endpoints: Endpoint[];
-  private current = 0;
-  private readonly baseBackoffMs: number;
-  private readonly maxBackoffMs: number;
+  /** The chain's providers: rotation, back-off, failure lines (core/chains/provider-pool.ts). */
+  readonly pool: ProviderPool<Endpoint>;
 
   constructor(chain: Pick<Chain, 'chainId' | 'rpcUrls' | 'evmChainId'>, options: EvmRpcOptions = {}) {
-    if (chain.rpcUrls.length === 0) throw new Error(`Chain ${chain.chainId} has no RPC URL`);
     this.chainId = chain.chainId;
-    this.baseBackoffMs = options.baseBackoffMs ?? 500;
-    this.maxBackoffMs = options.maxBackoffMs ?? 5000;
     const network = Network.from(chain.evmChainId ?? 1);
-    this.endpoints = chain.rpcUrls.map((url) => {
+    const endpoints = chain.rpcUrls.map((url) => {
       const request = new FetchRequest(url);
       request.timeout = options.timeoutMs ?? 10_000;
       const provider = new JsonRpcProvider(request, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1 });
-      return { url, provider, failures: 0, downUntil: 0 };
+      return { url, target: { url, provider } };
+    });
+    this.pool = new ProviderPool(endpoints, {
+      chainId: chain.chainId,
+      family: 'EVM',
+      unavailable: (cause) => new RpcUnavailableError(chain.chainId, cause),
+      // A refused range is the query's fault, not the provider's.
+      classify: (err) => (err instanceof RangeTooLargeError ? { kind: 'request' } : { kind: 'provider' }),
+      clock: options.clock,
+      logger: options.logger,
+      baseBackoffMs: options.baseBackoffMs ?? 500,
+      maxBackoffMs: options.maxBackoffMs ?? 5000,
     });
   }
 
   get urls(): string[] {
-    return this.endpoints.map((e) => e.url);
+    return this.pool.providers.map((p) => p.target.url);
   }
 
   /**
    * Sends one request, rotating through the providers that are not backed off. A range error is
    * the caller's to handle (it is the query, not the provider) and is thrown at once.
    */
-  async send<T = unknown>(method: string, params: unknown[]): Promise<T> {
-    let lastError: unknown = null;
-    const n = this.endpoints.length;
-    const start = this.current;
-    for (let attempt = 0; attempt < n; attempt++) {
-      const index = (start + attempt) % n;
-      const ep = this.endpoints[index];
-      if (ep.downUntil > Date.now() && attempt < n - 1) continue;
-      if (ep.downUntil > Date.now()) {
-        // Every provider is backed off: fail this call, the job retries on its next tick.
-        throw new RpcUnavailableError(this.chainId, lastError ?? new Error(`backed off until ${new Date(ep.downUntil).toISOString()}`));
-      }
+  send<T = unknown>(method: string, params: unknown[]): Promise<T> {
+    return this.pool.run(async (ep) => {
+      this.calls++;
       try {
-        this.calls++;
         const result = (await ep.provider.send(method, params)) as T;
         countRpcCall(this.chainId, ep.url, true);
-        ep.failures = 0;
-        this.current = index;
         return result;
       } catch (err) {
-        // A refused range is the query's fault, not the provider's: a call, not an error.
+        // A refused range is a call, not an error.
         countRpcCall(this.chainId, ep.url, isRangeError(err));
-        if (isRangeError(err)) throw new RangeTooLargeError(errorText(err));
-        lastError = err;
-        ep.failures++;
-        ep.downUntil = Date.now() + Math.min(this.maxBackoffMs, this.baseBackoffMs * 2 ** (ep.failures - 1));
-        this.current = (index + 1) % n;
+        throw isRangeError(err) ? new RangeTooLargeError(errorText(err)) : err;
       }
-    }
-    throw new RpcUnavailableError(this.chainId, lastError);
+    }, { method });
   }
 
   async blockNumber(): Promise<number> {
@@ -182,7 +175,7 @@ export class EvmRpc {
   }
 
   destroy(): void {
-    for (const ep of this.endpoints) ep.provider.destroy();
+    for (const p of this.pool.providers) p.target.provider.destroy();
   }
 }
 

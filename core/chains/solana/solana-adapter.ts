@@ -12,6 +12,7 @@ import {
   ProviderUnavailableError,
   SKIPPED,
   UnstableChainError,
+  type AdapterDeps,
   type BlockRef,
   type ChainAdapter,
   type ChainTransfer,
@@ -19,7 +20,6 @@ import {
   type TokenVerdict,
   type WatchedAddressSource,
 } from '../../detection/adapter';
-import type { Logger } from '../../platform/logger';
 import type { Chain, Currency, SolanaScanMode } from '../chain';
 import { creditsOf, TOKEN_PROGRAM_ID, TOKEN_PROGRAMS, type RpcTransaction, type SolanaCredit } from './solana-balances';
 import { SolanaRpcClient, SolanaUnavailableError } from './solana-rpc';
@@ -108,9 +108,9 @@ export class SolanaAdapter implements ChainAdapter {
     return out;
   }
 
-  /** The chain's RPC client: its providers, budget and back-off lines on the process's logger. */
-  static clientFor(chain: Chain, logger: Logger): SolanaRpcClient {
-    return new SolanaRpcClient(chain.chainId, chain.rpcUrls, { requestsPerSecond: chain.rpcRequestsPerSecond ?? 0, logger: logger.child({ component: 'solana-rpc' }) });
+  /** The chain's RPC client: its providers, budget and back-off lines on the process's logger, back-off on its clock. */
+  static clientFor(chain: Chain, { logger, clock }: AdapterDeps): SolanaRpcClient {
+    return new SolanaRpcClient(chain.chainId, chain.rpcUrls, { requestsPerSecond: chain.rpcRequestsPerSecond ?? 0, logger: logger.child({ component: 'solana-rpc' }), clock });
   }
 
   get calls(): number {

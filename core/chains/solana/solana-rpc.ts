@@ -7,8 +7,8 @@ import {
   type RpcTransport,
   type SolanaRpcApi,
 } from '@solana/kit';
-import { urlOrigin } from '../../platform/provider-urls';
-import { RequestLimiter } from '../request-limiter';
+import { systemClock, type Clock } from '../../platform/clock';
+import { ProviderPool, type ProviderPoolLogger } from '../provider-pool';
 
 /**
  * JSON-RPC access to one Solana chain over one or more providers, with `@solana/kit`'s client
@@ -22,11 +22,11 @@ import { RequestLimiter } from '../request-limiter';
  * - answers that say the provider is unfit (node unhealthy or behind, history or index missing)
  *   count as its failure; answers about the chain (a skipped slot, a block not available) are
  *   returned to the caller as they are.
+ * Rotation, back-off, the budget and the failure lines are the provider pool's
+ * (core/chains/provider-pool.ts); this file keeps kit's transport and JSON-RPC batches.
  */
 
-export interface SolanaRpcLogger {
-  warn(fields: object, message: string): void;
-}
+export type SolanaRpcLogger = ProviderPoolLogger;
 
 export interface SolanaRpcOptions {
   /** Requests started per second per provider (0: unlimited). */
@@ -37,6 +37,8 @@ export interface SolanaRpcOptions {
   /** Back-off after a 429 without Retry-After. */
   rateLimitBackoffMs?: number;
   logger?: SolanaRpcLogger;
+  /** The service context's clock (back-off windows, request spacing, Retry-After dates); the system clock when absent. */
+  clock?: Clock;
 }
 
 /** One answer of a JSON-RPC batch: the result, or the error the provider gave for that request. */
@@ -60,19 +62,12 @@ export class SolanaUnavailableError extends Error {
  */
 const PROVIDER_FAULTS: ReadonlySet<number> = new Set([-32005, -32016, -32010, -32011, -32019, -32603]);
 
-interface Provider {
-  origin: string;
-  transport: RpcTransport;
-  limiter: RequestLimiter;
-  failures: number;
-  downUntil: number;
-}
-
 class ProviderFault extends Error {
   constructor(
     message: string,
     readonly status: number,
-    readonly retryAfterMs: number | null = null,
+    /** A 429's Retry-After header, as answered. */
+    readonly retryAfter: string | null = null,
   ) {
     super(message);
   }
@@ -84,62 +79,45 @@ export class SolanaRpcClient {
   /** HTTP requests sent: a batch of JSON-RPC requests is one (benchmarks). */
   httpRequests = 0;
   readonly rpc: Rpc<SolanaRpcApi>;
-  private readonly providers: Provider[];
-  private current = 0;
-  private readonly opts: Required<Omit<SolanaRpcOptions, 'logger'>>;
+  /** The chain's providers (kit's HTTP transport to each): rotation, back-off, budget. */
+  readonly pool: ProviderPool<RpcTransport>;
 
   constructor(
     readonly chainId: string,
     urls: string[],
-    private readonly options: SolanaRpcOptions = {},
+    options: SolanaRpcOptions = {},
   ) {
-    if (urls.length === 0) throw new Error(`Chain ${chainId} has no RPC URL`);
-    this.opts = {
-      requestsPerSecond: options.requestsPerSecond ?? 0,
-      maxConcurrent: options.maxConcurrent ?? 8,
-      baseBackoffMs: options.baseBackoffMs ?? 500,
-      maxBackoffMs: options.maxBackoffMs ?? 10_000,
-      rateLimitBackoffMs: options.rateLimitBackoffMs ?? 10_000,
-    };
-    this.providers = urls.map((url) => ({
-      origin: urlOrigin(url),
-      transport: createDefaultRpcTransport({ url }),
-      limiter: new RequestLimiter(this.opts.maxConcurrent, this.opts.requestsPerSecond),
-      failures: 0,
-      downUntil: 0,
-    }));
+    const clock = options.clock ?? systemClock;
+    this.pool = new ProviderPool(
+      urls.map((url) => ({ url, target: createDefaultRpcTransport({ url }) })),
+      {
+        chainId,
+        family: 'Solana',
+        unavailable: (cause) => new SolanaUnavailableError(chainId, cause),
+        classify: (err) => {
+          const fault = err instanceof ProviderFault ? err : null;
+          if (fault?.status !== 429) return { kind: 'provider', status: fault?.status };
+          return { kind: 'rate-limited', status: 429, backoffMs: retryAfterMs(fault.retryAfter, clock.now().getTime()) };
+        },
+        clock,
+        logger: options.logger,
+        requestsPerSecond: options.requestsPerSecond ?? 0,
+        maxConcurrent: options.maxConcurrent ?? 8,
+        baseBackoffMs: options.baseBackoffMs ?? 500,
+        maxBackoffMs: options.maxBackoffMs ?? 10_000,
+        rateLimitBackoffMs: options.rateLimitBackoffMs ?? 10_000,
+      },
+    );
     this.rpc = createSolanaRpcFromTransport(this.transport) as unknown as Rpc<SolanaRpcApi>;
   }
 
   get origins(): string[] {
-    return this.providers.map((p) => p.origin);
+    return this.pool.origins;
   }
 
-  private readonly transport: RpcTransport = async <T>(config: Parameters<RpcTransport>[0]) => {
-    let lastError: unknown = null;
-    const n = this.providers.length;
-    const start = this.current;
+  private readonly transport: RpcTransport = <T>(config: Parameters<RpcTransport>[0]) => {
     const method = (config.payload as { method?: string })?.method ?? '?';
-    for (let attempt = 0; attempt < n; attempt++) {
-      const index = (start + attempt) % n;
-      const p = this.providers[index];
-      if (p.downUntil > Date.now()) {
-        lastError ??= new Error(`${p.origin} backed off until ${new Date(p.downUntil).toISOString()}`);
-        continue;
-      }
-      try {
-        const answer = await p.limiter.run(() => this.send<T>(p, config));
-        if (p.failures > 0) this.options.logger?.warn({ chainId: this.chainId, provider: p.origin }, 'Solana provider answers again');
-        p.failures = 0;
-        this.current = index;
-        return answer;
-      } catch (err) {
-        lastError = err;
-        this.backOff(p, err, method);
-        this.current = (index + 1) % n;
-      }
-    }
-    throw new SolanaUnavailableError(this.chainId, lastError);
+    return this.pool.run((transport, origin) => this.send<T>(transport, origin, config), { method });
   };
 
   /**
@@ -172,48 +150,35 @@ export class SolanaRpcClient {
     return payload.map(({ id }) => byId.get(id)!);
   }
 
-  private async send<T>(p: Provider, config: Parameters<RpcTransport>[0]): Promise<T> {
+  private async send<T>(transport: RpcTransport, origin: string, config: Parameters<RpcTransport>[0]): Promise<T> {
     this.calls += Array.isArray(config.payload) ? config.payload.length : 1;
     this.httpRequests++;
     let answer: unknown;
     try {
-      answer = await p.transport<T>({ ...config, signal: config.signal ?? AbortSignal.timeout(15_000) });
+      answer = await transport<T>({ ...config, signal: config.signal ?? AbortSignal.timeout(15_000) });
     } catch (err) {
       if (isSolanaError(err, SOLANA_ERROR__RPC__TRANSPORT_HTTP_ERROR)) {
         const { statusCode, headers } = err.context;
-        throw new ProviderFault(`${p.origin}: HTTP ${statusCode}`, statusCode, statusCode === 429 ? retryAfterMs(headers.get('retry-after')) : null);
+        throw new ProviderFault(`${origin}: HTTP ${statusCode}`, statusCode, statusCode === 429 ? headers.get('retry-after') : null);
       }
       // fetch's own errors may name the URL; ours carry only the origin.
-      throw new ProviderFault(`${p.origin}: ${err instanceof Error && err.name === 'TimeoutError' ? 'timed out' : 'unreachable'}`, 0);
+      throw new ProviderFault(`${origin}: ${err instanceof Error && err.name === 'TimeoutError' ? 'timed out' : 'unreachable'}`, 0);
     }
     for (const one of Array.isArray(answer) ? answer : [answer]) {
       const error = (one as { error?: { code?: number; message?: string } } | null)?.error;
       if (error && typeof error.code === 'number' && PROVIDER_FAULTS.has(error.code)) {
-        throw new ProviderFault(`${p.origin}: ${error.code} ${String(error.message ?? '').slice(0, 200)}`, 0);
+        throw new ProviderFault(`${origin}: ${error.code} ${String(error.message ?? '').slice(0, 200)}`, 0);
       }
     }
     return answer as T;
   }
-
-  private backOff(p: Provider, err: unknown, method: string): void {
-    const fault = err instanceof ProviderFault ? err : null;
-    p.failures++;
-    const limited = fault?.status === 429;
-    const delay = limited ? (fault!.retryAfterMs ?? this.opts.rateLimitBackoffMs) : Math.min(this.opts.maxBackoffMs, this.opts.baseBackoffMs * 2 ** (p.failures - 1));
-    p.downUntil = Date.now() + delay;
-    if (p.failures > 1 && !limited) return; // one line per episode
-    this.options.logger?.warn(
-      { chainId: this.chainId, provider: p.origin, method, status: fault?.status || undefined, backoffMs: delay, error: err instanceof Error ? err.message : String(err) },
-      limited ? 'Solana provider rate-limited us: backing off and using the next one' : 'Solana provider failed: backing off and using the next one',
-    );
-  }
 }
 
 /** Retry-After in seconds or as an HTTP date; null when absent or unreadable. Capped at 10 minutes. */
-export function retryAfterMs(value: string | null): number | null {
+export function retryAfterMs(value: string | null, nowMs: number): number | null {
   if (!value) return null;
   const seconds = Number(value.trim());
-  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(value) - Date.now();
+  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(value) - nowMs;
   if (!Number.isFinite(ms) || ms < 0) return null;
   return Math.min(ms, 600_000);
 }

@@ -1,5 +1,4 @@
-import { ProviderUnavailableError, UnstableChainError, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../../detection/adapter';
-import type { Logger } from '../../platform/logger';
+import { ProviderUnavailableError, UnstableChainError, type AdapterDeps, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../../detection/adapter';
 import type { Chain } from '../chain';
 import { hex20FromTron, hex41FromTron } from './tron-address';
 import { BLOCKS_PER_RANGE_REQUEST, TronHttp, TronUnavailableError, type TronBlock, type TronTransactionInfo, type TronView } from './tron-http';
@@ -82,9 +81,9 @@ export class TronAdapter implements ChainAdapter {
     readonly http: TronHttp,
   ) {}
 
-  /** The chain's HTTP client: its providers and API key, back-off lines on the process's logger. */
-  static httpFor(chain: Chain, logger: Logger): TronHttp {
-    return new TronHttp(chain.chainId, chain.rpcUrls, { apiKey: chain.providerApiKey, logger: logger.child({ component: 'tron-http' }) });
+  /** The chain's HTTP client: its providers and API key, back-off lines on the process's logger, back-off on its clock. */
+  static httpFor(chain: Chain, { logger, clock }: AdapterDeps): TronHttp {
+    return new TronHttp(chain.chainId, chain.rpcUrls, { apiKey: chain.providerApiKey, logger: logger.child({ component: 'tron-http' }), clock });
   }
 
   get calls(): number {

@@ -1,5 +1,5 @@
-import { urlOrigin } from '../../platform/provider-urls';
-import { RequestLimiter } from '../request-limiter';
+import type { Clock } from '../../platform/clock';
+import { ProviderPool, type ProviderPoolLogger } from '../provider-pool';
 
 /**
  * HTTP access to one Tron chain (java-tron full node / TronGrid HTTP API) over one or more
@@ -14,12 +14,12 @@ import { RequestLimiter } from '../request-limiter';
  *   tick: nothing is skipped, the checkpoint only moves past blocks that were read.
  * - A per-provider limiter bounds requests in flight and requests per second, so several blocks
  *   can be fetched in parallel without tripping a provider's rate limit.
+ * Rotation, back-off, the budget and the failure lines are the provider pool's
+ * (core/chains/provider-pool.ts); this file keeps Tron's HTTP shapes.
  */
 
 /** The part of a pino logger the client uses. */
-export interface TronHttpLogger {
-  warn(fields: object, message: string): void;
-}
+export type TronHttpLogger = ProviderPoolLogger;
 
 export class TronUnavailableError extends Error {
   constructor(chainId: string, cause: unknown) {
@@ -77,112 +77,74 @@ export interface TronHttpOptions {
   /** Requests started per second per provider (0: unlimited). */
   requestsPerSecond?: number;
   logger?: TronHttpLogger;
-}
-
-interface Provider {
-  url: string;
-  origin: string;
-  limiter: RequestLimiter;
-  failures: number;
-  downUntil: number;
+  /** The service context's clock (back-off windows, request spacing); the system clock when absent. */
+  clock?: Clock;
 }
 
 export class TronHttp {
   /** HTTP requests sent (benchmarks, tests). */
   calls = 0;
-  private readonly providers: Provider[];
-  private current = 0;
-  private readonly opts: Required<Omit<TronHttpOptions, 'apiKey' | 'logger'>>;
+  /** The chain's providers (base URLs without a trailing slash): rotation, back-off, budget. */
+  readonly pool: ProviderPool<string>;
+  private readonly timeoutMs: number;
 
   constructor(
     readonly chainId: string,
     urls: string[],
     private readonly options: TronHttpOptions = {},
   ) {
-    if (urls.length === 0) throw new Error(`Chain ${chainId} has no RPC URL`);
-    this.opts = {
-      timeoutMs: options.timeoutMs ?? 10_000,
-      rateLimitBackoffMs: options.rateLimitBackoffMs ?? 30_000,
-      baseBackoffMs: options.baseBackoffMs ?? 500,
-      maxBackoffMs: options.maxBackoffMs ?? 10_000,
-      maxConcurrent: options.maxConcurrent ?? 8,
-      requestsPerSecond: options.requestsPerSecond ?? (options.apiKey ? 15 : 0),
-    };
-    this.providers = urls.map((url) => ({
-      url: url.replace(/\/+$/, ''),
-      origin: urlOrigin(url),
-      limiter: new RequestLimiter(this.opts.maxConcurrent, this.opts.requestsPerSecond),
-      failures: 0,
-      downUntil: 0,
-    }));
-  }
-
-  get origins(): string[] {
-    return this.providers.map((p) => p.origin);
-  }
-
-  /** POSTs a JSON body to a path, rotating through providers that are not backed off. */
-  async post<T>(path: string, body: Record<string, unknown> = {}): Promise<T> {
-    let lastError: unknown = null;
-    const n = this.providers.length;
-    const start = this.current;
-    for (let attempt = 0; attempt < n; attempt++) {
-      const index = (start + attempt) % n;
-      const p = this.providers[index];
-      if (p.downUntil > Date.now()) {
-        lastError ??= new Error(`${p.origin} backed off until ${new Date(p.downUntil).toISOString()}`);
-        continue;
-      }
-      try {
-        const answer = await p.limiter.run(() => this.request<T>(p, path, body));
-        if (p.failures > 0) this.options.logger?.warn({ chainId: this.chainId, provider: p.origin }, 'Tron provider answers again');
-        p.failures = 0;
-        this.current = index;
-        return answer;
-      } catch (err) {
-        lastError = err;
-        this.backOff(p, err, path);
-        this.current = (index + 1) % n;
-      }
-    }
-    throw new TronUnavailableError(this.chainId, lastError);
-  }
-
-  private backOff(p: Provider, err: unknown, path: string): void {
-    const status = err instanceof TronHttpError ? err.status : 0;
-    p.failures++;
-    const limited = status === 403 || status === 429;
-    const delay = limited ? this.opts.rateLimitBackoffMs : Math.min(this.opts.maxBackoffMs, this.opts.baseBackoffMs * 2 ** (p.failures - 1));
-    p.downUntil = Date.now() + delay;
-    // One line per episode (the first failure), not one per retry of a provider that stays down.
-    if (p.failures > 1 && !limited) return;
-    this.options.logger?.warn(
-      { chainId: this.chainId, provider: p.origin, path, status: status || undefined, backoffMs: delay, error: err instanceof Error ? err.message : String(err) },
-      limited ? 'Tron provider rate-limited us: backing off and using the next one' : 'Tron provider failed: backing off and using the next one',
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.pool = new ProviderPool(
+      urls.map((url) => ({ url, target: url.replace(/\/+$/, '') })),
+      {
+        chainId,
+        family: 'Tron',
+        unavailable: (cause) => new TronUnavailableError(chainId, cause),
+        classify: (err) => {
+          const status = err instanceof TronHttpError ? err.status : 0;
+          return status === 403 || status === 429 ? { kind: 'rate-limited', status } : { kind: 'provider', status };
+        },
+        clock: options.clock,
+        logger: options.logger,
+        rateLimitBackoffMs: options.rateLimitBackoffMs ?? 30_000,
+        baseBackoffMs: options.baseBackoffMs ?? 500,
+        maxBackoffMs: options.maxBackoffMs ?? 10_000,
+        maxConcurrent: options.maxConcurrent ?? 8,
+        requestsPerSecond: options.requestsPerSecond ?? (options.apiKey ? 15 : 0),
+      },
     );
   }
 
-  private async request<T>(p: Provider, path: string, body: Record<string, unknown>): Promise<T> {
+  get origins(): string[] {
+    return this.pool.origins;
+  }
+
+  /** POSTs a JSON body to a path, rotating through providers that are not backed off. */
+  post<T>(path: string, body: Record<string, unknown> = {}): Promise<T> {
+    return this.pool.run((url, origin) => this.request<T>(url, origin, path, body), { path });
+  }
+
+  private async request<T>(url: string, origin: string, path: string, body: Record<string, unknown>): Promise<T> {
     this.calls++;
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
     if (this.options.apiKey) headers['TRON-PRO-API-KEY'] = this.options.apiKey;
     let res: Response;
     try {
-      res = await fetch(`${p.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(this.opts.timeoutMs) });
+      res = await fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (err) {
       // fetch errors name the URL; ours carry only the origin.
-      throw new TronHttpError(`${p.origin}${path}: ${err instanceof Error && err.name === 'TimeoutError' ? 'timed out' : 'unreachable'}`, 0);
+      throw new TronHttpError(`${origin}${path}: ${err instanceof Error && err.name === 'TimeoutError' ? 'timed out' : 'unreachable'}`, 0);
     }
     const text = await res.text();
-    if (!res.ok) throw new TronHttpError(`${p.origin}${path}: HTTP ${res.status}`, res.status);
+    if (!res.ok) throw new TronHttpError(`${origin}${path}: HTTP ${res.status}`, res.status);
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      throw new TronHttpError(`${p.origin}${path}: answer is not JSON`, res.status);
+      throw new TronHttpError(`${origin}${path}: answer is not JSON`, res.status);
     }
     if (parsed && typeof parsed === 'object' && !Array.isArray(parsed) && 'Error' in parsed) {
-      throw new TronHttpError(`${p.origin}${path}: ${String((parsed as { Error: unknown }).Error).slice(0, 200)}`, res.status);
+      throw new TronHttpError(`${origin}${path}: ${String((parsed as { Error: unknown }).Error).slice(0, 200)}`, res.status);
     }
     return parsed as T;
   }
