@@ -125,6 +125,12 @@ export interface TcpProxy {
    * moment instead of forwarding them: the client reads ECONNRESET, as from a server that died mid-query.
    */
   resetWhenClientSends(marker: string): void;
+  /**
+   * Ends every connection open now, both ways, wherever its query is: 'rst' resets them (the client
+   * reads ECONNRESET, as from a host that died), 'fin' closes them (the client reads an end, as from
+   * a server or pooler that closed them); new connections go through as before. How many were cut.
+   */
+  cut(how: 'rst' | 'fin'): number;
 }
 
 export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
@@ -183,5 +189,21 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     await new Promise<void>((resolve) => s.close(() => resolve()));
   };
   await listen();
-  return { url: `http://127.0.0.1:${port}`, connections: () => clients.size, stop, start: listen, close: stop, blackhole: (on) => void (holding = on), resetWhenClientSends: (marker) => void (resetMarker = marker) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    connections: () => clients.size,
+    stop,
+    start: listen,
+    close: stop,
+    blackhole: (on) => void (holding = on),
+    resetWhenClientSends: (marker) => void (resetMarker = marker),
+    cut(how) {
+      const open = [...clients];
+      for (const client of open) {
+        if (how === 'rst') client.resetAndDestroy();
+        else client.destroy();
+      }
+      return open.length;
+    },
+  };
 }
