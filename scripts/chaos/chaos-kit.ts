@@ -123,7 +123,7 @@ export interface WatchedService {
   waitFor(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
   alive(): boolean;
   exits: ProcessExit[];
-  /** SIGTERM, then SIGKILL after `graceMs`: the exit code of a stop asked for (null: killed). */
+  /** SIGTERM to the process, then SIGKILL to its group after `graceMs`: the exit code of a stop asked for (null: killed). */
   stop(graceMs?: number): Promise<number | null>;
 }
 
@@ -196,7 +196,8 @@ export function spawnService(command: string, args: string[], env: Record<string
     async stop(graceMs = 15_000) {
       if (exited) return child.exitCode;
       stopping = true;
-      killGroup('SIGTERM');
+      // The entry alone: npm relays it to the node process it runs; the group would get it twice.
+      child.kill('SIGTERM');
       const code = await Promise.race([exitedPromise, sleep(graceMs).then(() => 'late' as const)]);
       // Anything the entry started and left behind goes with the group.
       killGroup('SIGKILL');
