@@ -434,8 +434,10 @@ async function main(): Promise<number> {
     const acknowledged = receiver.posts.filter((p) => p.answer === 'ok');
     const unexplainedRepeats = result.violations.filter((v) => /2xx deliveries with only/.test(v));
     const unanswered = tally.count('no-answer') + tally.count('hung');
-    // A 409 IDEMPOTENCY_IN_PROGRESS is the service's answer to a retry whose key is still held, not a fault of the run.
-    const unexpectedStatuses = [...tally.byStatus.keys()].filter((s) => s !== '201' && !s.startsWith('503') && !/^409 (IDEMPOTENCY_IN_PROGRESS|Conflict)$/.test(s) && s !== 'no-answer' && s !== 'hung');
+    // Answers to retries, never to a first attempt: 409 IDEMPOTENCY_IN_PROGRESS (the key is still
+    // held) and 409 DUPLICATE_ORDER_REFERENCE (an earlier attempt created the order but its answer
+    // was lost: counted above). In style A both are "409 Conflict".
+    const unexpectedStatuses = [...tally.byStatus.keys()].filter((s) => s !== '201' && !s.startsWith('503') && !/^409 (IDEMPOTENCY_IN_PROGRESS|DUPLICATE_ORDER_REFERENCE|Conflict)$/.test(s) && s !== 'no-answer' && s !== 'hung');
 
     const figures: [string, string | number][] = [
       ['wall time', `${Math.round((Date.now() - started) / 1000)} s (load ${minutes} min)`],
