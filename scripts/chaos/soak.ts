@@ -373,7 +373,13 @@ async function main(): Promise<number> {
       inFlight.add(task);
       if (Date.now() >= nextReport) {
         nextReport += 60_000;
-        log(`${Math.round((Date.now() - loadStart) / 60_000)} min: ${orders.length} orders created, ${orders.filter((o) => o.paid).length} paid, ${receiver.posts.length} webhook posts, ${cutter.figures.rst + cutter.figures.fin} cuts, ${exits.length} exits; POST /orders ${tally.summary()}`);
+        // How long since each chain's checkpoint last moved: a scan that never commits shows here first.
+        const ages = await direct.sql<{ chain_id: string; age: number }[]>`select chain_id, extract(epoch from now() - updated_at)::int as age from chain_checkpoints order by chain_id`.catch(() => []);
+        const completed = await direct.sql<{ n: number }[]>`select count(*)::int as n from orders where status = 'completed'`.catch(() => [{ n: -1 }]);
+        log(
+          `${Math.round((Date.now() - loadStart) / 60_000)} min: ${orders.length} orders created, ${orders.filter((o) => o.paid).length} paid, ${completed[0].n} completed, ${receiver.posts.length} webhook posts, ` +
+            `${cutter.figures.rst + cutter.figures.fin} cuts, ${exits.length} exits; checkpoints last moved ${ages.map((a) => `${a.chain_id} ${a.age} s`).join(', ')} ago; POST /orders ${tally.summary()}`,
+        );
       }
       await sleep(loadStart + (n + 1) * intervalMs - Date.now());
     }
