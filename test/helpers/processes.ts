@@ -126,6 +126,12 @@ export interface TcpProxy {
    */
   resetWhenClientSends(marker: string): void;
   /**
+   * Ends every connection open now, both ways, wherever its query is: 'rst' resets them (the client
+   * reads ECONNRESET, as from a host that died), 'fin' closes them (the client reads an end, as from
+   * a server or pooler that closed them); new connections go through as before. How many were cut.
+   */
+  cut(how: 'rst' | 'fin'): number;
+  /**
    * Every chunk of every connection made from now on passes `tap` (null: none) before it is
    * forwarded; the tap may cut the connection there instead (see ConnectionTap).
    */
@@ -220,5 +226,22 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     await new Promise<void>((resolve) => s.close(() => resolve()));
   };
   await listen();
-  return { url: `http://127.0.0.1:${port}`, connections: () => clients.size, stop, start: listen, close: stop, blackhole: (on) => void (holding = on), resetWhenClientSends: (marker) => void (resetMarker = marker), tap: (t) => void (makeTap = t) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    connections: () => clients.size,
+    stop,
+    start: listen,
+    close: stop,
+    blackhole: (on) => void (holding = on),
+    resetWhenClientSends: (marker) => void (resetMarker = marker),
+    tap: (t) => void (makeTap = t),
+    cut(how: CutKind) {
+      const open = [...clients];
+      for (const client of open) {
+        if (how === 'rst') client.resetAndDestroy();
+        else client.destroy();
+      }
+      return open.length;
+    },
+  };
 }
