@@ -35,6 +35,16 @@ describe('configuration at start-up', () => {
     }
   });
 
+  it('bounds every database call: the API by DATABASE_REQUEST_TIMEOUT_MS, workers and the long maintenance statements by their own', () => {
+    const defaults = loadConfig({});
+    expect([defaults.databaseRequestTimeoutMs, defaults.databaseWorkerTimeoutMs, defaults.databaseMaintenanceTimeoutMs]).to.deep.equal([3000, 30_000, 1_800_000]);
+    expect(() => loadConfig({ DATABASE_WORKER_TIMEOUT_MS: '500' })).to.throw(ConfigError, 'DATABASE_WORKER_TIMEOUT_MS must be an integer from 1000 to 600000');
+    expect(() => loadConfig({ DATABASE_WORKER_TIMEOUT_MS: '60000', DATABASE_MAINTENANCE_TIMEOUT_MS: '30000' })).to.throw(
+      ConfigError,
+      'DATABASE_MAINTENANCE_TIMEOUT_MS (30000) must be at least DATABASE_WORKER_TIMEOUT_MS (60000)',
+    );
+  });
+
   it('reports every invalid setting at once, clearly', () => {
     try {
       loadConfig({ PORT: 'eighty', API_STYLE: 'c', NETWORK: 'mainnet', DATABASE_URL: 'mysql://x' });
