@@ -1,7 +1,7 @@
-import { and, asc, count, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { columnsReader, prepareStatement, type DbOrTx } from '../../db/client';
-import { orders, poolAddresses } from '../../db/schema';
+import { orders, poolAddresses, transfers } from '../../db/schema';
 import { parseAmount } from '../platform/amounts';
 import type { ServiceContext } from '../service/context';
 import { AppError, isUniqueViolation, notFound, validationError } from '../platform/errors';
@@ -11,6 +11,7 @@ import { AFTER_PLACEHOLDERS, takeAddressCtes, takeAddressesForOrdersCtes, takeWi
 import { assertNoSeedPhrase } from '../pool/secret-scan';
 import { countOrderCreationStatement, countOrderTransition } from '../platform/metrics';
 import type { Protocol } from '../chains/registry';
+import { classifySearch, type SearchTerm } from '../chains/search-term';
 import type { OrderRow } from '../views/order';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
 import { newPayToken } from './pay-token';
@@ -386,6 +387,12 @@ export interface ListOrdersQuery {
   /** Derived payment state (core/orders/payment-state.ts), e.g. `partial`. */
   paymentState?: PaymentState;
   /**
+   * A search box's text (core/chains/search-term.ts): an order id, a payment's transaction hash,
+   * the order's payment address (any family), or else part of the reference. A malformed address
+   * is 400.
+   */
+  search?: string;
+  /**
    * Keyset paging instead of `page` (sortBy createdAt only): the page that follows (`after`) or
    * precedes (`before`) this order in the sort. Deep pages of a large organization cost what the
    * first does, where an offset reads and discards every row before it.
@@ -421,9 +428,8 @@ export async function listOrders(
   if (query.currency) conditions.push(eq(orders.currency, query.currency));
   if (query.chainId) conditions.push(eq(orders.chainId, query.chainId));
   if (query.paymentState) conditions.push(paymentStateCondition(query.paymentState));
-  if (query.orderReference) {
-    conditions.push(sql`${orders.orderReference} ilike ${`%${escapeLike(query.orderReference)}%`} escape '\\'`);
-  }
+  if (query.orderReference) conditions.push(referenceContains(query.orderReference));
+  if (query.search !== undefined) conditions.push(searchCondition(organizationId, classifySearch(query.search)));
   const where = and(...conditions);
   // Filtered by organization and status at most: the trigger-kept counts answer exactly. Read from
   // the conditions themselves, so a filter added later can never be answered by those counts.
@@ -440,6 +446,25 @@ export async function listOrders(
   const order = [direction(sortColumn), direction(orders.id)];
   const [items, total] = await Promise.all([orderPage(ctx, organizationId, query, where, byStatusOnly, order), counted]);
   return { items, ...total };
+}
+
+const referenceContains = (text: string): SQL => sql`${orders.orderReference} ilike ${`%${escapeLike(text)}%`} escape '\\'`;
+
+/** The orders a search term finds: by id, by a payment's transaction, by payment address, by reference. */
+function searchCondition(organizationId: string, term: SearchTerm): SQL {
+  switch (term.kind) {
+    case 'orderId':
+      return eq(orders.id, term.orderId);
+    case 'txHash': {
+      // Through transfers_tx_idx: the hash's stored forms compared exactly.
+      const paid = sql`select ${transfers.orderId} from ${transfers} where ${transfers.organizationId} = ${organizationId} and ${inArray(transfers.txHash, term.forms)} and ${transfers.orderId} is not null`;
+      return sql`${orders.id} in (${paid})`;
+    }
+    case 'address':
+      return or(...term.forms.map((f) => and(eq(orders.protocol, f.protocol), eq(orders.address, f.address))))!;
+    case 'reference':
+      return referenceContains(term.text);
+  }
 }
 
 /**
