@@ -131,6 +131,10 @@ const ORDER_DECIDED_COLUMNS = sql.raw(DECIDED.join(', '));
 const ORDER_DECIDED_OF_C = sql.raw(DECIDED.map((c) => `c.${c}`).join(', '));
 const readDeadlines = columnsReader(orders, ['expiresAt', 'graceEndsAt']).read;
 
+/** An order's deadlines, expires_at and grace_ends_at (in that order), from its creation instant, window and grace. */
+const deadlinesSql = (now: SQL, windowMinutes: SQL, graceMinutes: SQL): SQL =>
+  sql`${now} + make_interval(mins => ${windowMinutes}), ${now} + make_interval(mins => ${windowMinutes} + ${graceMinutes})`;
+
 /**
  * The order, its pool address and the address's assignment in one statement: one round trip and
  * atomic without an explicit transaction (a statement commits whole or not at all). The window
@@ -163,8 +167,7 @@ const createOrderStatement = prepareStatement<CreateOrderStatementValues & Alloc
     select ${value('id')}, ${value('organizationId')}, ${value('orderReference')}, ${value('payToken')}, ${value('amount')}::numeric, 0, ${value('currency')},
       ${value('chainId')}, ${value('protocol')}, t.address, t.id, 'pending', ${value('successUrl')}::text, ${value('cancelUrl')}::text,
       ${value('metadata')}::jsonb, ${value('paymentLinkId')}::text, s.payment_window_minutes, ${value('graceMinutes')}::int, s.required_confirmations,
-      ${value('now')}::timestamptz + make_interval(mins => s.payment_window_minutes),
-      ${value('now')}::timestamptz + make_interval(mins => s.payment_window_minutes + ${value('graceMinutes')}::int),
+      ${deadlinesSql(sql`${value('now')}::timestamptz`, sql`s.payment_window_minutes`, sql`${value('graceMinutes')}::int`)},
       ${value('now')}::timestamptz, ${value('now')}::timestamptz
     from taken t cross join settings s
     returning ${ORDER_DECIDED_COLUMNS}
@@ -253,7 +256,7 @@ function createOrdersStatement(count: number) {
     insert into orders ${ORDER_INSERT_COLUMNS}
     select i.id, ${organizationId}, i.order_reference, i.pay_token, i.amount, 0, i.currency, i.chain_id, ${value('protocol')}, t.address, t.id, 'pending',
       i.success_url, i.cancel_url, i.metadata, i.payment_link_id, w.minutes, i.grace_minutes, ${requiredConfirmationsSql(organizationId, sql`i.chain_confirmations`, 'order')},
-      i.now + make_interval(mins => w.minutes), i.now + make_interval(mins => w.minutes + i.grace_minutes), i.now, i.now
+      ${deadlinesSql(sql`i.now`, sql`w.minutes`, sql`i.grace_minutes`)}, i.now, i.now
     from taken t join input i on i.n = t.n cross join settings s
       cross join lateral (select coalesce(i.payment_window_minutes, s.payment_window_minutes) as minutes) w
     returning id, ${ORDER_DECIDED_COLUMNS}

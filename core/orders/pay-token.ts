@@ -11,5 +11,7 @@ export function newPayToken(): string {
   return randomToken128();
 }
 
+/** What a token looks like (22 base64url characters), for patterns that hold one (the status endpoint's URL). */
+export const PAY_TOKEN_SOURCE = '[A-Za-z0-9_-]{22}';
 /** What a token looks like; anything else is not looked up at all. */
-export const PAY_TOKEN_PATTERN = /^[A-Za-z0-9_-]{22}$/;
+export const PAY_TOKEN_PATTERN = new RegExp(`^${PAY_TOKEN_SOURCE}$`);

@@ -5,6 +5,7 @@ import { AppError } from '../platform/errors';
 import { newId } from '../platform/ids';
 import type { ServiceContext } from '../service/context';
 import { createOrder } from '../orders/orders';
+import { PAY_TOKEN_PATTERN } from '../orders/pay-token';
 import type { OrderRow } from '../views/order';
 import { findPaymentLinkBySlug, linkStatus, PAYER_CHOOSES, type PaymentLinkRow } from './links';
 
@@ -93,7 +94,7 @@ export async function createCheckoutOrder(ctx: ServiceContext, link: PaymentLink
  * pending and inside its payment window: a returning visitor gets it back instead of a new one.
  */
 export async function findOpenCheckoutOrder(ctx: Pick<ServiceContext, 'db' | 'clock'>, link: PaymentLinkRow, payToken: string): Promise<OrderRow | null> {
-  if (!/^[A-Za-z0-9_-]{22}$/.test(payToken)) return null;
+  if (!PAY_TOKEN_PATTERN.test(payToken)) return null;
   const [order] = await ctx.db
     .select()
     .from(orders)

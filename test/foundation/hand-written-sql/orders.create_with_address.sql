@@ -35,8 +35,7 @@ with settings as materialized (
     select $18, $2, $20, $21, $22::numeric, 0, $23,
       $24, $9, t.address, t.id, 'pending', $25::text, $26::text,
       $27::jsonb, $28::text, s.payment_window_minutes, $29::int, s.required_confirmations,
-      $16::timestamptz + make_interval(mins => s.payment_window_minutes),
-      $16::timestamptz + make_interval(mins => s.payment_window_minutes + $29::int),
+      $16::timestamptz + make_interval(mins => s.payment_window_minutes), $16::timestamptz + make_interval(mins => s.payment_window_minutes + $29::int),
       $16::timestamptz, $16::timestamptz
     from taken t cross join settings s
     returning payment_window_minutes, required_confirmations, expires_at, grace_ends_at
