@@ -11,7 +11,7 @@ export function newPayToken(): string {
   return randomToken128();
 }
 
-/** What a token looks like (22 base64url characters), for patterns that hold one (the status endpoint's URL). */
-export const PAY_TOKEN_SOURCE = '[A-Za-z0-9_-]{22}';
 /** What a token looks like; anything else is not looked up at all. */
-export const PAY_TOKEN_PATTERN = new RegExp(`^${PAY_TOKEN_SOURCE}$`);
+export const PAY_TOKEN_PATTERN = /^[A-Za-z0-9_-]{22}$/;
+/** The same without its anchors, for patterns that hold a token (the status endpoint's URL). */
+export const PAY_TOKEN_SOURCE = PAY_TOKEN_PATTERN.source.slice(1, -1);
