@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
+  type AnyPgColumn,
   bigint,
   boolean,
   customType,
@@ -219,6 +220,14 @@ export const orders = pgTable(
     successUrl: text('success_url'),
     cancelUrl: text('cancel_url'),
     metadata: jsonb('metadata').notNull().default({}),
+    /**
+     * The payment link the order was made from (checkout only; 0018_order_payment_link.sql). Its
+     * insert takes one of the link's units (trigger payment_link_take_unit); completion sells it and
+     * expiry returns it (core/orders/link-units.ts). metadata.paymentLinkId is information only.
+     * The foreign key costs plain orders nothing (null) and a link order no extra wait: the unit
+     * trigger locks the link's row anyway.
+     */
+    paymentLinkId: text('payment_link_id').references((): AnyPgColumn => paymentLinks.id),
     paymentWindowMinutes: integer('payment_window_minutes').notNull(),
     graceMinutes: integer('grace_minutes').notNull(),
     requiredConfirmations: integer('required_confirmations').notNull(),
@@ -239,8 +248,8 @@ export const orders = pgTable(
     index('orders_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('orders_org_status_created_idx').on(t.organizationId, t.status, t.createdAt, t.id),
     index('orders_pending_grace_idx').on(t.graceEndsAt).where(sql`${t.status} = 'pending'`),
-    // Orders made from a payment link (0011_payment_links.sql: also its unit triggers).
-    index('orders_payment_link_idx').on(sql`(${t.metadata}->>'paymentLinkId')`).where(sql`${t.metadata} ? 'paymentLinkId'`),
+    // Orders made from a payment link (its counters, amounts collected, the foreign key's checks).
+    index('orders_payment_link_idx').on(t.paymentLinkId).where(sql`${t.paymentLinkId} is not null`),
     // Substring search of references (ILIKE '%…%'): trigrams (0013_order_reference_search.sql, pg_trgm).
     index('orders_reference_trgm_idx').using('gin', sql`${t.orderReference} gin_trgm_ops`),
   ],
@@ -641,9 +650,9 @@ export const auditLog = pgTable(
 );
 
 // ---------------------------------------------------------------------------
-// Payment links (issue 28). Units are kept by triggers on orders (0011_payment_links.sql): an
-// order carrying metadata.paymentLinkId takes one (or fails) in its own insert; its status changes
-// move it from reserved to sold or back.
+// Payment links (issue 28). An order made from a link (orders.payment_link_id) takes one unit (or
+// fails) in its own insert (trigger of 0018_order_payment_link.sql); leaving pending sells it or
+// returns it (core/orders/link-units.ts).
 // ---------------------------------------------------------------------------
 
 export const paymentLinks = pgTable(

@@ -2,6 +2,7 @@ import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
 import { Type } from '@sinclair/typebox';
 import { listQuerySchema, metadataSchema } from '../validation';
+import { SEARCH_MAX_LENGTH } from '../../core/chains/search-term';
 import { StringEnum } from '../../core/platform/wire-schema';
 import {
   createOrder,
@@ -60,6 +61,14 @@ const listQuery = listQuerySchema({
     currency: Type.Optional(Type.String({ maxLength: 16 })),
     chainId: Type.Optional(Type.String({ maxLength: 64 })),
     orderReference: Type.Optional(Type.String({ minLength: 1, maxLength: ORDER_REFERENCE_MAX, description: 'Case-insensitive substring search' })),
+    search: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: SEARCH_MAX_LENGTH,
+        description:
+          'One box for an order id (ord_…), a payment\'s transaction hash (EVM or Tron hex, Solana signature), the order\'s payment address (EVM, Tron or Solana; an EVM address in any case), or else part of the orderReference (case-insensitive). An address-shaped text that is not a valid address (EVM checksum, Tron base58check) is 400 VALIDATION_ERROR. Combines with the other filters and with paging.',
+      }),
+    ),
     paymentState: Type.Optional(StringEnum(PAYMENT_STATES, { description: 'Derived payment state, e.g. partial: orders that received less than their amount' })),
   },
 });
@@ -71,7 +80,7 @@ export function registerOrderRoutes(api: ApiBuilder, deps: ApiDeps): void {
       path: '/orders',
       summary: 'Create an order (allocates a payment address from the pool)',
       description:
-        'Validation errors store and allocate nothing. 409 DUPLICATE_ORDER_REFERENCE (body has existingOrderId); 503 NO_AVAILABLE_ADDRESSES when the pool of the chain\'s protocol is empty. amountReceived is the sum of the counted, non-dropped transfers.',
+        'Validation errors store and allocate nothing. metadata may not have a paymentLinkId key (400 VALIDATION_ERROR): only a payment link\'s checkout sets it, on the orders it makes. 409 DUPLICATE_ORDER_REFERENCE (body has existingOrderId); 503 NO_AVAILABLE_ADDRESSES when the pool of the chain\'s protocol is empty. amountReceived is the sum of the counted, non-dropped transfers.',
       tag: 'Orders',
       minRole: 'member',
       creates: true,
@@ -115,7 +124,7 @@ export function registerOrderRoutes(api: ApiBuilder, deps: ApiDeps): void {
       method: 'get',
       path: '/orders',
       summary: 'List orders',
-      description: 'Filters: status, currency, chainId, orderReference (substring), paymentState (derived: unpaid, partial, paid, overpaid). sortBy createdAt, amount (in token units) or expiresAt; ties by orderId.',
+      description: 'Filters: search (order id, tx hash, address or reference), status, currency, chainId, orderReference (substring), paymentState (derived: unpaid, partial, paid, overpaid). sortBy createdAt, amount (in token units) or expiresAt; ties by orderId.',
       tag: 'Orders',
       minRole: 'viewer',
       query: listQuery,

@@ -1,6 +1,7 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
 import { listQuerySchema } from '../validation';
+import { SEARCH_MAX_LENGTH } from '../../core/chains/search-term';
 import { Type } from '@sinclair/typebox';
 import { getTransfer, listTransfers, TRANSFER_SORT_FIELDS, TRANSFER_STATUSES } from '../../core/transfers/transfers';
 import { StringEnum } from '../../core/platform/wire-schema';
@@ -17,6 +18,14 @@ const listQuery = listQuerySchema({
     address: Type.Optional(Type.String({ maxLength: 128, description: 'Receiving pool address' })),
     orderId: Type.Optional(Type.String({ maxLength: 64 })),
     depositReference: Type.Optional(Type.String({ maxLength: 255 })),
+    search: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: SEARCH_MAX_LENGTH,
+        description:
+          'One box for the order id a transfer was credited to (ord_…), its transaction hash (EVM or Tron hex, Solana signature), its receiving address (EVM, Tron or Solana), or else part of its order\'s orderReference or its depositReference (case-insensitive). An address-shaped text that is not a valid address (EVM checksum, Tron base58check) is 400 VALIDATION_ERROR.',
+      }),
+    ),
   },
 });
 

@@ -32,6 +32,8 @@ export type CreateOrderStatementValues = {
   successUrl: string | null;
   cancelUrl: string | null;
   metadata: string;
+  /** The payment link the order is made from (checkout), else null. */
+  paymentLinkId: string | null;
   /** Null: the organization's payment_window_minutes. */
   paymentWindowMinutes: number | null;
   graceMinutes: number;

@@ -9,6 +9,7 @@ import { countOrderTransition } from '../platform/metrics';
 import { logMoney, tokenAmount } from '../platform/money-log';
 import type { Protocol } from '../chains/registry';
 import { presentOrder, type OrderRow, type OrderView } from '../views/order';
+import { settleLinkUnit } from './link-units';
 
 /**
  * The one place that decides an order's status (design.md §4, §8; BTCPay's pattern). Detection
@@ -264,7 +265,10 @@ export async function recomputeOrder(tx: Tx, ctx: ServiceContext, orderId: strin
   }
 }
 
-/** The address goes to cooldown and the event is written, in the transition's transaction. */
+/**
+ * The address goes to cooldown, the unit of the payment link the order was made from (if any) is
+ * sold or returned, and the event is written, in the transition's transaction.
+ */
 async function finishOrder(
   tx: Tx,
   ctx: ServiceContext,
@@ -280,6 +284,7 @@ async function finishOrder(
     now,
     minimumCooldownSeconds: ctx.registry.minimumCooldownSeconds(order.protocol as Protocol),
   });
+  await settleLinkUnit(tx, order, type === 'order.completed' ? 'completed' : 'expired');
   countOrderTransition(type === 'order.completed' ? 'completed' : 'expired');
   logMoney(ctx.logger, type === 'order.completed' ? 'order completed' : 'order expired', {
     orderId: order.id,

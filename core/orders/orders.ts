@@ -1,7 +1,7 @@
-import { and, asc, count, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { columnsReader, prepareStatement, type DbOrTx } from '../../db/client';
-import { orders, poolAddresses } from '../../db/schema';
+import { orders, poolAddresses, transfers } from '../../db/schema';
 import { parseAmount } from '../platform/amounts';
 import type { ServiceContext } from '../service/context';
 import { AppError, isUniqueViolation, notFound, validationError } from '../platform/errors';
@@ -11,9 +11,11 @@ import { AFTER_PLACEHOLDERS, takeAddressCtes, takeAddressesForOrdersCtes, takeWi
 import { assertNoSeedPhrase } from '../pool/secret-scan';
 import { countOrderCreationStatement, countOrderTransition } from '../platform/metrics';
 import type { Protocol } from '../chains/registry';
+import { classifySearch, type SearchTerm } from '../chains/search-term';
 import type { OrderRow } from '../views/order';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
 import { newPayToken } from './pay-token';
+import { assertNoLinkClaim, PAYMENT_LINK_ID_KEY } from './link-units';
 import { ALONE, ORDER_BATCH_MAX, type CreatedRow, type CreateOrderStatementValues, type OrderCreation, type OrderCreationOutcome } from './order-memory';
 import { paymentStateCondition, type PaymentState } from './payment-state';
 import { escapeLike, faceValueSql, paginate } from '../platform/sql-fragments';
@@ -45,12 +47,21 @@ const duplicateReference = (orderReference: string, existingOrderId: string) =>
  * statement takes a pool address of the chain's protocol for the new order id and inserts the
  * order. A failure anywhere stores and allocates nothing. A concurrent creation with the same
  * reference loses on the unique index and answers 409 like a sequential one.
+ * `fromLink` (checkout only): the order is made from that payment link: its payment_link_id, and
+ * the link's id in its metadata for information. The insert then takes one of the link's units or
+ * fails whole (core/orders/link-units.ts). The caller's metadata may not name a link.
  */
-export async function createOrder(ctx: ServiceContext, organizationId: string, input: CreateOrderInput): Promise<OrderRow> {
+export async function createOrder(
+  ctx: ServiceContext,
+  organizationId: string,
+  input: CreateOrderInput,
+  fromLink?: { paymentLinkId: string },
+): Promise<OrderRow> {
   const chain = ctx.registry.requireOfferedChain(input.chainId);
   const token = ctx.registry.requireToken(chain, input.currency);
   const amount = parseAmount(input.amount, token.decimals);
   assertNoSeedPhrase({ orderReference: input.orderReference, metadata: input.metadata });
+  assertNoLinkClaim(input.metadata);
   for (const field of ['successUrl', 'cancelUrl'] as const) {
     const url = input[field];
     if (url !== undefined && !isHttpUrl(url)) {
@@ -63,7 +74,8 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
   const graceMinutes = input.graceMinutes ?? GRACE_MINUTES.fallback;
 
   const now = ctx.clock.now();
-  const metadata = input.metadata ?? {};
+  const paymentLinkId = fromLink?.paymentLinkId ?? null;
+  const metadata = paymentLinkId === null ? (input.metadata ?? {}) : { ...input.metadata, [PAYMENT_LINK_ID_KEY]: paymentLinkId };
   const values: CreateOrderStatementValues = {
     id: newId('ord'),
     organizationId,
@@ -76,6 +88,7 @@ export async function createOrder(ctx: ServiceContext, organizationId: string, i
     successUrl: input.successUrl ?? null,
     cancelUrl: input.cancelUrl ?? null,
     metadata: JSON.stringify(metadata),
+    paymentLinkId,
     paymentWindowMinutes: input.paymentWindowMinutes ?? null,
     graceMinutes,
     chainConfirmations: chainConfirmations(chain, 'order'),
@@ -107,7 +120,7 @@ const value = (name: keyof CreateOrderStatementValues) => sql.placeholder(name);
 
 /** The columns both creation statements (lone and batch) insert into `orders`, in their order. */
 const ORDER_INSERT_COLUMNS = sql.raw(`(id, organization_id, order_reference, pay_token, amount, amount_received, currency, chain_id, protocol,
-      address, pool_address_id, status, success_url, cancel_url, metadata, payment_window_minutes, grace_minutes,
+      address, pool_address_id, status, success_url, cancel_url, metadata, payment_link_id, payment_window_minutes, grace_minutes,
       required_confirmations, expires_at, grace_ends_at, created_at, updated_at)`);
 /**
  * What the creation statements decide and return (CreatedRow): the window, the confirmations and
@@ -117,6 +130,10 @@ const DECIDED = ['payment_window_minutes', 'required_confirmations', 'expires_at
 const ORDER_DECIDED_COLUMNS = sql.raw(DECIDED.join(', '));
 const ORDER_DECIDED_OF_C = sql.raw(DECIDED.map((c) => `c.${c}`).join(', '));
 const readDeadlines = columnsReader(orders, ['expiresAt', 'graceEndsAt']).read;
+
+/** An order's deadlines, expires_at and grace_ends_at (in that order), from its creation instant, window and grace. */
+const deadlinesSql = (now: SQL, windowMinutes: SQL, graceMinutes: SQL): SQL =>
+  sql`${now} + make_interval(mins => ${windowMinutes}), ${now} + make_interval(mins => ${windowMinutes} + ${graceMinutes})`;
 
 /**
  * The order, its pool address and the address's assignment in one statement: one round trip and
@@ -149,9 +166,8 @@ const createOrderStatement = prepareStatement<CreateOrderStatementValues & Alloc
     insert into orders ${ORDER_INSERT_COLUMNS}
     select ${value('id')}, ${value('organizationId')}, ${value('orderReference')}, ${value('payToken')}, ${value('amount')}::numeric, 0, ${value('currency')},
       ${value('chainId')}, ${value('protocol')}, t.address, t.id, 'pending', ${value('successUrl')}::text, ${value('cancelUrl')}::text,
-      ${value('metadata')}::jsonb, s.payment_window_minutes, ${value('graceMinutes')}::int, s.required_confirmations,
-      ${value('now')}::timestamptz + make_interval(mins => s.payment_window_minutes),
-      ${value('now')}::timestamptz + make_interval(mins => s.payment_window_minutes + ${value('graceMinutes')}::int),
+      ${value('metadata')}::jsonb, ${value('paymentLinkId')}::text, s.payment_window_minutes, ${value('graceMinutes')}::int, s.required_confirmations,
+      ${deadlinesSql(sql`${value('now')}::timestamptz`, sql`s.payment_window_minutes`, sql`${value('graceMinutes')}::int`)},
       ${value('now')}::timestamptz, ${value('now')}::timestamptz
     from taken t cross join settings s
     returning ${ORDER_DECIDED_COLUMNS}
@@ -207,6 +223,7 @@ function batchValues(batch: OrderCreation[]): CreateOrdersStatementValues {
     success_url: v.successUrl,
     cancel_url: v.cancelUrl,
     metadata,
+    payment_link_id: v.paymentLinkId,
     payment_window_minutes: v.paymentWindowMinutes,
     grace_minutes: v.graceMinutes,
     chain_confirmations: v.chainConfirmations,
@@ -230,7 +247,7 @@ function createOrdersStatement(count: number) {
   return prepareStatement<CreateOrdersStatementValues & AllocationPoint>(`orders.create_${count}_with_addresses`, sql`
   with input as materialized (
     select * from json_to_recordset(${sql.placeholder('orders')}::json) as i(n int, id text, now timestamptz, order_reference text, pay_token text,
-      amount numeric, currency text, chain_id text, success_url text, cancel_url text, metadata jsonb, payment_window_minutes int,
+      amount numeric, currency text, chain_id text, success_url text, cancel_url text, metadata jsonb, payment_link_id text, payment_window_minutes int,
       grace_minutes int, chain_confirmations int)
   ), settings as materialized (
     select coalesce(${integerConfigSql(organizationId, 'payment_window_minutes')}, ${PAYMENT_WINDOW_MINUTES.fallback}::int) as payment_window_minutes
@@ -238,8 +255,8 @@ function createOrdersStatement(count: number) {
   created as (
     insert into orders ${ORDER_INSERT_COLUMNS}
     select i.id, ${organizationId}, i.order_reference, i.pay_token, i.amount, 0, i.currency, i.chain_id, ${value('protocol')}, t.address, t.id, 'pending',
-      i.success_url, i.cancel_url, i.metadata, w.minutes, i.grace_minutes, ${requiredConfirmationsSql(organizationId, sql`i.chain_confirmations`, 'order')},
-      i.now + make_interval(mins => w.minutes), i.now + make_interval(mins => w.minutes + i.grace_minutes), i.now, i.now
+      i.success_url, i.cancel_url, i.metadata, i.payment_link_id, w.minutes, i.grace_minutes, ${requiredConfirmationsSql(organizationId, sql`i.chain_confirmations`, 'order')},
+      ${deadlinesSql(sql`i.now`, sql`w.minutes`, sql`i.grace_minutes`)}, i.now, i.now
     from taken t join input i on i.n = t.n cross join settings s
       cross join lateral (select coalesce(i.payment_window_minutes, s.payment_window_minutes) as minutes) w
     returning id, ${ORDER_DECIDED_COLUMNS}
@@ -287,6 +304,7 @@ function storedOrder(values: CreateOrderStatementValues, made: { amount: bigint;
     successUrl: values.successUrl,
     cancelUrl: values.cancelUrl,
     metadata: made.metadata,
+    paymentLinkId: values.paymentLinkId,
     paymentWindowMinutes: windowMinutes,
     graceMinutes: values.graceMinutes,
     requiredConfirmations: Number(created.required_confirmations),
@@ -372,6 +390,12 @@ export interface ListOrdersQuery {
   /** Derived payment state (core/orders/payment-state.ts), e.g. `partial`. */
   paymentState?: PaymentState;
   /**
+   * A search box's text (core/chains/search-term.ts): an order id, a payment's transaction hash,
+   * the order's payment address (any family), or else part of the reference. A malformed address
+   * is 400.
+   */
+  search?: string;
+  /**
    * Keyset paging instead of `page` (sortBy createdAt only): the page that follows (`after`) or
    * precedes (`before`) this order in the sort. Deep pages of a large organization cost what the
    * first does, where an offset reads and discards every row before it.
@@ -407,9 +431,8 @@ export async function listOrders(
   if (query.currency) conditions.push(eq(orders.currency, query.currency));
   if (query.chainId) conditions.push(eq(orders.chainId, query.chainId));
   if (query.paymentState) conditions.push(paymentStateCondition(query.paymentState));
-  if (query.orderReference) {
-    conditions.push(sql`${orders.orderReference} ilike ${`%${escapeLike(query.orderReference)}%`} escape '\\'`);
-  }
+  if (query.orderReference) conditions.push(referenceContains(query.orderReference));
+  if (query.search !== undefined) conditions.push(searchCondition(organizationId, classifySearch(query.search)));
   const where = and(...conditions);
   // Filtered by organization and status at most: the trigger-kept counts answer exactly. Read from
   // the conditions themselves, so a filter added later can never be answered by those counts.
@@ -426,6 +449,25 @@ export async function listOrders(
   const order = [direction(sortColumn), direction(orders.id)];
   const [items, total] = await Promise.all([orderPage(ctx, organizationId, query, where, byStatusOnly, order), counted]);
   return { items, ...total };
+}
+
+const referenceContains = (text: string): SQL => sql`${orders.orderReference} ilike ${`%${escapeLike(text)}%`} escape '\\'`;
+
+/** The orders a search term finds: by id, by a payment's transaction, by payment address, by reference. */
+function searchCondition(organizationId: string, term: SearchTerm): SQL {
+  switch (term.kind) {
+    case 'orderId':
+      return eq(orders.id, term.orderId);
+    case 'txHash': {
+      // Through transfers_tx_idx: the hash's stored forms compared exactly.
+      const paid = sql`select ${transfers.orderId} from ${transfers} where ${transfers.organizationId} = ${organizationId} and ${inArray(transfers.txHash, term.forms)} and ${transfers.orderId} is not null`;
+      return sql`${orders.id} in (${paid})`;
+    }
+    case 'address':
+      return or(...term.forms.map((f) => and(eq(orders.protocol, f.protocol), eq(orders.address, f.address))))!;
+    case 'reference':
+      return referenceContains(term.text);
+  }
 }
 
 /**

@@ -13,3 +13,5 @@ export function newPayToken(): string {
 
 /** What a token looks like; anything else is not looked up at all. */
 export const PAY_TOKEN_PATTERN = /^[A-Za-z0-9_-]{22}$/;
+/** The same without its anchors, for patterns that hold a token (the status endpoint's URL). */
+export const PAY_TOKEN_SOURCE = PAY_TOKEN_PATTERN.source.slice(1, -1);

@@ -5,8 +5,9 @@ import { AppError } from '../platform/errors';
 import { newId } from '../platform/ids';
 import type { ServiceContext } from '../service/context';
 import { createOrder } from '../orders/orders';
+import { PAY_TOKEN_PATTERN } from '../orders/pay-token';
 import type { OrderRow } from '../views/order';
-import { findPaymentLinkBySlug, linkStatus, PAYER_CHOOSES, PAYMENT_LINK_ID_KEY, type PaymentLinkRow } from './links';
+import { findPaymentLinkBySlug, linkStatus, PAYER_CHOOSES, type PaymentLinkRow } from './links';
 
 export interface CheckoutChoice {
   currency: string;
@@ -15,7 +16,7 @@ export interface CheckoutChoice {
   amount?: unknown;
 }
 
-/** Postgres errors raised by the link's unit trigger (0011_payment_links.sql) → our codes. */
+/** Postgres errors raised by the link's unit trigger (0018_order_payment_link.sql) → our codes. */
 const UNIT_REFUSALS: Record<string, () => AppError> = {
   SGL01: () => new AppError('PAYMENT_LINK_SOLD_OUT', 'Sold out: every unit of this link is sold or reserved by an open order'),
   SGL02: () => new AppError('PAYMENT_LINK_BUSY', 'This link has as many open orders as it allows; retry in a few minutes', undefined, { retryAfter: 60 }),
@@ -59,24 +60,30 @@ export function resolveCheckoutChoice(ctx: Pick<ServiceContext, 'registry'>, lin
 
 /**
  * A checkout that proceeds: a fresh order for the payer's choice, made by the same operation as
- * POST /orders (createOrder) with an orderReference from the link, the link's metadata plus
- * paymentLinkId, and the link's redirects (the organization's defaults when it has none). The
- * order's insert takes one of the link's units or fails whole (the trigger of 0011): sold out,
- * too many open orders, or the link archived meanwhile.
+ * POST /orders (createOrder) from the link (its payment_link_id; paymentLinkId added to the
+ * link's metadata), with an orderReference from the link and the link's redirects (the
+ * organization's defaults when it has none). The order's insert takes one of the link's units or
+ * fails whole (core/orders/link-units.ts): sold out, too many open orders, or the link archived
+ * meanwhile.
  */
 export async function createCheckoutOrder(ctx: ServiceContext, link: PaymentLinkRow, choice: CheckoutChoice): Promise<OrderRow> {
   assertCheckoutOpen(ctx, link);
   const { currency, chainId, amount } = resolveCheckoutChoice(ctx, link, choice);
   try {
-    return await createOrder(ctx, link.organizationId, {
-      orderReference: `${link.id}/${newId('ord').slice(4)}`,
-      amount,
-      currency,
-      chainId,
-      successUrl: link.successUrl ?? undefined,
-      cancelUrl: link.cancelUrl ?? undefined,
-      metadata: { ...(link.metadata as Record<string, unknown>), [PAYMENT_LINK_ID_KEY]: link.id },
-    });
+    return await createOrder(
+      ctx,
+      link.organizationId,
+      {
+        orderReference: `${link.id}/${newId('ord').slice(4)}`,
+        amount,
+        currency,
+        chainId,
+        successUrl: link.successUrl ?? undefined,
+        cancelUrl: link.cancelUrl ?? undefined,
+        metadata: link.metadata as Record<string, unknown>,
+      },
+      { paymentLinkId: link.id },
+    );
   } catch (err) {
     throw unitRefusal(err) ?? err;
   }
@@ -87,12 +94,12 @@ export async function createCheckoutOrder(ctx: ServiceContext, link: PaymentLink
  * pending and inside its payment window: a returning visitor gets it back instead of a new one.
  */
 export async function findOpenCheckoutOrder(ctx: Pick<ServiceContext, 'db' | 'clock'>, link: PaymentLinkRow, payToken: string): Promise<OrderRow | null> {
-  if (!/^[A-Za-z0-9_-]{22}$/.test(payToken)) return null;
+  if (!PAY_TOKEN_PATTERN.test(payToken)) return null;
   const [order] = await ctx.db
     .select()
     .from(orders)
     .where(and(eq(orders.payToken, payToken), eq(orders.organizationId, link.organizationId), eq(orders.status, 'pending')));
-  if (!order || (order.metadata as Record<string, unknown>)[PAYMENT_LINK_ID_KEY] !== link.id) return null;
+  if (!order || order.paymentLinkId !== link.id) return null;
   return order.expiresAt.getTime() > ctx.clock.now().getTime() ? order : null;
 }
 

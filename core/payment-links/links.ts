@@ -9,6 +9,7 @@ import { isHttpUrl } from '../organizations/org-config';
 import { assertNoSeedPhrase } from '../pool/secret-scan';
 import type { ServiceContext } from '../service/context';
 import { escapeLike, paginate } from '../platform/sql-fragments';
+import { PAYMENT_LINK_ID_KEY } from '../orders/link-units';
 
 /** A payment link as stored. */
 export type PaymentLinkRow = typeof paymentLinks.$inferSelect;
@@ -32,9 +33,6 @@ export const LINK_LIMITS = {
   metadataPairsMax: 9,
   slugPattern: '^[A-Za-z0-9_-]{3,64}$',
 } as const;
-
-/** The metadata key every order made from a link carries (its unit triggers read it). */
-export const PAYMENT_LINK_ID_KEY = 'paymentLinkId';
 
 /** The payer chooses the amount. */
 export const PAYER_CHOOSES = '0';
@@ -333,11 +331,11 @@ export interface Collected {
 
 export async function amountsCollected(db: DbOrTx, organizationId: string, linkIds: string[]): Promise<Collected[]> {
   if (linkIds.length === 0) return [];
-  const linkId = sql<string>`${orders.metadata}->>'paymentLinkId'`;
+  const linkId = sql<string>`${orders.paymentLinkId}`;
   const rows = await db
     .select({ linkId, currency: orders.currency, chainId: orders.chainId, units: sql<string>`sum(${orders.amountReceived})::text` })
     .from(orders)
-    .where(and(sql`${orders.metadata} ? 'paymentLinkId'`, inArray(linkId, linkIds), eq(orders.organizationId, organizationId), eq(orders.status, 'completed')))
+    .where(and(inArray(orders.paymentLinkId, linkIds), eq(orders.organizationId, organizationId), eq(orders.status, 'completed')))
     .groupBy(linkId, orders.currency, orders.chainId)
     .orderBy(linkId, orders.currency, orders.chainId);
   return rows.map((r) => ({ ...r, units: BigInt(r.units) }));

@@ -48,6 +48,11 @@ export function idAt(prefix: IdPrefix, at: Date | number): string {
 }
 const ULID_ID = /^[a-z]+_[0-9a-hjkmnp-tv-z]{26}$/;
 
+/** Whether a text has the shape of an id newId made with this prefix. */
+export function isIdOf(prefix: IdPrefix, text: string): boolean {
+  return text.startsWith(`${prefix}_`) && ULID_ID.test(text);
+}
+
 /** The time part of an id made by newId (ms), null for anything else. */
 function timeOf(id: string): number | null {
   return ULID_ID.test(id) ? decodeTime(id.slice(id.indexOf('_') + 1).toUpperCase()) : null;

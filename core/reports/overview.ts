@@ -26,15 +26,13 @@ export interface Overview {
 const LONGEST_ORDER_LIFE_MS = 9 * 24 * 3600_000;
 
 function lines(rows: { currency: string; chain_id: string; n: number | string; total: string }[], registry: ChainRegistry): VolumeLine[] {
-  return rows.map((r) => {
-    let decimals = 6;
-    try {
-      decimals = registry.tokenDecimals(r.chain_id, r.currency);
-    } catch {
-      // A chain no longer configured: shown in its most common decimals.
-    }
-    return { currency: r.currency, chainId: r.chain_id, count: Number(r.n), volume: formatAmount(BigInt(r.total), decimals) };
-  });
+  // The registry knows the decimals of every chain table token, configured now or not (tokenDecimals).
+  return rows.map((r) => ({
+    currency: r.currency,
+    chainId: r.chain_id,
+    count: Number(r.n),
+    volume: formatAmount(BigInt(r.total), registry.tokenDecimals(r.chain_id, r.currency)),
+  }));
 }
 
 export async function organizationOverview(db: DbOrTx, registry: ChainRegistry, organizationId: string, now: Date): Promise<Overview> {

@@ -1,9 +1,10 @@
 import { and, asc, count, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { depositBindings, deposits, orders, transfers } from '../../db/schema';
-import { PROTOCOLS } from '../chains/registry';
+import { PROTOCOLS, type Protocol } from '../chains/registry';
+import { classifySearch, type SearchTerm } from '../chains/search-term';
 import { CHAIN_DEFINITIONS } from '../chains/chains.data';
-import { faceValueSql } from '../platform/sql-fragments';
+import { escapeLike, faceValueSql } from '../platform/sql-fragments';
 import { normalizeAddress } from '../chains/addresses';
 import { notFound } from '../platform/errors';
 import { paginate } from '../platform/sql-fragments';
@@ -38,6 +39,12 @@ export interface ListTransfersQuery {
   address?: string;
   orderId?: string;
   depositReference?: string;
+  /**
+   * A search box's text (core/chains/search-term.ts): the order id it was credited to, its
+   * transaction hash, its receiving address (any family), or else part of its order's or deposit's
+   * reference. A malformed address is 400.
+   */
+  search?: string;
   /** Only what arrived where nothing was expected: attributed to no order and no deposit (the dashboard's inbox). */
   unattributed?: boolean;
 }
@@ -96,6 +103,7 @@ export async function listTransfers(
   if (q.address) where.push(addressFilter(q.address));
   if (q.orderId) where.push(eq(transfers.orderId, q.orderId));
   if (q.depositReference) where.push(eq(depositBindings.depositReference, q.depositReference));
+  if (q.search !== undefined) where.push(searchCondition(organizationId, classifySearch(q.search)));
   if (q.unattributed) where.push(sql`${transfers.orderId} is null and ${transfers.depositBindingId} is null`);
   const filter = and(...where);
   const column = SORT_COLUMNS[q.sortBy];
@@ -156,9 +164,31 @@ async function countMatching(db: DbOrTx, filter: SQL | undefined): Promise<numbe
  * (usually invalid) address and matches nothing.
  */
 function addressFilter(text: string): SQL {
-  const forms = PROTOCOLS.flatMap((protocol) => {
+  return toAddressIn(PROTOCOLS.flatMap((protocol) => {
     const address = normalizeAddress(protocol, text);
-    return address === null ? [] : [and(eq(transfers.protocol, protocol), eq(transfers.toAddress, address))!];
-  });
-  return forms.length === 0 ? sql`false` : or(...forms)!;
+    return address === null ? [] : [{ protocol, address }];
+  }));
+}
+
+function toAddressIn(forms: { protocol: Protocol; address: string }[]): SQL {
+  return forms.length === 0 ? sql`false` : or(...forms.map((f) => and(eq(transfers.protocol, f.protocol), eq(transfers.toAddress, f.address))))!;
+}
+
+/** The transfers a search term finds: credited to the order, of the transaction, to the address, by reference. */
+function searchCondition(organizationId: string, term: SearchTerm): SQL {
+  switch (term.kind) {
+    case 'orderId':
+      return eq(transfers.orderId, term.orderId);
+    case 'txHash':
+      return inArray(transfers.txHash, term.forms);
+    case 'address':
+      return toAddressIn(term.forms);
+    case 'reference': {
+      // Subqueries, not the list's joins: the page's ids and the count read transfers alone.
+      const pattern = `%${escapeLike(term.text)}%`;
+      const byOrder = sql`select ${orders.id} from ${orders} where ${orders.organizationId} = ${organizationId} and ${orders.orderReference} ilike ${pattern} escape '\\'`;
+      const byDeposit = sql`select ${depositBindings.id} from ${depositBindings} where ${depositBindings.organizationId} = ${organizationId} and ${depositBindings.depositReference} ilike ${pattern} escape '\\'`;
+      return sql`(${transfers.orderId} in (${byOrder}) or ${transfers.depositBindingId} in (${byDeposit}))`;
+    }
+  }
 }

@@ -8,7 +8,7 @@ import { buildTestApp, createTestOrg, STYLES, testContext, testDb, type TestApp,
 import { CHAIN, checkpointAt, eventsOf, preserveCheckpoint, tokenEnv } from '../helpers/orders';
 import { seedPoolAddresses } from '../helpers/pool';
 import { insertTestTransfer } from '../helpers/transfers';
-import { dataOf } from '../helpers/wire';
+import { dataOf, expectError } from '../helpers/wire';
 
 /** The public checkout /l/<slug> over HTTP: page, order per visit, returning visitor, cross-site posts, inventory. */
 describe('payment link checkout', () => {
@@ -91,6 +91,29 @@ describe('payment link checkout', () => {
       expect(second.headers.location).to.not.equal(res.headers.location);
       const counters = (await getLink(t, link.id)).counters;
       expect(counters).to.deep.include({ ordersCreated: 2, openOrders: 2, ordersCompleted: 0 });
+    });
+  }
+
+  for (const style of STYLES) {
+    it(`POST /orders naming a link in metadata.paymentLinkId (style ${style.toUpperCase()}): 400 VALIDATION_ERROR, the link's inventory and counters unchanged`, async () => {
+      const t = buildTestApp({ style, env });
+      const link = await publishedLink(t, { inventoryTotal: 1 });
+      const before = await getLink(t, link.id);
+      const res = await request(t.app)
+        .post('/api/v1/orders')
+        .set('X-API-Key', org.keys.member)
+        .send({ orderReference: `claims-${link.id}-${style}`, amount: '12.5', currency: 'USDT', chainId: CHAIN, metadata: { paymentLinkId: link.id } });
+      expectError(style, res, 400, 'VALIDATION_ERROR', 'ValidationError');
+      expect(res.body.message).to.include('metadata.paymentLinkId');
+      const [{ n }] = await testDb().execute<{ n: number }>(sql`select count(*)::int as n from orders where order_reference = ${`claims-${link.id}-${style}`}`);
+      expect(n).to.equal(0);
+      const after = await getLink(t, link.id);
+      expect(after.counters).to.deep.equal(before.counters);
+      expect(after.counters.inventory).to.deep.equal({ total: 1, reserved: 0, sold: 0, left: 1 });
+      expect(after.status).to.equal('active');
+      // The link's one unit is still there for a payer.
+      expect((await formPost(t, link.path, 'choice=USDT%40ethereum-local')).status).to.equal(303);
+      expect((await getLink(t, link.id)).counters.inventory).to.deep.equal({ total: 1, reserved: 1, sold: 0, left: 0 });
     });
   }
 

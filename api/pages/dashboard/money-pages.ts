@@ -73,57 +73,40 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
       const sortOrder = q(req, 'sortOrder') === 'asc' ? 'asc' : 'desc';
       const after = q(req, 'after', 64);
       const before = q(req, 'before', 64);
-      // The search box finds an order by id, by a payment's tx hash or sending-to address, or by part of its reference.
-      let items: OrderView[] = [];
-      let paging: Html | null = null;
-      if (search && /^ord_[0-9a-z]{26}$/.test(search)) {
-        const found = await getOrder(deps.db, who.caller.organizationId, search).catch(() => null);
-        items = found ? [presentOrder(deps, found)] : [];
-      } else if (search && (/^(0x)?[0-9a-fA-F]{64}$/.test(search) || /^0x[0-9a-fA-F]{40}$/.test(search) || /^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(search))) {
-        const byTx = search.length >= 64;
-        const transfers = await listTransfers(deps.db, who.caller.organizationId, {
-          page: 1,
-          limit: 100,
-          sortBy: 'detectedAt',
-          sortOrder: 'desc',
-          ...(byTx ? { txHash: search } : { address: search }),
-        });
-        const ids = [...new Set(transfers.items.map((t) => t.t.orderId).filter((x): x is string => !!x))];
-        items = (await Promise.all(ids.map((id) => getOrder(deps.db, who.caller.organizationId, id)))).map((o) => presentOrder(deps, o));
-      } else {
-        // The API's list operation with two page-reader choices: keyset paging in createdAt order
-        // (deep pages cost what the first does) and a count that stops at COUNT_UP_TO.
-        const keyset = sortBy === 'createdAt' && (after || before || !req.query.page);
-        const query: ListOrdersQuery = {
-          page: keyset ? 1 : pageNo,
-          limit: PAGE_SIZE + 1,
-          sortBy,
-          sortOrder,
-          ...filters,
-          orderReference: search,
-          countUpTo: COUNT_UP_TO,
-          ...(keyset && after ? { cursor: { after } } : keyset && before ? { cursor: { before } } : {}),
-        };
-        const result = await listOrders(deps, who.caller.organizationId, query);
-        // One row more than the page says whether there is another page in the direction walked.
-        const more = result.items.length > PAGE_SIZE;
-        const rows = before ? result.items.slice(more ? 1 : 0) : result.items.slice(0, PAGE_SIZE);
-        items = rows.map((o) => presentOrder(deps, o));
-        const keep = { q: search, ...filters, sortBy: sortBy === 'createdAt' ? undefined : sortBy, sortOrder: sortOrder === 'asc' ? 'asc' : undefined };
-        const totalText = result.totalCapped ? `more than ${COUNT_UP_TO.toLocaleString('en')}` : String(result.total);
-        paging = keyset
-          ? keysetPager(
-              '/dashboard/orders',
-              keep,
-              {
-                newer: items.length && (after || (before && more)) ? items[0].orderId : null,
-                older: items.length && (before || more) ? items[items.length - 1].orderId : null,
-                totalText,
-              },
-              langOf(res),
-            )
-          : offsetPager('/dashboard/orders', keep, pageNo, more, totalText, langOf(res));
-      }
+      // The search box is GET /orders?search= (core/chains/search-term.ts): an order id, a payment's tx
+      // hash, the payment address of any family, or part of the reference.
+      // The API's list operation with two page-reader choices: keyset paging in createdAt order
+      // (deep pages cost what the first does) and a count that stops at COUNT_UP_TO.
+      const keyset = sortBy === 'createdAt' && (after || before || !req.query.page);
+      const query: ListOrdersQuery = {
+        page: keyset ? 1 : pageNo,
+        limit: PAGE_SIZE + 1,
+        sortBy,
+        sortOrder,
+        ...filters,
+        search,
+        countUpTo: COUNT_UP_TO,
+        ...(keyset && after ? { cursor: { after } } : keyset && before ? { cursor: { before } } : {}),
+      };
+      const result = await listOrders(deps, who.caller.organizationId, query);
+      // One row more than the page says whether there is another page in the direction walked.
+      const more = result.items.length > PAGE_SIZE;
+      const rows = before ? result.items.slice(more ? 1 : 0) : result.items.slice(0, PAGE_SIZE);
+      const items: OrderView[] = rows.map((o) => presentOrder(deps, o));
+      const keep = { q: search, ...filters, sortBy: sortBy === 'createdAt' ? undefined : sortBy, sortOrder: sortOrder === 'asc' ? 'asc' : undefined };
+      const totalText = result.totalCapped ? `more than ${COUNT_UP_TO.toLocaleString('en')}` : String(result.total);
+      const paging = keyset
+        ? keysetPager(
+            '/dashboard/orders',
+            keep,
+            {
+              newer: items.length && (after || (before && more)) ? items[0].orderId : null,
+              older: items.length && (before || more) ? items[items.length - 1].orderId : null,
+              totalText,
+            },
+            langOf(res),
+          )
+        : offsetPager('/dashboard/orders', keep, pageNo, more, totalText, langOf(res));
       const current: Record<string, string | undefined> = { q: search, ...filters };
       const exportQuery = new URLSearchParams(Object.entries(current).filter((e): e is [string, string] => !!e[1])).toString();
       const chains = deps.registry.list();
@@ -160,7 +143,7 @@ ${items.map(
         status: oneOf(q(req, 'status'), ['pending', 'completed', 'expired'] as const),
         currency: q(req, 'currency', 16)?.toUpperCase(),
         chainId: q(req, 'chainId', 64),
-        orderReference: q(req, 'q'),
+        search: q(req, 'q'),
       };
       res.status(200).type('text/csv').setHeader('Content-Disposition', 'attachment; filename="orders.csv"');
       const cell = (v: unknown) => {
@@ -250,7 +233,8 @@ ${deposits.map(
     page(d, 'viewer', async (req, res, who) => {
       const pageNo = pageNumber(req);
       const inbox = q(req, 'view') === 'unattributed';
-      const filters = { status: oneOf(q(req, 'status'), TRANSFER_STATUSES), txHash: q(req, 'txHash', 128), address: q(req, 'address', 128) };
+      // The search box is GET /transfers?search= (core/chains/search-term.ts).
+      const filters = { status: oneOf(q(req, 'status'), TRANSFER_STATUSES), search: q(req, 'q') };
       const { items, total } = await listTransfers(deps.db, who.caller.organizationId, {
         page: pageNo,
         limit: PAGE_SIZE,
@@ -267,10 +251,9 @@ ${deposits.map(
           inbox ? 'Unattributed transfers' : 'Transfers',
           html`<p>${inbox ? html`What arrived where nothing was expected (no order or deposit held the address). <a href="/dashboard/transfers">All transfers</a>` : html`<a href="/dashboard/transfers?view=unattributed">Unattributed inbox</a>`}</p>
 <form method="get" action="/dashboard/transfers" class="panel row" role="search">${inbox ? html`<input type="hidden" name="view" value="unattributed">` : null}
-<div><label for="tx">Tx hash</label><input id="tx" name="txHash" type="text" value="${filters.txHash ?? ''}"></div>
-<div><label for="addr">Address</label><input id="addr" name="address" type="text" value="${filters.address ?? ''}"></div>
+<div><label for="q">Search</label><input id="q" name="q" type="text" value="${filters.search ?? ''}" placeholder="tx hash, address, ord_…, reference"></div>
 <div><button type="submit">${chromeText(langOf(res), 'Filter')}</button></div></form>
-<section class="panel">${transferTable(items.map((t) => presentTransfer(deps.registry, t)), txLink)}${pager('/dashboard/transfers', { ...filters, view: inbox ? 'unattributed' : undefined }, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
+<section class="panel">${transferTable(items.map((t) => presentTransfer(deps.registry, t)), txLink)}${pager('/dashboard/transfers', { status: filters.status, q: filters.search, view: inbox ? 'unattributed' : undefined }, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
       );
     }),
   );

@@ -4,12 +4,13 @@ import { writeJson } from '../../answer';
 import { routeMetrics } from '../../http-metrics';
 import { logRequestError, startRequestLog } from '../../request-log';
 import { answerPaymentStatus, pageErrorJson, pageFailure } from './pay-routes';
+import { PAY_TOKEN_SOURCE } from '../../../core/orders/pay-token';
 
 /** The route's pattern, as the router's copy of it is labelled in metrics and logged. */
 export const STATUS_ROUTE = '/pay/:token/status';
 const LOGGED_PATH = '/pay/[token]/status';
 /** The endpoint's canonical form: a well-formed token (core/orders/pay-token.ts), any query. */
-const STATUS_URL = /^\/pay\/([A-Za-z0-9_-]{22})\/status(?:\?|$)/;
+const STATUS_URL = new RegExp(`^/pay/(${PAY_TOKEN_SOURCE})/status(?:\\?|$)`);
 
 export interface StatusEndpointSteps {
   /** The app-wide headers (api/security-headers.ts), then the public pages' (public-headers.ts). */

@@ -1,6 +1,6 @@
 with input as materialized (
     select * from json_to_recordset($1::json) as i(n int, id text, now timestamptz, order_reference text, pay_token text,
-      amount numeric, currency text, chain_id text, success_url text, cancel_url text, metadata jsonb, payment_window_minutes int,
+      amount numeric, currency text, chain_id text, success_url text, cancel_url text, metadata jsonb, payment_link_id text, payment_window_minutes int,
       grace_minutes int, chain_confirmations int)
   ), settings as materialized (
     select coalesce(coalesce((select (value #>> '{}')::int from organization_config where organization_id = $2 and key = $3), $4::int), $5::int) as payment_window_minutes
@@ -36,10 +36,10 @@ with input as materialized (
     ),
   created as (
     insert into orders (id, organization_id, order_reference, pay_token, amount, amount_received, currency, chain_id, protocol,
-      address, pool_address_id, status, success_url, cancel_url, metadata, payment_window_minutes, grace_minutes,
+      address, pool_address_id, status, success_url, cancel_url, metadata, payment_link_id, payment_window_minutes, grace_minutes,
       required_confirmations, expires_at, grace_ends_at, created_at, updated_at)
     select i.id, $2, i.order_reference, i.pay_token, i.amount, 0, i.currency, i.chain_id, $6, t.address, t.id, 'pending',
-      i.success_url, i.cancel_url, i.metadata, w.minutes, i.grace_minutes, greatest(i.chain_confirmations::int, coalesce(coalesce((select (value #>> '{}')::int from organization_config where organization_id = $2 and key = $12), $13::int), 0)),
+      i.success_url, i.cancel_url, i.metadata, i.payment_link_id, w.minutes, i.grace_minutes, greatest(i.chain_confirmations::int, coalesce(coalesce((select (value #>> '{}')::int from organization_config where organization_id = $2 and key = $12), $13::int), 0)),
       i.now + make_interval(mins => w.minutes), i.now + make_interval(mins => w.minutes + i.grace_minutes), i.now, i.now
     from taken t join input i on i.n = t.n cross join settings s
       cross join lateral (select coalesce(i.payment_window_minutes, s.payment_window_minutes) as minutes) w

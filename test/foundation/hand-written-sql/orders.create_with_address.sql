@@ -30,13 +30,12 @@ with settings as materialized (
     ),
   created as (
     insert into orders (id, organization_id, order_reference, pay_token, amount, amount_received, currency, chain_id, protocol,
-      address, pool_address_id, status, success_url, cancel_url, metadata, payment_window_minutes, grace_minutes,
+      address, pool_address_id, status, success_url, cancel_url, metadata, payment_link_id, payment_window_minutes, grace_minutes,
       required_confirmations, expires_at, grace_ends_at, created_at, updated_at)
     select $18, $2, $20, $21, $22::numeric, 0, $23,
       $24, $9, t.address, t.id, 'pending', $25::text, $26::text,
-      $27::jsonb, s.payment_window_minutes, $28::int, s.required_confirmations,
-      $16::timestamptz + make_interval(mins => s.payment_window_minutes),
-      $16::timestamptz + make_interval(mins => s.payment_window_minutes + $28::int),
+      $27::jsonb, $28::text, s.payment_window_minutes, $29::int, s.required_confirmations,
+      $16::timestamptz + make_interval(mins => s.payment_window_minutes), $16::timestamptz + make_interval(mins => s.payment_window_minutes + $29::int),
       $16::timestamptz, $16::timestamptz
     from taken t cross join settings s
     returning payment_window_minutes, required_confirmations, expires_at, grace_ends_at
@@ -71,4 +70,5 @@ with settings as materialized (
 -- $25: successUrl
 -- $26: cancelUrl
 -- $27: metadata
--- $28: graceMinutes
+-- $28: paymentLinkId
+-- $29: graceMinutes

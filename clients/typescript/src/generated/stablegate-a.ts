@@ -2382,6 +2382,7 @@ export type paths = {
                     address?: string;
                     orderId?: string;
                     depositReference?: string;
+                    search?: string;
                 };
                 header?: never;
                 path?: never;
@@ -3345,7 +3346,7 @@ export type paths = {
         };
         /**
          * List orders
-         * @description Filters: status, currency, chainId, orderReference (substring), paymentState (derived: unpaid, partial, paid, overpaid). sortBy createdAt, amount (in token units) or expiresAt; ties by orderId.
+         * @description Filters: search (order id, tx hash, address or reference), status, currency, chainId, orderReference (substring), paymentState (derived: unpaid, partial, paid, overpaid). sortBy createdAt, amount (in token units) or expiresAt; ties by orderId.
          */
         get: {
             parameters: {
@@ -3358,6 +3359,7 @@ export type paths = {
                     currency?: string;
                     chainId?: string;
                     orderReference?: string;
+                    search?: string;
                     paymentState?: "unpaid" | "partial" | "paid" | "overpaid";
                 };
                 header?: never;
@@ -3529,7 +3531,7 @@ export type paths = {
         put?: never;
         /**
          * Create an order (allocates a payment address from the pool)
-         * @description Validation errors store and allocate nothing. 409 DUPLICATE_ORDER_REFERENCE (body has existingOrderId); 503 NO_AVAILABLE_ADDRESSES when the pool of the chain's protocol is empty. amountReceived is the sum of the counted, non-dropped transfers.
+         * @description Validation errors store and allocate nothing. metadata may not have a paymentLinkId key (400 VALIDATION_ERROR): only a payment link's checkout sets it, on the orders it makes. 409 DUPLICATE_ORDER_REFERENCE (body has existingOrderId); 503 NO_AVAILABLE_ADDRESSES when the pool of the chain's protocol is empty. amountReceived is the sum of the counted, non-dropped transfers.
          */
         post: {
             parameters: {
