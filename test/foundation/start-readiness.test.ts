@@ -6,6 +6,7 @@ import { TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL, knownSecrets } fr
 import { spawnEntry, type Spawned } from '../helpers/processes';
 import { DEFAULT_METRICS_PORT } from '../../core/platform/config';
 import { tokenEnv } from '../helpers/orders';
+import { eventually } from '../helpers/wait';
 
 /** A database of this file's own for one start (dropped after). */
 function startDatabase(suffix: string): { url: string; drop(): Promise<void> } {
@@ -68,6 +69,11 @@ describe('npm start: ready before /health says so', function () {
         await new Promise((r) => setTimeout(r, 5));
       }
       expect(answers.at(-1)).to.equal(200);
+      // A start's 503s are expected answers: each logged as info, never as an error (issue 37).
+      expect(answers.length, 'at least one 503 while starting').to.be.greaterThan(1);
+      const startingLines = () => p.stdout().split('\n').filter((l) => l.includes('"url":"/health"') && l.includes('"statusCode":503'));
+      await eventually(() => startingLines().length === answers.length - 1, 10_000, "every 503's request line");
+      expect(startingLines().map((l) => JSON.parse(l).level)).to.deep.equal(startingLines().map(() => 'info'));
       const key = /Owner API key \(shown once, store it now\): (pk_[A-Za-z0-9_-]+)/.exec(stdoutAtReady)?.[1];
       expect(key, stdoutAtReady).to.be.a('string');
       knownSecrets.add(key!);
