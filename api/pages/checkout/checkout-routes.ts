@@ -121,12 +121,18 @@ export function checkoutRoutes(deps: ApiDeps): { method: 'get' | 'post'; path: s
       // Everything the payer sent is checked before any budget is spent or address taken.
       assertCheckoutOpen(deps, link);
       const { chainId } = resolveCheckoutChoice(deps, link, choice);
-      await budgets.spend([
-        { budget: 'ip', key: req.ip ?? 'unknown' },
-        { budget: 'link', key: link.id },
-      ]);
+      const spent = [
+        { budget: 'ip' as const, key: req.ip ?? 'unknown' },
+        { budget: 'link' as const, key: link.id },
+      ];
+      await budgets.spend(spent);
       const protocol = deps.registry.requireOfferedChain(chainId).protocol;
-      const order = await poolReserve.take({ organizationId: link.organizationId, protocol }, () => createCheckoutOrder(deps, link, choice));
+      const order = await poolReserve.take({ organizationId: link.organizationId, protocol }, () => createCheckoutOrder(deps, link, choice)).catch(async (err: unknown) => {
+        // No order was made (busy, the reserve, sold out meanwhile, the database away): the
+        // visitor's and the link's budgets pay for orders made, so the points go back (issue 37).
+        await budgets.refund(spent);
+        throw err;
+      });
       const maxAge = Math.max(1, Math.floor((order.expiresAt.getTime() - deps.clock.now().getTime()) / 1000));
       res.setHeader(
         'Set-Cookie',
