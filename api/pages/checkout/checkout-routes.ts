@@ -10,18 +10,13 @@ import { messagePage } from '../layout';
 import { checkSameOrigin, PoolReserveGuard, publicBodyReader, PublicWriteRefusal, WriteBudgets } from '../public-write';
 import { CHECKOUT_MESSAGES } from './checkout-i18n';
 import { checkoutMessagePage, renderCheckoutPage, type PageText } from './checkout-page';
+import { readCookies } from '../dashboard/cookies';
 
 /** The visitor's open order of a link: its payment page token, scoped to the link's path. */
 const COOKIE = 'sg_checkout';
 
 function cookieToken(req: Request): string | null {
-  const header = req.headers.cookie;
-  if (!header) return null;
-  for (const part of header.split(';')) {
-    const [name, ...value] = part.trim().split('=');
-    if (name === COOKIE) return decodeURIComponent(value.join('='));
-  }
-  return null;
+  return readCookies(req).get(COOKIE) ?? null;
 }
 
 export type CheckoutHandler = (req: Request<{ slug: string }>, res: Response) => Promise<void>;
