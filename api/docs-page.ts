@@ -32,12 +32,16 @@ window.addEventListener('load', function () {
 });
 `;
 
-/** The files the page loads, all from our origin; read once, on first use. */
-const ASSETS: Record<string, { type: string; read: () => Buffer | string }> = {
-  'swagger-ui.css': { type: 'text/css; charset=utf-8', read: () => readFileSync(path.join(SWAGGER_UI_DIR, 'swagger-ui.css')) },
-  'swagger-ui-bundle.js': { type: 'application/javascript; charset=utf-8', read: () => readFileSync(path.join(SWAGGER_UI_DIR, 'swagger-ui-bundle.js')) },
-  'docs-init.js': { type: 'application/javascript; charset=utf-8', read: () => INIT_SCRIPT },
-};
+/**
+ * The files the page loads, all from our origin; read once, on first use. A Map, looked up by the
+ * name in the URL: a plain object would also answer `constructor`, `__proto__`, `toString`… from its
+ * prototype (a 500 on a public route, issue 37); a Map holds only what is put in it.
+ */
+const ASSETS = new Map<string, { type: string; read: () => Buffer | string }>([
+  ['swagger-ui.css', { type: 'text/css; charset=utf-8', read: () => readFileSync(path.join(SWAGGER_UI_DIR, 'swagger-ui.css')) }],
+  ['swagger-ui-bundle.js', { type: 'application/javascript; charset=utf-8', read: () => readFileSync(path.join(SWAGGER_UI_DIR, 'swagger-ui-bundle.js')) }],
+  ['docs-init.js', { type: 'application/javascript; charset=utf-8', read: () => INIT_SCRIPT }],
+]);
 
 function docsHtml(doc: OpenApiDocument): string {
   const v = encodeURIComponent(SWAGGER_UI_VERSION);
@@ -64,7 +68,7 @@ export function mountDocs(app: Express, doc: OpenApiDocument, publicBaseUrl: str
     res.type('html').send(html);
   });
   app.get(`${DOCS_ASSETS_PATH}/:file`, (req, res, next) => {
-    const asset = ASSETS[req.params.file];
+    const asset = ASSETS.get(req.params.file);
     if (!asset) return next();
     let body = cache.get(req.params.file);
     if (body === undefined) cache.set(req.params.file, (body = asset.read()));

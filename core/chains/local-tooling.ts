@@ -12,7 +12,11 @@ import type { ChainRegistry } from './registry';
  */
 export class LocalToolingMissingError extends StartupError {
   constructor(missing: string) {
-    super(`NETWORK=local needs the development tooling (${missing} is missing in this installation): set NETWORK=testnet or NETWORK=mainnet, or run from a full checkout after npm install`);
+    super(
+      missing === COMPILED_BUILD
+        ? 'NETWORK=local does not run from the compiled build: dist/ leaves the local chain\'s tooling out on purpose (production runs a real network). For a local chain run `npm start` from the checkout; to run dist/, set NETWORK=testnet or NETWORK=mainnet'
+        : `NETWORK=local needs the development tooling (${missing} is missing in this installation): set NETWORK=testnet or NETWORK=mainnet, or run from a full checkout after npm install`,
+    );
     this.name = 'LocalToolingMissingError';
   }
 }
@@ -20,8 +24,20 @@ export class LocalToolingMissingError extends StartupError {
 /** Where the tooling lives, relative to this file (core/chains/ → the repository root). */
 export const LOCAL_CHAIN_TOOLING_DIR = path.resolve(__dirname, '../../scripts/local-chain');
 
+/**
+ * What `missingLocalChainTooling` answers in the compiled build (`npm run build`): its bundles keep
+ * the tooling a run-time require they cannot satisfy (scripts/build.mjs), whatever the checkout
+ * beside them holds, so "scripts/local-chain/ is missing" would send the operator looking for a
+ * folder that is there.
+ */
+const COMPILED_BUILD = 'the compiled build';
+
+/** Whether this code runs from the bundles of dist/ (JavaScript) rather than the TypeScript sources. */
+const RUNS_COMPILED = path.extname(__filename) === '.js';
+
 /** What of the local chain's tooling is missing, or null when all of it is there. */
-export function missingLocalChainTooling(toolingDir = LOCAL_CHAIN_TOOLING_DIR): string | null {
+export function missingLocalChainTooling(toolingDir = LOCAL_CHAIN_TOOLING_DIR, compiled = RUNS_COMPILED): string | null {
+  if (compiled) return COMPILED_BUILD;
   if (!fs.existsSync(path.join(toolingDir, 'local-chain.ts'))) return 'scripts/local-chain/';
   try {
     require.resolve('@foundry-rs/anvil/package.json');

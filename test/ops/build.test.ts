@@ -81,6 +81,16 @@ describe('the compiled build (npm run build → node dist/…)', function () {
     expect(existsSync(path.join(OUT, 'scripts/local-chain'))).to.equal(false);
   });
 
+  it('refuses NETWORK=local with the true reason (dist/ leaves the local-chain tooling out) and says to run npm start, from a full checkout', async () => {
+    // The checkout beside the build has scripts/local-chain/ and anvil: they are not what is missing.
+    expect(existsSync(path.join(ROOT, 'scripts/local-chain/local-chain.ts'))).to.equal(true);
+    const start = spawnCompiled('scripts/start.js', { ...env, NETWORK: 'local', DATABASE_URL: `postgres://postgres@127.0.0.1:${await closedPort()}/none` });
+    expect(await start.exited).to.equal(1);
+    const lines = start.output().trim().split('\n');
+    expect(lines, start.output()).to.have.length(1);
+    expect(lines[0]).to.include('NETWORK=local does not run from the compiled build').and.include('`npm start`').and.not.include('missing');
+  });
+
   it('requires no package outside the production dependencies (the image installs with --omit=dev)', () => {
     const builtins = new Set(builtinModules);
     const offending: string[] = [];

@@ -112,7 +112,7 @@ describe('Redis Cluster (REDIS_CLUSTER_NODES)', function () {
     const redis = createProducerRedis(redisTargetOf(config));
     try {
       await eventually(() => redis.status === 'ready', 10_000, 'the cluster connection');
-      const limits = signInLimits({ redis, keyPrefix: `${prefix}:signin`, logger: testLogger() });
+      const limits = signInLimits({ redis, keyPrefix: `${prefix}:signin` });
       const [ip, email] = ['203.0.113.7', 'owner@shop.example'];
       expect(await limits.wait(ip, email)).to.equal(0);
       // Five failures are free per account and IP; the sixth delays the next attempt.

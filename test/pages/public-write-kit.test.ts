@@ -112,17 +112,16 @@ describe('public write kit', () => {
       keyPrefix: `${TEST_REDIS_PREFIX}:kit-pool`,
       reservePercent: 25,
       reserveMin: 2,
-      waitMs: 10_000,
     });
     expect(guard.reserveOf(20)).to.equal(5);
     expect(guard.reserveOf(4)).to.equal(2);
     // Each take allocates one address as an order would (status allocated), after a pause in which
-    // a check-then-take without the lock would let the others pass.
+    // a check-then-take without the admission would let the others pass.
     const take = () =>
       guard.take({ organizationId: org.organizationId, protocol: 'evm' }, async () => {
         await new Promise((r) => setTimeout(r, 5));
         return testDb().execute(
-          sql`update pool_addresses set status = 'allocated' where id = (select id from pool_addresses where organization_id = ${org.organizationId} and status = 'available' limit 1)`,
+          sql`update pool_addresses set status = 'allocated' where id = (select id from pool_addresses where organization_id = ${org.organizationId} and status = 'available' limit 1 for update skip locked)`,
         );
       });
     const outcomes = await Promise.allSettled(Array.from({ length: 30 }, take));

@@ -10,18 +10,13 @@ import { messagePage } from '../layout';
 import { checkSameOrigin, PoolReserveGuard, publicBodyReader, PublicWriteRefusal, WriteBudgets } from '../public-write';
 import { CHECKOUT_MESSAGES } from './checkout-i18n';
 import { checkoutMessagePage, renderCheckoutPage, type PageText } from './checkout-page';
+import { readCookies } from '../dashboard/cookies';
 
 /** The visitor's open order of a link: its payment page token, scoped to the link's path. */
 const COOKIE = 'sg_checkout';
 
 function cookieToken(req: Request): string | null {
-  const header = req.headers.cookie;
-  if (!header) return null;
-  for (const part of header.split(';')) {
-    const [name, ...value] = part.trim().split('=');
-    if (name === COOKIE) return decodeURIComponent(value.join('='));
-  }
-  return null;
+  return readCookies(req).get(COOKIE) ?? null;
 }
 
 export type CheckoutHandler = (req: Request<{ slug: string }>, res: Response) => Promise<void>;
@@ -121,12 +116,18 @@ export function checkoutRoutes(deps: ApiDeps): { method: 'get' | 'post'; path: s
       // Everything the payer sent is checked before any budget is spent or address taken.
       assertCheckoutOpen(deps, link);
       const { chainId } = resolveCheckoutChoice(deps, link, choice);
-      await budgets.spend([
-        { budget: 'ip', key: req.ip ?? 'unknown' },
-        { budget: 'link', key: link.id },
-      ]);
+      const spent = [
+        { budget: 'ip' as const, key: req.ip ?? 'unknown' },
+        { budget: 'link' as const, key: link.id },
+      ];
+      await budgets.spend(spent);
       const protocol = deps.registry.requireOfferedChain(chainId).protocol;
-      const order = await poolReserve.take({ organizationId: link.organizationId, protocol }, () => createCheckoutOrder(deps, link, choice));
+      const order = await poolReserve.take({ organizationId: link.organizationId, protocol }, () => createCheckoutOrder(deps, link, choice)).catch(async (err: unknown) => {
+        // No order was made (busy, the reserve, sold out meanwhile, the database away): the
+        // visitor's and the link's budgets pay for orders made, so the points go back (issue 37).
+        await budgets.refund(spent);
+        throw err;
+      });
       const maxAge = Math.max(1, Math.floor((order.expiresAt.getTime() - deps.clock.now().getTime()) / 1000));
       res.setHeader(
         'Set-Cookie',

@@ -9,6 +9,7 @@ import { WriteBudgets } from '../public-write';
 import { checkPassword, currentPasswordMatches, getUser, listMemberships, membershipRole, setPassword, type UserView } from '../../../core/users/users';
 import { sha256Hex } from '../../../core/platform/secrets';
 import { chromeText, langOf } from './chrome-text';
+import { SignInLimitsUnavailable } from './sign-in-limits';
 import { html } from '../html';
 import { clearCookie, readCookies, setCookie } from './cookies';
 import { csrfField, dashboardPage, notice, plainPage } from './layout';
@@ -81,19 +82,29 @@ export function mountAuthPages(app: Express, d: Dashboard): void {
         const password = field(req, 'password');
         const next = safeNext(field(req, 'next'));
         const ip = req.ip ?? 'unknown';
-        const wait = await d.limits.wait(ip, email);
-        if (wait > 0) {
-          res.setHeader('Retry-After', String(wait));
-          return signInForm(d, req, res, 429, { email, next, error: `Too many failed attempts. Try again in ${wait} seconds.` });
+        try {
+          // Only this client's own failures delay it (sign-in-limits.ts): the owner with the right
+          // password is never kept out by what other clients sent.
+          const wait = await d.limits.wait(ip, email);
+          if (wait > 0) {
+            res.setHeader('Retry-After', String(wait));
+            return signInForm(d, req, res, 429, { email, next, error: 'Too many failed attempts from here. Wait a little, then try again.' });
+          }
+          const user = email && password ? await checkPassword(deps.db, email, password) : null;
+          if (!user) {
+            await d.limits.failed(ip, email);
+            deps.logger.info({ reason: 'wrong e-mail or password' }, 'dashboard sign-in refused');
+            return signInForm(d, req, res, 401, { email, next, error: 'Wrong e-mail or password.' });
+          }
+          await d.limits.succeeded(ip, email);
+          if (await startSession(d, req, res, user, 'password')) res.redirect(303, next);
+        } catch (err) {
+          if (!(err instanceof SignInLimitsUnavailable)) throw err;
+          // Fails closed: while the limits cannot be consulted, no sign-in goes through.
+          deps.logger.warn({ err: { message: err.message } }, 'dashboard sign-in refused: its attempt limits cannot be consulted');
+          res.setHeader('Retry-After', '5');
+          return signInForm(d, req, res, 503, { email, next, error: 'Sign-in is unavailable for a moment (its attempt limits cannot be checked). Please try again shortly.' });
         }
-        const user = email && password ? await checkPassword(deps.db, email, password) : null;
-        if (!user) {
-          await d.limits.failed(ip, email);
-          deps.logger.info({ reason: 'wrong e-mail or password' }, 'dashboard sign-in refused');
-          return signInForm(d, req, res, 401, { email, next, error: 'Wrong e-mail or password.' });
-        }
-        await d.limits.succeeded(ip, email);
-        if (await startSession(d, req, res, user, 'password')) res.redirect(303, next);
       },
       { form: true },
     ),

@@ -1,24 +1,14 @@
 import type { Request, Response } from 'express';
+import { parse } from 'cookie';
 
-/** The Cookie header as a map (first value of each name wins, as browsers send the most specific first). */
+/**
+ * The Cookie header as a map (first value of each name wins, as browsers send the most specific
+ * first), parsed by the `cookie` package (the parser express itself uses); a value that does not
+ * decode is kept as sent. Copied into a Map: the package's plain object would answer prototype names.
+ */
 export function readCookies(req: Request): Map<string, string> {
-  const out = new Map<string, string>();
   const header = req.headers.cookie;
-  if (!header) return out;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq < 1) continue;
-    const name = part.slice(0, eq).trim();
-    if (out.has(name)) continue;
-    let value = part.slice(eq + 1).trim();
-    if (value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
-    try {
-      out.set(name, decodeURIComponent(value));
-    } catch {
-      // A malformed value is no cookie of ours.
-    }
-  }
-  return out;
+  return new Map(header ? Object.entries(parse(header)) : []);
 }
 
 export interface CookieNames {

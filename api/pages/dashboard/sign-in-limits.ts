@@ -1,14 +1,25 @@
 import { createHash } from 'node:crypto';
+import { RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { RedisClient } from '../../../core/platform/redis';
-import type { Logger } from '../../../core/platform/logger';
 
 /**
- * Sign-in attempt limits that delay and never lock for good (issue 29): failures are counted per
- * client IP, per account from that IP, and per account from anywhere. Past each count's free
- * failures, the next attempt waits a delay that doubles with every further failure, up to a cap;
- * the counts forget after an hour without failures, and a successful sign-in clears the account's.
- * An attacker guessing one account from many IPs can only slow its owner down by the account-wide
- * cap (a minute), never keep them out; from one IP he is slowed by the longer per-IP caps.
+ * Sign-in attempt limits that slow guessing and never lock an account's owner out (issues 29, 37),
+ * on rate-limiter-flexible in Redis (shared by every API instance). Failures are counted per client
+ * IP, per account from that IP, and per account from anywhere; past each count's free failures a
+ * delay doubles with every further failure, up to a cap; the counts forget an hour after their first
+ * failure, and a successful sign-in clears the account's count from that IP.
+ *
+ * Who a delay holds back, and why: every delay is laid on the client that failed, never on a client
+ * that has not. The account-wide count cannot tell the owner from a guesser (only the password can),
+ * so when it is past its free failures, each failing client is held for the account's delay (its
+ * share of it), and a client with no failure on the account still gets its password checked. An
+ * account-wide delay checked before the password let a guesser with a fresh IP each minute keep the
+ * owner out for good (issue 37: 8 of 8 sign-ins refused); now the owner with the right password is
+ * never refused by what others did, and a distributed guesser pays one IP per guess per delay (the
+ * per-IP count, across all accounts, bounds each IP further). We chose this over trusted-device
+ * cookies (OWASP) because it also lets in an owner on a new browser. The password is checked the
+ * same way on every attempt that is not held (a decoy hash for an unknown e-mail), so a refusal
+ * tells nothing of the account, and the page never states the moment to retry.
  */
 interface Rule {
   name: 'ip' | 'account-ip' | 'account';
@@ -23,59 +34,65 @@ const RULES: readonly Rule[] = [
 ];
 const FORGET_AFTER_SECONDS = 3600;
 
+/** Redis could not be consulted: the attempt is refused (503), never let through unchecked. */
+export class SignInLimitsUnavailable extends Error {
+  constructor(cause: unknown) {
+    super(`sign-in limits unavailable: ${(cause as Error).message}`);
+    this.name = 'SignInLimitsUnavailable';
+  }
+}
+
 export interface SignInLimits {
-  /** Seconds until this attempt may be made (0: now). */
+  /** Seconds this client must still wait before its attempt is checked (0: check it now). */
   wait(ip: string, email: string): Promise<number>;
   failed(ip: string, email: string): Promise<void>;
   succeeded(ip: string, email: string): Promise<void>;
 }
 
 const digest = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
+const delayOf = (rule: Rule, failures: number) => (failures > rule.free ? Math.min(rule.capSeconds, 2 ** Math.min(failures - rule.free - 1, 20)) : 0);
 
-export function signInLimits(options: { redis: RedisClient; keyPrefix: string; logger: Logger; now?: () => number }): SignInLimits {
-  const now = options.now ?? Date.now;
-  const keysOf = (ip: string, email: string) => {
+export function signInLimits(options: { redis: RedisClient; keyPrefix: string }): SignInLimits {
+  const limiter = (name: string, points: number, duration: number) =>
+    new RateLimiterRedis({ storeClient: options.redis, keyPrefix: `${options.keyPrefix}:${name}`, points, duration, useRedisPackage: false });
+  // Per rule: the failures counted (penalty adds one, never refuses) and the delay in force (`block`).
+  const failures = Object.fromEntries(RULES.map((r) => [r.name, limiter(`${r.name}:n`, r.free, FORGET_AFTER_SECONDS)])) as Record<Rule['name'], RateLimiterRedis>;
+  const delays = { ip: limiter('ip:wait', 1, 1), 'account-ip': limiter('account-ip:wait', 1, 1) };
+  const idsOf = (ip: string, email: string): Record<Rule['name'], string> => {
     const account = digest(email.trim().toLowerCase());
-    const ids: Record<Rule['name'], string> = { ip: digest(ip), 'account-ip': `${account}:${digest(ip)}`, account };
-    return RULES.map((rule) => ({ rule, count: `${options.keyPrefix}:${rule.name}:${ids[rule.name]}:n`, until: `${options.keyPrefix}:${rule.name}:${ids[rule.name]}:until` }));
+    return { ip: digest(ip), 'account-ip': `${account}:${digest(ip)}`, account };
   };
-  const unavailable = (err: unknown) =>
-    options.logger.warn({ err: { message: (err as Error).message } }, 'sign-in limiter unavailable; attempt allowed');
+  const remainingMs = (res: RateLimiterRes | null) => (res && res.consumedPoints > 1 ? res.msBeforeNext : 0);
+  // Every Redis step: an error means the limits cannot be consulted, and the caller refuses.
+  const step = async <T>(run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (err) {
+      throw new SignInLimitsUnavailable(err);
+    }
+  };
 
   return {
     async wait(ip, email) {
-      try {
-        // One key a command (here and below): on a Redis Cluster these keys hash to different
-        // slots, and a multi-key MGET or DEL there is refused (the limits would silently lapse).
-        const untils = await Promise.all(keysOf(ip, email).map((k) => options.redis.get(k.until)));
-        const latest = Math.max(0, ...untils.map((u) => Number(u ?? 0)));
-        return latest > now() ? Math.ceil((latest - now()) / 1000) : 0;
-      } catch (err) {
-        unavailable(err);
-        return 0;
-      }
+      const ids = idsOf(ip, email);
+      // One key a command: on a Redis Cluster these keys hash to different slots.
+      const [byIp, byAccountIp] = await step(() => Promise.all([delays.ip.get(ids.ip), delays['account-ip'].get(ids['account-ip'])]));
+      return Math.ceil(Math.max(remainingMs(byIp), remainingMs(byAccountIp)) / 1000);
     },
     async failed(ip, email) {
-      try {
-        for (const { rule, count, until } of keysOf(ip, email)) {
-          const replies = await options.redis.multi().incr(count).expire(count, FORGET_AFTER_SECONDS).exec();
-          const n = Number(replies?.[0]?.[1] ?? 0);
-          if (n > rule.free) {
-            const delay = Math.min(rule.capSeconds, 2 ** Math.min(n - rule.free - 1, 20));
-            await options.redis.set(until, String(now() + delay * 1000), 'EX', delay);
-          }
-        }
-      } catch (err) {
-        unavailable(err);
-      }
+      const ids = idsOf(ip, email);
+      const counts = await step(() => Promise.all(RULES.map((r) => failures[r.name].penalty(ids[r.name], 1))));
+      const [ipDelay, accountIpDelay, accountDelay] = RULES.map((r, i) => delayOf(r, counts[i].consumedPoints));
+      // The account-wide delay holds this failing client (for this account), no other.
+      const forClient = Math.max(accountIpDelay, accountDelay);
+      await step(() =>
+        Promise.all([ipDelay > 0 ? delays.ip.block(ids.ip, ipDelay) : null, forClient > 0 ? delays['account-ip'].block(ids['account-ip'], forClient) : null]),
+      );
     },
     async succeeded(ip, email) {
-      try {
-        const keys = keysOf(ip, email).filter((k) => k.rule.name !== 'ip');
-        await Promise.all(keys.flatMap((k) => [k.count, k.until]).map((key) => options.redis.del(key)));
-      } catch (err) {
-        unavailable(err);
-      }
+      const ids = idsOf(ip, email);
+      // The account-wide count stays: the owner's sign-in does not forgive the other clients' failures.
+      await step(() => Promise.all([failures['account-ip'].delete(ids['account-ip']), delays['account-ip'].delete(ids['account-ip'])]));
     },
   };
 }

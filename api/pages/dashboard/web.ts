@@ -40,7 +40,7 @@ export function dashboardOf(deps: ApiDeps, setHeaders: (res: ServerResponse) => 
     cookies: cookieNames(secure),
     secure,
     timeouts: { idleMs: deps.config.dashboard.sessionIdleMs, absoluteMs: deps.config.dashboard.sessionAbsoluteMs },
-    limits: signInLimits({ redis: deps.redis, keyPrefix: `${deps.config.redisPrefix}:signin`, logger: deps.logger }),
+    limits: signInLimits({ redis: deps.redis, keyPrefix: `${deps.config.redisPrefix}:signin` }),
     readBody: publicBodyReader(deps.config.importBodyLimitBytes),
     setHeaders,
     limitWrites: createRateLimiter(deps),

@@ -47,4 +47,19 @@ export class WriteBudgets<Name extends string> {
       }
     }
   }
+
+  /**
+   * Gives back what `spend` took, for a write that then made nothing (refused by the service itself,
+   * e.g. busy): the budgets pay for what is made, not for the service's own refusals. A refund that
+   * cannot reach Redis is logged and dropped: it only leaves the visitor a point short until the window ends.
+   */
+  async refund(entries: { budget: Name; key: string }[]): Promise<void> {
+    for (const { budget, key } of entries) {
+      try {
+        await this.limiters[budget].reward(key, 1);
+      } catch (err) {
+        this.options.logger.warn({ err: { message: (err as Error).message }, budget }, 'public write budget not refunded');
+      }
+    }
+  }
 }
