@@ -5,8 +5,10 @@ import { AppError } from '../platform/errors';
 import { newId } from '../platform/ids';
 import type { ServiceContext } from '../service/context';
 import { createOrder } from '../orders/orders';
-import type { OrderRow } from '../views/order';
 import { findPaymentLinkBySlug, linkStatus, PAYER_CHOOSES, PAYMENT_LINK_ID_KEY, type PaymentLinkRow } from './links';
+
+/** An order as stored: the table's row, named here rather than imported from core/views/ (which imports this room). */
+type OrderRow = typeof orders.$inferSelect;
 
 export interface CheckoutChoice {
   currency: string;

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 import { findPaymentPage } from '../../../core/orders/payment-page';
-import { presentPaymentPage } from '../../../core/views/payment-page';
+import { presentPaymentPage } from '../../../core/orders/payment-page-view';
 import type { ApiDeps } from '../../deps';
 import { MESSAGES, pickLanguage } from '../i18n';
 import { messagePage } from '../layout';
