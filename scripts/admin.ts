@@ -3,10 +3,7 @@ import { loadConfig } from '../core/platform/config';
 import { AppError } from '../core/platform/errors';
 import { listAllOrganizations, operatorCallerFor, organizationOfApiKey } from '../core/organizations/operator';
 import { createApiKey, createOrganization, listApiKeys, revokeApiKey } from '../core/organizations/organizations';
-import { XpubDeriver } from '../core/pool/hd';
-import { assertNoSecrets, derivePoolAddresses, MAX_DERIVE_COUNT, nextDerivationIndex } from '../core/pool/import';
 import { runMain } from '../core/platform/process';
-import { createProducerRedis, waitForRedis } from '../core/platform/redis';
 import { ROLES, type Role } from '../core/organizations/roles';
 import { findUserByEmail, operatorSignInLink } from '../core/users/users';
 import { issueSignInLink } from '../core/users/sign-in-links';
@@ -39,8 +36,32 @@ const table = (rows: string[][]) => {
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n') + '\n';
 };
 
+/**
+ * The pools' derivation (HD keys through ethers) and Redis are loaded by the commands that use them
+ * only, so the others start without them (issue 38: admin took about 8 s under load).
+ */
+function derivation(): typeof import('../core/pool/hd') & typeof import('../core/pool/import') {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return { ...(require('../core/pool/hd') as typeof import('../core/pool/hd')), ...(require('../core/pool/import') as typeof import('../core/pool/import')) };
+}
+
+/** A refused --count, or an extended key that is not one, before anything is created. */
+function checkDerivationArgs(xpub: string | undefined, count: number, nothing: string): void {
+  const { assertNoSecrets, MAX_DERIVE_COUNT, XpubDeriver } = derivation();
+  if (!Number.isInteger(count) || count < 1 || count > MAX_DERIVE_COUNT) throw new CliError(`--count must be an integer from 1 to ${MAX_DERIVE_COUNT}`, 2);
+  if (xpub === undefined) return;
+  // A private key is refused without being echoed.
+  assertNoSecrets({ masterPublicKey: xpub });
+  try {
+    new XpubDeriver(xpub);
+  } catch {
+    throw new CliError(`--derive-from must be an extended public key (xpub…); ${nothing}`, 2);
+  }
+}
+
 /** Derives `count` EVM and Tron addresses after the ones the organization has from this key. */
 async function derivePools(handle: DbHandle, organizationId: string, xpub: string, count: number, out: (text: string) => void): Promise<void> {
+  const { derivePoolAddresses, nextDerivationIndex } = derivation();
   for (const protocol of ['evm', 'tron'] as const) {
     const start = await nextDerivationIndex(handle.db, { organizationId, protocol, masterPublicKey: xpub });
     const result = await derivePoolAddresses(handle.db, { organizationId, protocol, masterPublicKey: xpub, start, count, now: new Date() });
@@ -71,16 +92,7 @@ async function run(argv: string[], db: () => Promise<DbHandle>): Promise<void> {
       if (!name) throw new CliError(`create-org needs a name\n${USAGE}`, 2);
       const xpub = values['derive-from'];
       const count = values.count === undefined ? 100 : Number(values.count);
-      if (!Number.isInteger(count) || count < 1 || count > MAX_DERIVE_COUNT) throw new CliError(`--count must be an integer from 1 to ${MAX_DERIVE_COUNT}`, 2);
-      if (xpub !== undefined) {
-        // Checked before anything is created; a private key is refused without being echoed.
-        assertNoSecrets({ masterPublicKey: xpub });
-        try {
-          new XpubDeriver(xpub);
-        } catch {
-          throw new CliError('--derive-from must be an extended public key (xpub…); nothing was created', 2);
-        }
-      }
+      if (xpub !== undefined || values.count !== undefined) checkDerivationArgs(xpub, count, 'nothing was created');
       const handle = await db();
       const { organizationId, ownerKey } = await createOrganization(handle.db, name);
       out(`organization: ${organizationId}\nowner key (shown once): ${ownerKey.key}\n`);
@@ -102,13 +114,7 @@ async function run(argv: string[], db: () => Promise<DbHandle>): Promise<void> {
       const xpub = values['derive-from'];
       if (!organizationId || xpub === undefined) throw new CliError(`fill-pool needs an organization id and --derive-from\n${USAGE}`, 2);
       const count = values.count === undefined ? 100 : Number(values.count);
-      if (!Number.isInteger(count) || count < 1 || count > MAX_DERIVE_COUNT) throw new CliError(`--count must be an integer from 1 to ${MAX_DERIVE_COUNT}`, 2);
-      assertNoSecrets({ masterPublicKey: xpub });
-      try {
-        new XpubDeriver(xpub);
-      } catch {
-        throw new CliError('--derive-from must be an extended public key (xpub…); nothing was derived', 2);
-      }
+      checkDerivationArgs(xpub, count, 'nothing was derived');
       const handle = await db();
       await operatorCallerFor(handle.db, organizationId); // an unknown organization is refused
       await derivePools(handle, organizationId, xpub, count, out);
@@ -181,6 +187,8 @@ async function run(argv: string[], db: () => Promise<DbHandle>): Promise<void> {
 /** API instances remember keys they have seen: tell them (api/key-cache.ts) as the API itself does. */
 async function announceRevocation(keyId: string): Promise<void> {
   const config = loadConfig();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { createProducerRedis, waitForRedis } = require('../core/platform/redis') as typeof import('../core/platform/redis');
   const redis = createProducerRedis(config.redisUrl);
   redis.on('error', () => {});
   try {

@@ -24,7 +24,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outDir = path.resolve(root, process.argv[2] ?? 'dist');
 
 /** What production runs (the local chain's tooling, benches and tests stay out). */
-const ENTRIES = ['api/main.ts', 'workers/main.ts', 'scripts/start.ts', 'scripts/admin.ts', 'db/migrate.cli.ts'];
+const ENTRIES = ['api/main.ts', 'workers/main.ts', 'scripts/start.ts', 'scripts/admin.ts', 'scripts/migrate.ts'];
 /** Files read at run time next to the compiled code. */
 const COPIED = ['db/migrations', 'api/pages/assets', 'package.json'];
 /**

@@ -1,6 +1,6 @@
 import type { ServiceContext } from '../core/service/context';
 import { adapterFor } from '../core/detection/monitor';
-import type { HeadSubscription } from '../core/detection/adapter';
+import type { HeadSubscription } from '../core/chains/adapter-contract';
 import { urlOrigin, withUrlsReduced } from '../core/platform/provider-urls';
 import { headWakeupJobId, type QueueName } from '../core/jobs/catalog';
 import { recordHeadObservation } from '../core/detection/head-observations';

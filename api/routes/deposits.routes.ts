@@ -9,7 +9,7 @@ import {
   unbindDepositReference,
 } from '../../core/deposits/bindings';
 import { getDeposit, getDepositReference, listDepositReferences, listDeposits, RECENT_DEPOSITS } from '../../core/deposits/queries';
-import { DEPOSIT_STATUSES } from '../../core/deposits/records';
+import { DEPOSIT_STATUSES } from '../../core/views/deposit';
 import { validationError } from '../../core/platform/errors';
 import { StringEnum } from '../../core/platform/wire-schema';
 import { DEPOSIT_STATES_DOC, depositSchema, presentDeposit } from '../../core/views/deposit';

@@ -14,8 +14,7 @@ import {
   ORDER_SORT_FIELDS,
   PAYMENT_WINDOW_MINUTES,
 } from '../../core/orders/orders';
-import { orderSchema, presentOrder } from '../../core/views/order';
-import { PAYMENT_STATES } from '../../core/orders/payment-state';
+import { orderSchema, PAYMENT_STATES, presentOrder } from '../../core/views/order';
 
 const createOrderBody = Type.Object(
   {

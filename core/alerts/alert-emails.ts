@@ -5,7 +5,7 @@ import { alertEmails } from '../../db/schema';
 import type { ServiceContext } from '../service/context';
 import { countAlertEmail } from '../platform/metrics';
 import { alertEmailList, getConfigValue } from '../organizations/org-config';
-import { claimDueConfirmations, composeConfirmationEmail, confirmedRecipients, releaseConfirmation } from './alert-recipients';
+import { claimDueConfirmations, composeConfirmationEmail, confirmedRecipients, releaseConfirmation } from '../organizations/alert-recipients';
 
 /**
  * Alert events (`alert.*`, from the outbox) also go by e-mail to the organization's `alerts.email`

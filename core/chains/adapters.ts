@@ -1,11 +1,11 @@
-import type { AdapterDeps, ChainAdapter, ChainAdapterFactory } from '../detection/adapter';
+import type { AdapterDeps, ChainAdapter, ChainAdapterFactory } from './adapter-contract';
 import { EvmAdapter } from './evm/evm-adapter';
 import { SolanaAdapter } from './solana/solana-adapter';
 import { TronAdapter } from './tron/tron-adapter';
 import type { Chain, Protocol } from './chain';
 
 /**
- * The protocol families that have a ChainAdapter (core/detection/adapter.ts): the one list the
+ * The protocol families that have a ChainAdapter (core/chains/adapter-contract.ts): the one list the
  * workers and the API learn families from. A family is added here and nowhere else.
  */
 export const ADAPTER_FACTORIES: Partial<Record<Protocol, ChainAdapterFactory>> = {

@@ -9,6 +9,7 @@ import { normalizeAddress } from '../chains/addresses';
 import { allocatePoolAddress, releasePoolAddress } from '../pool/allocation';
 import { cooldownMinutesFor } from '../pool/cooldown';
 import { assertNoSeedPhrase } from '../pool/secret-scan';
+import type { BindingView, MonitoringTarget, Registration } from '../views/deposit-reference';
 
 /**
  * Deposit references (spec "Deposit reference (binding)"). A reference is bound to one pool
@@ -18,33 +19,6 @@ import { assertNoSeedPhrase } from '../pool/secret-scan';
  */
 
 export type BindingRow = typeof depositBindings.$inferSelect;
-
-export interface MonitoringTarget {
-  chain: string;
-  contract: string;
-  token: string;
-}
-
-export interface Registration {
-  chainId: string;
-  currency: string;
-  createdAt: Date;
-}
-
-export interface BindingView {
-  bindingId: string;
-  depositReference: string;
-  protocol: Protocol;
-  address: string;
-  metadata: Record<string, unknown>;
-  createdAt: Date;
-  /** Every enabled chain of the family: where deposits to the address are seen. */
-  monitoredChains: string[];
-  /** Every (chain, token contract) watched for the address. */
-  monitoringTargets: MonitoringTarget[];
-  /** Description B registrations (currency, chain) of this binding; empty for family-wide binds. */
-  registrations: Registration[];
-}
 
 export function monitoringOf(registry: ChainRegistry, protocol: Protocol): { monitoredChains: string[]; monitoringTargets: MonitoringTarget[] } {
   const chains = registry.enabledChainsOf(protocol);

@@ -9,8 +9,8 @@ import { requiredConfirmationsFor } from '../chains/confirmation-policy';
 import type { Protocol } from '../chains/registry';
 import { countDepositTransition } from '../platform/metrics';
 import { logMoney } from '../platform/money-log';
-import { depositEventData } from '../views/deposit';
-import { depositFrom, selectDeposits, type DepositRecord } from './records';
+import { depositEventData, type DepositRecord } from '../views/deposit';
+import { depositFrom, selectDeposits } from './records';
 
 /**
  * The deposit state machine (spec "Deposit" states, design.md §4). Chain monitoring calls these,

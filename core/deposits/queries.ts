@@ -4,8 +4,10 @@ import { depositBindings, deposits, transfers } from '../../db/schema';
 import type { Protocol } from '../chains/registry';
 import type { ServiceContext } from '../service/context';
 import { AppError } from '../platform/errors';
-import { bindingView, openBindingsFilter, openRegistrations, type BindingView } from './bindings';
-import { depositFrom, selectDeposits, type DepositRecord, type DepositStatus } from './records';
+import { bindingView, openBindingsFilter, openRegistrations } from './bindings';
+import { depositFrom, selectDeposits } from './records';
+import type { BindingView } from '../views/deposit-reference';
+import type { DepositRecord, DepositStatus } from '../views/deposit';
 import { totalsOf, type DepositSumRow, type DepositTotals } from './totals';
 import { escapeLike, faceValueSql, paginate } from '../platform/sql-fragments';
 

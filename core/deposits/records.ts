@@ -4,38 +4,7 @@ import { depositBindings, deposits, transfers } from '../../db/schema';
 import { formatAmount } from '../platform/amounts';
 import type { ChainRegistry } from '../chains/registry';
 import { tokenDecimals } from './totals';
-
-/**
- * A deposit as the domain hands it out: the deposit row joined with its transfer (chain facts)
- * and its binding (metadata). Amount is a decimal string in token units.
- */
-export type DepositStatus = 'pending' | 'confirmed' | 'completed' | 'dropped';
-export const DEPOSIT_STATUSES: readonly DepositStatus[] = ['pending', 'confirmed', 'completed', 'dropped'];
-
-export interface DepositRecord {
-  depositId: string;
-  organizationId: string;
-  bindingId: string;
-  transferId: string;
-  depositReference: string;
-  protocol: string;
-  chainId: string;
-  currency: string;
-  amount: string;
-  address: string;
-  fromAddress: string;
-  txHash: string;
-  logIndex: number;
-  blockNumber: number;
-  status: DepositStatus;
-  confirmations: number;
-  requiredConfirmations: number;
-  metadata: Record<string, unknown>;
-  detectedAt: Date;
-  confirmedAt: Date | null;
-  completedAt: Date | null;
-  droppedAt: Date | null;
-}
+import type { DepositRecord, DepositStatus } from '../views/deposit';
 
 /** The columns every deposit read selects (lists and single rows alike). */
 export const depositColumns = {

@@ -1,5 +1,5 @@
 import type { DbOrTx } from '../../db/client';
-import { SKIPPED, UnstableChainError, type ChainAdapter } from './adapter';
+import { SKIPPED, UnstableChainError, type ChainAdapter } from '../chains/adapter-contract';
 import { decidingObservations, forgetHeadObservation, lockDecidingObservations, recordHeadObservation, type DecidingObservation, type HeadObservation } from './head-observations';
 
 /**

@@ -4,7 +4,7 @@ import type { Chain } from '../chains/registry';
 import type { ServiceContext } from '../service/context';
 import { completeDeposit, confirmDeposit } from '../deposits/lifecycle';
 import { recomputeOrder } from '../orders/order-state';
-import type { ChainAdapter } from './adapter';
+import type { ChainAdapter } from '../chains/adapter-contract';
 import { recordHeadObservation } from './head-observations';
 import { transferRequiredConfirmationsSql } from '../chains/confirmation-policy';
 import { logMoney, tokenAmount } from '../platform/money-log';

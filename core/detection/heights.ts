@@ -1,4 +1,4 @@
-import { SKIPPED, type BlockRef, type ChainAdapter } from './adapter';
+import { SKIPPED, type BlockRef, type ChainAdapter } from '../chains/adapter-contract';
 
 /**
  * Walking heights that may have no block (Solana skipped slots, design.md §4b): the scan ends its

@@ -1,7 +1,7 @@
 import { createChainAdapter } from '../chains/adapters';
 import type { Chain } from '../chains/registry';
 import type { ServiceContext } from '../service/context';
-import { ProviderUnavailableError, type ChainAdapter } from './adapter';
+import { ProviderUnavailableError, type ChainAdapter } from '../chains/adapter-contract';
 import { updateConfirmations, type ConfirmationRun } from './confirmations';
 import { scanChain, type ScanRun } from './scan';
 import { isDatabaseError } from '../../db/client';

@@ -7,7 +7,7 @@ import { dropDeposit, recordDeposit, restorePendingDeposit } from '../deposits/l
 import { newId } from '../platform/ids';
 import { followMovedTransfer, recomputeOrder, transferCountsTowardOrder } from '../orders/order-state';
 import type { Protocol } from '../chains/registry';
-import type { ChainTransfer } from './adapter';
+import type { ChainTransfer } from '../chains/adapter-contract';
 import { logMoney, tokenAmount } from '../platform/money-log';
 import { assignmentsAround, attributeTransfer, type AssignmentSpan, type UnattributedReason } from './attribution';
 import { miningEvidence, type MiningEvidence } from './head-observations';

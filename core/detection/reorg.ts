@@ -5,9 +5,9 @@ import type { ServiceContext } from '../service/context';
 import { emitEvent } from '../events/events';
 import { forgetHeadObservationsAbove } from './head-observations';
 import { dropTransfers } from './record-transfer';
-import type { ChainAdapter } from './adapter';
+import type { ChainAdapter } from '../chains/adapter-contract';
 import { newestBlockAtOrBelow } from './heights';
-import type { Checkpoint } from './checkpoints';
+import type { Checkpoint } from '../chains/checkpoints';
 import { claimCheckpoint, forgetBlocksAbove, rememberedBlocks } from './scan-position';
 
 /**

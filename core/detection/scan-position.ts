@@ -2,8 +2,8 @@ import { and, desc, eq, gt, lt, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client';
 import { chainCheckpoints, scannedBlocks } from '../../db/schema';
 import type { ServiceContext } from '../service/context';
-import type { BlockRef } from './adapter';
-import type { Checkpoint } from './checkpoints';
+import type { BlockRef } from '../chains/adapter-contract';
+import type { Checkpoint } from '../chains/checkpoints';
 
 /**
  * Where a chain's scan stands: its checkpoint (started, reset, claimed by compare-and-set), the

@@ -2,7 +2,7 @@ import { and, eq, inArray, ne } from 'drizzle-orm';
 import type { Tx } from '../../db/client';
 import { orders, transfers } from '../../db/schema';
 import type { ServiceContext } from '../service/context';
-import { getCheckpoint } from '../detection/checkpoints';
+import { getCheckpoint } from '../chains/checkpoints';
 import { emitEvent } from '../events/events';
 import { releasePoolAddressFor } from '../pool/allocation';
 import { countOrderTransition } from '../platform/metrics';

@@ -12,12 +12,12 @@ import { assertNoSeedPhrase } from '../pool/secret-scan';
 import { countOrderCreationStatement, countOrderTransition } from '../platform/metrics';
 import type { Protocol } from '../chains/registry';
 import { classifySearch, type SearchTerm } from '../chains/search-term';
-import type { OrderRow } from '../views/order';
+import type { OrderRow, PaymentState } from '../views/order';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
 import { newPayToken } from './pay-token';
 import { assertNoLinkClaim, PAYMENT_LINK_ID_KEY } from './link-units';
-import { ALONE, ORDER_BATCH_MAX, type CreatedRow, type CreateOrderStatementValues, type OrderCreation, type OrderCreationOutcome } from './order-memory';
-import { paymentStateCondition, type PaymentState } from './payment-state';
+import { ALONE, ORDER_BATCH_MAX, type CreatedRow, type CreateOrderStatementValues, type OrderCreation, type OrderCreationOutcome } from '../service/order-memory';
+import { paymentStateCondition } from './payment-state';
 import { escapeLike, faceValueSql, paginate } from '../platform/sql-fragments';
 import { countedTotal, dayOfOffset } from '../platform/list-counts';
 
@@ -176,7 +176,7 @@ const createOrderStatement = prepareStatement<CreateOrderStatementValues & Alloc
   from created c cross join taken t`);
 
 /**
- * Through the group commit of order creations (core/orders/order-memory.ts says how they batch).
+ * Through the group commit of order creations (core/service/order-memory.ts says how they batch).
  * Null when the pool had no available address (nothing was written).
  */
 async function createWithAddress(ctx: Pick<ServiceContext, 'db' | 'memory'>, values: CreateOrderStatementValues, metadata: Record<string, unknown>): Promise<CreatedRow | null> {
@@ -387,7 +387,7 @@ export interface ListOrdersQuery {
   chainId?: string;
   /** Substring search, case-insensitive; % and _ match themselves. */
   orderReference?: string;
-  /** Derived payment state (core/orders/payment-state.ts), e.g. `partial`. */
+  /** Derived payment state (core/views/order.ts paymentStateOf), e.g. `partial`. */
   paymentState?: PaymentState;
   /**
    * A search box's text (core/chains/search-term.ts): an order id, a payment's transaction hash,

@@ -7,7 +7,7 @@ import { PAY_TOKEN_PATTERN } from './pay-token';
 
 /**
  * What the hosted payment page reads of an order, by its URL token (issue 18): the order, its
- * organization's name and its counted transfers. core/views/payment-page.ts presents them.
+ * organization's name and its counted transfers. core/orders/payment-page-view.ts presents them.
  */
 
 type PageRow = Record<string, unknown> & { organization_name: string; counted_transfers: RawTransfer[] };

@@ -3,7 +3,7 @@ import type { DbOrTx } from '../../db/client';
 import { organizationConfig } from '../../db/schema';
 import { isEmailAddress } from '../platform/config';
 import { AppError, notFound, validationError } from '../platform/errors';
-import { addAlertRecipients, recipientStates, type RecipientState } from '../alerts/alert-recipients';
+import { addAlertRecipients, recipientStates, type RecipientState } from './alert-recipients';
 
 /**
  * Organization configuration keys (the spec's "Configuration keys that appear" plus ours).

@@ -6,8 +6,10 @@ import { newId } from '../platform/ids';
 import type { ServiceContext } from '../service/context';
 import { createOrder } from '../orders/orders';
 import { PAY_TOKEN_PATTERN } from '../orders/pay-token';
-import type { OrderRow } from '../views/order';
 import { findPaymentLinkBySlug, linkStatus, PAYER_CHOOSES, type PaymentLinkRow } from './links';
+
+/** An order as stored: the table's row, named here rather than imported from core/views/ (which imports this room). */
+type OrderRow = typeof orders.$inferSelect;
 
 export interface CheckoutChoice {
   currency: string;

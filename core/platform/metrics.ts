@@ -5,7 +5,7 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
  * and the workers of `npm start` share it, and domain code counts through the small functions
  * below without any plumbing. Values measured at scrape time (queue depths, pool availability,
  * checkpoints) are gathered by collectors the metrics server adds (core/metrics/collectors.ts).
- * Every family is documented in README.md → Operations → Metrics.
+ * Every family is documented in docs/operations.md → Metrics.
  */
 export const METRIC_PREFIX = 'stablegate_';
 

@@ -5,10 +5,10 @@ import type { Transporter } from 'nodemailer';
  * once. It lives on the service context (ServiceContext.memory), built once per process in
  * production, so two contexts in one process (tests, benchmarks) never share any of it and
  * nothing needs resetting between them. This file holds the platform's part and knows no domain:
- * each domain declares its own part beside its code (core/orders/order-memory.ts,
- * core/webhooks/delivery-memory.ts) and the service assembles them into one
- * (core/service/process-memory.ts newProcessMemory). The detection core keeps its own
- * (core/detection/state.ts, ServiceContext.detection).
+ * each domain's part sits in the context's room when that domain imports the context
+ * (core/service/order-memory.ts), else beside its code (core/webhooks/delivery-memory.ts), and the
+ * service assembles them into one (core/service/process-memory.ts newProcessMemory). The detection
+ * core's is core/service/detection-state.ts (ServiceContext.detection).
  */
 export interface PlatformMemory {
   /** One nodemailer transporter per SMTP URL (core/alerts/alert-emails.ts). */

@@ -2,7 +2,7 @@ import type { Config } from '../platform/config';
 import type { Database } from '../../db/client';
 import type { ChainRegistry } from '../chains/registry';
 import type { Clock } from '../platform/clock';
-import type { DetectionState } from '../detection/state';
+import type { DetectionState } from './detection-state';
 import type { Logger } from '../platform/logger';
 import type { JobQueue } from '../jobs/job-queue';
 import type { ProcessMemory } from './process-memory';

@@ -1,6 +1,6 @@
 import type { Config } from '../platform/config';
 import { newPlatformMemory, type PlatformMemory } from '../platform/process-memory';
-import { newOrdersMemory, type OrdersMemory } from '../orders/order-memory';
+import { newOrdersMemory, type OrdersMemory } from './order-memory';
 import type { AllocationHints } from '../pool/allocation';
 import { newWebhooksMemory, type WebhooksMemory } from '../webhooks/delivery-memory';
 

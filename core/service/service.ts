@@ -2,7 +2,7 @@ import { ChainRegistry } from '../chains/registry';
 import { SCANNED_FAMILIES } from '../chains/adapters';
 import { systemClock, type Clock } from '../platform/clock';
 import { queryPoolSizeFor, type Config, type ProcessKind } from '../platform/config';
-import { DetectionState } from '../detection/state';
+import { DetectionState } from './detection-state';
 import { newProcessMemory } from './process-memory';
 import type { ServiceContext } from './context';
 import { createLogger, type Logger } from '../platform/logger';

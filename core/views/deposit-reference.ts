@@ -1,12 +1,39 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { PROTOCOLS } from '../chains/registry';
-import type { BindingView, Registration } from '../deposits/bindings';
+import { PROTOCOLS, type Protocol } from '../chains/registry';
 import { DateTime, metadataOut, StringEnum } from '../platform/wire-schema';
 
 /**
  * A deposit reference's binding and registration on the wire. Where descriptions A and B conflict
  * (reference detail and list, unbind answer) api/presenters/deposits.ts picks the shape.
  */
+
+/** A binding as core/deposits/bindings.ts hands it out (declared here, beside its presenter). */
+export interface MonitoringTarget {
+  chain: string;
+  contract: string;
+  token: string;
+}
+
+export interface Registration {
+  chainId: string;
+  currency: string;
+  createdAt: Date;
+}
+
+export interface BindingView {
+  bindingId: string;
+  depositReference: string;
+  protocol: Protocol;
+  address: string;
+  metadata: Record<string, unknown>;
+  createdAt: Date;
+  /** Every enabled chain of the family: where deposits to the address are seen. */
+  monitoredChains: string[];
+  /** Every (chain, token contract) watched for the address. */
+  monitoringTargets: MonitoringTarget[];
+  /** Description B registrations (currency, chain) of this binding; empty for family-wide binds. */
+  registrations: Registration[];
+}
 
 /** A protocol family on the wire. */
 export const protocolSchema = StringEnum(PROTOCOLS);

@@ -1,7 +1,40 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CURRENCIES, PROTOCOLS } from '../chains/registry';
-import { DEPOSIT_STATUSES, type DepositRecord } from '../deposits/records';
 import { DateTime, iso, metadataOut, NullableDateTime, StringEnum } from '../platform/wire-schema';
+
+/**
+ * A deposit as the domain hands it out: the deposit row joined with its transfer (chain facts)
+ * and its binding (metadata). Amount is a decimal string in token units. Declared beside its
+ * presenter: core/deposits/ builds it and emits its events through this file, so core/views/ imports
+ * nothing from core/deposits/.
+ */
+export type DepositStatus = 'pending' | 'confirmed' | 'completed' | 'dropped';
+export const DEPOSIT_STATUSES: readonly DepositStatus[] = ['pending', 'confirmed', 'completed', 'dropped'];
+
+export interface DepositRecord {
+  depositId: string;
+  organizationId: string;
+  bindingId: string;
+  transferId: string;
+  depositReference: string;
+  protocol: string;
+  chainId: string;
+  currency: string;
+  amount: string;
+  address: string;
+  fromAddress: string;
+  txHash: string;
+  logIndex: number;
+  blockNumber: number;
+  status: DepositStatus;
+  confirmations: number;
+  requiredConfirmations: number;
+  metadata: Record<string, unknown>;
+  detectedAt: Date;
+  confirmedAt: Date | null;
+  completedAt: Date | null;
+  droppedAt: Date | null;
+}
 
 export const DEPOSIT_STATES_DOC =
   'States: pending (seen on chain) → confirmed (required confirmations reached; event deposit.confirmed) → completed (block final by the chain\'s finality rule; no event). ' +

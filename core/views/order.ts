@@ -3,7 +3,21 @@ import { formatAmount } from '../platform/amounts';
 import type { orders } from '../../db/schema';
 import { Type, type Static } from '@sinclair/typebox';
 import { DateTime, metadataOut, Nullable, StringEnum } from '../platform/wire-schema';
-import { PAYMENT_STATES, paymentStateOf } from '../orders/payment-state';
+
+/**
+ * How much of an order has been paid, derived from amount and amountReceived (base units of the
+ * same token, so compared exactly): merchants read it instead of comparing decimal strings. It
+ * counts what amountReceived counts (pending and confirmed transfers), and says nothing of status:
+ * a `partial` order may still complete if the rest arrives, an `overpaid` one completed.
+ */
+export const PAYMENT_STATES = ['unpaid', 'partial', 'paid', 'overpaid'] as const;
+export type PaymentState = (typeof PAYMENT_STATES)[number];
+
+export function paymentStateOf(amount: bigint, received: bigint): PaymentState {
+  if (received <= 0n) return 'unpaid';
+  if (received < amount) return 'partial';
+  return received === amount ? 'paid' : 'overpaid';
+}
 
 /** An order as stored. */
 export type OrderRow = typeof orders.$inferSelect;

@@ -18,7 +18,7 @@ import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { systemClock } from '../../core/platform/clock';
 import { loadConfig } from '../../core/platform/config';
 import type { ServiceContext } from '../../core/service/context';
-import { DetectionState } from '../../core/detection/state';
+import { DetectionState } from '../../core/service/detection-state';
 import { newProcessMemory } from '../../core/service/process-memory';
 import { resetCheckpoint } from '../../core/detection/scan-position';
 import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';

@@ -18,7 +18,7 @@ import { ChainRegistry } from '../../core/chains/registry';
 import { SCANNED_FAMILIES } from '../../core/chains/adapters';
 import { systemClock } from '../../core/platform/clock';
 import { loadConfig } from '../../core/platform/config';
-import { DetectionState } from '../../core/detection/state';
+import { DetectionState } from '../../core/service/detection-state';
 import { newProcessMemory } from '../../core/service/process-memory';
 import { createLogger } from '../../core/platform/logger';
 import { createOrganization } from '../../core/organizations/organizations';

@@ -33,7 +33,7 @@ import { claimDeliveries } from '../../core/webhooks/claim';
 import { relayWebhookEvents } from '../../core/webhooks/relay';
 import { newId } from '../../core/platform/ids';
 import { scanChainOnce } from '../../core/detection/scan';
-import type { BlockRef, ChainAdapter, ChainTransfer } from '../../core/detection/adapter';
+import type { BlockRef, ChainAdapter, ChainTransfer } from '../../core/chains/adapter-contract';
 import type { Chain } from '../../core/chains/registry';
 import { startApi } from '../../api/server';
 import { poolAddresses } from '../../db/schema';

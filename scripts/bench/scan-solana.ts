@@ -22,7 +22,7 @@ import { SolanaRpcClient } from '../../core/chains/solana/solana-rpc';
 import { applySolanaLocalState, SOLANA_LOCAL_CHAIN_ID } from '../../core/chains/solana/solana-local-state';
 import { resetCheckpoint } from '../../core/detection/scan-position';
 import { scanChain } from '../../core/detection/scan';
-import { DetectionState } from '../../core/detection/state';
+import { DetectionState } from '../../core/service/detection-state';
 import { newProcessMemory } from '../../core/service/process-memory';
 import { systemClock } from '../../core/platform/clock';
 import { loadConfig } from '../../core/platform/config';

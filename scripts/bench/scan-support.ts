@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import type { ServiceContext } from '../../core/service/context';
 import type { Protocol } from '../../core/chains/registry';
-import type { ChainAdapter } from '../../core/detection/adapter';
+import type { ChainAdapter } from '../../core/chains/adapter-contract';
 import { createWorkerRedis, deleteKeysWithPrefix } from '../../core/platform/redis';
 import { events, poolAddresses } from '../../db/schema';
 import { percentile, runBench } from './bench-kit';

@@ -19,7 +19,7 @@ import { applyTronLocalState, TRON_LOCAL_CHAIN_ID } from '../../core/chains/tron
 import { tronAddressFromEvm } from '../../core/chains/tron/tron-address';
 import { resetCheckpoint } from '../../core/detection/scan-position';
 import { scanChain } from '../../core/detection/scan';
-import { DetectionState } from '../../core/detection/state';
+import { DetectionState } from '../../core/service/detection-state';
 import { newProcessMemory } from '../../core/service/process-memory';
 import { systemClock } from '../../core/platform/clock';
 import { loadConfig } from '../../core/platform/config';

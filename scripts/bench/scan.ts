@@ -20,7 +20,7 @@ import { EvmRpc } from '../../core/chains/evm/evm-rpc';
 import { EvmAdapter } from '../../core/chains/evm/evm-adapter';
 import { resetCheckpoint } from '../../core/detection/scan-position';
 import { scanChain } from '../../core/detection/scan';
-import { DetectionState } from '../../core/detection/state';
+import { DetectionState } from '../../core/service/detection-state';
 import { newProcessMemory } from '../../core/service/process-memory';
 import { startAnvil } from '../../scripts/local-chain/anvil';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';

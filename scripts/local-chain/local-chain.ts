@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { and, eq, inArray } from 'drizzle-orm';
-import { JsonRpcProvider, Network } from 'ethers';
 import { scannedBlocks, transfers } from '../../db/schema';
 import type { ServiceContext } from '../../core/service/context';
 import { applyLocalChainState, LOCAL_CHAIN_ID, LOCAL_CHAIN_STATE_KEY, type LocalChainState } from '../../core/chains/evm/local-chain-state';
@@ -8,6 +7,8 @@ import { resetCheckpoint } from '../../core/detection/scan-position';
 import { getServiceState, setServiceState } from '../../core/platform/service-state';
 import { dropTransfers } from '../../core/detection/record-transfer';
 import { startAnvil, type RunningAnvil } from './anvil';
+import { localProvider } from './local-provider';
+import type { JsonRpcProvider } from 'ethers';
 import { deployTestTokens } from './test-tokens';
 
 /**
@@ -15,11 +16,6 @@ import { deployTestTokens } from './test-tokens';
  * deployed on first start. Its record in service_state (core/chains/evm/local-chain-state.ts) tells
  * every other process where the chain and its tokens are.
  */
-export function localProvider(rpcUrl: string): JsonRpcProvider {
-  const network = Network.from(31337);
-  return new JsonRpcProvider(rpcUrl, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1, pollingInterval: 200 });
-}
-
 /**
  * Run by the process that starts anvil, once it listens: deploys the test tokens when the chain
  * is new, in which case the local checkpoint restarts at the deployment block and pending

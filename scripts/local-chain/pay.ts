@@ -1,6 +1,11 @@
 import { loadConfig } from '../../core/platform/config';
-import { createService } from '../../core/service/service';
-import { payOnLocalChain, PayError } from './payment';
+import { ChainRegistry } from '../../core/chains/registry';
+import { SCANNED_FAMILIES } from '../../core/chains/adapters';
+import { loadLocalChainState } from '../../core/chains/evm/local-chain-state';
+import { loadTronLocalState } from '../../core/chains/tron/tron-local-state';
+import { loadSolanaLocalState } from '../../core/chains/solana/solana-local-state';
+import { createDb } from '../../db/client';
+import { payOnLocalChain, PayError, type PayDeps } from './payment';
 
 /** `npm run pay -- <orderId|address> <amount> [currency] [--force]`: a test payment on a local chain (EVM, Tron or Solana by the address's form). */
 async function main(): Promise<number> {
@@ -12,8 +17,14 @@ async function main(): Promise<number> {
     return 2;
   }
   const config = loadConfig({ ...process.env, NETWORK: 'local', LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' });
-  const { ctx, dbHandle } = await createService(config, { migrate: false });
+  // Not createService: a payment needs the database, the registry and the local chains' state,
+  // not the job queue, migrations or the service's other start-up (issue 38: pay took 7-33 s).
+  const dbHandle = createDb(config.databaseUrl, { max: 1 });
+  const ctx: PayDeps = { config, db: dbHandle.db, registry: ChainRegistry.forNetwork(config.network, SCANNED_FAMILIES, config.chainOverrides) };
   try {
+    await loadLocalChainState(ctx);
+    await loadTronLocalState(ctx);
+    await loadSolanaLocalState(ctx);
     const paid = await payOnLocalChain(ctx, target, amount, currency, { force });
     process.stdout.write(`Sent ${paid.amount} ${paid.currency} to ${paid.to}\n  tx ${paid.txHash} in block ${paid.blockNumber} (from ${paid.from})\n`);
     return 0;

@@ -8,16 +8,18 @@ import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { TRON_LOCAL_CHAIN_ID } from '../../core/chains/tron/tron-local-state';
 import { SOLANA_LOCAL_CHAIN_ID } from '../../core/chains/solana/solana-local-state';
 import { normalizeTronAddress } from '../../core/chains/tron/tron-address';
-import { localProvider } from './local-chain';
+import { checkSolanaAddress } from '../../core/chains/solana/solana-address';
+import { localProvider } from './local-provider';
 import { TEST_TOKEN_ABI } from './test-tokens';
-import { isSolanaAddress, paySolana, SolanaPayError } from './solana/pay-solana';
-import { TEST_MINT_DECIMALS } from './solana/wallet';
 
 /**
  * `npm run pay`: a test payment on the local chain from one of anvil's funded dev accounts (taken
  * from the node itself, no key in our code): mints the test token to the payer, then transfers it.
  */
 export class PayError extends Error {}
+
+/** What a payment reads: the orders table, the registry (local chains' URLs and tokens), DATA_DIR. */
+export type PayDeps = Pick<ServiceContext, 'db' | 'registry' | 'config'>;
 
 export interface PaymentResult {
   to: string;
@@ -29,13 +31,13 @@ export interface PaymentResult {
 }
 
 export async function payOnLocalChain(
-  ctx: ServiceContext,
+  ctx: PayDeps,
   target: string,
   amountText: string,
   currencyArg?: string,
   options: { force?: boolean } = {},
 ): Promise<PaymentResult> {
-  if (isSolanaAddress(target)) return payOnSolanaLocal(ctx, target, amountText, currencyArg);
+  if (checkSolanaAddress(target).ok) return payOnSolanaLocal(ctx, target, amountText, currencyArg);
   const solanaOrder = await solanaOrderOf(ctx, target);
   if (solanaOrder) {
     refuseFinishedOrder(target, solanaOrder.status, options);
@@ -112,7 +114,7 @@ function refuseFinishedOrder(orderId: string, status: string, options: { force?:
 }
 
 /** A T… address, or an order on tron-local. */
-async function isTronTarget(ctx: ServiceContext, target: string): Promise<boolean> {
+async function isTronTarget(ctx: PayDeps, target: string): Promise<boolean> {
   if (/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(target)) return true;
   if (!/^ord_/.test(target)) return false;
   const [order] = await ctx.db.select({ chainId: orders.chainId }).from(orders).where(eq(orders.id, target));
@@ -120,14 +122,14 @@ async function isTronTarget(ctx: ServiceContext, target: string): Promise<boolea
 }
 
 /** An order on solana-local (its address and currency), or null. */
-async function solanaOrderOf(ctx: ServiceContext, target: string): Promise<{ address: string; currency: string; status: string } | null> {
+async function solanaOrderOf(ctx: PayDeps, target: string): Promise<{ address: string; currency: string; status: string } | null> {
   if (!/^ord_/.test(target)) return null;
   const [order] = await ctx.db.select({ address: orders.address, currency: orders.currency, status: orders.status, chainId: orders.chainId }).from(orders).where(eq(orders.id, target));
   return order?.chainId === SOLANA_LOCAL_CHAIN_ID ? order : null;
 }
 
 /** A test payment on tron-local: its faucet sends the test USDT (a dev-only endpoint of the node). */
-async function payOnTronLocal(ctx: ServiceContext, target: string, amountText: string, currencyArg: string | undefined, options: { force?: boolean }): Promise<PaymentResult> {
+async function payOnTronLocal(ctx: PayDeps, target: string, amountText: string, currencyArg: string | undefined, options: { force?: boolean }): Promise<PaymentResult> {
   const chain = ctx.registry.get(TRON_LOCAL_CHAIN_ID);
   if (!chain) throw new PayError('tron-local is not configured (NETWORK must be local)');
   let to = target;
@@ -161,7 +163,12 @@ async function payOnTronLocal(ctx: ServiceContext, target: string, amountText: s
  * token account (created in the same transaction when needed). The chain's URL and keys come from
  * DATA_DIR (solana-local writes them there), not from the registry.
  */
-async function payOnSolanaLocal(ctx: ServiceContext, to: string, amountText: string, currencyArg: string | undefined): Promise<PaymentResult> {
+async function payOnSolanaLocal(ctx: PayDeps, to: string, amountText: string, currencyArg: string | undefined): Promise<PaymentResult> {
+  // Loaded only for a Solana payment: @solana/kit is a large part of pay's start-up otherwise.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { paySolana, SolanaPayError } = require('./solana/pay-solana') as typeof import('./solana/pay-solana');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { TEST_MINT_DECIMALS } = require('./solana/wallet') as typeof import('./solana/wallet');
   const units = baseUnits(amountText, TEST_MINT_DECIMALS);
   try {
     const paid = await paySolana({ dataDir: ctx.config.dataDir, to, units, currency: currencyArg ?? 'USDT' });

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { and, eq, sql } from 'drizzle-orm';
 import request from 'supertest';
 import { runChainScan } from '../../core/detection/monitor';
-import { getCheckpoint, setCheckpoint } from '../../core/detection/checkpoints';
+import { getCheckpoint, setCheckpoint } from '../../core/chains/checkpoints';
 import { NEVER_ANSWERED_GRACE_MS } from '../../core/detection/chain-health';
 import { chainCheckpoints, events } from '../../db/schema';
 import { buildTestApp, createTestOrg, knownSecrets, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL, type TestApp } from '../helpers/harness';

@@ -3,7 +3,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { CHAIN_DEFINITIONS } from '../../core/chains/chains.data';
 import { ChainRegistry } from '../../core/chains/registry';
 import { SCANNED_FAMILIES } from '../../core/chains/adapters';
-import { getCheckpoint } from '../../core/detection/checkpoints';
+import { getCheckpoint } from '../../core/chains/checkpoints';
 import type { ManualClock } from '../../core/platform/clock';
 import type { ServiceContext } from '../../core/service/context';
 import { attributeTransfer, type AssignmentSpan } from '../../core/detection/attribution';

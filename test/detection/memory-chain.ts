@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hexlify } from 'ethers';
 import type { Chain, Currency } from '../../core/chains/registry';
-import { RangeTooLargeError, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../../core/detection/adapter';
+import { RangeTooLargeError, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../../core/chains/adapter-contract';
 
 /**
  * An in-memory chain behind the ChainAdapter interface, so the detection core is tested apart

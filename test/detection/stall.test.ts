@@ -5,7 +5,7 @@ import { CHAIN_DEFINITIONS } from '../../core/chains/chains.data';
 import { ChainRegistry } from '../../core/chains/registry';
 import { SCANNED_FAMILIES } from '../../core/chains/adapters';
 import type { ManualClock } from '../../core/platform/clock';
-import { deleteCheckpoint } from '../../core/detection/checkpoints';
+import { deleteCheckpoint } from '../../core/chains/checkpoints';
 import { scanChain } from '../../core/detection/scan';
 import { checkChainStall, noteProviderFailure } from '../../core/detection/stall';
 import { events } from '../../db/schema';

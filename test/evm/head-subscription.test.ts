@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Queue } from 'bullmq';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
-import { getCheckpoint } from '../../core/detection/checkpoints';
+import { getCheckpoint } from '../../core/chains/checkpoints';
 import { headWakeupJobId } from '../../core/jobs/catalog';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
 import { capturedLogLines, knownSecrets, testConfig, testContext, testRedis, TEST_REDIS_PREFIX } from '../helpers/harness';

@@ -7,7 +7,7 @@ import { tronAddressFromEvm } from '../../core/chains/tron/tron-address';
 import { checkSolanaAddress } from '../../core/chains/solana/solana-address';
 import { LOCAL_CHAIN_ID, LOCAL_CHAIN_STATE_KEY, loadLocalChainState, type LocalChainState } from '../../core/chains/evm/local-chain-state';
 import { prepareLocalChain } from '../../scripts/local-chain/local-chain';
-import { getCheckpoint } from '../../core/detection/checkpoints';
+import { getCheckpoint } from '../../core/chains/checkpoints';
 import { getServiceState, setServiceState } from '../../core/platform/service-state';
 import { poolAddresses, transfers } from '../../db/schema';
 import { createTestOrg, testContext } from '../helpers/harness';

@@ -5,7 +5,7 @@ import { runChainScan } from '../../core/detection/monitor';
 import { currentRangeSize } from '../../core/detection/scan';
 import { eventuallySucceeds } from '../helpers/wait';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
-import { getCheckpoint } from '../../core/detection/checkpoints';
+import { getCheckpoint } from '../../core/chains/checkpoints';
 import type { ManualClock } from '../../core/platform/clock';
 import type { ServiceContext } from '../../core/service/context';
 import { recomputeOrder } from '../../core/orders/order-state';

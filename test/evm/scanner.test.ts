@@ -3,7 +3,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { runChainScan } from '../../core/detection/monitor';
 import { currentRangeSize } from '../../core/detection/scan';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
-import { getCheckpoint, setCheckpoint } from '../../core/detection/checkpoints';
+import { getCheckpoint, setCheckpoint } from '../../core/chains/checkpoints';
 import { chainCheckpoints, scannedBlocks, transfers } from '../../db/schema';
 import { createTestOrg, testContext } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';

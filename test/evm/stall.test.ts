@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { and, eq, sql } from 'drizzle-orm';
 import request from 'supertest';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
-import { deleteCheckpoint } from '../../core/detection/checkpoints';
+import { deleteCheckpoint } from '../../core/chains/checkpoints';
 import type { ServiceContext } from '../../core/service/context';
 import { runChainScan } from '../../core/detection/monitor';
 import { chainCheckpoints, events } from '../../db/schema';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { eq, inArray, sql } from 'drizzle-orm';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
-import { getCheckpoint } from '../../core/detection/checkpoints';
+import { getCheckpoint } from '../../core/chains/checkpoints';
 import { bindDepositReference } from '../../core/deposits/bindings';
 import { createOrder } from '../../core/orders/orders';
 import { deposits, events, transfers } from '../../db/schema';

@@ -46,10 +46,10 @@ function violations(file: string, source: string): string[] {
 
 /**
  * Chain families (issue 14, design.md §4b, issue 26): a family's folder core/chains/<family>/
- * supplies chain facts only. Its arrows go to the detection core's adapter contract
- * (core/detection/adapter.ts), the registry's room (files of core/chains/ itself), its own folder
- * and the platform (core/platform/); nothing else: not orders, deposits, webhooks, the pool, the
- * service context or the database. The API and workers see chains only through the registry and
+ * supplies chain facts only. Its arrows go to the registry's room (files of core/chains/ itself,
+ * among them the adapter contract core/chains/adapter-contract.ts, but not the scan checkpoints,
+ * which are stored), its own folder and the platform (core/platform/); nothing else: not the
+ * detection core, orders, deposits, webhooks, the pool, the service context or the database. The API and workers see chains only through the registry and
  * core/detection, never a family's folder. Families are the folders of core/chains/, so a new one
  * (solana) is covered without editing this test.
  */
@@ -58,8 +58,8 @@ const TIERS_WITHOUT_FAMILIES = ['api', 'workers'];
 
 /** What a family's file may import besides its own folder. */
 function familyMayImport(target: string): boolean {
-  if (target === 'core/detection/adapter' || target === 'core/detection/adapter.ts') return true;
   if (target.startsWith('core/platform/')) return true;
+  if (target.replace(/\.ts$/, '') === 'core/chains/checkpoints') return false;
   const parts = target.split('/');
   return parts[0] === 'core' && parts[1] === 'chains' && parts.length === 3 && familyOf(target) === undefined;
 }
@@ -76,7 +76,7 @@ function familyViolations(file: string, source: string): string[] {
       if (fromFamily) {
         const own = target.startsWith(`core/chains/${fromFamily}/`);
         if (!own && !familyMayImport(target)) {
-          return [`${file} imports ${spec} (the ${fromFamily} family imports only core/detection/adapter, core/chains/, core/platform/ and its own folder)`];
+          return [`${file} imports ${spec} (the ${fromFamily} family imports only core/chains/ (not its checkpoints), core/platform/ and its own folder)`];
         }
         return [];
       }
@@ -166,6 +166,42 @@ function importCircles(files: Map<string, string>): string[][] {
 
 const CIRCLE_ROOTS = ['api', 'core', 'db', 'workers', 'scripts'];
 
+/**
+ * The folder a file counts in for folder pairs: core/<folder> for a file under core/<folder>/,
+ * db for db/; undefined elsewhere (a file at core/'s root is refused by its own test).
+ */
+function roomOf(file: string): string | undefined {
+  const parts = file.split('/');
+  if (parts[0] === 'db') return 'db';
+  return parts[0] === 'core' && parts.length >= 3 ? `core/${parts[1]}` : undefined;
+}
+
+/**
+ * Folder knots (issue 38): two folders of core/ (or one of them and db/) whose files import each
+ * other, in either direction, type-only imports included. Such a pair is one room split in two:
+ * a reader cannot learn either without the other, and a circle is one import away. The way out is
+ * to move the shared fact to the folder that owns it, or to the lower of the two, or to pass a
+ * value in. Returns each pair as `a <-> b: one import each way`.
+ */
+function folderPairs(files: Map<string, string>): string[] {
+  const arrows = new Map<string, string>();
+  for (const [file, source] of files) {
+    const from = roomOf(file);
+    if (!from) continue;
+    for (const spec of importSpecifiers(source).filter((s) => s.startsWith('.'))) {
+      const to = roomOf(targetOf(file, spec));
+      if (to && to !== from && !arrows.has(`${from} -> ${to}`)) arrows.set(`${from} -> ${to}`, `${file} imports ${spec}`);
+    }
+  }
+  const pairs: string[] = [];
+  for (const [arrow, example] of arrows) {
+    const [from, to] = arrow.split(' -> ');
+    const back = arrows.get(`${to} -> ${from}`);
+    if (back && from < to) pairs.push(`${from} <-> ${to}: ${example}; ${back}`);
+  }
+  return pairs.sort();
+}
+
 describe('layering', () => {
   it('finds a forbidden import however it is written (the check itself can fail)', () => {
     const bad = [
@@ -200,6 +236,8 @@ describe('layering', () => {
       ['core/chains/evm/evm-rpc.ts', "import type { Database } from '../../../db/client';"],
       ['core/chains/tron/tron-adapter.ts', "import { recordTransfers } from '../../detection/record-transfer';"],
       ['core/chains/tron/tron-adapter.ts', "import { x } from '../evm/evm-rpc';"],
+      ['core/chains/evm/evm-adapter.ts', "import type { ChainAdapter } from '../../detection/monitor';"],
+      ['core/chains/solana/solana-adapter.ts', "import { getCheckpoint } from '../checkpoints';"],
       ['api/routes/x.routes.ts', "import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';"],
       ['api/main.ts', "import type { T } from '../core/chains/tron/tron-http';"],
       ['workers/main.ts', "import { e } from '../core/chains/solana/anything';"],
@@ -208,12 +246,12 @@ describe('layering', () => {
       expect(familyViolations(file, line), `${file}: ${line}`).to.have.length(1);
     }
     // Allowed: the registry and the detection core from anywhere; a family's own files, the
-    // adapter contract, the registry's room and the platform from a family.
+    // registry's room (the adapter contract among them) and the platform from a family.
     for (const [file, line] of [
       ['api/routes/x.routes.ts', "import { ChainRegistry } from '../../core/chains/registry';"],
       ['workers/main.ts', "import { ADAPTER_FACTORIES } from '../core/chains/adapters';"],
       ['workers/main.ts', "import { runChainScan } from '../core/detection/monitor';"],
-      ['core/chains/evm/evm-adapter.ts', "import type { ChainAdapter } from '../../detection/adapter';"],
+      ['core/chains/evm/evm-adapter.ts', "import type { ChainAdapter } from '../adapter-contract';"],
       ['core/chains/evm/evm-adapter.ts', "import { x } from './evm-rpc';"],
       ['core/chains/evm/evm-adapter.ts', "import type { Chain } from '../chain';"],
       ['core/chains/tron/tron-address.ts', "import { base58Bytes } from '../base58';"],
@@ -225,7 +263,7 @@ describe('layering', () => {
     }
   });
 
-  it('each family imports only core/detection/adapter, core/chains/, core/platform/ and its own folder; api/ and workers/ import no family folder', () => {
+  it('each family imports only core/chains/ (not its checkpoints), core/platform/ and its own folder; api/ and workers/ import no family folder', () => {
     const found = ['core/chains', 'api', 'workers']
       .flatMap(sourceFiles)
       .flatMap((file) => familyViolations(file, readFileSync(path.join(ROOT, file), 'utf8')));
@@ -256,6 +294,33 @@ describe('layering', () => {
     );
     expect(circles).to.deep.equal([['core/a.ts', 'core/b.ts', 'core/c/index.ts']]);
     expect(importCircles(new Map([['core/a.ts', "import { b } from './b';"], ['core/b.ts', "import { c } from 'drizzle-orm';"]]))).to.deep.equal([]);
+  });
+
+  it('finds two folders of core/, or one and db/, importing each other (the check itself can fail)', () => {
+    const pairs = folderPairs(
+      new Map([
+        ['core/views/payment-page.ts', "import { decideOrderStatus } from '../orders/order-state';"],
+        ['core/orders/order-state.ts', "import type { OrderView } from '../views/order';"],
+        ['core/chains/evm/evm-adapter.ts', "import type { ChainAdapter } from '../../detection/adapter';"],
+        ['core/detection/monitor.ts', "export { x } from '../chains/registry';"],
+        ['db/migrate.cli.ts', "const c = require('../core/platform/config');"],
+        ['core/platform/process.ts', "import type { Database } from '../../db/client';"],
+        ['core/orders/orders.ts', "import { a } from '../pool/allocation';"],
+        ['core/orders/redirect.ts', "import { b } from './order-state';"],
+      ]),
+    );
+    expect(pairs.map((p) => p.split(':')[0])).to.deep.equal(['core/chains <-> core/detection', 'core/orders <-> core/views', 'core/platform <-> db']);
+    expect(folderPairs(new Map([['core/orders/orders.ts', "import { a } from '../pool/allocation';"], ['core/pool/allocation.ts', "import { b } from './cooldown';"]]))).to.deep.equal([]);
+  });
+
+  it('no two folders of core/ (nor one of them and db/) import each other', () => {
+    const files = new Map(
+      ['core', 'db']
+        .flatMap(sourceFiles)
+        .filter((file) => /\.(ts|mts|cts)$/.test(file) && !file.endsWith('.d.ts'))
+        .map((file) => [file.split(path.sep).join('/'), readFileSync(path.join(ROOT, file), 'utf8')] as const),
+    );
+    expect(folderPairs(files)).to.deep.equal([]);
   });
 
   it('has no import circles among api/, core/, db/, workers/ and scripts/', () => {

@@ -7,7 +7,7 @@ import { initCheckpoint } from '../../core/detection/scan-position';
 import { recordHeadObservation } from '../../core/detection/head-observations';
 import type { ChainRegistry, Currency } from '../../core/chains/registry';
 import type { ServiceContext } from '../../core/service/context';
-import { deleteCheckpoint } from '../../core/detection/checkpoints';
+import { deleteCheckpoint } from '../../core/chains/checkpoints';
 import { chainHeadObservations, scannedBlocks } from '../../db/schema';
 import { eq } from 'drizzle-orm';
 

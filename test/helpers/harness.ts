@@ -10,7 +10,7 @@ import { SCANNED_FAMILIES } from '../../core/chains/adapters';
 import { ManualClock, type Clock } from '../../core/platform/clock';
 import { loadConfig, type Config } from '../../core/platform/config';
 import type { ServiceContext } from '../../core/service/context';
-import { DetectionState } from '../../core/detection/state';
+import { DetectionState } from '../../core/service/detection-state';
 import { newProcessMemory } from '../../core/service/process-memory';
 import { createLogger, type Logger } from '../../core/platform/logger';
 import { createOrganization, createApiKey } from '../../core/organizations/organizations';

@@ -1,6 +1,6 @@
 import { and, count, eq } from 'drizzle-orm';
 import { addressAssignments, events, orders, poolAddresses } from '../../db/schema';
-import { deleteCheckpoint, getCheckpoint, setCheckpoint, type Checkpoint } from '../../core/detection/checkpoints';
+import { deleteCheckpoint, getCheckpoint, setCheckpoint, type Checkpoint } from '../../core/chains/checkpoints';
 import { testDb } from './harness';
 import { randomEvmAddress } from './pool';
 

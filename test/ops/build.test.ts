@@ -69,7 +69,7 @@ describe('the compiled build (npm run build → node dist/…)', function () {
   after(() => rmSync(OUT, { recursive: true, force: true }));
 
   it('emits one bundle with a source map per entry, the migrations and the page assets', () => {
-    for (const file of ['api/main.js', 'workers/main.js', 'scripts/start.js', 'db/migrate.cli.js', 'scripts/admin.js']) {
+    for (const file of ['api/main.js', 'workers/main.js', 'scripts/start.js', 'scripts/migrate.js', 'scripts/admin.js']) {
       expect(existsSync(path.join(OUT, file)), file).to.equal(true);
       expect(existsSync(path.join(OUT, `${file}.map`)), `${file}.map`).to.equal(true);
     }
@@ -128,7 +128,7 @@ describe('the compiled build (npm run build → node dist/…)', function () {
   });
 
   it('migrates, then runs the API to a healthy /health and stops on SIGTERM', async () => {
-    const migrate = spawnCompiled('db/migrate.cli.js', env);
+    const migrate = spawnCompiled('scripts/migrate.js', env);
     expect(await migrate.exited, migrate.output()).to.equal(0);
     expect(migrate.output()).to.include('migrations applied');
 

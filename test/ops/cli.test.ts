@@ -198,12 +198,12 @@ describe('npm start on a busy port', function () {
 });
 
 describe('.env.example', () => {
-  it("states the API's and a worker's DATABASE_POOL_SIZE defaults as the code has them, as the README does", () => {
+  it("states the API's and a worker's DATABASE_POOL_SIZE defaults as the code has them, as docs/configuration.md does", () => {
     const example = readFileSync(path.join(ROOT, '.env.example'), 'utf8');
-    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const configuration = readFileSync(path.join(ROOT, 'docs', 'configuration.md'), 'utf8');
     const { api, worker } = DEFAULT_DATABASE_POOL_SIZE;
     expect(example).to.match(new RegExp(`DATABASE_POOL_SIZE=.*default ${api} in an API process, ${worker} in a worker`));
-    expect(readme).to.match(new RegExp(`\\| \`DATABASE_POOL_SIZE\` \\| \`${api}\` in an API process, \`${worker}\` in a worker`));
+    expect(configuration).to.match(new RegExp(`\\| \`DATABASE_POOL_SIZE\` \\| \`${api}\` in an API process, \`${worker}\` in a worker`));
   });
 
   it('lists every variable the configuration reads', () => {

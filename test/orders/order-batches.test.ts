@@ -5,7 +5,7 @@ import { addressAssignments, poolAddresses } from '../../db/schema';
 import { AppError } from '../../core/platform/errors';
 import { processMetrics } from '../../core/platform/metrics';
 import { createOrder, getOrder, type CreateOrderInput } from '../../core/orders/orders';
-import { ORDER_BATCH_MAX } from '../../core/orders/order-memory';
+import { ORDER_BATCH_MAX } from '../../core/service/order-memory';
 import { setConfigValue } from '../../core/organizations/org-config';
 import type { ServiceContext } from '../../core/service/context';
 import { buildTestApp, createTestOrg, testConfig, testContext, testDb, type TestOrg } from '../helpers/harness';

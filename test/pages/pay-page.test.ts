@@ -8,7 +8,7 @@ import { CHAIN, tokenEnv } from '../helpers/orders';
 import { seedPoolAddresses } from '../helpers/pool';
 import { eventually } from '../helpers/wait';
 import { processMetrics } from '../../core/platform/metrics';
-import { setCheckpoint } from '../../core/detection/checkpoints';
+import { setCheckpoint } from '../../core/chains/checkpoints';
 
 /** The payment page over HTTP: routing, headers, the status JSON, limits and languages (the browser suite covers the payer's view). */
 describe('payment page over HTTP', () => {

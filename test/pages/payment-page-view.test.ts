@@ -4,7 +4,7 @@ import { SCANNED_FAMILIES } from '../../core/chains/adapters';
 import { transferCountsTowardOrder, type TransferFacts } from '../../core/orders/order-state';
 import type { OrderRow } from '../../core/views/order';
 import type { PaymentPageFacts } from '../../core/orders/payment-page';
-import { presentPaymentPage } from '../../core/views/payment-page';
+import { presentPaymentPage } from '../../core/orders/payment-page-view';
 import { testConfig, testDb } from '../helpers/harness';
 import { checkSolanaAddress } from '../../core/chains/solana/solana-address';
 

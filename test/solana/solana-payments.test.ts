@@ -6,7 +6,7 @@ import { applySolanaLocalState, SOLANA_LOCAL_CHAIN_ID, solanaFinalizationDepth }
 import { bindDepositReference } from '../../core/deposits/bindings';
 import { adapterFor, runChainConfirmations, runChainScan } from '../../core/detection/monitor';
 import { scanChainOnce } from '../../core/detection/scan';
-import { getCheckpoint } from '../../core/detection/checkpoints';
+import { getCheckpoint } from '../../core/chains/checkpoints';
 import { createOrder } from '../../core/orders/orders';
 import { chainCheckpoints, chainHeadObservations, deposits, events, scannedBlocks, transfers } from '../../db/schema';
 import { SolanaLocalClient } from '../../scripts/local-chain/solana/payer';

@@ -9,7 +9,7 @@ import { TRON_LOCAL_CHAIN_ID, applyTronLocalState } from '../../core/chains/tron
 import { TronAdapter } from '../../core/chains/tron/tron-adapter';
 import { TronHttp } from '../../core/chains/tron/tron-http';
 import { scanChain } from '../../core/detection/scan';
-import { getCheckpoint } from '../../core/detection/checkpoints';
+import { getCheckpoint } from '../../core/chains/checkpoints';
 import { createOrder } from '../../core/orders/orders';
 import { transfers } from '../../db/schema';
 import { TronLocalNode } from '../../scripts/local-chain/tron/tron-local-node';

@@ -3,7 +3,7 @@ import { ChainRegistry } from '../../core/chains/registry';
 import { SCANNED_FAMILIES } from '../../core/chains/adapters';
 import { TronAdapter } from '../../core/chains/tron/tron-adapter';
 import { TronHttp, type TronBlock, type TronTransactionInfo, type TronView } from '../../core/chains/tron/tron-http';
-import type { ChainTransfer } from '../../core/detection/adapter';
+import type { ChainTransfer } from '../../core/chains/adapter-contract';
 import { normalizeAddress } from '../../core/chains/addresses';
 import { applyTronLocalState, TRON_LOCAL_CHAIN_ID } from '../../core/chains/tron/tron-local-state';
 import { TronLocalNode } from '../../scripts/local-chain/tron/tron-local-node';

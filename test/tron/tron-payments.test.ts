@@ -20,7 +20,7 @@ import { createTestOrg, testContext } from '../helpers/harness';
 import { seedPoolAddresses } from '../helpers/pool';
 import { orderRow, orderTransfers } from '../helpers/evm';
 import { tronProxy } from '../helpers/tron-proxy';
-import { getCheckpoint } from '../../core/detection/checkpoints';
+import { getCheckpoint } from '../../core/chains/checkpoints';
 
 /**
  * Tron payments end to end on tron-local (solidified 2 blocks behind its head, so a block is

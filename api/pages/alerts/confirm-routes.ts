@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { confirmRecipient, recipientOfToken } from '../../../core/alerts/alert-recipients';
+import { confirmRecipient, recipientOfToken } from '../../../core/organizations/alert-recipients';
 import type { ApiDeps } from '../../deps';
 import { html } from '../html';
 import { MESSAGES, pickLanguage } from '../i18n';

@@ -6,7 +6,7 @@ import { listDeposits } from '../../../core/deposits/queries';
 import { presentOrder, type OrderView } from '../../../core/views/order';
 import { presentTransfer, type TransferView } from '../../../core/views/transfer';
 import { presentDeposit } from '../../../core/views/deposit';
-import { DEPOSIT_STATUSES } from '../../../core/deposits/records';
+import { DEPOSIT_STATUSES } from '../../../core/views/deposit';
 import { TRANSFER_STATUSES } from '../../../core/transfers/transfers';
 import { chromeText, langOf } from './chrome-text';
 import { html, type Html } from '../html';

@@ -1,4 +1,4 @@
-import type { PaymentPageView } from '../../../core/views/payment-page';
+import type { PaymentPageView } from '../../../core/orders/payment-page-view';
 import { html, type Html } from '../html';
 import type { Language, Messages } from '../i18n';
 import { layout } from '../layout';

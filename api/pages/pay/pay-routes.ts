@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 import { findPaymentPage } from '../../../core/orders/payment-page';
-import { presentPaymentPage } from '../../../core/views/payment-page';
+import { presentPaymentPage } from '../../../core/orders/payment-page-view';
 import { healthStartedAt, isChainDegraded } from '../../../core/detection/chain-health';
 import type { PaymentPageFacts } from '../../../core/orders/payment-page';
 import type { ApiDeps } from '../../deps';

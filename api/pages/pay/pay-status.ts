@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { PaymentPageView } from '../../../core/views/payment-page';
+import type { PaymentPageView } from '../../../core/orders/payment-page-view';
 
 /** GET /pay/<token>/status: only what the page shows that can change, plus the server's clock. */
 export interface PaymentStatusJson {

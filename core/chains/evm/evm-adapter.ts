@@ -1,11 +1,11 @@
 import { getAddress, id as keccakId } from 'ethers';
-import { UnstableChainError, type AdapterDeps, type HeadSubscription, type HeadSubscriptionState, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../../detection/adapter';
+import { UnstableChainError, type AdapterDeps, type HeadSubscription, type HeadSubscriptionState, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../adapter-contract';
 import type { Chain, Currency } from '../chain';
 import { subscribeEvmHeads } from './evm-heads';
 import { EvmRpc, RpcUnavailableError, type RpcBlockHeader, type RpcLog } from './evm-rpc';
 
 /**
- * The EVM family's ChainAdapter (core/detection/adapter.ts): JSON-RPC and Transfer-log parsing
+ * The EVM family's ChainAdapter (core/chains/adapter-contract.ts): JSON-RPC and Transfer-log parsing
  * only. One eth_getLogs per range for the Transfer topic of the configured token contracts,
  * whatever the number of watched addresses (design.md §4).
  */

@@ -1,5 +1,5 @@
 import { SocketSubscriber, WebSocketProvider, type SocketProvider, type Subscriber, type Subscription } from 'ethers';
-import type { HeadSubscription, HeadSubscriptionState } from '../../detection/adapter';
+import type { HeadSubscription, HeadSubscriptionState } from '../adapter-contract';
 import type { Chain } from '../chain';
 
 const FIRST_RETRY_MS = 500;

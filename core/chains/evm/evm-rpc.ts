@@ -1,6 +1,6 @@
 import { FetchRequest, JsonRpcProvider, Network } from 'ethers';
 import { countRpcCall } from '../../platform/metrics';
-import { ProviderUnavailableError, RangeTooLargeError } from '../../detection/adapter';
+import { ProviderUnavailableError, RangeTooLargeError } from '../adapter-contract';
 import type { Chain } from '../chain';
 import type { Clock } from '../../platform/clock';
 import { ProviderPool, type ProviderPoolLogger } from '../provider-pool';

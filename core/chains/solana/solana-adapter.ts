@@ -19,13 +19,13 @@ import {
   type HeightAnswer,
   type TokenVerdict,
   type WatchedAddressSource,
-} from '../../detection/adapter';
+} from '../adapter-contract';
 import type { Chain, Currency, SolanaScanMode } from '../chain';
 import { creditsOf, TOKEN_PROGRAM_ID, TOKEN_PROGRAMS, type RpcTransaction, type SolanaCredit } from './solana-balances';
 import { SolanaRpcClient, SolanaUnavailableError } from './solana-rpc';
 
 /**
- * The Solana family's ChainAdapter (core/detection/adapter.ts, issue 27).
+ * The Solana family's ChainAdapter (core/chains/adapter-contract.ts, issue 27).
  * - Heights are slots. `head` is the `confirmed` slot; final is the `finalized` commitment, and a
  *   transfer is confirmed only once its slot is finalized (`confirmingHead`, as Tron's
  *   solidification): a confirmed slot that never finalizes (a fork) drops its transfers.

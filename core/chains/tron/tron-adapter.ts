@@ -1,11 +1,11 @@
-import { ProviderUnavailableError, UnstableChainError, type AdapterDeps, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../../detection/adapter';
+import { ProviderUnavailableError, UnstableChainError, type AdapterDeps, type BlockRef, type ChainAdapter, type ChainTransfer, type TokenVerdict } from '../adapter-contract';
 import type { Chain } from '../chain';
 import { hex20FromTron, hex41FromTron } from './tron-address';
 import { BLOCKS_PER_RANGE_REQUEST, TronHttp, TronUnavailableError, type TronBlock, type TronTransactionInfo, type TronView } from './tron-http';
 import { parseTronTransfers, type TronToken } from './tron-transfers';
 
 /**
- * The Tron family's ChainAdapter (core/detection/adapter.ts, issue 17).
+ * The Tron family's ChainAdapter (core/chains/adapter-contract.ts, issue 17).
  * - Final = solidified: `finalizedBlockNumber` is the solidified head; blocks at or below it are read
  *   from the solidified view (`/walletsolidity/*`).
  * - Early sight: `head` is the full node's head, so the core scans unsolidified blocks (read from

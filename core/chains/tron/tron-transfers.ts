@@ -1,5 +1,5 @@
 import { id as keccakId } from 'ethers';
-import type { ChainTransfer } from '../../detection/adapter';
+import type { ChainTransfer } from '../adapter-contract';
 import type { Currency } from '../chain';
 import { tronFromHex20 } from './tron-address';
 import type { TronTransactionInfo } from './tron-http';

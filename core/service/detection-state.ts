@@ -1,10 +1,11 @@
-import type { ChainAdapter, TokenVerdict } from './adapter';
+import type { ChainAdapter, TokenVerdict } from '../chains/adapter-contract';
 
 /**
  * What the detection core remembers within one process, per chain: the adaptive range size, the
  * token check verdict, the adapters (their RPC clients keep back-off state) and the stall
  * tracking. Lives on the service context, so a test or a benchmark starts from a fresh one by
- * building a new context instead of resetting module-level maps.
+ * building a new context instead of resetting module-level maps. In the context's room, not
+ * core/detection/, since the detection core imports the context.
  */
 export class DetectionState {
   readonly rangeSizes = new Map<string, number>();

@@ -1,10 +1,12 @@
-import type { Chain, Currency, Protocol } from '../chains/chain';
+import type { Chain, Currency, Protocol } from './chain';
 import type { Clock } from '../platform/clock';
 import type { Logger } from '../platform/logger';
 import { withUrlsReduced } from '../platform/provider-urls';
 
 /**
- * What a protocol family (EVM, Tron, Solana) supplies to the detection core (design.md §4b).
+ * What a protocol family (EVM, Tron, Solana) supplies to the detection core (design.md §4b). It
+ * lives beside the families, in core/chains/, so a family imports nothing of core/detection/ (the
+ * core imports core/chains/, never the reverse).
  *
  * The core (core/detection/) owns everything that is the same for every chain: the checkpoint,
  * range selection, the reorg check and the walk-back to the fork point, matching recipients against

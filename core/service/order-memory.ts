@@ -5,8 +5,8 @@ import { AllocationHints } from '../pool/allocation';
 /**
  * What order creation keeps per process (the service assembles it into ServiceContext.memory,
  * core/service/process-memory.ts): where this process's creations stand in each pool, and the creations
- * waiting to go together. Apart from orders.ts so the context can name it without importing the
- * domain code that uses the context.
+ * waiting to go together. In the context's room, not core/orders/, so the context names it without
+ * importing the folder whose code imports the context (core/orders/orders.ts uses it).
  */
 export interface OrdersMemory {
   /** Per organization and protocol, the allocation point of this context's order creations. */

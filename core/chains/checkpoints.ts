@@ -2,7 +2,12 @@ import { eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { chainCheckpoints } from '../../db/schema';
 
-/** How far a chain has been scanned. Orders never expire past what was scanned (design.md §4). */
+/**
+ * How far a chain has been scanned. Orders never expire past what was scanned (design.md §4).
+ * Written by the detection core, read by it and by orders (expiry): in core/chains/, which both
+ * import, so orders need not import core/detection/ (which imports orders). Chain families never
+ * import it (they know no database; test/foundation/layering.test.ts).
+ */
 export interface Checkpoint {
   chainId: string;
   blockNumber: number;

@@ -1,5 +1,5 @@
 import { loadConfig } from '../core/platform/config';
-import { runMigrations } from './migrate';
+import { runMigrations } from '../db/migrate';
 import { describeStartupError } from '../core/platform/startup-errors';
 
 async function main() {

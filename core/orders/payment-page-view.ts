@@ -2,10 +2,10 @@ import { formatAmount } from '../platform/amounts';
 import { explorerTxLink, type Currency } from '../chains/registry';
 import { walletUri } from '../chains/wallet-uri';
 import type { ServiceContext } from '../service/context';
-import { decideOrderStatus } from '../orders/order-state';
-import type { PaymentPageFacts } from '../orders/payment-page';
-import { buildOrderRedirect } from '../orders/redirect';
-import { orderDecimals } from './order';
+import { decideOrderStatus } from './order-state';
+import type { PaymentPageFacts } from './payment-page';
+import { buildOrderRedirect } from './redirect';
+import { orderDecimals } from '../views/order';
 
 /**
  * What the hosted payment page shows for an order (issue 18), from what core/orders/payment-page.ts

@@ -1,0 +1,1 @@
+module.exports = require('./parts.cjs').configFor('browser');
