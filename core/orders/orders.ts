@@ -275,10 +275,29 @@ async function insertOrderWithAddress(ctx: Pick<ServiceContext, 'db' | 'memory'>
   // From where this context's order creations stand in the pool's allocation order.
   return ctx.memory.allocationHints.take(
     { organizationId: values.organizationId, protocol: values.protocol },
-    async (after) => (await createOrderStatement.run<CreatedRow>(ctx.db, { ...values, ...after }))[0] ?? null,
+    async (after) => {
+      try {
+        return (await createOrderStatement.run<CreatedRow>(ctx.db, { ...values, ...after }))[0] ?? null;
+      } catch (err) {
+        // The order's id was made once, before any try: a collision on it means a batch that held
+        // this creation committed and its answer was lost with its connection (runCreations then
+        // tries each alone). The order exists: answer it, rather than a 500 for a stored order.
+        if (!isUniqueViolation(err, 'orders_pkey')) throw err;
+        const [stored] = await createdOrderById.run<CreatedRow>(ctx.db, { id: values.id, organizationId: values.organizationId });
+        if (!stored) throw err;
+        return stored;
+      }
+    },
     takenOf,
   );
 }
+
+/** What a creation statement returns (CreatedRow), read back for an order it stored. */
+const createdOrderById = prepareStatement<{ id: string; organizationId: string }>('orders.created_by_id', sql`
+  select p.id as pool_address_id, o.address, p.created_at::text as pool_created_at, p.recycled_at::text as pool_recycled_at,
+         o.payment_window_minutes, o.required_confirmations, o.expires_at, o.grace_ends_at
+  from orders o join pool_addresses p on p.id = o.pool_address_id
+  where o.id = ${sql.placeholder('id')} and o.organization_id = ${sql.placeholder('organizationId')}`);
 
 /**
  * The order row as the creation statement stored it: the values it bound (`amount`, `metadata`
