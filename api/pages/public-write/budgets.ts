@@ -12,8 +12,9 @@ export interface BudgetRule {
 /**
  * Budgets of anonymous writes, in Redis so they hold across API instances: e.g. per client IP and
  * per resource (a payment link). `spend` takes one point of each named budget in order and refuses
- * (429 with retryAfter) at the first spent one. Unlike the pages' view limit, a write fails closed:
- * Redis unreachable is a 503 and nothing is written, since the writes spend what a merchant owns.
+ * (429 with retryAfter) at the first spent one, giving back the points it took before it. Unlike
+ * the pages' view limit, a write fails closed: Redis unreachable is a 503 and nothing is written,
+ * since the writes spend what a merchant owns.
  */
 export class WriteBudgets<Name extends string> {
   private readonly limiters: Record<Name, RateLimiterRedis>;
@@ -35,10 +36,13 @@ export class WriteBudgets<Name extends string> {
   }
 
   async spend(entries: { budget: Name; key: string }[]): Promise<void> {
-    for (const { budget, key } of entries) {
+    for (const [i, { budget, key }] of entries.entries()) {
       try {
         await this.limiters[budget].consume(key, 1);
       } catch (err) {
+        // Nothing is written: the budgets already taken go back (a visitor refused because the link
+        // is over its budget must not lose its own budget for it).
+        await this.refund(entries.slice(0, i));
         if (err instanceof RateLimiterRes) {
           throw new PublicWriteRefusal('tooMany', `Too many requests (${budget})`, Math.max(1, Math.ceil(err.msBeforeNext / 1000)));
         }
