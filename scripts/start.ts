@@ -1,4 +1,5 @@
-import { loadConfig } from '../core/platform/config';
+import { loadConfig, queryPoolSizeFor } from '../core/platform/config';
+import { createDb } from '../db/client';
 import { countOrganizations, createOrganization } from '../core/organizations/organizations';
 import { operatorSignInLink } from '../core/users/users';
 import { runMain, shutdownInReverse } from '../core/platform/process';
@@ -25,7 +26,8 @@ function localChainTooling(): typeof import('./local-chain/local-chain') &
 /** `npm start`: API and workers in one process, on local defaults. */
 runMain(async (main) => {
   const config = loadConfig();
-  const { ctx, dbHandle } = await createService(config);
+  // The API's pool and bound (kind 'api'); the jobs get their own below.
+  const { ctx, dbHandle } = await createService(config, { kind: 'api' });
   main.useLogger(ctx.logger);
   const shutdown = shutdownInReverse(ctx.logger, config.shutdownTimeoutMs);
   shutdown.add(() => dbHandle.close());
@@ -61,7 +63,12 @@ runMain(async (main) => {
   shutdown.add(() => metrics.close());
   api.announce();
   metrics.announce();
-  const workers = await startWorkerProcess(ctx, { recycleDatabase: (reason) => dbHandle.recycle(reason) });
+  // The jobs run on a pool of their own with a worker's bound (DATABASE_WORKER_TIMEOUT_MS), as in a
+  // worker process: on the API's pool (DATABASE_REQUEST_TIMEOUT_MS, statements cut a tenth earlier)
+  // a long scan range or maintenance batch failed on every try under load, and its chain stopped.
+  const jobsDb = createDb(config.databaseUrl, { max: queryPoolSizeFor(config, 'worker'), answerWithinMs: config.databaseWorkerTimeoutMs });
+  shutdown.add(() => jobsDb.close());
+  const workers = await startWorkerProcess({ ...ctx, db: jobsDb.db }, { recycleDatabase: (reason) => jobsDb.recycle(reason) });
   shutdown.add((deadline) => workers.close(deadline));
 
   // First start on an empty database: a local organization, so a newcomer can call the API at once.

@@ -26,7 +26,8 @@ export interface ServiceHandle {
 /**
  * The shared start-up of every process: logger, migrations (under the advisory lock), database,
  * chain registry. API and workers are built from the same context (immich's pattern). `kind`
- * sizes the database pool (default `worker`: also right for a process running both).
+ * sizes the database pool and its bound (default `worker`; `npm start` builds the API's and gives
+ * its jobs a worker's pool of their own, scripts/start.ts).
  */
 export async function createService(
   config: Config,
