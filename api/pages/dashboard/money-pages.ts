@@ -10,7 +10,8 @@ import { DEPOSIT_STATUSES } from '../../../core/views/deposit';
 import { TRANSFER_STATUSES } from '../../../core/transfers/transfers';
 import { chromeText, langOf } from './chrome-text';
 import { html, type Html } from '../html';
-import { formatDate, keysetPager, offsetPager, pager, postButton } from './layout';
+import { formatDate, keysetPager, notice, offsetPager, pager, postButton } from './layout';
+import { AppError } from '../../../core/platform/errors';
 import { eventDeliveriesTable } from './webhook-views';
 import { listWebhookEvents } from '../../../core/webhooks/history';
 import { roleAtLeast } from '../../../core/organizations/roles';
@@ -88,7 +89,7 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
         countUpTo: COUNT_UP_TO,
         ...(keyset && after ? { cursor: { after } } : keyset && before ? { cursor: { before } } : {}),
       };
-      const result = await listOrders(deps, who.caller.organizationId, query);
+      const { list: result, refused } = await listUnlessSearchRefused(() => listOrders(deps, who.caller.organizationId, query), { items: [], total: 0, totalCapped: false });
       // One row more than the page says whether there is another page in the direction walked.
       const more = result.items.length > PAGE_SIZE;
       const rows = before ? result.items.slice(more ? 1 : 0) : result.items.slice(0, PAGE_SIZE);
@@ -116,7 +117,7 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
           who,
           '/dashboard/orders',
           'Orders',
-          html`<form method="get" action="/dashboard/orders" class="panel row" role="search">
+          html`${notice(refused, 'error')}<form method="get" action="/dashboard/orders" class="panel row" role="search">
 <div><label for="q">Search</label><input id="q" name="q" type="text" value="${search ?? ''}" placeholder="reference, ord_…, tx hash, address"></div>
 <div><label for="status">Status</label><select id="status" name="status"><option value="">all</option>${['pending', 'completed', 'expired'].map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></div>
 <div><label for="currency">Currency</label><select id="currency" name="currency"><option value="">all</option>${['USDT', 'USDC', 'DAI'].map((c) => html`<option${filters.currency === c ? html` selected` : null}>${c}</option>`)}</select></div>
@@ -127,6 +128,7 @@ ${items.map(
   (o) => html`<tr data-order-id="${o.orderId}"><td class="mono"><a href="/dashboard/orders/${o.orderId}">${o.orderId}</a></td><td>${o.orderReference}</td><td class="num">${o.amount} ${o.currency}</td><td class="num">${o.amountReceived}</td><td>${o.chainId}</td><td>${orderBadges(o)}</td><td>${formatDate(o.createdAt)}</td></tr>`,
 )}
 </tbody></table>${items.length === 0 ? html`<p>No orders match.</p>` : null}${paging}</section>`,
+          refused ? 400 : 200,
       );
     }),
   );
@@ -235,14 +237,8 @@ ${deposits.map(
       const inbox = q(req, 'view') === 'unattributed';
       // The search box is GET /transfers?search= (core/chains/search-term.ts).
       const filters = { status: oneOf(q(req, 'status'), TRANSFER_STATUSES), search: q(req, 'q') };
-      const { items, total } = await listTransfers(deps.db, who.caller.organizationId, {
-        page: pageNo,
-        limit: PAGE_SIZE,
-        sortBy: 'detectedAt',
-        sortOrder: 'desc',
-        ...filters,
-        unattributed: inbox,
-      });
+      const read = () => listTransfers(deps.db, who.caller.organizationId, { page: pageNo, limit: PAGE_SIZE, sortBy: 'detectedAt', sortOrder: 'desc', ...filters, unattributed: inbox });
+      const { list: { items, total }, refused } = await listUnlessSearchRefused(read, { items: [], total: 0 });
       await sendPage(
           d,
           res,
@@ -250,13 +246,29 @@ ${deposits.map(
           '/dashboard/transfers',
           inbox ? 'Unattributed transfers' : 'Transfers',
           html`<p>${inbox ? html`What arrived where nothing was expected (no order or deposit held the address). <a href="/dashboard/transfers">All transfers</a>` : html`<a href="/dashboard/transfers?view=unattributed">Unattributed inbox</a>`}</p>
-<form method="get" action="/dashboard/transfers" class="panel row" role="search">${inbox ? html`<input type="hidden" name="view" value="unattributed">` : null}
+${notice(refused, 'error')}<form method="get" action="/dashboard/transfers" class="panel row" role="search">${inbox ? html`<input type="hidden" name="view" value="unattributed">` : null}
 <div><label for="q">Search</label><input id="q" name="q" type="text" value="${filters.search ?? ''}" placeholder="tx hash, address, ord_…, reference"></div>
 <div><button type="submit">${chromeText(langOf(res), 'Filter')}</button></div></form>
 <section class="panel">${transferTable(items.map((t) => presentTransfer(deps.registry, t)), txLink)}${pager('/dashboard/transfers', { status: filters.status, q: filters.search, view: inbox ? 'unattributed' : undefined }, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
+          refused ? 400 : 200,
       );
     }),
   );
+}
+
+/**
+ * A list whose search text the list refuses (a mistyped address, core/chains/search-term.ts) is
+ * answered by the list page itself: the reason above the box, the box keeping the text to correct,
+ * no rows. Not the bare error page, which had neither the box nor the navigation.
+ */
+async function listUnlessSearchRefused<T>(read: () => Promise<T>, none: T): Promise<{ list: T; refused: string | null }> {
+  try {
+    return { list: await read(), refused: null };
+  } catch (err) {
+    const problem = err instanceof AppError && err.code === 'VALIDATION_ERROR' && Array.isArray(err.details) ? (err.details as { field?: string; message?: string }[]).find((x) => x.field === 'search') : undefined;
+    if (!problem) throw err;
+    return { list: none, refused: `The search text ${problem.message ?? 'is not valid'}.` };
+  }
 }
 
 function transferTable(transfers: TransferView[], txLink: (chainId: string, txHash: string) => Html): Html {
