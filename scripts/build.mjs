@@ -99,8 +99,8 @@ function trimSourceMap(mapFile) {
 }
 
 /**
- * The bundles carry postgres.js from node_modules, which the install patches (patches/, README →
- * Database outages). An install that skipped it (`--ignore-scripts`, a Docker stage without
+ * The bundles carry postgres.js from node_modules, which the install patches (patches/,
+ * docs/outages.md). An install that skipped it (`--ignore-scripts`, a Docker stage without
  * patches/) would bundle the driver that ends a process on a dropped connection: refuse.
  */
 const driverSource = readFileSync(path.join(root, 'node_modules/postgres/src/connection.js'), 'utf8');

@@ -9,7 +9,9 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import postgres from 'postgres';
 import { Redis } from 'ioredis';
+import { getAddress, hexlify } from 'ethers';
 import { deleteKeysWithPrefix } from '../../core/platform/redis';
+import { loadConfig, type Config } from '../../core/platform/config';
 
 interface Histogram {
   average: number;
@@ -100,6 +102,25 @@ export function benchState(kind: string): BenchState {
       await admin.end();
     },
   };
+}
+
+/**
+ * The configuration of a benchmark that runs the service in its own process on the run's database
+ * and Redis prefix: NETWORK=local, silent, a free port, a random local USDT contract, the
+ * caller's DATABASE_POOL_SIZE; `extra` adds or overrides variables (raised budgets, a trusted proxy).
+ */
+export function localBenchConfig(state: BenchState, extra: Record<string, string> = {}): Config {
+  return loadConfig({
+    DATABASE_URL: state.dbUrl,
+    REDIS_URL: state.redisUrl,
+    REDIS_PREFIX: state.prefix,
+    NETWORK: 'local',
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    TOKEN_ETHEREUM_LOCAL_USDT: getAddress(hexlify(randomBytes(20))),
+    ...(process.env.DATABASE_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE } : {}),
+    ...extra,
+  });
 }
 
 /**

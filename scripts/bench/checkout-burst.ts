@@ -13,14 +13,13 @@ import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { getAddress, hexlify } from 'ethers';
-import { loadConfig } from '../../core/platform/config';
 import { createLogger } from '../../core/platform/logger';
 import { createOrganization } from '../../core/organizations/organizations';
 import { createPaymentLink, publishPaymentLink } from '../../core/payment-links/links';
 import { createService } from '../../core/service/service';
 import { startApi } from '../../api/server';
 import { paymentLinks, poolAddresses } from '../../db/schema';
-import { benchState } from './bench-kit';
+import { benchState, localBenchConfig, percentile, runBench } from './bench-kit';
 
 const BURST = Number(process.env.BENCH_BURST ?? 80);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -28,25 +27,16 @@ const POOL = Number(process.env.BENCH_POOL ?? 2000);
 const PUBLIC = 'https://pay.example.com';
 
 const randomAddress = () => getAddress(hexlify(randomBytes(20)));
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
 async function main(): Promise<void> {
   const state = benchState('checkout');
-  const config = loadConfig({
-    DATABASE_URL: state.dbUrl,
-    REDIS_URL: state.redisUrl,
-    REDIS_PREFIX: state.prefix,
-    NETWORK: 'local',
-    LOG_LEVEL: 'silent',
-    PORT: '0',
+  const config = localBenchConfig(state, {
     PUBLIC_BASE_URL: PUBLIC,
     TRUST_PROXY: 'loopback',
-    TOKEN_ETHEREUM_LOCAL_USDT: randomAddress(),
     // The per-IP budget stays the default (10 an hour; each post has an IP of its own); the
     // per-link budget is raised so that a refusal here can only be the service's own.
     CHECKOUT_ORDERS_PER_LINK_PER_MINUTE: '100000000',
     PAGE_RATE_LIMIT_PER_MINUTE: '100000000',
-    ...(process.env.DATABASE_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE } : {}),
   });
   const { ctx, dbHandle } = await createService(config, { logger: createLogger('silent'), kind: 'api' });
   let api: Awaited<ReturnType<typeof startApi>> | null = null;
@@ -117,10 +107,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -8,16 +8,13 @@
  *   npm run bench:dashboard
  *   BENCH_ORDERS=100000 BENCH_REQUESTS=200 npm run bench:dashboard
  */
-import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { getAddress, hexlify } from 'ethers';
-import { loadConfig } from '../../core/platform/config';
 import { createLogger } from '../../core/platform/logger';
 import { createOrganization } from '../../core/organizations/organizations';
 import { createService } from '../../core/service/service';
 import { putMembershipAsOperator, setPassword } from '../../core/users/users';
 import { startApi } from '../../api/server';
-import { benchState, runBench, percentile } from './bench-kit';
+import { benchState, localBenchConfig, runBench, percentile } from './bench-kit';
 
 const ORDER_COUNT = Number(process.env.BENCH_ORDERS ?? 100_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
@@ -26,15 +23,7 @@ const TARGET_P99_MS = 100;
 
 async function main(): Promise<void> {
   const state = benchState('dashboard');
-  const config = loadConfig({
-    DATABASE_URL: state.dbUrl,
-    REDIS_URL: state.redisUrl,
-    REDIS_PREFIX: state.prefix,
-    NETWORK: 'local',
-    LOG_LEVEL: 'silent',
-    PORT: '0',
-    TOKEN_ETHEREUM_LOCAL_USDT: getAddress(hexlify(randomBytes(20))),
-  });
+  const config = localBenchConfig(state);
   const { ctx, dbHandle } = await createService(config, { logger: createLogger('silent'), kind: 'api' });
   let api: Awaited<ReturnType<typeof startApi>> | null = null;
   try {

@@ -35,7 +35,6 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { getAddress, hexlify } from 'ethers';
-import { loadConfig } from '../../core/platform/config';
 import { createLogger } from '../../core/platform/logger';
 import { newId } from '../../core/platform/ids';
 import { createOrganization } from '../../core/organizations/organizations';
@@ -46,7 +45,7 @@ import { createService } from '../../core/service/service';
 import { startApi } from '../../api/server';
 import { orders, poolAddresses, transfers } from '../../db/schema';
 import type { OrderRow } from '../../core/views/order';
-import { benchState, cpuProfiler, resultLine, startLoadGenerator, type AutocannonResult, type LoadGenerator } from './bench-kit';
+import { benchState, cpuProfiler, localBenchConfig, resultLine, startLoadGenerator, type AutocannonResult, type LoadGenerator } from './bench-kit';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
@@ -126,19 +125,11 @@ function cpuLine(from: CpuSample, to: CpuSample, requests: number): string {
 
 async function main(): Promise<void> {
   const state = benchState('pages');
-  const config = loadConfig({
-    DATABASE_URL: state.dbUrl,
-    REDIS_URL: state.redisUrl,
-    REDIS_PREFIX: state.prefix,
-    NETWORK: 'local',
-    LOG_LEVEL: 'silent',
-    PORT: '0',
-    TOKEN_ETHEREUM_LOCAL_USDT: randomAddress(),
+  const config = localBenchConfig(state, {
     // Raised for the run, not removed: every request is still counted in Redis.
     PAGE_RATE_LIMIT_PER_MINUTE: '100000000',
     CHECKOUT_ORDERS_PER_IP: '100000000',
     CHECKOUT_ORDERS_PER_LINK_PER_MINUTE: '100000000',
-    ...(process.env.DATABASE_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE } : {}),
   });
   const logger = createLogger('silent');
   const { ctx, dbHandle } = await createService(config, { logger, kind: 'api' });
