@@ -76,4 +76,16 @@ describe('dashboard sign-in as an outsider', function () {
     const ok = await f.agent.post('/dashboard/sign-in').set('X-Forwarded-For', '192.0.2.131').set('Origin', origin).type('form').send({ _csrf: f.csrf, email: owner.email, password: owner.password });
     expect(ok.status).to.equal(303);
   });
+
+  it('an IPv6 guesser walking the addresses of its /64 is one client: held after the free failures all the same', async () => {
+    const statuses: number[] = [];
+    for (let i = 1; i <= 24; i++) {
+      const ip = `2001:db8:99:1::${i.toString(16)}`;
+      const f = await formOf(ip);
+      const res = await f.agent.post('/dashboard/sign-in').set('X-Forwarded-For', ip).set('Origin', origin).type('form').send({ _csrf: f.csrf, email: `nobody-${i}@v6-outsider.test`, password: 'Winter2026!' });
+      statuses.push(res.status);
+    }
+    expect(statuses.slice(0, 20)).to.deep.equal(Array(20).fill(401));
+    expect(statuses.slice(20).filter((s) => s === 429).length, String(statuses)).to.be.greaterThan(0);
+  });
 });

@@ -145,4 +145,14 @@ describe('payment link checkout as an outsider', function () {
     // Elsewhere (another link; the same budgets in Redis) the visitor still has its 10 orders of the hour.
     expect(await ordersLeft(t, ip)).to.equal(10);
   });
+
+  it('an IPv6 client is one client across its /64: walking its addresses does not lift the hourly budget; another /64 has its own', async () => {
+    const link = await publishedLink(t);
+    const statuses: number[] = [];
+    for (let i = 1; i <= 11; i++) statuses.push((await post(t, link.path, `2001:db8:77:1::${i.toString(16)}`)).status);
+    expect(statuses).to.deep.equal([...Array(10).fill(303), 429]);
+    // Written otherwise (leading zeros, full form), the same /64.
+    expect((await post(t, link.path, '2001:0db8:0077:0001:ffff:ffff:ffff:fffe')).status).to.equal(429);
+    expect(await ordersLeft(t, '2001:db8:77:2::1')).to.equal(10);
+  });
 });

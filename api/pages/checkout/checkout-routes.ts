@@ -7,7 +7,7 @@ import type { ApiDeps } from '../../deps';
 import { sendJson } from '../../answer';
 import { MESSAGES, pickLanguage } from '../i18n';
 import { messagePage } from '../layout';
-import { checkSameOrigin, PoolReserveGuard, publicBodyReader, PublicWriteRefusal, WriteBudgets } from '../public-write';
+import { checkSameOrigin, clientIpKey, PoolReserveGuard, publicBodyReader, PublicWriteRefusal, WriteBudgets } from '../public-write';
 import { CHECKOUT_MESSAGES } from './checkout-i18n';
 import { checkoutMessagePage, renderCheckoutPage, type PageText } from './checkout-page';
 import { readCookies } from '../dashboard/cookies';
@@ -117,7 +117,7 @@ export function checkoutRoutes(deps: ApiDeps): { method: 'get' | 'post'; path: s
       assertCheckoutOpen(deps, link);
       const { chainId } = resolveCheckoutChoice(deps, link, choice);
       const spent = [
-        { budget: 'ip' as const, key: req.ip ?? 'unknown' },
+        { budget: 'ip' as const, key: clientIpKey(req.ip) },
         { budget: 'link' as const, key: link.id },
       ];
       await budgets.spend(spent);

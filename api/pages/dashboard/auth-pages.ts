@@ -5,7 +5,7 @@ import { passwordProblem } from '../../../core/users/passwords';
 import { createSession, endSession, endUserSessions, countUserSessions, switchSessionOrganization } from '../../../core/users/sessions';
 import { consumeSignInLink, peekSignInLink } from '../../../core/users/sign-in-links';
 import { mailSignInLinkTo } from '../../../core/users/sign-in-mail';
-import { WriteBudgets } from '../public-write';
+import { clientIpKey, WriteBudgets } from '../public-write';
 import { checkPassword, currentPasswordMatches, getUser, listMemberships, membershipRole, setPassword, type UserView } from '../../../core/users/users';
 import { sha256Hex } from '../../../core/platform/secrets';
 import { chromeText, langOf } from './chrome-text';
@@ -125,7 +125,7 @@ export function mountAuthPages(app: Express, d: Dashboard): void {
         if (!deps.config.smtp) throw notFound('Page');
         const email = field(req, 'email').trim().toLowerCase().slice(0, 254);
         await linkBudgets.spend([
-          { budget: 'ip', key: req.ip ?? 'unknown' },
+          { budget: 'ip', key: clientIpKey(req.ip) },
           { budget: 'account', key: email },
         ]);
         await mailSignInLinkTo(deps, email);

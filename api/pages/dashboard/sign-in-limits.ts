@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { RedisClient } from '../../../core/platform/redis';
+import { clientIpKey } from '../public-write';
 
 /**
  * Sign-in attempt limits that slow guessing and never lock an account's owner out (issues 29, 37),
@@ -60,7 +61,9 @@ export function signInLimits(options: { redis: RedisClient; keyPrefix: string })
   const delays = { ip: limiter('ip:wait', 1, 1), 'account-ip': limiter('account-ip:wait', 1, 1) };
   const idsOf = (ip: string, email: string): Record<Rule['name'], string> => {
     const account = digest(email.trim().toLowerCase());
-    return { ip: digest(ip), 'account-ip': `${account}:${digest(ip)}`, account };
+    // An IPv6 client counts as its /64: its addresses are one client's, not 2^64 fresh ones.
+    const client = digest(clientIpKey(ip));
+    return { ip: client, 'account-ip': `${account}:${client}`, account };
   };
   const remainingMs = (res: RateLimiterRes | null) => (res && res.consumedPoints > 1 ? res.msBeforeNext : 0);
   // Every Redis step: an error means the limits cannot be consulted, and the caller refuses.
