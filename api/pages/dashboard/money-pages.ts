@@ -12,6 +12,7 @@ import { chromeText, langOf } from './chrome-text';
 import { html, type Html } from '../html';
 import { formatDate, keysetPager, notice, offsetPager, pager, postButton } from './layout';
 import { AppError } from '../../../core/platform/errors';
+import { classifySearch } from '../../../core/chains/search-term';
 import { eventDeliveriesTable } from './webhook-views';
 import { listWebhookEvents } from '../../../core/webhooks/history';
 import { roleAtLeast } from '../../../core/organizations/roles';
@@ -147,6 +148,9 @@ ${items.map(
         chainId: q(req, 'chainId', 64),
         search: q(req, 'q'),
       };
+      // A search the list refuses is refused here, before the download starts: once its headers
+      // are sent, a refusal can no longer be answered, and the download hung on its header row.
+      if (base.search !== undefined) classifySearch(base.search);
       res.status(200).type('text/csv').setHeader('Content-Disposition', 'attachment; filename="orders.csv"');
       const cell = (v: unknown) => {
         const s = v === null || v === undefined ? '' : String(v);
