@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import type { RedisClient } from '../../core/platform/redis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../../core/platform/logger';
+import { clientIpKey } from '../client-ip';
 
 export interface IpRateLimitOptions {
   redis: RedisClient;
@@ -11,7 +12,8 @@ export interface IpRateLimitOptions {
 }
 
 /**
- * Per-client-IP limit of the public pages, kept in Redis so it holds across API instances.
+ * Per-client-IP limit of the public pages (an IPv6 client by its /64: clientIpKey), kept in Redis
+ * so it holds across API instances.
  * Resolves 0 when a request of this client IP may go on, else the seconds until it may retry.
  * Redis unreachable: let through, logged.
  */
@@ -25,7 +27,7 @@ export function ipRateLimiter(options: IpRateLimitOptions): (ip: string) => Prom
   });
   return async (ip) => {
     try {
-      await limiter.consume(ip, 1);
+      await limiter.consume(clientIpKey(ip), 1);
     } catch (err) {
       if (err instanceof RateLimiterRes) return Math.max(1, Math.ceil(err.msBeforeNext / 1000));
       options.logger.warn({ err: { message: (err as Error).message } }, 'page rate limiter unavailable; request allowed');

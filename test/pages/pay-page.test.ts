@@ -253,6 +253,17 @@ describe('payment page over HTTP', () => {
       expect((await request(t.app).get(path).set('X-Forwarded-For', client)).status).to.equal(429);
     });
 
+    it('counts an IPv6 client by its /64: walking the addresses of its own network buys no fresh limit', async () => {
+      const t = buildTestApp({ env: { ...tokens, PAGE_RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY: '1' } });
+      const { path } = await createOrder(t);
+      const network = `2001:db8:${(++clients).toString(16)}:7`;
+      const statuses = [];
+      for (let i = 1; i <= 3; i++) statuses.push((await request(t.app).get(`${path}/status`).set('X-Forwarded-For', `${network}::${i.toString(16)}`)).status);
+      expect(statuses).to.deep.equal([200, 200, 429]);
+      const neighbour = await request(t.app).get(`${path}/status`).set('X-Forwarded-For', `2001:db8:${(++clients).toString(16)}:7::1`);
+      expect(neighbour.status, 'another /64').to.equal(200);
+    });
+
     it('TRUST_PROXY is validated at start-up', () => {
       expect(loadConfig({ TRUST_PROXY: '' }).trustProxy).to.equal(false);
       expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).to.equal(2);

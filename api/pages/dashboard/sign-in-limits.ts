@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { RedisClient } from '../../../core/platform/redis';
-import { clientIpKey } from '../public-write';
+import { clientIpKey } from '../../client-ip';
 
 /**
  * Sign-in attempt limits that slow guessing and never lock an account's owner out (issues 29, 37),

@@ -1,4 +1,3 @@
-import { isIPv4, isIPv6 } from 'node:net';
 import type { RedisClient } from '../../../core/platform/redis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../../../core/platform/logger';
@@ -67,25 +66,4 @@ export class WriteBudgets<Name extends string> {
       }
     }
   }
-}
-
-/**
- * The key a client IP's budget is kept under: an IPv4 address as it is (an IPv4-mapped IPv6 one as
- * its IPv4), an IPv6 address as its /64 network. One IPv6 subscriber (a home line, a rented server)
- * is given a whole /64, 2^64 addresses: keyed by the full address, each of them had a budget of its
- * own, and a loop from one machine walking its /64 was never refused.
- */
-export function clientIpKey(ip: string | undefined): string {
-  if (!ip) return 'unknown';
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped && isIPv4(mapped[1])) return mapped[1];
-  if (!isIPv6(ip)) return ip;
-  const [head, tail] = ip.split('%')[0].split('::');
-  const groupsOf = (part: string | undefined) => (part ? part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])) : []);
-  const before = groupsOf(head);
-  const groups = tail === undefined ? before : [...before, ...Array(8 - before.length - groupsOf(tail).length).fill('0'), ...groupsOf(tail)];
-  return `${groups
-    .slice(0, 4)
-    .map((g) => parseInt(g, 16).toString(16))
-    .join(':')}::/64`;
 }

@@ -10,6 +10,6 @@
  */
 export { publicBodyReader, type PublicBody } from './body';
 export { checkSameOrigin } from './same-origin';
-export { clientIpKey, WriteBudgets, type BudgetRule } from './budgets';
+export { WriteBudgets, type BudgetRule } from './budgets';
 export { PoolReserveGuard, type PoolReserveOptions } from './pool-reserve';
 export { PublicWriteRefusal, type RefusalKind } from './refusal';
