@@ -139,7 +139,12 @@ function run(d: Dashboard, work: (req: Request, res: Response) => Promise<void>)
     } catch (err) {
       const known = errorStatus(err);
       if (!known) logRequestError(d.deps.logger, req, res, err);
-      if (res.headersSent) return;
+      // The answer has started (a download written page by page): no error page can follow, and
+      // left open it would hang the browser's download; cut, it fails there at once.
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
       sendHtml(res, known?.status ?? 500, messageView(known ? 'That did not work' : 'Something went wrong', known?.message ?? 'Please try again later.'));
     }
   };
