@@ -35,6 +35,16 @@ describe('database connections cut at random under a running API and worker (cha
   const CHAOS_MS = 15_000;
   const CUT_MS = 10_000;
   const UNITS = 1_000_000n; // 1 USDT (6 decimals)
+  /**
+   * Each client waits this long after an order it got, so the orders made depend on the run's
+   * length, not on how fast a request is: with the driver's defects fixed, four clients without a
+   * pause took the 400 addresses of the pool in the chaos phase, and every later request (the
+   * order after the heal too) was a right NO_AVAILABLE_ADDRESSES.
+   */
+  const PAUSE_AFTER_ORDER_MS = 100;
+  const CREATORS = 4;
+  /** More than CREATORS clients can take at PAUSE_AFTER_ORDER_MS over the whole run, and one more. */
+  const POOL_SIZE = Math.ceil((CREATORS * (CHAOS_MS + CUT_MS + 3000)) / PAUSE_AFTER_ORDER_MS) + 100;
 
   let chain: TestChain;
   let proxy: TcpProxy;
@@ -45,13 +55,14 @@ describe('database connections cut at random under a running API and worker (cha
   let worker: Spawned;
   let base: string;
 
+  let stopMining: (() => Promise<void>) | undefined;
   let setUpMs = 0;
   before(async () => {
     const started = Date.now();
     chain = await startTestChain();
     const ctx = testContext();
     org = await createTestOrg('Chaos org');
-    await seedPoolAddresses(org.organizationId, 'evm', 400);
+    await seedPoolAddresses(org.organizationId, 'evm', POOL_SIZE);
     await resetCheckpointToHead(ctx, chain);
     receiver = await startReceiver();
 
@@ -123,6 +134,7 @@ describe('database connections cut at random under a running API and worker (cha
     for (const p of [api, worker]) p?.killGroup('SIGTERM');
     await Promise.all([api, worker].map((p) => p && Promise.race([p.exited, new Promise((r) => setTimeout(r, 5000))])));
     for (const p of [api, worker]) p?.killGroup('SIGKILL');
+    await stopMining?.();
     await proxy?.close();
     await receiver?.close();
     await chain?.stop();
@@ -191,6 +203,7 @@ describe('database connections cut at random under a running API and worker (cha
           const a = await postOrder(key);
           if (a.status === 201) {
             created.push({ key, id: a.body.orderId, address: a.body.address });
+            await new Promise((r) => setTimeout(r, PAUSE_AFTER_ORDER_MS));
             break;
           }
           if (a.status !== 503 || until()) break;
@@ -214,12 +227,18 @@ describe('database connections cut at random under a running API and worker (cha
         await new Promise((r) => setTimeout(r, 250));
       }
     })();
+    // Stopped by `after` too when the run fails early: a miner left running met the stopped chain
+    // in the next file's hooks.
+    stopMining = async () => {
+      mining = false;
+      await miner;
+    };
 
     // 1. Chaos: random connections cut while orders are created and paid, and webhooks delivered.
     chaos.enabled = true;
     let phase: 'chaos' | 'cut' | 'healed' = 'chaos';
     const creatorsStopAt = Date.now() + CHAOS_MS + CUT_MS + 3000;
-    const creators = Promise.all([1, 2, 3, 4].map(() => creator(() => Date.now() > creatorsStopAt)));
+    const creators = Promise.all(Array.from({ length: CREATORS }, () => creator(() => Date.now() > creatorsStopAt)));
     const chaosEnds = Date.now() + CHAOS_MS;
     while (Date.now() < chaosEnds) {
       await payNext();
@@ -270,8 +289,7 @@ describe('database connections cut at random under a running API and worker (cha
         250,
       );
     } finally {
-      mining = false;
-      await miner;
+      await stopMining();
     }
 
     // No process exited, and none met an uncaught error.
@@ -311,6 +329,8 @@ describe('database connections cut at random under a running API and worker (cha
     const overBound = attempts.filter((a) => a.tookMs > ANSWER_BOUND_MS);
     expect(statuses[201], JSON.stringify(statuses)).to.be.at.least(10);
     expect(statuses[503], JSON.stringify(statuses)).to.be.at.least(1);
+    const poolEmpty = attempts.filter((a) => a.body?.code === 'NO_AVAILABLE_ADDRESSES');
+    expect(poolEmpty, `the pool of ${POOL_SIZE} ran out: the test's sizing, not the service`).to.deep.equal([]);
 
     // Nothing recorded twice: one order per Idempotency-Key (the key is also the reference), each
     // answered 201 once with the same order; one transfer per payment, credited once; one
