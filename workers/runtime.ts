@@ -8,6 +8,7 @@ import { registerSchedulers } from './schedulers';
 import { startScheduleWatch } from './schedule-watch';
 import { startEventListener, type EventListener } from './event-listener';
 import { startHeadWakeups } from './head-wakeups';
+import { startHeadLooks } from '../core/detection/head-looks';
 import { selectedQueues, startWorkers } from './worker-pool';
 import { startJobWatchdog } from './job-watchdog';
 
@@ -79,6 +80,8 @@ export async function startWorkerProcess(ctx: ServiceContext, opts: { recycleDat
     : null;
   // Independent of the schedules it checks: a timer of this process (workers/schedule-watch.ts).
   const watch = startScheduleWatch(workerCtx, queues);
+  // Evidence for attribution that no job outage stops (core/detection/head-looks.ts).
+  const looks = startHeadLooks(workerCtx);
   ctx.logger.info({ queues: names, webhookFastPath: listener !== null }, 'workers started');
   return {
     workers,
@@ -87,6 +90,7 @@ export async function startWorkerProcess(ctx: ServiceContext, opts: { recycleDat
       // Stop taking jobs; active ones finish (or go back to the queue if the process is killed).
       watchdog?.close();
       await watch.close();
+      await looks.close();
       await heads.close();
       await listener?.close();
       await closeWorkers(workers, deadline, () => ctx.logger.warn({ active: workers.filter((w) => w.isRunning()).length }, 'shutdown deadline: leaving the jobs still running to be retried'));

@@ -105,6 +105,8 @@ export interface Config {
     historyPartitionsMs: number;
     /** Each worker's own timer (not a job): missing job schedulers re-created, chain stalls judged. */
     scheduleWatchMs: number;
+    /** Each process's own timer (API and workers, not a job): a look at every chain's head (core/detection/head-looks.ts). */
+    headLookMs: number;
   };
   maintenance: {
     /** A queue-like table is vacuumed once it has this many dead rows (core/maintenance). */
@@ -380,6 +382,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       alertEmailMs: read.integer('ALERT_EMAIL_INTERVAL_MS', 10_000, 50, 3600_000),
       historyPartitionsMs: read.integer('HISTORY_PARTITIONS_INTERVAL_MS', 3600_000, 50, 86_400_000),
       scheduleWatchMs: read.integer('SCHEDULE_WATCH_INTERVAL_MS', 10_000, 100, 600_000),
+      headLookMs: read.integer('HEAD_LOOK_INTERVAL_MS', 1000, 100, 60_000),
     },
     maintenance: {
       vacuumMinDeadRows: read.integer('VACUUM_MIN_DEAD_ROWS', 5000, 1, 100_000_000),
