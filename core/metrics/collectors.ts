@@ -89,6 +89,25 @@ export function scrapeTimeRegistry(ctx: ServiceContext, queues: CountableQueue[]
     },
   });
 
+  // Attribution needs a look at most L old behind every hand-over (core/detection/head-looks.ts):
+  // an age above L while orders are created means their fast payers may be left undecidable.
+  new Gauge({
+    name: `${METRIC_PREFIX}chain_head_look_age_seconds`,
+    help: "Seconds since any process's latest look at each enabled chain's head (stored, so every process reports the same)",
+    labelNames: ['chain'],
+    registers,
+    async collect() {
+      this.reset();
+      const chainIds = ctx.registry.list().filter((c) => c.enabled).map((c) => c.chainId);
+      if (chainIds.length === 0) return;
+      const rows = (await ctx.db.execute(sql`
+        select c.chain_id, (select o.last_seen_at from chain_head_observations o where o.chain_id = c.chain_id order by o.head_number desc limit 1) as at
+        from unnest(${sql.param(chainIds)}::text[]) as c(chain_id)`)) as unknown as { chain_id: string; at: Date | string | null }[];
+      const now = ctx.clock.now().getTime();
+      for (const row of rows) if (row.at !== null) this.set({ chain: row.chain_id }, Math.max(0, (now - new Date(row.at).getTime()) / 1000));
+    },
+  });
+
   new Gauge({
     name: `${METRIC_PREFIX}pool_addresses`,
     help: 'Pool addresses per protocol and status (available, allocated, bound, cooldown)',

@@ -8,7 +8,10 @@ import request from 'supertest';
 import { EvmRpc } from '../../core/chains/evm/evm-rpc';
 import { startMetricsServer, type RunningMetrics } from '../../core/metrics/server';
 import { buildTestApp, createTestOrg, TEST_REDIS_PREFIX, testConfig, testDb, type TestOrg } from '../helpers/harness';
+import { eq } from 'drizzle-orm';
 import { recordHeadSeen } from '../../core/detection/scan-position';
+import { recordHeadObservation } from '../../core/detection/head-observations';
+import { chainHeadObservations } from '../../db/schema';
 import { CHAIN, checkpointAt, preserveCheckpoint, tokenEnv } from '../helpers/orders';
 import { seedPoolAddresses } from '../helpers/pool';
 import { closedPort, spawnEntry } from '../helpers/processes';
@@ -92,6 +95,7 @@ describe('Prometheus metrics', function () {
       'stablegate_chain_checkpoint_block',
       'stablegate_chain_lag_blocks',
       'stablegate_chain_lag_seconds',
+      'stablegate_chain_head_look_age_seconds',
       'stablegate_chain_rpc_calls_total',
       'stablegate_chain_rpc_errors_total',
       'stablegate_chain_transfers_recorded_total',
@@ -156,6 +160,11 @@ describe('Prometheus metrics', function () {
     // The head as a scan elsewhere stored it: this process never read it (issue 32: a worker that
     // did not run the last scan exported the head it had seen long before).
     await recordHeadSeen(testDb(), CHAIN, 4250, new Date());
+    // A look at the head 30 s ago, the latest of any process (what earlier tests saw of the chain
+    // forgotten first, as a fresh start of the scan does): its age is exported.
+    const lookedAt = new Date(Date.now() - 30_000);
+    await testDb().delete(chainHeadObservations).where(eq(chainHeadObservations.chainId, CHAIN));
+    await recordHeadObservation(testDb(), { chainId: CHAIN, head: 4250, askedAt: lookedAt, answeredAt: lookedAt, hash: `0x${'ab'.repeat(32)}` });
     const probe = await deps.queues['pool-low-check'].add('pool-low-check', {}, { delay: 3_600_000, jobId: `metrics-probe-${Date.now()}` });
     const { samples } = parseMetrics((await scrape(metrics.port)).text);
     await probe.remove();
@@ -167,6 +176,7 @@ describe('Prometheus metrics', function () {
     expect(valueOf(samples, 'stablegate_chain_lag_seconds', { chain: CHAIN })).to.be.within(41, 120);
     expect(valueOf(samples, 'stablegate_chain_head_block', { chain: CHAIN })).to.equal(4250);
     expect(valueOf(samples, 'stablegate_chain_lag_blocks', { chain: CHAIN })).to.equal(8);
+    expect(valueOf(samples, 'stablegate_chain_head_look_age_seconds', { chain: CHAIN })).to.be.within(30, 90);
   });
 
   it('counts RPC calls and errors per provider host (never its path or key)', async () => {
