@@ -26,10 +26,10 @@ describe('database connections cut at random under a running API and worker (cha
   /** How long any request may take, whatever the database does (issue 37). */
   const ANSWER_BOUND_MS = REQUEST_TIMEOUT_MS + 1000;
   /**
-   * What is asserted today: no request hangs. DATABASE_REQUEST_TIMEOUT_MS bounds opening a
-   * connection, not a request's whole database work: 1 request in about 1,200 over five runs took
-   * 10.2 s (a 503) under these cuts. The per-request deadline of issue 37 ("every database call has
-   * a deadline", a branch of its own) is to bring it within ANSWER_BOUND_MS; then assert that here.
+   * Only keeps a hung request from hanging the test (the client's own timeout). Before every
+   * database call had a deadline (db/connection-deadline.ts), 1 request in about 1,200 took 10.2 s
+   * under these cuts; since, five runs of about 500 requests each answered in at most 1.1 s, and
+   * ANSWER_BOUND_MS is asserted.
    */
   const HANG_BOUND_MS = 15_000;
   const CHAOS_MS = 15_000;
@@ -324,9 +324,8 @@ describe('database connections cut at random under a running API and worker (cha
       expect(a.body, JSON.stringify(a)).to.include({ code: 'SERVICE_UNAVAILABLE', statusCode: 503 });
       expect(Number(a.retryAfter), JSON.stringify(a)).to.be.at.least(1);
     }
-    const hung = attempts.filter((a) => a.tookMs > HANG_BOUND_MS);
-    expect(hung, `answers slower than ${HANG_BOUND_MS} ms: ${JSON.stringify(hung.slice(0, 5))}`).to.deep.equal([]);
     const overBound = attempts.filter((a) => a.tookMs > ANSWER_BOUND_MS);
+    expect(overBound, `answers slower than DATABASE_REQUEST_TIMEOUT_MS + 1 s (${ANSWER_BOUND_MS} ms): ${JSON.stringify(overBound.slice(0, 5))}`).to.deep.equal([]);
     expect(statuses[201], JSON.stringify(statuses)).to.be.at.least(10);
     expect(statuses[503], JSON.stringify(statuses)).to.be.at.least(1);
     const poolEmpty = attempts.filter((a) => a.body?.code === 'NO_AVAILABLE_ADDRESSES');
