@@ -4,6 +4,7 @@ import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { createTestOrg, testContext, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL, type TestOrg } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { seedPoolAddresses } from '../helpers/pool';
+import { postOrderTimed } from '../helpers/orders';
 import { spawnEntry, type Spawned } from '../helpers/processes';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { eventually } from '../helpers/wait';
@@ -81,15 +82,8 @@ describe('API and worker processes while PostgreSQL is silent (connections kept 
   });
 
   let refSeq = 0;
-  const createOrder = async () => {
-    const started = Date.now();
-    const res = await fetch(`${base}/api/v1/orders`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': org.keys.member },
-      body: JSON.stringify({ orderReference: `black-hole-${Date.now()}-${++refSeq}`, amount: '1', currency: 'USDT', chainId: LOCAL_CHAIN_ID }),
-    });
-    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json(), tookMs: Date.now() - started };
-  };
+  const createOrder = () =>
+    postOrderTimed(base, org.keys.member, { orderReference: `black-hole-${Date.now()}-${++refSeq}`, amount: '1', currency: 'USDT', chainId: LOCAL_CHAIN_ID });
   const pollStatus = async (token: string) => {
     const started = Date.now();
     const res = await fetch(`${base}/pay/${token}/status`);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createTestOrg, TEST_DATABASE_URL, TEST_REDIS_PREFIX, TEST_REDIS_URL, type TestOrg } from '../helpers/harness';
-import { checkpointAt, CHAIN, tokenEnv } from '../helpers/orders';
+import { checkpointAt, CHAIN, postOrderTimed, tokenEnv } from '../helpers/orders';
 import { seedPoolAddresses } from '../helpers/pool';
 import { eventually } from '../helpers/wait';
 import { spawnEntry, startTcpProxy, type Spawned, type TcpProxy } from '../helpers/processes';
@@ -46,15 +46,8 @@ describe('the API process while PostgreSQL is unreachable (a real API process, t
   });
 
   let refSeq = 0;
-  const createOrder = async () => {
-    const started = Date.now();
-    const res = await fetch(`${base}/api/v1/orders`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': org.keys.member },
-      body: JSON.stringify({ orderReference: `outage-${Date.now()}-${++refSeq}`, amount: '10.5', currency: 'USDT', chainId: CHAIN }),
-    });
-    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json(), tookMs: Date.now() - started };
-  };
+  const createOrder = () =>
+    postOrderTimed(base, org.keys.member, { orderReference: `outage-${Date.now()}-${++refSeq}`, amount: '10.5', currency: 'USDT', chainId: CHAIN });
 
   const expectUnavailable = (res: { status: number; retryAfter: string | null; body: any; tookMs: number }) => {
     expect(res.status, JSON.stringify(res.body)).to.equal(503);

@@ -59,3 +59,22 @@ export async function poolAddressOf(address: string) {
   const [row] = await testDb().select().from(poolAddresses).where(eq(poolAddresses.address, address));
   return row;
 }
+
+/** A POST /orders answer with what an outage test measures: status, Retry-After, body, and how long it took. */
+export interface TimedOrderAnswer {
+  status: number;
+  retryAfter: string | null;
+  body: any;
+  tookMs: number;
+}
+
+/** Sends one POST /orders to a running API (a real process) and times the answer. */
+export async function postOrderTimed(base: string, apiKey: string, order: Record<string, unknown>): Promise<TimedOrderAnswer> {
+  const started = Date.now();
+  const res = await fetch(`${base}/api/v1/orders`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+    body: JSON.stringify(order),
+  });
+  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json(), tookMs: Date.now() - started };
+}
