@@ -56,6 +56,14 @@ export interface ChainDefinition {
   solanaBlocksPerRequest?: number;
   /** Requests per second per provider unless RPC_REQUESTS_PER_SECOND_<CHAIN> says otherwise (absent: the family's default). */
   rpcRequestsPerSecond?: number;
+  /**
+   * The block-timestamp witness of attribution (core/detection/clock-witness.ts): how far, in
+   * seconds, a block's timestamp may sit from the chain's clock as the service measures it from its
+   * own looks. Set only where the chain's consensus ties timestamps to wall-clock slots (Ethereum
+   * proof of stake: one 12 s slot; Tron: one 3 s slot); absent: the witness is off.
+   * CLOCK_WITNESS_SECONDS_<CHAIN> overrides it (0: off).
+   */
+  clockWitnessToleranceSeconds?: number;
 }
 
 /**

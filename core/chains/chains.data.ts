@@ -68,6 +68,7 @@ export const CHAIN_DEFINITIONS: readonly ChainDefinition[] = [
     orderConfirmations: 3,
     depositConfirmations: 6,
     finality: { kind: 'finalized-tag' },
+    clockWitnessToleranceSeconds: 12,
     // Circle's official test USDC. Sepolia has no official USDT or DAI: supply TOKEN_ETHEREUM_SEPOLIA_USDT/DAI to offer them.
     tokens: { USDC: token('USDC', '0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238', 6), USDT: token('USDT', null, 6), DAI: token('DAI', null, 18) },
   },
@@ -95,6 +96,7 @@ export const CHAIN_DEFINITIONS: readonly ChainDefinition[] = [
     orderConfirmations: 19,
     depositConfirmations: 19,
     finality: { kind: 'solidified', depth: 19 },
+    clockWitnessToleranceSeconds: 3,
     // USDC on Tron is retired by its issuer: listed without an address (offered only with TOKEN_TRON_NILE_USDC).
     tokens: { USDT: token('USDT', 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', 6), USDC: token('USDC', null, 6) },
   },
@@ -127,6 +129,7 @@ export const CHAIN_DEFINITIONS: readonly ChainDefinition[] = [
     orderConfirmations: 3,
     depositConfirmations: 6,
     finality: { kind: 'finalized-tag' },
+    clockWitnessToleranceSeconds: 12,
     tokens: {
       USDT: token('USDT', '0xdAC17F958D2ee523a2206206994597C13D831ec7', 6),
       USDC: token('USDC', '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', 6),
@@ -160,6 +163,7 @@ export const CHAIN_DEFINITIONS: readonly ChainDefinition[] = [
     orderConfirmations: 19,
     depositConfirmations: 19,
     finality: { kind: 'solidified', depth: 19 },
+    clockWitnessToleranceSeconds: 3,
     tokens: { USDT: token('USDT', 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', 6), USDC: token('USDC', null, 6) },
   },
   {

@@ -63,6 +63,11 @@ export class ChainRegistry {
       if (def.protocol === 'solana' && blocksPerRequest !== undefined && /^\d+$/.test(blocksPerRequest.trim())) chain.solanaBlocksPerRequest = Number(blocksPerRequest);
       const rps = overrides[`RPC_REQUESTS_PER_SECOND_${env}`];
       if (rps !== undefined && /^\d+$/.test(rps.trim())) chain.rpcRequestsPerSecond = Number(rps);
+      const witness = overrides[`CLOCK_WITNESS_SECONDS_${env}`];
+      if (witness !== undefined && /^\d+$/.test(witness.trim())) {
+        if (Number(witness) > 0) chain.clockWitnessToleranceSeconds = Number(witness);
+        else delete chain.clockWitnessToleranceSeconds;
+      }
       const apiKey = overrides[`TRON_PRO_API_KEY_${env}`];
       if (apiKey) Object.defineProperty(chain, 'providerApiKey', { value: apiKey, enumerable: false });
       this.chains.set(def.chainId, chain);

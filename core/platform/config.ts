@@ -82,7 +82,7 @@ export interface Config {
   /** Queues this worker process consumes; 'all' or a list of queue names. */
   workerQueues: 'all' | string[];
   dataDir: string;
-  /** Per-chain overrides: RPC_URLS_<CHAIN>, TOKEN_<CHAIN>_<CURRENCY>, CONFIRMATIONS_<CHAIN>, EXPLORER_TX_URL_<CHAIN>, ATTRIBUTION_SKEW_SECONDS_<CHAIN>, HEAD_LAG_SECONDS(_<CHAIN>). */
+  /** Per-chain overrides: RPC_URLS_<CHAIN>, TOKEN_<CHAIN>_<CURRENCY>, CONFIRMATIONS_<CHAIN>, EXPLORER_TX_URL_<CHAIN>, ATTRIBUTION_SKEW_SECONDS_<CHAIN>, HEAD_LAG_SECONDS(_<CHAIN>), CLOCK_WITNESS_SECONDS_<CHAIN>. */
   chainOverrides: Record<string, string>;
   webhooks: WebhookConfig;
   /**
@@ -282,7 +282,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 
   const chainOverrides: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value && (/^(RPC_URLS|RPC_WS_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|HEAD_LAG_SECONDS|TRON_PRO_API_KEY|SOLANA_SCAN_MODE|SOLANA_BLOCKS_PER_REQUEST|RPC_REQUESTS_PER_SECOND)_[A-Z0-9_]+$/.test(name) || name === 'HEAD_LAG_SECONDS')) {
+    if (value && (/^(RPC_URLS|RPC_WS_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|HEAD_LAG_SECONDS|TRON_PRO_API_KEY|SOLANA_SCAN_MODE|SOLANA_BLOCKS_PER_REQUEST|RPC_REQUESTS_PER_SECOND|CLOCK_WITNESS_SECONDS)_[A-Z0-9_]+$/.test(name) || name === 'HEAD_LAG_SECONDS')) {
       chainOverrides[name] = value;
       if (name.startsWith('SOLANA_SCAN_MODE_') && !['blocks', 'addresses'].includes(value.trim())) {
         problems.push(`${name} must be blocks (a dedicated provider or own node) or addresses (public endpoints), got "${value}"`);
@@ -298,6 +298,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       }
       if (name.startsWith('HEAD_LAG_SECONDS') && !/^\d{1,3}$/.test(value.trim())) {
         problems.push(`${name} must be a whole number of seconds from 0 to 999 (got "${value}")`);
+      }
+      if (name.startsWith('CLOCK_WITNESS_SECONDS_') && !/^\d{1,3}$/.test(value.trim())) {
+        problems.push(`${name} must be a whole number of seconds from 0 (off) to 999: how far the chain's block timestamps may sit from its clock as measured (got "${value}")`);
       }
       if (name.startsWith('ATTRIBUTION_SKEW_SECONDS_') && !/^\d{1,6}$/.test(value.trim())) {
         problems.push(`${name} must be a whole number of seconds from 0 to 999999 (got "${value}")`);
