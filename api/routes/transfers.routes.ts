@@ -44,7 +44,7 @@ export function registerTransferRoutes(api: ApiBuilder, deps: ApiDeps): void {
       listOf: 'transfers',
     },
     async ({ caller, query, reply }) => {
-      const { items, total } = await listTransfers(deps.db, caller.organizationId, query);
+      const { items, total } = await listTransfers(deps, caller.organizationId, query);
       return reply.list('transfers', items.map((t) => presentTransfer(deps.registry, t)), { page: query.page, limit: query.limit, total });
     },
   );

@@ -1,9 +1,9 @@
 import { and, asc, count, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
+import type { ServiceContext } from '../service/context';
 import { depositBindings, deposits, orders, transfers } from '../../db/schema';
 import { PROTOCOLS, type Protocol } from '../chains/registry';
 import { classifySearch, type SearchTerm } from '../chains/search-term';
-import { CHAIN_DEFINITIONS } from '../chains/chains.data';
 import { escapeLike, faceValueSql } from '../platform/sql-fragments';
 import { normalizeAddress } from '../chains/addresses';
 import { notFound } from '../platform/errors';
@@ -74,27 +74,28 @@ export async function getTransfer(db: DbOrTx, organizationId: string, transferId
   return row;
 }
 
-/** Amounts of different tokens at face value (1 DAI, 18 decimals, equals 1 USDT, 6), over the chain table's tokens. */
-const AMOUNT_AT_FACE_VALUE = faceValueSql(
-  { amount: transfers.amount, chainId: transfers.chainId, currency: transfers.currency },
-  CHAIN_DEFINITIONS.flatMap((d) => Object.values(d.tokens).flatMap((t) => (t ? [{ chainId: d.chainId, currency: t.currency, decimals: t.decimals }] : []))),
-);
-
-const SORT_COLUMNS = {
-  detectedAt: transfers.detectedAt,
-  // The spec's name for when the transfer was recorded: detectedAt.
-  createdAt: transfers.detectedAt,
-  amount: AMOUNT_AT_FACE_VALUE,
-  blockNumber: transfers.blockNumber,
-  blockTimestamp: transfers.blockTimestamp,
-  confirmedAt: transfers.confirmedAt,
-} as const;
+/**
+ * The sort keys. Amounts of different tokens compare at face value (1 DAI, 18 decimals, equals 1
+ * USDT, 6), over every token the registry knows, as the order and deposit lists sort them.
+ */
+function sortColumns(ctx: Pick<ServiceContext, 'registry'>) {
+  return {
+    detectedAt: transfers.detectedAt,
+    // The spec's name for when the transfer was recorded: detectedAt.
+    createdAt: transfers.detectedAt,
+    amount: faceValueSql({ amount: transfers.amount, chainId: transfers.chainId, currency: transfers.currency }, ctx.registry.knownTokens()),
+    blockNumber: transfers.blockNumber,
+    blockTimestamp: transfers.blockTimestamp,
+    confirmedAt: transfers.confirmedAt,
+  } as const;
+}
 
 export async function listTransfers(
-  db: DbOrTx,
+  ctx: Pick<ServiceContext, 'db' | 'registry'>,
   organizationId: string,
   q: ListTransfersQuery,
 ): Promise<{ items: TransferRecord[]; total: number }> {
+  const { db } = ctx;
   const where: SQL[] = [eq(transfers.organizationId, organizationId)];
   if (q.status) where.push(eq(transfers.status, q.status));
   if (q.currency) where.push(eq(transfers.currency, q.currency.toUpperCase()));
@@ -106,7 +107,7 @@ export async function listTransfers(
   if (q.search !== undefined) where.push(searchCondition(organizationId, classifySearch(q.search)));
   if (q.unattributed) where.push(sql`${transfers.orderId} is null and ${transfers.depositBindingId} is null`);
   const filter = and(...where);
-  const column = SORT_COLUMNS[q.sortBy];
+  const column = sortColumns(ctx)[q.sortBy];
   const direction = q.sortOrder === 'asc' ? asc : desc;
   // Only confirmedAt may be null (and sorts its nulls last either way). The others sort plainly,
   // so the default order, newest first, is (organization_id, created_at, id) read backwards: with
@@ -119,7 +120,7 @@ export async function listTransfers(
   // the conditions themselves, so a filter added later can never be answered by those counts.
   const byStatusOnly = where.length === (q.status ? 2 : 1);
   const [rows, total] = await Promise.all([
-    transferPage(db, organizationId, q, filter, byStatusOnly, order),
+    transferPage(db, organizationId, q, filter, byStatusOnly, column, order),
     byStatusOnly ? countedTotal(db, 'transfers', organizationId, q.status) : countMatching(db, filter),
   ]);
   return { items: rows, total };
@@ -131,13 +132,13 @@ export async function listTransfers(
  * Deep in detectedAt order, filtered by status at most, the offset is skipped from the edge of
  * the day the page starts in (the kept counts per day say which), not from the list's head.
  */
-async function transferPage(db: DbOrTx, organizationId: string, q: ListTransfersQuery, filter: SQL | undefined, byStatusOnly: boolean, order: SQL[]) {
+async function transferPage(db: DbOrTx, organizationId: string, q: ListTransfersQuery, filter: SQL | undefined, byStatusOnly: boolean, column: unknown, order: SQL[]) {
   const ids = q.depositReference
     ? db.select({ id: transfers.id }).from(transfers).leftJoin(depositBindings, eq(depositBindings.id, transfers.depositBindingId))
     : db.select({ id: transfers.id }).from(transfers);
   let pageIds;
   const offset = (q.page - 1) * q.limit;
-  if (byStatusOnly && SORT_COLUMNS[q.sortBy] === transfers.detectedAt && offset > 0) {
+  if (byStatusOnly && column === transfers.detectedAt && offset > 0) {
     const start = await dayOfOffset(db, 'transfers', organizationId, q.status, q.sortOrder, offset);
     if (!start) return [];
     const fromDay = q.sortOrder === 'desc' ? lt(transfers.detectedAt, start.from) : gte(transfers.detectedAt, start.from);

@@ -220,6 +220,10 @@ for (const style of STYLES) {
       const res = await get('/deposits?sortBy=amount&sortOrder=asc', mixed.keys.viewer);
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       expect(listOf(style, res, 'deposits').items.map((d: any) => `${d.amount} ${d.currency}`)).to.deep.equal(['1 DAI', '2 USDC', '3 USDT']);
+      // GET /transfers sorts the same rows by the same token list.
+      const listed = await get('/transfers?sortBy=amount&sortOrder=asc', mixed.keys.viewer);
+      expect(listed.status, JSON.stringify(listed.body)).to.equal(200);
+      expect(listOf(style, listed, 'transfers').items.map((t: any) => `${t.amount} ${t.currency}`)).to.deep.equal(['1 DAI', '2 USDC', '3 USDT']);
     });
   });
 }

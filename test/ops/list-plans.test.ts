@@ -75,7 +75,7 @@ describe('list plans on a merchant with history', function () {
   }
 
   it('GET /transfers, newest first: the index backwards, ids from the index alone, no sort of the organization; the total from the counts', async () => {
-    const plans = await plansOf((db) => listTransfers(db, organizationId, { page: 1, limit: 20, sortBy: 'detectedAt', sortOrder: 'desc' }));
+    const plans = await plansOf((db) => listTransfers({ db, registry: testContext().registry }, organizationId, { page: 1, limit: 20, sortBy: 'detectedAt', sortOrder: 'desc' }));
     const page = pageOf(plans);
     expect(page).to.match(/Index Only Scan Backward using transfers_org_detected_idx on transfers/);
     expect(page).to.not.match(/Seq Scan on transfers/);
@@ -83,12 +83,12 @@ describe('list plans on a merchant with history', function () {
   });
 
   it('GET /transfers, oldest first: the same index forwards', async () => {
-    const plans = await plansOf((db) => listTransfers(db, organizationId, { page: 1, limit: 20, sortBy: 'detectedAt', sortOrder: 'asc' }));
+    const plans = await plansOf((db) => listTransfers({ db, registry: testContext().registry }, organizationId, { page: 1, limit: 20, sortBy: 'detectedAt', sortOrder: 'asc' }));
     expect(pageOf(plans)).to.match(/Index Only Scan using transfers_org_detected_idx on transfers/);
   });
 
   it('GET /transfers?status=, a deep page: the status index from the edge of the page\'s day (counts per day), the rest of the offset skipped in the index', async () => {
-    const plans = await plansOf((db) => listTransfers(db, organizationId, { page: 400, limit: 20, sortBy: 'detectedAt', sortOrder: 'desc', status: 'confirmed' }));
+    const plans = await plansOf((db) => listTransfers({ db, registry: testContext().registry }, organizationId, { page: 400, limit: 20, sortBy: 'detectedAt', sortOrder: 'desc', status: 'confirmed' }));
     const page = pageOf(plans);
     expect(page).to.match(/Index Only Scan Backward using transfers_org_status_detected_idx on transfers/);
     // From the edge of the page's day (found in the counts per day), not from the list's head.

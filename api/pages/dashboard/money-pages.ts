@@ -175,7 +175,7 @@ ${items.map(
     '/dashboard/orders/:orderId',
     page(d, 'viewer', async (req, res, who) => {
       const order = presentOrder(deps, await getOrder(deps.db, who.caller.organizationId, String(req.params.orderId)));
-      const { items } = await listTransfers(deps.db, who.caller.organizationId, { page: 1, limit: 100, sortBy: 'detectedAt', sortOrder: 'asc', orderId: order.orderId });
+      const { items } = await listTransfers(deps, who.caller.organizationId, { page: 1, limit: 100, sortBy: 'detectedAt', sortOrder: 'asc', orderId: order.orderId });
       const transfers = items.map((t) => presentTransfer(deps.registry, t));
       // The order's events with their deliveries: the API's event list (GET /webhooks/events), by order.
       const events = await listWebhookEvents(deps.db, who.caller, { page: 1, limit: 50, sortOrder: 'asc', orderId: order.orderId });
@@ -241,7 +241,7 @@ ${deposits.map(
       const inbox = q(req, 'view') === 'unattributed';
       // The search box is GET /transfers?search= (core/chains/search-term.ts).
       const filters = { status: oneOf(q(req, 'status'), TRANSFER_STATUSES), search: q(req, 'q') };
-      const read = () => listTransfers(deps.db, who.caller.organizationId, { page: pageNo, limit: PAGE_SIZE, sortBy: 'detectedAt', sortOrder: 'desc', ...filters, unattributed: inbox });
+      const read = () => listTransfers(deps, who.caller.organizationId, { page: pageNo, limit: PAGE_SIZE, sortBy: 'detectedAt', sortOrder: 'desc', ...filters, unattributed: inbox });
       const { list: { items, total }, refused } = await listUnlessSearchRefused(read, { items: [], total: 0 });
       await sendPage(
           d,
