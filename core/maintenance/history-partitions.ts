@@ -1,13 +1,14 @@
 import { sql } from 'drizzle-orm';
 import type { Database, DbOrTx } from '../../db/client';
 import { idAfter, idAt, idFloorAfter } from '../platform/ids';
+import { OWED } from './history-owed';
 
 /**
  * Monthly partitions of the webhook history (events, webhook deliveries, attempts; see
  * db/migrations/0014): created ahead of time, and a month dropped as a whole (the three tables'
  * partitions together) once its newest possible row is past the retention window and nothing in
- * it is still owed: an event not yet fanned out, a pending delivery (a retry may still come) or a
- * pending alert e-mail keeps its month. The hot paths never wait for it: partitions are detached
+ * it is still owed (history-owed.ts: an event not yet fanned out, a pending delivery, a pending
+ * alert e-mail keeps its month). The hot paths never wait for it: partitions are detached
  * with DETACH … CONCURRENTLY (a short SHARE UPDATE EXCLUSIVE lock on the parent, which inserts and
  * updates do not conflict with), then dropped with nothing attached.
  */
@@ -74,9 +75,9 @@ export interface DropResult {
 /** What keeps a month: owed work among its rows (looked for in its tables, attached or not). */
 async function owedIn(db: Database, p: HistoryPartition): Promise<boolean> {
   const [row] = await db.execute<{ owed: boolean }>(sql`
-    select exists (select 1 from ${sql.identifier(`events_${p.suffix}`)} where dispatched_at is null)
-        or exists (select 1 from ${sql.identifier(`webhook_deliveries_${p.suffix}`)} where status = 'pending')
-        or exists (select 1 from alert_emails where status = 'pending' and event_id >= ${p.from ?? ''} and event_id < ${p.to}) as owed`);
+    select exists (select 1 from ${sql.identifier(`events_${p.suffix}`)} where ${OWED.events})
+        or exists (select 1 from ${sql.identifier(`webhook_deliveries_${p.suffix}`)} where ${OWED.webhookDeliveries})
+        or exists (select 1 from alert_emails where ${OWED.alertEmails} and event_id >= ${p.from ?? ''} and event_id < ${p.to}) as owed`);
   return row.owed;
 }
 

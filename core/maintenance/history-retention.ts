@@ -2,12 +2,13 @@ import { sql } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { idAt } from '../platform/ids';
 import { beforePartitioningBound } from './history-partitions';
+import { OWED } from './history-owed';
 
 /**
  * Retention of the delivery history: events with their webhook deliveries and attempts (about
  * payments × endpoints × attempts rows), deleted once older than the window. An event is kept while
- * it is not yet fanned out, while any delivery of it is pending (a retry may still come), and while
- * an alert e-mail of it is still to be sent. Orders, transfers, deposits and references are never
+ * anything of it is still owed (history-owed.ts: not yet fanned out, a delivery pending, an alert
+ * e-mail to send). Orders, transfers, deposits and references are never
  * deleted. Idempotency records expire on their own (core/platform/idempotency.ts, 24 hours as the
  * spec says); scanned-block records are kept only within the reorg window by the scan itself
  * (core/detection/scan.ts).
@@ -49,7 +50,7 @@ export async function pruneHistory(db: Database, now: Date, options: RetentionOp
   if (upper === null) return total;
   const windowId = idAt('evt', cutoff);
   const cutoffId = windowId < upper ? windowId : upper;
-  // A keyset cursor: events kept (a pending delivery) are stepped over, never read again this run.
+  // A keyset cursor: events kept (something still owed) are stepped over, never read again this run.
   let after = '';
   for (let batch = 0; batch < options.maxBatches; batch++) {
     const removed = await pruneEventBatch(db, cutoff, cutoffId, after, options.batchSize);
@@ -74,7 +75,7 @@ async function pruneEventBatch(db: Database, cutoff: Date, cutoffId: string, aft
     // Candidates, oldest first; SKIP LOCKED: an event another transaction holds waits for the next run.
     const candidates = await tx.execute<{ id: string }>(sql`
       select e.id from events e
-      where e.id > ${after} and e.id < ${cutoffId} and e.created_at < ${cutoff.toISOString()}::timestamptz and e.dispatched_at is not null
+      where e.id > ${after} and e.id < ${cutoffId} and e.created_at < ${cutoff.toISOString()}::timestamptz and not (${OWED.events})
       order by e.id
       limit ${batchSize}
       for update of e skip locked`);
@@ -84,12 +85,12 @@ async function pruneEventBatch(db: Database, cutoff: Date, cutoffId: string, aft
     const last = ids[ids.length - 1];
     // The deliveries under lock: one retried by hand meanwhile is seen pending here (read
     // committed re-reads the row after the lock), and its event is kept.
-    const deliveries = await tx.execute<{ id: string; event_id: string; status: string }>(sql`
-      select id, event_id, status from webhook_deliveries where event_id in ${ids} for update`);
-    const keep = new Set(deliveries.filter((d) => d.status === 'pending').map((d) => d.event_id));
-    const pendingMail = await tx.execute<{ event_id: string }>(sql`
-      select event_id from alert_emails where event_id in ${ids} and status = 'pending'`);
-    for (const m of pendingMail) keep.add(m.event_id);
+    const deliveries = await tx.execute<{ id: string; event_id: string; owed: boolean }>(sql`
+      select id, event_id, ${OWED.webhookDeliveries} as owed from webhook_deliveries where event_id in ${ids} for update`);
+    const keep = new Set(deliveries.filter((d) => d.owed).map((d) => d.event_id));
+    const owedMail = await tx.execute<{ event_id: string }>(sql`
+      select event_id from alert_emails where event_id in ${ids} and ${OWED.alertEmails}`);
+    for (const m of owedMail) keep.add(m.event_id);
     const doomedEvents = ids.filter((id) => !keep.has(id));
     const doomedDeliveries = deliveries.filter((d) => !keep.has(d.event_id)).map((d) => d.id);
     if (doomedEvents.length === 0) return { scanned, last, events: 0, deliveries: 0, attempts: 0, alertEmails: 0 };
