@@ -84,6 +84,15 @@ export class WireFormat {
     return this.style === 'a' ? { success: true, data, message } : data;
   }
 
+  /**
+   * A result whose B form is flat and says `success: true` itself, beside the result's fields (the
+   * spec's pool import; with its message, the deposit unbind); A envelopes it as any result.
+   */
+  flatSuccessBody(data: object, message: string, b: { withMessage: boolean }): unknown {
+    if (this.style === 'a') return this.body(data, message);
+    return b.withMessage ? { success: true, message, ...data } : { success: true, ...data };
+  }
+
   /** A paginated list; `plural` names A's array (`data.orders`). */
   listBody(plural: string, items: unknown[], page: Page, message = 'OK'): unknown {
     const totalPages = Math.ceil(page.total / page.limit);

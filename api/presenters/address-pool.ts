@@ -14,5 +14,5 @@ export const importAnswerSchemas = {
 
 export function importAnswer(format: WireFormat, result: ImportResult, message: string): unknown {
   const data: Static<typeof importResultSchema> = result;
-  return format.style === 'a' ? format.body(data, message) : { success: true, ...data };
+  return format.flatSuccessBody(data, message, { withMessage: false });
 }

@@ -43,7 +43,7 @@ export const unbindSchemas = {
 /** Unbind answer: B flat {success, message, depositReference, unboundAddresses}; A enveloped. */
 export function unbindAnswer(format: WireFormat, result: UnbindResult, message: string): unknown {
   const data: Static<typeof unbindSchemas.a> = { depositReference: result.depositReference, unboundAddresses: result.unboundAddresses, addresses: result.addresses };
-  return format.style === 'a' ? format.body(data, message) : { success: true, message, ...data };
+  return format.flatSuccessBody(data, message, { withMessage: true });
 }
 
 // --- Reference detail and list -----------------------------------------------------------------
@@ -170,7 +170,7 @@ export function referenceListAnswer(format: WireFormat, items: ReferenceSummary[
         };
       }),
     );
-    return { success: true, data: { references: rows, total: page.total, page: page.page, limit: page.limit }, message: 'OK' };
+    return format.body({ references: rows, total: page.total, page: page.page, limit: page.limit });
   }
   const rows = items.map((s): Static<typeof referenceItemB> => ({
     depositReference: s.depositReference,
