@@ -17,6 +17,10 @@ export interface RpcFaultRates {
 
 export const DEFAULT_RPC_FAULTS: RpcFaultRates = { delay: 0.15, error: 0.02, httpError: 0.02, timeout: 0.003, duplicate: 0.02, reorder: 0.3, stale: 0.01 };
 
+/** The default rates times `scale` (the simulation's --rpc-fault-scale), each capped at 1; 0 injects nothing. */
+export const scaledRpcFaults = (scale: number): RpcFaultRates =>
+  Object.fromEntries(Object.entries(DEFAULT_RPC_FAULTS).map(([k, rate]) => [k, Math.min(1, rate * scale)])) as unknown as RpcFaultRates;
+
 export interface FaultyRpcProxy {
   url: string;
   counts: Record<RpcFaultKind, number>;
@@ -84,7 +88,9 @@ export async function startFaultyRpcProxy(target: string, rng: Rng, rates: RpcFa
         const headCall = dialect === 'json-rpc' ? (single?.method === 'eth_blockNumber' ? 'eth_blockNumber' : null) : TRON_HEAD_PATHS.has(p) ? p : null;
         const answer = (status: number, text: string) => {
           if (res.writableEnded || res.destroyed) return;
-          if (seq < latestAnswered) counts.reorder++;
+          // Overtaken by a later call's answer: counted as injected when the proxy injects delays (with
+          // none, concurrent calls still overtake each other now and then, and nothing was injected).
+          if (seq < latestAnswered && rates.delay > 0) counts.reorder++;
           latestAnswered = Math.max(latestAnswered, seq);
           res.writeHead(status, { 'content-type': 'application/json' });
           res.end(text);

@@ -156,6 +156,103 @@ export interface ScenarioShape {
   spreadMs?: number;
   /** Per family: S, the effective minimum cooldown, in seconds (chain clocks are off by up to 2 × S; late payers aim around it). */
   skewSeconds: Record<Family, number>;
+  /** The fault schedule: a preset and overrides of it (default: heavy, today's schedule). */
+  faults?: FaultSettings;
+  /** Pool sizing (default: 'recycling'). */
+  pool?: PoolMode;
+}
+
+/**
+ * The fault presets (`npm run sim -- --faults …`):
+ * - `heavy` (the default): the schedule the simulation has always run, drawn the same way, so a seed
+ *   gives the same scenario as before the presets existed — every RPC fault rate as in
+ *   DEFAULT_RPC_FAULTS, scanner stalls of 1 s up to 120 s (at least three, the first on each
+ *   family), every worker down for 3–20 s (at least once), worker kills (at least two), Redis
+ *   restarts (at least one) and reorgs on every chain;
+ * - `realistic`: RPC fault rates × 0.2, two stalls (EVM, then Tron) of 1–9 s, one worker kill, no
+ *   every-worker-down period, no Redis restart, the same reorgs as heavy (shallow reorgs are normal
+ *   on real chains; about a third of anvil's are deeper than the required confirmations);
+ * - `none`: no fault at all (no RPC faults, stalls, kills, every-worker-down periods, Redis restarts
+ *   or reorgs).
+ * The presets draw the scenario's random numbers exactly as heavy does and then keep the first N
+ * faults of each kind (N: the preset's count or the override); a count above heavy's draws the
+ * extra faults from a stream of their own, so the orders, payments, strays and clocks of a seed
+ * are the same under every preset and override.
+ */
+export type FaultPreset = 'none' | 'realistic' | 'heavy';
+export const FAULT_PRESETS: readonly FaultPreset[] = ['none', 'realistic', 'heavy'];
+
+/** A preset and its overrides (undefined: the preset's own value). */
+export interface FaultSettings {
+  preset: FaultPreset;
+  /** Multiplier of the RPC proxy's fault rates (DEFAULT_RPC_FAULTS; each rate capped at 1). */
+  rpcFaultScale?: number;
+  /** Scanner stalls (a family's provider holds every call). */
+  stalls?: number;
+  /** Periods with every worker down while the API goes on allocating (a deploy of the job tier). */
+  workersDown?: number;
+  /** Worker SIGKILLs (the worker restarts). */
+  kills?: number;
+  /** Redis restarts (empty). */
+  redisRestarts?: number;
+  /** Reorgs (the first on anvil, the second on tron-local, the third on solana-local, then drawn). */
+  reorgs?: number;
+}
+
+/**
+ * Pool sizing: `recycling` (today's) gives organizations with a cooldown of 0 fewer addresses than
+ * their orders and references, so addresses are reused; `fresh` gives every organization its
+ * demand per family plus a margin, so every order and reference gets a never-used address.
+ */
+export type PoolMode = 'recycling' | 'fresh';
+export const POOL_MODES: readonly PoolMode[] = ['recycling', 'fresh'];
+
+/** The RPC fault scale of each preset. */
+export const PRESET_RPC_FAULT_SCALE: Record<FaultPreset, number> = { none: 0, realistic: 0.2, heavy: 1 };
+/** The multiplier of the RPC proxy's fault rates for these settings. */
+export const rpcFaultScaleOf = (faults: FaultSettings | undefined): number => faults?.rpcFaultScale ?? PRESET_RPC_FAULT_SCALE[faults?.preset ?? 'heavy'];
+/** The longest stall of the realistic and none presets (under 10 s); heavy's bound scales with the run. */
+export const SHORT_STALL_MAX_MS = 9_000;
+
+/** Counts of each scheduled fault kind. */
+export interface FaultCounts {
+  reorgs: number;
+  stalls: number;
+  workersDown: number;
+  kills: number;
+  redisRestarts: number;
+}
+
+/** The counts a preset asks for, given heavy's for the run's scale, with the overrides applied. */
+export function faultCountsOf(faults: FaultSettings | undefined, heavy: FaultCounts): FaultCounts {
+  const preset = faults?.preset ?? 'heavy';
+  const base: FaultCounts =
+    preset === 'heavy'
+      ? heavy
+      : preset === 'realistic'
+        ? { reorgs: heavy.reorgs, stalls: 2, workersDown: 0, kills: 1, redisRestarts: 0 }
+        : { reorgs: 0, stalls: 0, workersDown: 0, kills: 0, redisRestarts: 0 };
+  return {
+    reorgs: faults?.reorgs ?? base.reorgs,
+    stalls: faults?.stalls ?? base.stalls,
+    workersDown: faults?.workersDown ?? base.workersDown,
+    kills: faults?.kills ?? base.kills,
+    redisRestarts: faults?.redisRestarts ?? base.redisRestarts,
+  };
+}
+
+/** The settings as a command line's flags would say them, e.g. `realistic --workers-down 1 --pool fresh`. */
+export function describeFaults(faults: FaultSettings | undefined, pool: PoolMode | undefined): string {
+  const f = faults ?? { preset: 'heavy' };
+  const flags: [string, number | undefined][] = [
+    ['rpc-fault-scale', f.rpcFaultScale],
+    ['stalls', f.stalls],
+    ['workers-down', f.workersDown],
+    ['kills', f.kills],
+    ['redis-restarts', f.redisRestarts],
+    ['reorgs', f.reorgs],
+  ];
+  return [f.preset, ...flags.filter(([, v]) => v !== undefined).map(([k, v]) => `--${k} ${v}`), ...(pool === 'fresh' ? ['--pool fresh'] : [])].join(' ');
 }
 
 const SUBSCRIPTIONS: string[][] = [
@@ -280,44 +377,79 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
   for (const org of orgs) {
     for (const family of FAMILIES) {
       const demand = orders.filter((o) => o.org === org.n && o.family === family).length + deposits.filter((d) => d.org === org.n && d.family === family).length;
-      org.poolSize[family] = org.cooldownMinutes === 0 ? Math.max(8, Math.ceil(demand * 0.8)) : demand + 5;
+      org.poolSize[family] =
+        shape.pool === 'fresh'
+          ? // Every order and reference a never-used address, with room for retried creations.
+            demand + Math.max(5, Math.ceil(demand * 0.1))
+          : org.cooldownMinutes === 0
+            ? Math.max(8, Math.ceil(demand * 0.8))
+            : demand + 5;
     }
   }
 
   const endMs = spreadMs + 150_000;
-  const faults: FaultPlan[] = [];
-  const reorgs = Math.max(4, Math.min(Math.round(shape.payments / 40), Math.floor(endMs / 6_000)));
-  for (let i = 0; i < reorgs; i++) {
-    const atMs = rng.int(5_000, spreadMs + 90_000);
+  // Heavy's schedule is drawn first, always, in the order it has always been drawn (reorgs, stalls,
+  // every-worker-down periods, kills, Redis restarts): the rest of the scenario then draws the same
+  // numbers under every preset, and heavy's is the same as before the presets existed.
+  const heavy: FaultCounts = {
+    reorgs: Math.max(4, Math.min(Math.round(shape.payments / 40), Math.floor(endMs / 6_000))),
+    stalls: Math.max(3, Math.floor(endMs / 60_000)),
+    workersDown: Math.max(1, Math.floor(endMs / 200_000)),
+    kills: Math.max(2, Math.floor(endMs / 40_000)),
+    redisRestarts: Math.max(1, Math.floor(endMs / 240_000)),
+  };
+  const reorgAt = (i: number, r: Rng): FaultPlan => {
+    const atMs = r.int(5_000, spreadMs + 90_000);
     // Every run reorganises every chain: the first reorg is anvil's, the second tron-local's, the third a solana-local fork.
-    if (i === 2 || (i > 2 && rng.chance(SOLANA_SHARE))) {
+    if (i === 2 || (i > 2 && r.chance(SOLANA_SHARE))) {
       // solana-local forks off only unfinalized blocks: 1 to a few of the newest, their transactions re-included or gone.
-      faults.push({ atMs, kind: 'reorg', family: 'solana', value: rng.int(1, Math.max(1, Math.min(4, shape.confirmations.solana - 2))), reinclude: rng.chance(0.5) });
-      continue;
+      return { atMs, kind: 'reorg', family: 'solana', value: r.int(1, Math.max(1, Math.min(4, shape.confirmations.solana - 2))), reinclude: r.chance(0.5) };
     }
-    const tron = i === 1 || (i > 2 && rng.chance(TRON_SHARE));
+    const tron = i === 1 || (i > 2 && r.chance(TRON_SHARE));
     if (tron) {
       // tron-local orphans only unsolidified blocks (solidified ones are final on Tron): depth 1 to
       // its solidification depth − 1, the orphaned transactions re-included in the new blocks or gone.
-      faults.push({ atMs, kind: 'reorg', family: 'tron', value: rng.int(1, shape.confirmations.tron - 1), reinclude: rng.chance(0.5) });
-      continue;
+      return { atMs, kind: 'reorg', family: 'tron', value: r.int(1, shape.confirmations.tron - 1), reinclude: r.chance(0.5) };
     }
     const c = shape.confirmations.evm;
-    const deep = rng.chance(0.35);
-    faults.push({ atMs, kind: 'reorg', family: 'evm', value: deep ? rng.int(c + 1, c + 6) : rng.int(1, c - 1) });
-  }
+    const deep = r.chance(0.35);
+    return { atMs, kind: 'reorg', family: 'evm', value: deep ? r.int(c + 1, c + 6) : r.int(1, c - 1) };
+  };
   // Scanner stalls (issue 25): the family's provider holds every call for 1 s up to 120 s (bounded
   // by the run's scale), no error; and every worker down for a while as the API goes on allocating.
-  const stalls = Math.max(3, Math.floor(endMs / 60_000));
-  for (let i = 0; i < stalls; i++) {
-    faults.push({ atMs: rng.int(3_000, spreadMs + 60_000), kind: 'stall', family: i === 1 ? 'tron' : i === 0 ? 'evm' : i === 2 ? 'solana' : familyOf(rng), value: rng.int(1_000, Math.min(120_000, Math.max(5_000, spreadMs * 2))) });
-  }
-  const downs = Math.max(1, Math.floor(endMs / 200_000));
-  for (let i = 0; i < downs; i++) faults.push({ atMs: rng.int(3_000, spreadMs), kind: 'workers-down', value: rng.int(3_000, 20_000) });
-  const kills = Math.max(2, Math.floor(endMs / 40_000));
-  for (let i = 0; i < kills; i++) faults.push({ atMs: rng.int(3_000, spreadMs + 90_000), kind: 'kill', value: rng.int(0, shape.workers - 1) });
-  const redisRestarts = Math.max(1, Math.floor(endMs / 240_000));
-  for (let i = 0; i < redisRestarts; i++) faults.push({ atMs: rng.int(10_000, spreadMs + 60_000), kind: 'redis-restart', value: rng.int(200, 3_000) });
+  const stallMaxMs = Math.min(120_000, Math.max(5_000, spreadMs * 2));
+  const stallAt = (i: number, r: Rng): FaultPlan => ({
+    atMs: r.int(3_000, spreadMs + 60_000),
+    kind: 'stall',
+    family: i === 1 ? 'tron' : i === 0 ? 'evm' : i === 2 ? 'solana' : familyOf(r),
+    value: r.int(1_000, stallMaxMs),
+  });
+  const workersDownAt = (_i: number, r: Rng): FaultPlan => ({ atMs: r.int(3_000, spreadMs), kind: 'workers-down', value: r.int(3_000, 20_000) });
+  const killAt = (_i: number, r: Rng): FaultPlan => ({ atMs: r.int(3_000, spreadMs + 90_000), kind: 'kill', value: r.int(0, shape.workers - 1) });
+  const redisRestartAt = (_i: number, r: Rng): FaultPlan => ({ atMs: r.int(10_000, spreadMs + 60_000), kind: 'redis-restart', value: r.int(200, 3_000) });
+  const drawn = {
+    reorgs: Array.from({ length: heavy.reorgs }, (_, i) => reorgAt(i, rng)),
+    stalls: Array.from({ length: heavy.stalls }, (_, i) => stallAt(i, rng)),
+    workersDown: Array.from({ length: heavy.workersDown }, (_, i) => workersDownAt(i, rng)),
+    kills: Array.from({ length: heavy.kills }, (_, i) => killAt(i, rng)),
+    redisRestarts: Array.from({ length: heavy.redisRestarts }, (_, i) => redisRestartAt(i, rng)),
+  };
+  // The preset's (or the overrides') first N of each kind; more than heavy drew come from a stream
+  // of their own (a fork draws nothing from this one).
+  const want = faultCountsOf(shape.faults, heavy);
+  const take = (kind: keyof FaultCounts, at: (i: number, r: Rng) => FaultPlan): FaultPlan[] => {
+    const extra = rng.fork(`extra-${kind}`);
+    return Array.from({ length: want[kind] }, (_, i) => (i < drawn[kind].length ? drawn[kind][i] : at(i, extra)));
+  };
+  const shortStalls = (shape.faults?.preset ?? 'heavy') !== 'heavy';
+  const faults: FaultPlan[] = [
+    ...take('reorgs', reorgAt),
+    // realistic and none: the same stalls, their durations scaled from heavy's 1 s–stallMaxMs into 1–9 s.
+    ...take('stalls', stallAt).map((f) => (shortStalls ? { ...f, value: 1_000 + Math.floor(((f.value - 1_000) / (stallMaxMs - 1_000 + 1)) * (SHORT_STALL_MAX_MS - 1_000 + 1)) } : f)),
+    ...take('workersDown', workersDownAt),
+    ...take('kills', killAt),
+    ...take('redisRestarts', redisRestartAt),
+  ];
   faults.sort((a, b) => a.atMs - b.atMs);
 
   // Strays: payments to pool addresses nobody asked for (meant for nothing).

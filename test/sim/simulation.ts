@@ -24,8 +24,8 @@ import { compareWithModel } from './model-check';
 import { headLagSecondsFor, skewSecondsFor } from './rules';
 import { judgeByIntent, paymentsOfTrace, type IntentReport } from './intent';
 import { Rng } from './rng';
-import { startFaultyRpcProxy, type FaultyRpcProxy, type RpcFaultKind } from './rpc-proxy';
-import { buildScenario, DECIMALS, FAMILIES, type Currency, type Family, type PlannedOrder, type Scenario } from './scenario';
+import { scaledRpcFaults, startFaultyRpcProxy, type FaultyRpcProxy, type RpcFaultKind } from './rpc-proxy';
+import { buildScenario, DECIMALS, describeFaults, FAMILIES, rpcFaultScaleOf, type Currency, type Family, type FaultSettings, type PlannedOrder, type PoolMode, type Scenario } from './scenario';
 import { startRestartableRedis, startServiceProcesses, type RestartableRedis, type ServiceProcesses } from './services';
 import { Trace } from './trace';
 import { startSimTron, type SimTron } from './tron-chain';
@@ -71,6 +71,10 @@ export interface SimOptions {
   keepFraction?: number;
   /** Give up waiting for quiescence after this long. */
   quiescenceTimeoutMs?: number;
+  /** The fault schedule: a preset and overrides (scenario.ts FaultSettings; default heavy). */
+  faults?: FaultSettings;
+  /** Pool sizing (scenario.ts PoolMode; default recycling). */
+  pool?: PoolMode;
 }
 
 /** Per chain family: what was sent and done on it. */
@@ -83,6 +87,8 @@ export interface FamilyCounts {
 
 export interface SimReport {
   seed: number;
+  /** Which faults ran, as the command line says them: the preset, its overrides and the pool mode (e.g. `realistic --workers-down 1 --pool fresh`). */
+  faultPreset: string;
   payments: number;
   paymentsSent: number;
   orders: number;
@@ -158,6 +164,8 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       workers: opts.workers,
       confirmations: { evm: ORDER_CONFIRMATIONS, tron: TRON_SOLIDIFICATION_LAG + 1, solana: SOLANA_DEPTH },
       spreadMs: opts.spreadMs,
+      faults: opts.faults,
+      pool: opts.pool,
       skewSeconds: {
         evm: skewSecondsFor(blockTimeOf(CHAIN_OF.evm), undefined),
         tron: skewSecondsFor(blockTimeOf(CHAIN_OF.tron), undefined),
@@ -178,7 +186,13 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
   const outDir = path.resolve(opts.outDir ?? path.join('.data', 'sim', runId));
   const trace = new Trace(started);
   trace.add('scenario', { seed: opts.seed, payments: scenario.payments, orders: scenario.orders.length, deposits: scenario.deposits.length, faults: scenario.faults.length, lag: scenario.chainLagSeconds });
-  log(`sim seed ${opts.seed}: ${scenario.orders.length} orders, ${scenario.deposits.length} deposit references, ${scenario.payments} payments, ${scenario.faults.length} faults, ${opts.workers} workers`);
+  const faultPreset = describeFaults(opts.faults, opts.pool);
+  const rpcFaults = scaledRpcFaults(rpcFaultScaleOf(opts.faults));
+  const planned = (kind: Scenario['faults'][number]['kind']) => scenario.faults.filter((f) => f.kind === kind).length;
+  log(`sim seed ${opts.seed}: ${scenario.orders.length} orders, ${scenario.deposits.length} deposit references, ${scenario.payments} payments, ${opts.workers} workers`);
+  log(
+    `faults ${faultPreset}: RPC fault rates × ${rpcFaultScaleOf(opts.faults)}, ${planned('stall')} stalls, ${planned('workers-down')} every-worker-down, ${planned('kill')} kills, ${planned('redis-restart')} Redis restarts, ${planned('reorg')} reorgs planned`,
+  );
 
   const baseDb = process.env.SIM_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const dbUrl = (() => {
@@ -242,13 +256,13 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     db = createDb(dbUrl, { max: 4 });
     if (opts.fault) await injectFault(db, opts.fault);
     redis = await startRestartableRedis();
-    proxy = await startFaultyRpcProxy(anvil.url, rng.fork('rpc'));
-    tronProxy = await startFaultyRpcProxy(tron.node.url, rng.fork('tron-rpc'), undefined, 'tron-http');
+    proxy = await startFaultyRpcProxy(anvil.url, rng.fork('rpc'), rpcFaults);
+    tronProxy = await startFaultyRpcProxy(tron.node.url, rng.fork('tron-rpc'), rpcFaults, 'tron-http');
     // Every process loads tron-local's record at start (as `npm start` writes it): its URL — here
     // the faulty proxy —, token and solidification lag.
     const tronState: TronLocalState = { rpcUrl: tronProxy.url, genesisHash: tron.node.genesisHash, token: tron.token, startedAt: new Date().toISOString(), solidificationLag: TRON_SOLIDIFICATION_LAG };
     await setServiceState(db.db, TRON_LOCAL_STATE_KEY, tronState);
-    solanaProxy = await startFaultyRpcProxy(solana.chain.url, rng.fork('solana-rpc'));
+    solanaProxy = await startFaultyRpcProxy(solana.chain.url, rng.fork('solana-rpc'), rpcFaults);
     await setServiceState(db.db, SOLANA_LOCAL_STATE_KEY, solanaLocalStateOf(solana.chain, solanaProxy.url));
     const webhookSettings = webhookSettingsFor(opts.payments);
     receiver = await startChaosReceiver(rng.fork('receiver'), { timeoutMs: webhookSettings.timeoutMs });
@@ -761,6 +775,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
 
     report = {
       seed: opts.seed,
+      faultPreset,
       payments: scenario.payments,
       paymentsSent,
       orders: scenario.orders.length,
@@ -806,6 +821,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
   }
   report ??= {
     seed: opts.seed,
+    faultPreset,
     payments: scenario.payments,
     paymentsSent: 0,
     orders: scenario.orders.length,
