@@ -16,6 +16,13 @@ import { deliveryIdRange } from '../platform/ids';
  * attempt number), so a delivery is never marked succeeded twice and a late result never
  * overrides a newer attempt. An endpoint disabled here emits alert.webhook_endpoint_disabled to
  * the organization's other endpoints, once, whoever disables it first.
+ *
+ * Lock order: every writer of both takes the endpoint's row before any of its deliveries' rows
+ * (here, applySucceededAttempts, updateWebhookEndpoint, deleteWebhookEndpoint). Disabling holds
+ * the endpoint and then closes all its pending deliveries; a success recorded at the same time for
+ * one of them used to hold that delivery and then wait for the endpoint (to clear failing_since):
+ * a deadlock, and when Postgres aborted the disabling side its 410 was lost — the endpoint stayed
+ * enabled and the attempt `unrecorded` (issue 39).
  */
 export async function applyAttempt(
   deps: WebhookDeps & { logger?: Logger },
@@ -46,10 +53,11 @@ export async function applyAttempt(
     const next = verdict.next;
 
     if (next.state === 'succeeded') {
-      await tx.update(webhookDeliveries).set({ status: 'succeeded', deliveredAt: now, nextAttemptAt: null }).where(mine);
+      // The endpoint before the delivery (the lock order above).
       if (endpoint.failingSince) {
         await tx.update(webhookEndpoints).set({ failingSince: null }).where(and(eq(webhookEndpoints.id, endpoint.id), sql`${webhookEndpoints.failingSince} is not null`));
       }
+      await tx.update(webhookDeliveries).set({ status: 'succeeded', deliveredAt: now, nextAttemptAt: null }).where(mine);
       return { outcome: 'succeeded', statusCode: status };
     }
 
@@ -131,20 +139,22 @@ const applySucceededStatement = prepareStatement<{
 }>(
   'webhooks.apply_succeeded',
   sql`
-    with r as (
+    with recovered as (
+      update webhook_endpoints e set failing_since = null
+        from (select id from webhook_endpoints where id = any(${p('recoveredEndpointIds')}::text[]) and failing_since is not null order by id for update) l
+       where e.id = l.id
+      returning e.id
+    ), r as materialized (
       select * from unnest(${p('ids')}::text[], ${p('attempts')}::int[], ${p('startedAt')}::text[], ${p('durationsMs')}::int[],
                            ${p('statusCodes')}::int[], ${p('responseExcerpts')}::text[])
         as r(id, attempt, started_at, duration_ms, status_code, response_excerpt)
+       where (select count(*) from recovered) >= 0
     ), replaced as (
       delete from webhook_attempts a using r where a.delivery_id = r.id and a.attempt_number = r.attempt and a.outcome = 'interrupted'
          and a.delivery_id between ${p('from')} and ${p('to')}
     ), logged as (
       insert into webhook_attempts (delivery_id, attempt_number, started_at, duration_ms, status_code, error, response_excerpt, outcome)
       select r.id, r.attempt, r.started_at::timestamptz, r.duration_ms, r.status_code, null, r.response_excerpt, 'succeeded' from r
-    ), recovered as (
-      update webhook_endpoints e set failing_since = null
-        from (select id from webhook_endpoints where id = any(${p('recoveredEndpointIds')}::text[]) and failing_since is not null order by id for update) l
-       where e.id = l.id
     )
     update webhook_deliveries d set status = 'succeeded', delivered_at = ${p('now')}::timestamptz, next_attempt_at = null
       from r where d.id = r.id and d.status = 'pending' and d.attempt_count = r.attempt and d.id between ${p('from')} and ${p('to')}`,
@@ -161,7 +171,11 @@ export interface SucceededAttempt {
  * applyAttempt for many succeeded attempts, in one statement: each attempt's record (replacing an
  * `interrupted` one), each delivery succeeded if it is still this attempt's, and the endpoints
  * that were failing when claimed no longer failing. Endpoint rows are locked in id order, so two
- * of these never wait on each other in a cycle.
+ * of these never wait on each other in a cycle, and before any delivery row (applyAttempt's lock
+ * order): `r`, which every other part reads, is gated on `recovered` having run to completion (an
+ * uncorrelated scalar subquery is evaluated once, before r's first row). Left to itself Postgres
+ * runs a data-modifying CTE the main query does not read only after the main query, so the
+ * deliveries were locked first and a concurrent disabling (410 Gone) deadlocked with this.
  */
 export async function applySucceededAttempts(deps: WebhookDeps, items: SucceededAttempt[]): Promise<void> {
   if (items.length === 0) return;
