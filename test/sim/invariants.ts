@@ -204,7 +204,15 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
   const hookBad: string[] = [];
   for (const ep of input.endpoints) {
     const state = endpointState.get(ep.id);
-    const goneAt = input.posts.find((p) => p.endpoint === ep.path && p.answer === 'gone')?.at ?? null;
+    // The first 410 that reached the service. A 410 the receiver wrote to a connection the service
+    // had already given up on (`unread`, see webhook-receiver.ts: this event loop stalled past the
+    // service's timeout, so the service recorded a timeout, retried, and closed the connection; or
+    // the worker ended with it open) was never taken in and disables nothing: counting it was a
+    // false "answered 410 but is still enabled" whenever the receiver happened to draw 410 for such
+    // a POST (issue 39). A 410 that did reach a live worker must disable the endpoint, however its
+    // recording went: one lost to a deadlock with a success recorded at the same time (the service
+    // bug of issue 39, core/webhooks/apply.ts) is still reported here.
+    const goneAt = input.posts.find((p) => p.endpoint === ep.path && p.answer === 'gone' && !p.unread)?.at ?? null;
     if (state?.enabled && goneAt !== null) hookBad.push(`${ep.id} answered 410 but is still enabled`);
     for (const e of eventRows) {
       if (e.organization_id !== ep.organizationId || !ep.events.includes(e.type)) continue;
