@@ -371,6 +371,13 @@ export const transfers = pgTable(
      */
     minedAfter: ts('mined_after'),
     minedBy: ts('mined_by'),
+    /**
+     * The block-timestamp witness (core/detection/clock-witness.ts): the window its timestamp put the
+     * block's mining in, as measured against the service's looks; null where it was off or not
+     * established.
+     */
+    clockMinedAfter: ts('clock_mined_after'),
+    clockMinedBy: ts('clock_mined_by'),
     /** Why it is attributed to nobody (no_holder | undecidable); null when attributed. */
     unattributedReason: text('unattributed_reason').$type<'no_holder' | 'undecidable'>(),
   },
@@ -442,6 +449,8 @@ export const chainHeadObservations = pgTable(
     blockHash: text('block_hash'),
     firstSeenAt: ts('first_seen_at').notNull(),
     lastSeenAt: ts('last_seen_at').notNull(),
+    /** The seen block's timestamp (null: the look did not tell, e.g. a pushed head): the clock witness's samples. */
+    blockTimestamp: ts('block_timestamp'),
   },
   (t) => [
     primaryKey({ name: 'chain_head_observations_pk', columns: [t.chainId, t.headNumber] }),

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { prepareStatement, type DbOrTx } from '../../db/client';
 import type { MiningEvidence } from './head-observations';
+import { usableClock } from './clock-witness';
 
 /**
  * Who a transfer into a pool address belongs to (design.md §4, §4b): the one authority for
@@ -18,6 +19,10 @@ import type { MiningEvidence } from './head-observations';
  *      the chain's HEAD_LAG_SECONDS (a margin for a provider behind the chain and for the time
  *      between two looks at the head; a look older than L before T0 proves nothing);
  *   2. the block existed before A ended: minedBy ≤ T1 (strict: seen before the hand-over).
+ * Where the chain's consensus ties block timestamps to wall-clock slots and the service has
+ * measured that clock around the block, the block's timestamp is a second witness
+ * (clock-witness.ts): mined after its window's start proves 1's "did not exist when A began"
+ * (no L: the window carries its own margin), mined by its window's end proves 2.
  * Otherwise the transfer stays unattributed, recorded and visible, with its reason:
  *   - `no_holder`: the evidence places the block where nobody held the address (before its first
  *     assignment, after an assignment ended: cooling down or back in the pool);
@@ -89,7 +94,7 @@ export async function assignmentsAround(db: DbOrTx, poolAddressIds: number[], fr
  * head after another had shown the block) is cut back to minedBy, the one that is proof.
  */
 export function usableEvidence(e: MiningEvidence): MiningEvidence {
-  if (e.minedAfter && e.minedBy && e.minedAfter.getTime() > e.minedBy.getTime()) return { minedAfter: e.minedBy, minedBy: e.minedBy };
+  if (e.minedAfter && e.minedBy && e.minedAfter.getTime() > e.minedBy.getTime()) return { ...e, minedAfter: e.minedBy, minedBy: e.minedBy };
   return e;
 }
 
@@ -103,14 +108,17 @@ export function attributeTransfer(
   headLagSeconds: number,
 ): AttributionDecision {
   const { minedAfter, minedBy } = usableEvidence(transfer);
+  // The block-timestamp witness (clock-witness.ts), where established: its margin is its own tolerance, not L.
+  const clock = usableClock(transfer);
   const lag = headLagSeconds * 1000;
   const own = spans.filter((s) => s.poolAddressId === transfer.poolAddressId).sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
-  const notYetAt = (t: Date) => minedAfter !== null && minedAfter.getTime() >= t.getTime() - lag;
-  const existedAt = (t: Date) => minedBy !== null && minedBy.getTime() <= t.getTime();
+  const notYetAt = (t: Date) => (minedAfter !== null && minedAfter.getTime() >= t.getTime() - lag) || (clock !== null && clock.after.getTime() >= t.getTime());
+  const existedAt = (t: Date) => (minedBy !== null && minedBy.getTime() <= t.getTime()) || (clock !== null && clock.by.getTime() <= t.getTime());
+  const minedAfterEnd = (t: Date) => (minedAfter !== null && minedAfter.getTime() >= t.getTime()) || (clock !== null && clock.after.getTime() >= t.getTime());
   // Seen before it began is proof it existed then, whatever the margin says.
   const held = own.find((s) => notYetAt(s.startedAt) && !existedAt(s.startedAt) && (s.endedAt === null || existedAt(s.endedAt)));
   if (held) return { assignment: held, reason: null };
   // Could an assignment have held the address when the block was mined? Then the evidence cannot decide.
-  const possible = own.some((s) => !existedAt(s.startedAt) && !(s.endedAt !== null && minedAfter !== null && minedAfter.getTime() >= s.endedAt.getTime()));
+  const possible = own.some((s) => !existedAt(s.startedAt) && !(s.endedAt !== null && minedAfterEnd(s.endedAt)));
   return { assignment: null, reason: possible ? 'undecidable' : 'no_holder' };
 }

@@ -61,7 +61,7 @@ export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAda
   const headBlock = await adapter.head();
   const head = headBlock.number;
   // Another look at the head: evidence for attribution (head-observations.ts), as the scan's.
-  await recordHeadObservation(ctx.db, { chainId: chain.chainId, head, askedAt, answeredAt: ctx.clock.now(), hash: headBlock.hash });
+  await recordHeadObservation(ctx.db, { chainId: chain.chainId, head, askedAt, answeredAt: ctx.clock.now(), hash: headBlock.hash, blockTimestamp: headBlock.timestamp });
   // The count shown is from the head; the decision may be from a lower height (Tron: solidification).
   const deciding = adapter.confirmingHead ? Math.min(head, await adapter.confirmingHead(head)) : head;
   const run: ConfirmationRun = { head, updated: 0, confirmed: 0, completed: 0, mismatched: 0 };

@@ -31,6 +31,8 @@ export interface HeadObservation {
   answeredAt: Date;
   /** The hash of the block seen at that height; null where the source does not tell it. */
   hash: string | null;
+  /** That block's timestamp, Unix seconds (the clock witness's sample, clock-witness.ts); absent where the source does not tell it. */
+  blockTimestamp?: number;
 }
 
 /**
@@ -40,8 +42,9 @@ export interface HeadObservation {
  */
 export async function recordHeadObservation(db: DbOrTx, o: HeadObservation): Promise<void> {
   await db.execute(sql`
-    insert into chain_head_observations (chain_id, head_number, block_hash, first_seen_at, last_seen_at)
-    select ${o.chainId}, ${o.head}, ${o.hash}::text, ${o.answeredAt.toISOString()}::timestamptz, ${o.askedAt.toISOString()}::timestamptz
+    insert into chain_head_observations (chain_id, head_number, block_hash, first_seen_at, last_seen_at, block_timestamp)
+    select ${o.chainId}, ${o.head}, ${o.hash}::text, ${o.answeredAt.toISOString()}::timestamptz, ${o.askedAt.toISOString()}::timestamptz,
+      ${o.blockTimestamp === undefined ? null : new Date(o.blockTimestamp * 1000).toISOString()}::timestamptz
     where not exists (select 1 from chain_head_observations where chain_id = ${o.chainId} and head_number > ${o.head})
     on conflict (chain_id, head_number) do update set
       block_hash = coalesce(excluded.block_hash, chain_head_observations.block_hash),
@@ -54,7 +57,13 @@ export async function recordHeadObservation(db: DbOrTx, o: HeadObservation): Pro
         -- sighting — a late write of an older look at another block must not date this one earlier.
         else greatest(chain_head_observations.first_seen_at, excluded.first_seen_at)
       end,
-      last_seen_at = greatest(chain_head_observations.last_seen_at, excluded.last_seen_at)`);
+      last_seen_at = greatest(chain_head_observations.last_seen_at, excluded.last_seen_at),
+      -- The timestamp of the block the row now holds.
+      block_timestamp = case
+        when excluded.block_hash is not distinct from chain_head_observations.block_hash then coalesce(chain_head_observations.block_timestamp, excluded.block_timestamp)
+        when excluded.block_hash is null then chain_head_observations.block_timestamp
+        else excluded.block_timestamp
+      end`);
 }
 
 /** When a block was mined, as far as the service's observations tell. */
@@ -63,6 +72,14 @@ export interface MiningEvidence {
   minedAfter: Date | null;
   /** Mined by this (the first time a head at or past it was known); null: never seen (not scanned yet). */
   minedBy: Date | null;
+  /** Where the block's timestamp puts its mining (clock-witness.ts); absent or null: no such witness. */
+  clock?: ClockWindow | null;
+}
+
+/** The block-timestamp witness: the block was mined after `after` and by `by`, on the chain's measured clock. */
+export interface ClockWindow {
+  after: Date;
+  by: Date;
 }
 
 /**

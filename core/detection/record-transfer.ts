@@ -10,7 +10,8 @@ import type { Protocol } from '../chains/registry';
 import type { ChainTransfer } from '../chains/adapter-contract';
 import { logMoney, tokenAmount } from '../platform/money-log';
 import { assignmentsAround, attributeTransfer, type AssignmentSpan, type UnattributedReason } from './attribution';
-import { miningEvidence, type MiningEvidence } from './head-observations';
+import { miningEvidence, type ClockWindow, type MiningEvidence } from './head-observations';
+import { clockWindows, usableClock } from './clock-witness';
 
 /**
  * Recording what the chain scanners see (design.md §4). Detection only records transfers and asks
@@ -70,7 +71,15 @@ export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: Observ
   if (fresh.length === 0) return 0;
 
   const evidence = await miningEvidence(tx, chainId, fresh.map((i) => i.observed.blockNumber));
-  const of = (item: ObservedItem): MiningEvidence => evidence.get(item.observed.blockNumber) ?? { minedAfter: null, minedBy: null };
+  // The block-timestamp witness, on the chains it is enabled for (clock-witness.ts).
+  const clocks =
+    chain.clockWitnessToleranceSeconds === undefined
+      ? new Map<number, ClockWindow>()
+      : await clockWindows(tx, chainId, fresh.map((i) => ({ number: i.observed.blockNumber, timestamp: i.observed.blockTimestamp })), chain.clockWitnessToleranceSeconds, chain.headLagSeconds);
+  const of = (item: ObservedItem): MiningEvidence => ({
+    ...(evidence.get(item.observed.blockNumber) ?? { minedAfter: null, minedBy: null }),
+    clock: clocks.get(item.observed.blockNumber) ?? null,
+  });
   const afters = fresh.map((i) => of(i).minedAfter);
   const bys = fresh.map((i) => of(i).minedBy);
   const lagMs = chain.headLagSeconds * 1000;
@@ -148,6 +157,9 @@ function transferRow(
     detectedAt: ctx.clock.now(),
     minedAfter: evidence.minedAfter,
     minedBy: evidence.minedBy,
+    // Kept only where it was a witness (consistent with the looks).
+    clockMinedAfter: usableClock(evidence)?.after ?? null,
+    clockMinedBy: usableClock(evidence)?.by ?? null,
     unattributedReason: assignment ? null : unattributedReason,
   };
 }
@@ -284,6 +296,8 @@ function logPaymentSeen(ctx: ServiceContext, t: typeof transfers.$inferInsert): 
     unattributedReason: t.unattributedReason ?? null,
     minedAfter: t.minedAfter ?? null,
     minedBy: t.minedBy ?? null,
+    clockMinedAfter: t.clockMinedAfter ?? null,
+    clockMinedBy: t.clockMinedBy ?? null,
     counted: t.counted,
     chainId: t.chainId,
     currency: t.currency,

@@ -72,7 +72,7 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   if (!cp) {
     const askedAt = ctx.clock.now();
     const head = await adapter.head();
-    await recordHeadObservation(ctx.db, { chainId, head: head.number, askedAt, answeredAt: ctx.clock.now(), hash: head.hash });
+    await recordHeadObservation(ctx.db, { chainId, head: head.number, askedAt, answeredAt: ctx.clock.now(), hash: head.hash, blockTimestamp: head.timestamp });
     const created = await ctx.db.transaction((tx) => initCheckpoint(tx, chainId, head));
     if (created) ctx.logger.info({ chainId, block: head.number }, 'chain checkpoint initialised at the head');
     return { status: created ? 'initialized' : 'conflict', toBlock: head.number, recorded: 0, logs: 0, head: head.number };
@@ -82,7 +82,7 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
   const head = await adapter.head();
   // What the provider answered is evidence of when blocks were mined (attribution.ts), whatever
   // the scan does next; recorded on its own, before the range's transaction.
-  const look = { chainId, head: head.number, askedAt, answeredAt: ctx.clock.now(), hash: head.hash };
+  const look = { chainId, head: head.number, askedAt, answeredAt: ctx.clock.now(), hash: head.hash, blockTimestamp: head.timestamp };
   await recordHeadObservation(ctx.db, look);
   // A provider behind our checkpoint (a lagging node, a local chain restarted from an older state)
   // proves nothing yet: wait until it reaches the checkpoint, then compare hashes.

@@ -669,4 +669,30 @@ describe('detection core: attribution rule (pure)', () => {
   it('a minedAfter later than minedBy (a lagging provider) is cut back to minedBy', () => {
     expect(holder(attributeTransfer([span(2, 10, null)], mined(11, 9), L))).to.equal('no_holder');
   });
+
+  /** The clock witness's window (clock-witness.ts): mined after `after` and by `by` seconds. */
+  const clocked = (lookAfter: number | null, lookBy: number | null, after: number, by: number) => ({
+    ...mined(lookAfter, lookBy),
+    clock: { after: new Date(t0 + after * 1000), by: new Date(t0 + by * 1000) },
+  });
+  it('clock witness: a block no look placed (the provider held) belongs to the order its window starts after; near the start it decides nothing', () => {
+    // Looks stopped at 0 and came back at 60; the order began at 10; the window says 18–24.
+    expect(holder(attributeTransfer([span(2, 10, null)], clocked(0, 60, 18, 24), L))).to.equal(2);
+    // The window reaches before the start (no L here: its tolerance is its margin): undecidable.
+    expect(holder(attributeTransfer([span(2, 10, null)], clocked(0, 60, 9.5, 16), L))).to.equal('undecidable');
+    // A window wholly before the start: mined before the order, nobody's (a stray to a fresh address).
+    expect(holder(attributeTransfer([span(2, 10, null)], clocked(0, 60, 2, 8), L))).to.equal('no_holder');
+  });
+  it('clock witness: a payment seen only after its deposit reference ended is its when the window ends before the end', () => {
+    expect(holder(attributeTransfer([span(1, -100, 30)], clocked(0, 60, 18, 24), L))).to.equal(1);
+    expect(holder(attributeTransfer([span(1, -100, 30)], clocked(0, 60, 26, 32), L))).to.equal('undecidable');
+    // Mined after the end by the window: nobody's, and never the next holder's before its start.
+    expect(holder(attributeTransfer([span(1, -100, 30), span(2, 92, null)], clocked(0, 120, 40, 46), L))).to.equal('no_holder');
+  });
+  it('clock witness: a window that contradicts the looks is no witness (the chain clock did not behave as measured)', () => {
+    // Seen at 15, yet the window says mined after 18: dropped, the looks alone decide (undecidable).
+    expect(holder(attributeTransfer([span(2, 10, null)], clocked(0, 15, 18, 24), L))).to.equal('undecidable');
+    // Looked for at 40 and absent, yet the window says mined by 24: dropped.
+    expect(holder(attributeTransfer([span(1, -100, 30)], clocked(40, 60, 18, 24), L))).to.equal('no_holder');
+  });
 });

@@ -34,12 +34,14 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
   const poolAddresses = new Set((await sql<{ address: string }[]>`select address from pool_addresses`).map((r) => r.address.toLowerCase()));
 
   // The evidence of when each recorded transfer was mined (the service's looks at the chain head).
-  const evidence = new Map<string, { minedAfterMs: number | null; minedByMs: number | null }>();
-  for (const r of await sql<{ tx_hash: string; index_in_tx: number; mined_after: Date | string | null; mined_by: Date | string | null }[]>`
-    select tx_hash, index_in_tx, mined_after, mined_by from transfers where status <> 'dropped'`) {
+  const evidence = new Map<string, NonNullable<ModelTransfer['evidence']>>();
+  for (const r of await sql<{ tx_hash: string; index_in_tx: number; mined_after: Date | string | null; mined_by: Date | string | null; clock_mined_after: Date | string | null; clock_mined_by: Date | string | null }[]>`
+    select tx_hash, index_in_tx, mined_after, mined_by, clock_mined_after, clock_mined_by from transfers where status <> 'dropped'`) {
     evidence.set(transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx }), {
       minedAfterMs: r.mined_after === null ? null : ms(r.mined_after),
       minedByMs: r.mined_by === null ? null : ms(r.mined_by),
+      clockAfterMs: r.clock_mined_after === null ? null : ms(r.clock_mined_after),
+      clockByMs: r.clock_mined_by === null ? null : ms(r.clock_mined_by),
     });
   }
   const transfers: ModelTransfer[] = [];

@@ -25,7 +25,7 @@ export interface ModelTransfer {
    * (a stored fact, like the holdings; for a re-mined transaction, that of its first sighting).
    * Absent: the service never recorded the transfer (an invariant violation already).
    */
-  evidence?: { minedAfterMs: number | null; minedByMs: number | null };
+  evidence?: { minedAfterMs: number | null; minedByMs: number | null; clockAfterMs?: number | null; clockByMs?: number | null };
 }
 
 export interface ModelOrder {

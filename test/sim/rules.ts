@@ -52,31 +52,39 @@ export interface Holding {
  * What attribution needs of a transfer: its recipient and the evidence of when its block was mined,
  * from the service's own looks at the chain head (design.md §4b): mined after `minedAfterMs` (the
  * last time a head below the block was answered; null: never) and by `minedByMs` (the first time a
- * head at or past it was known; null: never). Block timestamps are no evidence.
+ * head at or past it was known; null: never). A block timestamp is evidence only as the window
+ * the service stored for it (the clock witness, core/detection/clock-witness.ts, where enabled and
+ * established): mined after `clockAfterMs` and by `clockByMs` (null: no witness).
  */
 export interface AttributionFacts {
   to: string;
   minedAfterMs: number | null;
   minedByMs: number | null;
+  clockAfterMs?: number | null;
+  clockByMs?: number | null;
 }
 
 /**
  * Who a transfer is attributed to (design.md §4, §4b), with L the chain's HEAD_LAG_SECONDS:
  * the holding H (start T0, end T1 or open) such that the block was not seen by T0 and was looked
  * for no earlier than L before T0 (minedAfter ≥ T0 − L, minedBy > T0), and was seen by T1
- * (minedBy ≤ T1); minedAfter later than minedBy is cut back to minedBy. Else nobody.
+ * (minedBy ≤ T1); minedAfter later than minedBy is cut back to minedBy. The clock window, where
+ * stored, proves the same without the margin: clockAfter ≥ T0, clockBy ≤ T0 (existed at the
+ * start), clockBy ≤ T1. Else nobody.
  */
 export function holderAt(holdings: readonly Holding[], t: AttributionFacts, lagSeconds: number): Holding['holder'] | null {
   const by = t.minedByMs;
   const after = t.minedAfterMs !== null && by !== null && t.minedAfterMs > by ? by : t.minedAfterMs;
+  const clockAfter = t.clockAfterMs ?? null;
+  const clockBy = t.clockByMs ?? null;
   const lag = lagSeconds * 1000;
+  const existedAt = (ms: number) => (by !== null && by <= ms) || (clockBy !== null && clockBy <= ms);
   const found = holdings.filter(
     (h) =>
       h.address === t.to &&
-      after !== null &&
-      after >= h.startMs - lag &&
-      !(by !== null && by <= h.startMs) &&
-      (h.endMs === null || (by !== null && by <= h.endMs)),
+      ((after !== null && after >= h.startMs - lag) || (clockAfter !== null && clockAfter >= h.startMs)) &&
+      !existedAt(h.startMs) &&
+      (h.endMs === null || existedAt(h.endMs)),
   );
   if (found.length > 1) throw new Error(`the rule gives ${found.length} holders for one transfer to ${t.to}`);
   return found[0]?.holder ?? null;
