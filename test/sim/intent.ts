@@ -36,8 +36,19 @@ export interface IntentReport {
   straysUnattributed: number;
   /** Meant for something, unattributed: count per documented class. */
   unattributed: Record<string, number>;
+  /**
+   * Issue 39's liveness measure. Honest on-time: meant for an order, in its chain and token, sent
+   * before the order ended and at least ON_TIME_MARGIN_MS before its grace ended (so mined within
+   * it); or meant for a deposit reference and sent while it was bound. `notCredited` breaks the
+   * rest down by the service's reason and the cause read from the evidence against the meant
+   * holding (no look before its start, seen only after its end, both, other).
+   */
+  honest: { total: number; credited: number; notCredited: Record<string, number> };
   violations: string[];
 }
+
+/** An honest payer sends at least this long before the grace ends (a few blocks to be mined). */
+const ON_TIME_MARGIN_MS = 5_000;
 
 /** What a payment reference of the simulation means: `…-o<n>` an order, `…-d<n>` a deposit reference, `…-s<n>` nothing. */
 export function intentOfRef(ref: string): Intent {
@@ -71,18 +82,39 @@ export function paymentsOfTrace(entries: readonly TraceEntry[], startedAt: numbe
   return out;
 }
 
-export async function judgeByIntent(sql: postgres.Sql, payments: Map<string, { ref: string; sentAt: number; chainId: string }>): Promise<IntentReport> {
-  const report: IntentReport = { judgedPerChain: {}, judged: 0, wrongCredit: 0, creditedAsMeant: 0, straysUnattributed: 0, unattributed: {}, violations: [] };
-  const orderRows = await sql<{ id: string; order_reference: string; status: string; completed_at: Date | string | null; expired_at: Date | string | null }[]>`
-    select id, order_reference, status, completed_at, expired_at from orders`;
+export async function judgeByIntent(
+  sql: postgres.Sql,
+  payments: Map<string, { ref: string; sentAt: number; chainId: string }>,
+  /** Each chain's L (HEAD_LAG_SECONDS), for the causes of the honest payments not credited. */
+  lagSeconds: ReadonlyMap<string, number> = new Map(),
+): Promise<IntentReport> {
+  const report: IntentReport = { judgedPerChain: {}, judged: 0, wrongCredit: 0, creditedAsMeant: 0, straysUnattributed: 0, unattributed: {}, honest: { total: 0, credited: 0, notCredited: {} }, violations: [] };
+  const orderRows = await sql<{ id: string; order_reference: string; status: string; chain_id: string; currency: string; grace_ends_at: Date | string; completed_at: Date | string | null; expired_at: Date | string | null }[]>`
+    select id, order_reference, status, chain_id, currency, grace_ends_at, completed_at, expired_at from orders`;
+  // The holdings (assignments) of what each payment was meant for: its start and end.
+  const holdingRows = await sql<{ order_id: string | null; deposit_binding_id: string | null; started_at: Date | string; ended_at: Date | string | null }[]>`
+    select order_id, deposit_binding_id, started_at, ended_at from address_assignments`;
+  const holdings = new Map(holdingRows.map((h) => [`${h.order_id ? 'order' : 'deposit'} ${h.order_id ?? h.deposit_binding_id}`, { startedAt: new Date(h.started_at).getTime(), endedAt: h.ended_at === null ? null : new Date(h.ended_at).getTime() }]));
   const orders = new Map(orderRows.map((o) => [o.order_reference, o]));
   const bindingRows = await sql<{ id: string; deposit_reference: string; unbound_at: Date | string | null }[]>`
     select id, deposit_reference, unbound_at from deposit_bindings`;
   const bindings = new Map<string, (typeof bindingRows)[number][]>();
   for (const b of bindingRows) bindings.set(b.deposit_reference, [...(bindings.get(b.deposit_reference) ?? []), b]);
-  const rows = await sql<{ chain_id: string; tx_hash: string; index_in_tx: number; to_address: string; currency: string; order_id: string | null; deposit_binding_id: string | null; unattributed_reason: string | null; status: string }[]>`
-    select chain_id, tx_hash, index_in_tx, to_address, currency, order_id, deposit_binding_id, unattributed_reason, status from transfers where status <> 'dropped'`;
+  const rows = await sql<{ chain_id: string; tx_hash: string; index_in_tx: number; to_address: string; currency: string; order_id: string | null; deposit_binding_id: string | null; unattributed_reason: string | null; status: string; mined_after: Date | string | null; mined_by: Date | string | null; clock_mined_after: Date | string | null; clock_mined_by: Date | string | null }[]>`
+    select chain_id, tx_hash, index_in_tx, to_address, currency, order_id, deposit_binding_id, unattributed_reason, status, mined_after, mined_by, clock_mined_after, clock_mined_by from transfers where status <> 'dropped'`;
   const count = (cls: string) => (report.unattributed[cls] = (report.unattributed[cls] ?? 0) + 1);
+  const ms = (v: Date | string | null) => (v === null ? null : new Date(v).getTime());
+  /** Why an honest payment was not credited to what it was meant for, read from the evidence. */
+  const causeOf = (r: (typeof rows)[number], meant: string): string => {
+    const h = holdings.get(meant);
+    if (!h) return `${r.unattributed_reason ?? 'credited elsewhere'}: other (${r.chain_id.replace(/-local$/, '')})`;
+    const lag = (lagSeconds.get(r.chain_id) ?? 0) * 1000;
+    const [after, by, clockAfter, clockBy] = [ms(r.mined_after), ms(r.mined_by), ms(r.clock_mined_after), ms(r.clock_mined_by)];
+    const looked = (after !== null && after >= h.startedAt - lag) || (clockAfter !== null && clockAfter >= h.startedAt);
+    const seenInTime = h.endedAt === null || (by !== null && by <= h.endedAt) || (clockBy !== null && clockBy <= h.endedAt);
+    const cause = !looked && !seenInTime ? 'both' : !looked ? 'no look before the start' : !seenInTime ? 'seen after the end' : 'other';
+    return `${r.unattributed_reason ?? 'credited elsewhere'}: ${cause} (${r.chain_id.replace(/-local$/, '')})`;
+  };
   for (const r of rows) {
     const identity = transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx });
     const sent = payments.get(paymentKey({ chainId: r.chain_id, txHash: r.tx_hash, indexInTx: r.index_in_tx, to: r.to_address, currency: r.currency }));
@@ -94,6 +126,7 @@ export async function judgeByIntent(sql: postgres.Sql, payments: Map<string, { r
     let meant: string | null = null;
     let endedAt: number | null = null;
     let endedAs: 'expired' | 'ended' | null = null;
+    let honest = false;
     if (intent?.kind === 'order') {
       const o = orders.get(intent.ref);
       if (!o) {
@@ -103,6 +136,7 @@ export async function judgeByIntent(sql: postgres.Sql, payments: Map<string, { r
       meant = `order ${o.id}`;
       endedAt = o.expired_at ? new Date(o.expired_at).getTime() : o.completed_at ? new Date(o.completed_at).getTime() : null;
       endedAs = o.expired_at ? 'expired' : o.completed_at ? 'ended' : null;
+      honest = r.chain_id === o.chain_id && r.currency === o.currency && (endedAt === null || sent.sentAt < endedAt) && sent.sentAt <= new Date(o.grace_ends_at).getTime() - ON_TIME_MARGIN_MS;
     } else if (intent?.kind === 'deposit') {
       // The reference's binding that held the address when the payment was sent (a reference may be bound again later).
       const candidates = bindings.get(intent.ref) ?? [];
@@ -114,6 +148,15 @@ export async function judgeByIntent(sql: postgres.Sql, payments: Map<string, { r
       meant = `deposit ${b.id}`;
       endedAt = b.unbound_at ? new Date(b.unbound_at).getTime() : null;
       endedAs = b.unbound_at ? 'ended' : null;
+      honest = endedAt === null || sent.sentAt < endedAt;
+    }
+    if (honest && meant !== null) {
+      report.honest.total++;
+      if (got === meant) report.honest.credited++;
+      else {
+        const cause = causeOf(r, meant);
+        report.honest.notCredited[cause] = (report.honest.notCredited[cause] ?? 0) + 1;
+      }
     }
     if (got !== null) {
       if (got === meant) report.creditedAsMeant++;
@@ -141,8 +184,12 @@ export async function judgeByIntent(sql: postgres.Sql, payments: Map<string, { r
 /** The closing note's lines. */
 export function formatIntent(r: IntentReport): string[] {
   const classes = Object.entries(r.unattributed).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+  const h = r.honest;
+  const rest = Object.entries(h.notCredited).sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
   return [
     `credited to something it was not meant for: ${r.wrongCredit}`,
+    `honest on-time payments credited automatically: ${h.credited} of ${h.total} (${h.total === 0 ? '100.0' : ((100 * h.credited) / h.total).toFixed(1)}%)`,
+    `honest not credited   ${rest}`,
     `intent oracle         ${r.judged} payments judged (${Object.entries(r.judgedPerChain).map(([c, n]) => `${c} ${n}`).join(', ')}): ${r.creditedAsMeant} credited as meant, ${r.straysUnattributed} strays left unattributed`,
     `unattributed by class ${classes}`,
   ];

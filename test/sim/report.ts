@@ -8,6 +8,7 @@ export function formatReport(r: SimReport): string {
   const split = (key: 'payments' | 'orders' | 'deposits' | 'reorgs') => `(EVM ${f.evm[key]}, Tron ${f.tron[key]}, Solana ${f.solana[key]})`;
   const lines = [
     `seed                  ${r.seed}`,
+    `faults                ${r.faultPreset}`,
     `payments              ${r.paymentsSent} sent of ${r.payments} planned ${split('payments')}`,
     `orders                ${r.ordersCreated} created of ${r.orders} planned ${split('orders')}`,
     `deposits              ${r.deposits} references bound ${split('deposits')}`,

@@ -294,6 +294,11 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       TOKEN_ETHEREUM_LOCAL_USDT: tokens.USDT,
       TOKEN_ETHEREUM_LOCAL_USDC: tokens.USDC,
       TOKEN_ETHEREUM_LOCAL_DAI: tokens.DAI,
+      // anvil and tron-local stand in for Ethereum proof of stake and Tron: their clocks run at a
+      // steady lag, like a slot clock, so the block-timestamp witness of attribution is on as on
+      // those chains (anvil stamps whole seconds: a tolerance of two).
+      CLOCK_WITNESS_SECONDS_ETHEREUM_LOCAL: '2',
+      CLOCK_WITNESS_SECONDS_TRON_LOCAL: '3',
       RPC_URLS_TRON_LOCAL: tronProxy.url,
       TOKEN_TRON_LOCAL_USDT: tron.token,
       RPC_URLS_SOLANA_LOCAL: solanaProxy.url,
@@ -769,7 +774,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     if (modelMismatches.length > 40) mismatches.push(`model: … and ${modelMismatches.length - 40} more`);
     for (const l of services.errorLines()) trace.add('service-error-log', { line: l });
     // The intent oracle: every payment judged by what it was meant for, not by the service's rule.
-    intent = await judgeByIntent(db.sql, paymentsOfTrace(trace.entries, started));
+    intent = await judgeByIntent(db.sql, paymentsOfTrace(trace.entries, started), lagSeconds);
     violations.push(...intent.violations.slice(0, 40));
     if (intent.violations.length > 40) violations.push(`intent: … and ${intent.violations.length - 40} more`);
 
