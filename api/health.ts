@@ -3,6 +3,7 @@ import type { ApiDeps } from './deps';
 import { SERVICE_VERSION } from '../core/platform/version';
 import { pingDatabase } from '../db/client';
 import { degradedChains, healthStartedAt } from '../core/detection/chain-health';
+import { chainLooks, type ChainLooks } from '../core/detection/head-look-gaps';
 import { setRequestLogLevel } from './request-log';
 import { evictionHealth, readEvictionPolicy } from '../core/platform/redis-eviction';
 
@@ -22,7 +23,11 @@ async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
  * out of a load balancer. `checks` is {database, redis, redisEviction, chains}; add checks there.
  * The chains are judged from the database at the moment of asking (core/detection/chain-health.ts):
  * one not scanned or whose providers never answered is degraded whatever the cause, even with no
- * worker alive. While the process is still starting (ApiDeps.readiness) it answers 503
+ * worker alive. `chainLooks` tells, per enabled chain, how old the fleet's newest look at its head
+ * is and whether looks have stopped while its addresses are handed out (issue 39,
+ * core/detection/head-look-gaps.ts); a chain whose looks stopped makes checks.chains "degraded".
+ * The body is the same in both wire formats (never enveloped): api/format.ts has nothing to do
+ * with it. While the process is still starting (ApiDeps.readiness) it answers 503
  * {status: "starting"}. Its 503s are expected answers: logged as info (starting) or warn, not error.
  */
 export function healthHandler(deps: ApiDeps) {
@@ -43,8 +48,15 @@ export function healthHandler(deps: ApiDeps) {
       // Redis that may evict keys can lose queued jobs (core/platform/redis-eviction.ts).
       withTimeout(readEvictionPolicy(deps.redis), 2000).then(evictionHealth, () => 'unknown'),
     ]);
-    const stalled = database === 'ok' ? await withTimeout(degradedChains(deps, deps.clock.now(), startedAt), 2000).catch(() => null) : null;
-    const chains = stalled === null ? 'unknown' : stalled.length > 0 ? 'degraded' : 'ok';
+    const now = deps.clock.now();
+    const [stalled, looks] =
+      database === 'ok'
+        ? await Promise.all([
+            withTimeout(degradedChains(deps, now, startedAt), 2000).catch(() => null),
+            withTimeout(chainLooks(deps, now), 2000).catch(() => null),
+          ])
+        : [null, null];
+    const chains = stalled === null || looks === null ? 'unknown' : stalled.length > 0 || looks.some((c) => c.looks === 'stopped') ? 'degraded' : 'ok';
     const checks = { database, redis, redisEviction, chains };
     const reachable = database === 'ok' && redis === 'ok';
     if (!reachable) setRequestLogLevel(res, 'warn');
@@ -58,6 +70,18 @@ export function healthHandler(deps: ApiDeps) {
             stalledChains: stalled.map((c) => ({ chainId: c.chainId, reason: c.reason, since: c.since.toISOString(), head: c.head, checkpoint: c.checkpoint })),
           }
         : {}),
+      ...(looks ? { chainLooks: looks.map(presentLooks) } : {}),
     });
+  };
+}
+
+/** One chain's looks in /health: the age in seconds to a tenth, null where no look was ever stored. */
+function presentLooks(c: ChainLooks) {
+  return {
+    chainId: c.chainId,
+    looks: c.looks,
+    headLookAgeSeconds: c.ageMs === null ? null : Math.round(c.ageMs / 100) / 10,
+    lastLookAt: c.lastLookAt?.toISOString() ?? null,
+    head: c.head,
   };
 }

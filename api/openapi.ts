@@ -86,7 +86,7 @@ export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style
   paths['/health'] = {
     get: {
       summary:
-        'Health check (no key): status, timestamp, version, checks {database, redis, chains}; 503 "degraded" only when Postgres or Redis is down. A degraded chain (stalled, not scanned for CHAIN_STALL_ALERT_SECONDS whatever the cause, or whose providers never answered a head since start: reason never_answered, head and checkpoint null) answers 200 with checks.chains "degraded" and stalledChains [{chainId, reason, since, head, checkpoint}]',
+        'Health check (no key): status, timestamp, version, checks {database, redis, chains}; 503 "degraded" only when Postgres or Redis is down. A degraded chain (stalled, not scanned for CHAIN_STALL_ALERT_SECONDS whatever the cause, or whose providers never answered a head since start: reason never_answered, head and checkpoint null) answers 200 with checks.chains "degraded" and stalledChains [{chainId, reason, since, head, checkpoint}]. chainLooks [{chainId, looks, headLookAgeSeconds, lastLookAt, head}] per enabled chain: looks "ok" (a look at its head within HEAD_LOOK_ALERT_AFTER_SECONDS), "stale" (none that recent, but no address of it handed out since) or "stopped" (none that recent while its addresses were handed out: checks.chains "degraded")',
       tags: ['Health'],
       security: [],
       responses: { '200': { description: 'Healthy (ready)' }, '503': { description: 'Degraded (Postgres or Redis down), or status "starting": the process has not finished starting (npm start creates its first organization, key and pools first)' } },

@@ -75,16 +75,16 @@ const DATA: Record<EventType, { summary: string; data: Record<string, unknown> }
   },
   'alert.chain_stalled': {
     summary:
-      'A chain stopped moving for CHAIN_STALL_ALERT_SECONDS (checkpoint behind a moving head, head stopped, every provider failing, or no scan completed: workers down or job schedules lost); once per episode',
+      'A chain stopped moving for CHAIN_STALL_ALERT_SECONDS (checkpoint behind a moving head, head stopped, every provider failing, or no scan completed: workers down or job schedules lost); or, with reason looks_stopped, no process could look at its head for HEAD_LOOK_ALERT_AFTER_SECONDS while its addresses were handed out (fast payers of those orders may be left undecidable). Once per episode; a looks_stopped episode is its own',
     data: {
       type: 'object',
       required: ['chainId', 'reason', 'since', 'head', 'checkpoint'],
       properties: {
         chainId: { type: 'string' },
-        reason: { type: 'string', enum: ['providers_failing', 'not_scanned', 'head_stalled', 'checkpoint_stalled'] },
-        since: { type: 'string', format: 'date-time' },
-        head: { type: ['integer', 'null'], description: 'Highest head block the scanner has seen' },
-        checkpoint: { type: 'integer', description: 'Last scanned block' },
+        reason: { type: 'string', enum: ['providers_failing', 'not_scanned', 'head_stalled', 'checkpoint_stalled', 'looks_stopped'] },
+        since: { type: 'string', format: 'date-time', description: 'When the episode began (looks_stopped: when the last look at the head before the gap was taken)' },
+        head: { type: ['integer', 'null'], description: 'Highest head block the scanner has seen (looks_stopped: the head that last look saw)' },
+        checkpoint: { type: ['integer', 'null'], description: 'Last scanned block (null only with looks_stopped, for a chain never scanned)' },
       },
     },
   },

@@ -4,6 +4,7 @@ import type { Chain } from '../chains/registry';
 import type { ServiceContext } from '../service/context';
 import { adapterFor } from './monitor';
 import { recordHeadObservation } from './head-observations';
+import { startHeadLookWatch } from './head-look-gaps';
 
 /**
  * Looks at every enabled chain's head by a plain timer of each long-running process, API and
@@ -20,6 +21,8 @@ import { recordHeadObservation } from './head-observations';
  * provider is slow is not repeated while it is out; its answer still counts when it comes (the
  * observation is dated by the request's departure, head-observations.ts). A turn that fails is
  * logged once per outage and the next turn tries again; the timer never keeps the process alive.
+ * Every process that looks also watches the looks (head-look-gaps.ts): looks that stop while
+ * addresses are handed out are logged, shown in /health and alerted after HEAD_LOOK_ALERT_AFTER_SECONDS.
  */
 export interface HeadLooks {
   /** One look at every chain due now; resolves when each has answered or failed (tests). */
@@ -66,11 +69,13 @@ export function startHeadLooks(ctx: ServiceContext): HeadLooks {
   const timer = setInterval(() => void runOnce(), intervalMs);
   timer.unref();
   void runOnce();
+  const watch = startHeadLookWatch(ctx);
   return {
     runOnce,
     async close() {
       closed = true;
       clearInterval(timer);
+      await watch.close();
       await Promise.all(inFlight.values());
     },
   };

@@ -108,7 +108,7 @@ export async function watchChainStalls(ctx: ServiceContext): Promise<void> {
 }
 
 /** Organizations with an enabled webhook endpoint subscribed to an event type. */
-async function subscribedOrganizations(db: DbOrTx, type: string): Promise<string[]> {
+export async function subscribedOrganizations(db: DbOrTx, type: string): Promise<string[]> {
   const rows = await db
     .selectDistinct({ organizationId: webhookEndpoints.organizationId })
     .from(webhookEndpoints)

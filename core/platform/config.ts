@@ -90,6 +90,12 @@ export interface Config {
    * providers have all failed that long, is stalled: alert.chain_stalled and /health (CHAIN_STALL_ALERT_SECONDS).
    */
   chainStallAlertMs: number;
+  /**
+   * HEAD_LOOK_ALERT_AFTER_SECONDS: no look at a chain's head for this long while addresses of it
+   * are handed out is a gap: a warn line, /health's chainLooks and alert.chain_stalled with reason
+   * looks_stopped (core/detection/head-look-gaps.ts).
+   */
+  headLookAlertMs: number;
   /** Poll intervals of the repeatable jobs, in milliseconds. */
   intervals: {
     chainScanMs: number;
@@ -397,6 +403,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       maxBatchesPerRun: read.integer('RETENTION_MAX_BATCHES_PER_RUN', 100, 1, 100_000),
     },
     chainStallAlertMs: read.integer('CHAIN_STALL_ALERT_SECONDS', 300, 10, 7 * 86_400) * 1000,
+    headLookAlertMs: read.integer('HEAD_LOOK_ALERT_AFTER_SECONDS', 30, 1, 86_400) * 1000,
     trustProxy: parseTrustProxy(env.TRUST_PROXY, problems),
     pages: {
       rateLimitPerMinute: read.integer('PAGE_RATE_LIMIT_PER_MINUTE', 300, 1, 100_000_000),
@@ -442,6 +449,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     allowRedisEviction: read.boolean('ALLOW_REDIS_EVICTION', false),
   };
 
+  // Looks come up to 1.5 intervals apart (core/detection/head-looks.ts): a shorter threshold would call every pause a gap.
+  if (config.headLookAlertMs < 2 * config.intervals.headLookMs) {
+    problems.push(`HEAD_LOOK_ALERT_AFTER_SECONDS (${config.headLookAlertMs / 1000}) must be at least twice HEAD_LOOK_INTERVAL_MS (${config.intervals.headLookMs} ms)`);
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return { ...config, ...overrides };
 }

@@ -45,6 +45,20 @@ describe('configuration at start-up', () => {
     );
   });
 
+  it('alerts on stopped head looks after HEAD_LOOK_ALERT_AFTER_SECONDS, never within the spacing of the looks themselves', () => {
+    expect(loadConfig({}).headLookAlertMs).to.equal(30_000);
+    expect(loadConfig({ HEAD_LOOK_ALERT_AFTER_SECONDS: '5' }).headLookAlertMs).to.equal(5000);
+    for (const bad of ['0', 'soon', '1.5', '86401']) {
+      expect(() => loadConfig({ HEAD_LOOK_ALERT_AFTER_SECONDS: bad }), bad).to.throw(ConfigError, 'HEAD_LOOK_ALERT_AFTER_SECONDS must be an integer from 1 to 86400');
+    }
+    // Looks come up to 1.5 intervals apart: a threshold below two would call every pause a gap.
+    expect(() => loadConfig({ HEAD_LOOK_ALERT_AFTER_SECONDS: '3', HEAD_LOOK_INTERVAL_MS: '2000' })).to.throw(
+      ConfigError,
+      'HEAD_LOOK_ALERT_AFTER_SECONDS (3) must be at least twice HEAD_LOOK_INTERVAL_MS (2000 ms)',
+    );
+    expect(loadConfig({ HEAD_LOOK_ALERT_AFTER_SECONDS: '4', HEAD_LOOK_INTERVAL_MS: '2000' }).headLookAlertMs).to.equal(4000);
+  });
+
   it('reports every invalid setting at once, clearly', () => {
     try {
       loadConfig({ PORT: 'eighty', API_STYLE: 'c', NETWORK: 'mainnet', DATABASE_URL: 'mysql://x' });

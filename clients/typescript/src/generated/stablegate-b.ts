@@ -6322,7 +6322,7 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Health check (no key): status, timestamp, version, checks {database, redis, chains}; 503 "degraded" only when Postgres or Redis is down. A degraded chain (stalled, not scanned for CHAIN_STALL_ALERT_SECONDS whatever the cause, or whose providers never answered a head since start: reason never_answered, head and checkpoint null) answers 200 with checks.chains "degraded" and stalledChains [{chainId, reason, since, head, checkpoint}] */
+        /** Health check (no key): status, timestamp, version, checks {database, redis, chains}; 503 "degraded" only when Postgres or Redis is down. A degraded chain (stalled, not scanned for CHAIN_STALL_ALERT_SECONDS whatever the cause, or whose providers never answered a head since start: reason never_answered, head and checkpoint null) answers 200 with checks.chains "degraded" and stalledChains [{chainId, reason, since, head, checkpoint}]. chainLooks [{chainId, looks, headLookAgeSeconds, lastLookAt, head}] per enabled chain: looks "ok" (a look at its head within HEAD_LOOK_ALERT_AFTER_SECONDS), "stale" (none that recent, but no address of it handed out since) or "stopped" (none that recent while its addresses were handed out: checks.chains "degraded") */
         get: {
             parameters: {
                 query?: never;
@@ -6811,7 +6811,7 @@ export type webhooks = {
         get?: never;
         put?: never;
         /**
-         * A chain stopped moving for CHAIN_STALL_ALERT_SECONDS (checkpoint behind a moving head, head stopped, every provider failing, or no scan completed: workers down or job schedules lost); once per episode
+         * A chain stopped moving for CHAIN_STALL_ALERT_SECONDS (checkpoint behind a moving head, head stopped, every provider failing, or no scan completed: workers down or job schedules lost); or, with reason looks_stopped, no process could look at its head for HEAD_LOOK_ALERT_AFTER_SECONDS while its addresses were handed out (fast payers of those orders may be left undecidable). Once per episode; a looks_stopped episode is its own
          * @description Signed with X-Service-Signature (hex HMAC-SHA-256 of the body with the endpoint secret); X-Service-Event-Id is the id to deduplicate on; X-Service-Timestamp the attempt time. Answer 2xx.
          */
         post: {
@@ -6833,13 +6833,16 @@ export type webhooks = {
                         data: {
                             chainId: string;
                             /** @enum {string} */
-                            reason: "providers_failing" | "not_scanned" | "head_stalled" | "checkpoint_stalled";
-                            /** Format: date-time */
+                            reason: "providers_failing" | "not_scanned" | "head_stalled" | "checkpoint_stalled" | "looks_stopped";
+                            /**
+                             * Format: date-time
+                             * @description When the episode began (looks_stopped: when the last look at the head before the gap was taken)
+                             */
                             since: string;
-                            /** @description Highest head block the scanner has seen */
+                            /** @description Highest head block the scanner has seen (looks_stopped: the head that last look saw) */
                             head: number | null;
-                            /** @description Last scanned block */
-                            checkpoint: number;
+                            /** @description Last scanned block (null only with looks_stopped, for a chain never scanned) */
+                            checkpoint: number | null;
                         };
                     };
                 };
