@@ -6,6 +6,9 @@ import { adapterFor } from './monitor';
 import { recordHeadObservation } from './head-observations';
 import { startHeadLookWatch } from './head-look-gaps';
 
+/** Looks at one chain's head out at once (the first, then hedges of a held one). */
+const MAX_LOOKS_OUT = 3;
+
 /**
  * Looks at every enabled chain's head by a plain timer of each long-running process, API and
  * workers alike (issues 37 and 39). Attribution (attribution.ts) credits a payment to an order only
@@ -17,8 +20,9 @@ import { startHeadLookWatch } from './head-look-gaps';
  *
  * Every HEAD_LOOK_INTERVAL_MS (keep it below the chain's L, HEAD_LAG_SECONDS) each chain is looked
  * at unless some process (a scan, a pushed head, another process's look) has looked within half
- * the interval: a fleet of many processes asks a provider about as often as one. A look whose
- * provider is slow is not repeated while it is out; its answer still counts when it comes (the
+ * the interval: a fleet of many processes asks a provider about as often as one. A look still out
+ * after an interval (a call the provider holds) is hedged by another, up to MAX_LOOKS_OUT per chain:
+ * one held call must not stop the evidence (issue 39). A late answer still counts when it comes (the
  * observation is dated by the request's departure, head-observations.ts). A turn that fails is
  * logged once per outage and the next turn tries again; the timer never keeps the process alive.
  * Every process that looks also watches the looks (head-look-gaps.ts): looks that stop while
@@ -32,7 +36,8 @@ export interface HeadLooks {
 
 export function startHeadLooks(ctx: ServiceContext): HeadLooks {
   const intervalMs = ctx.config.intervals.headLookMs;
-  const inFlight = new Map<string, Promise<void>>();
+  /** Per chain: the looks out, with when each left (elapsed ms of this process). */
+  const inFlight = new Map<string, Map<Promise<void>, number>>();
   const failing = new Set<string>();
   let closed = false;
 
@@ -44,7 +49,7 @@ export function startHeadLooks(ctx: ServiceContext): HeadLooks {
       if (await lookedWithin(ctx.db, chain.chainId, new Date(ctx.clock.now().getTime() - intervalMs / 2))) return;
       const askedAt = ctx.clock.now();
       const head = await adapter.head();
-      await recordHeadObservation(ctx.db, { chainId: chain.chainId, head: head.number, askedAt, answeredAt: ctx.clock.now(), hash: head.hash });
+      await recordHeadObservation(ctx.db, { chainId: chain.chainId, head: head.number, askedAt, answeredAt: ctx.clock.now(), hash: head.hash, blockTimestamp: head.timestamp });
       if (failing.delete(chain.chainId)) ctx.logger.info({ chainId: chain.chainId }, 'head looks working again');
     } catch (err) {
       if (!failing.has(chain.chainId)) {
@@ -56,11 +61,21 @@ export function startHeadLooks(ctx: ServiceContext): HeadLooks {
 
   const runOnce = async (): Promise<void> => {
     if (closed) return;
-    const due = ctx.registry.list().filter((c) => c.enabled && !inFlight.has(c.chainId));
+    const now = performance.now();
+    const due = ctx.registry.list().filter((c) => {
+      const out = inFlight.get(c.chainId);
+      // None out, or the newest out for an interval already (held): a hedge, within the bound.
+      return c.enabled && (!out || (out.size < MAX_LOOKS_OUT && now - Math.max(...out.values()) >= intervalMs));
+    });
     await Promise.all(
       due.map((chain) => {
-        const look = lookAt(chain).finally(() => inFlight.delete(chain.chainId));
-        inFlight.set(chain.chainId, look);
+        const out = inFlight.get(chain.chainId) ?? new Map<Promise<void>, number>();
+        inFlight.set(chain.chainId, out);
+        const look: Promise<void> = lookAt(chain).finally(() => {
+          out.delete(look);
+          if (out.size === 0 && inFlight.get(chain.chainId) === out) inFlight.delete(chain.chainId);
+        });
+        out.set(look, now);
         return look;
       }),
     );
@@ -76,7 +91,7 @@ export function startHeadLooks(ctx: ServiceContext): HeadLooks {
       closed = true;
       clearInterval(timer);
       await watch.close();
-      await Promise.all(inFlight.values());
+      await Promise.all([...inFlight.values()].flatMap((out) => [...out.keys()]));
     },
   };
 }
