@@ -59,8 +59,9 @@ export interface ChainDefinition {
   /**
    * The block-timestamp witness of attribution (core/detection/clock-witness.ts): how far, in
    * seconds, a block's timestamp may sit from the chain's clock as the service measures it from its
-   * own looks. Set only where the chain's consensus ties timestamps to wall-clock slots (Ethereum
-   * proof of stake: one 12 s slot; Tron: one 3 s slot); absent: the witness is off.
+   * own looks. Set only where the chain's consensus ties timestamps to wall-clock time (Ethereum
+   * proof of stake: one 12 s slot; Tron: one 3 s slot; Solana: the stake-weighted median of the
+   * validators' vote timestamps, bounded by proof of history, whole seconds: 3 s); absent: off.
    * CLOCK_WITNESS_SECONDS_<CHAIN> overrides it (0: off).
    */
   clockWitnessToleranceSeconds?: number;

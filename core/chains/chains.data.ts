@@ -111,6 +111,7 @@ export const CHAIN_DEFINITIONS: readonly ChainDefinition[] = [
     orderConfirmations: 32,
     depositConfirmations: 32,
     finality: { kind: 'finalized-commitment', depth: 32 },
+    clockWitnessToleranceSeconds: 3,
     // The public endpoint's per-IP limits (about 100 requests per 10 s) cannot carry a whole-chain scan.
     solanaScanMode: 'addresses',
     rpcRequestsPerSecond: 8,
@@ -176,6 +177,7 @@ export const CHAIN_DEFINITIONS: readonly ChainDefinition[] = [
     orderConfirmations: 32,
     depositConfirmations: 32,
     finality: { kind: 'finalized-commitment', depth: 32 },
+    clockWitnessToleranceSeconds: 3,
     // With a dedicated provider (RPC_URLS_SOLANA_MAINNET), SOLANA_SCAN_MODE_SOLANA_MAINNET=blocks.
     solanaScanMode: 'addresses',
     rpcRequestsPerSecond: 8,

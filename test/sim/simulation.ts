@@ -294,11 +294,12 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       TOKEN_ETHEREUM_LOCAL_USDT: tokens.USDT,
       TOKEN_ETHEREUM_LOCAL_USDC: tokens.USDC,
       TOKEN_ETHEREUM_LOCAL_DAI: tokens.DAI,
-      // anvil and tron-local stand in for Ethereum proof of stake and Tron: their clocks run at a
-      // steady lag, like a slot clock, so the block-timestamp witness of attribution is on as on
-      // those chains (anvil stamps whole seconds: a tolerance of two).
+      // anvil, tron-local and solana-local stand in for Ethereum proof of stake, Tron and Solana:
+      // their clocks run at a steady lag, like those chains' consensus clocks, so the block-timestamp
+      // witness of attribution is on as on those chains (whole-second stamps: a tolerance of two).
       CLOCK_WITNESS_SECONDS_ETHEREUM_LOCAL: '2',
       CLOCK_WITNESS_SECONDS_TRON_LOCAL: '3',
+      CLOCK_WITNESS_SECONDS_SOLANA_LOCAL: '2',
       RPC_URLS_TRON_LOCAL: tronProxy.url,
       TOKEN_TRON_LOCAL_USDT: tron.token,
       RPC_URLS_SOLANA_LOCAL: solanaProxy.url,
