@@ -16,9 +16,19 @@ const PARTS = {
   browser: { spec: [BROWSER], ignore: [] },
 };
 
+/** The part a test file (path relative to the root) belongs to, by the same folders as PARTS. */
+function partOf(file) {
+  const f = file.split(require('node:path').sep).join('/');
+  if (f.endsWith('.browser.test.ts')) return 'browser';
+  const folder = f.split('/')[1];
+  if (CHAINS.includes(folder)) return 'chains';
+  if (OPS.includes(folder)) return 'ops';
+  return 'api';
+}
+
 function configFor(part) {
   const { spec, ignore } = PARTS[part];
   return { ...base, spec, ignore };
 }
 
-module.exports = { PARTS, configFor };
+module.exports = { PARTS, configFor, partOf };
