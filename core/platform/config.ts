@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { Kind, Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 
 /**
  * The one place that reads the environment. Everything else receives a `Config`.
- * Validation happens once, at start-up, and reports every problem in one message.
+ * Validation happens once, at start-up, against the environment's schema (ENVIRONMENT below), and
+ * reports every problem in one message.
  */
 
 export type ApiStyle = 'a' | 'b';
@@ -247,19 +250,256 @@ export const DEFAULT_WEBHOOK_SCHEDULE_SECONDS = [
   0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400,
 ];
 
+/** The Prometheus endpoint's port when METRICS_PORT is not set (the OpenTelemetry exporter's). */
+export const DEFAULT_METRICS_PORT = 9464;
+
+/*
+ * The environment's schema: every variable the service reads, with its type, bounds and default,
+ * in one TypeBox object. A value is trimmed (blank counts as unset), converted by its schema's kind
+ * (integers and numbers by Number(), booleans from true/1/yes/on and false/0/no/off, one-of
+ * choices lowercased) and checked against its schema (Value.Check); each kind states its own
+ * problem. A variable without a default is undefined when unset; one whose default depends on
+ * another variable (RATE_LIMIT_ENABLED on API_STYLE, the local conveniences on NETWORK) takes it in
+ * loadConfig. Variables of text shape (`text()`: keys, lists, URLs with a rule of their own) are
+ * handed over as written and parsed by the functions named beside them; per-chain variables
+ * (NAME_<CHAIN>) are the families in CHAIN_VARIABLE_FAMILIES.
+ */
+interface EnvOptions {
+  /** url(): the URL schemes accepted. */
+  protocols?: string[];
+  /** pattern(): what the value must be, for the problem's text. */
+  mustBe?: string;
+  /** text(): passed as written (untrimmed, blank included) to the parser named in loadConfig. */
+  asWritten?: boolean;
+}
+
+const int = (minimum: number, maximum: number, fallback: number) => Type.Integer({ minimum, maximum, default: fallback });
+/** An integer that may be unset (no default: undefined). */
+const optionalInt = (minimum: number, maximum: number) => Type.Optional(Type.Integer({ minimum, maximum }));
+const num = (minimum: number, maximum: number, fallback: number) => Type.Number({ minimum, maximum, default: fallback });
+const bool = (fallback: boolean) => Type.Boolean({ default: fallback });
+/** A boolean whose default depends on another variable (set in loadConfig). */
+const optionalBool = () => Type.Optional(Type.Boolean());
+const oneOf = <const T extends string>(allowed: readonly T[], fallback: NoInfer<T>) => Type.Union(allowed.map((a) => Type.Literal(a)), { default: fallback });
+const url = (protocols: string[], fallback: string) => Type.String({ default: fallback, protocols });
+const pattern = (re: RegExp, mustBe: string, fallback: string) => Type.String({ pattern: re.source, default: fallback, mustBe });
+const text = () => Type.Optional(Type.String({ asWritten: true } satisfies EnvOptions));
+
+const ENVIRONMENT = Type.Object({
+  NETWORK: oneOf(['local', 'testnet', 'mainnet'], 'local'),
+  API_STYLE: oneOf(['a', 'b'], 'b'),
+  PORT: int(0, 65535, 3000),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+  /** 32 bytes, hex or base64 (decodeKey); required outside NETWORK=local. */
+  SECRET_ENCRYPTION_KEY: text(),
+  OPERATOR_USER: text(),
+  OPERATOR_PASSWORD: text(),
+  PUBLIC_BASE_URL: text(),
+  ALLOW_INSECURE_PUBLIC_URL: bool(false),
+  DATA_DIR: text(),
+
+  DATABASE_URL: url(['postgres:', 'postgresql:'], 'postgres://postgres@127.0.0.1:5432/stablegate'),
+  DATABASE_POOL_SIZE: optionalInt(2, 200),
+  DATABASE_REQUEST_TIMEOUT_MS: int(100, 120_000, 3000),
+  DATABASE_WORKER_TIMEOUT_MS: int(1000, 600_000, 30_000),
+  DATABASE_MAINTENANCE_TIMEOUT_MS: int(1000, 86_400_000, 1_800_000),
+  REDIS_URL: url(['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
+  /** parseRedisClusterNodes. */
+  REDIS_CLUSTER_NODES: text(),
+  REDIS_PREFIX: pattern(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ or -', 'sg'),
+  ALLOW_REDIS_EVICTION: bool(false),
+  SHUTDOWN_TIMEOUT_MS: int(1000, 600_000, 20_000),
+
+  RATE_LIMIT_ENABLED: optionalBool(),
+  RATE_LIMIT_PER_MINUTE: int(1, 10_000_000, 100),
+  RATE_LIMIT_PER_HOUR: int(1, 100_000_000, 1000),
+  RATE_LIMIT_PER_DAY: int(1, 1_000_000_000, 10000),
+  BODY_LIMIT_BYTES: int(1024, 50 * 1024 * 1024, 100 * 1024),
+  IMPORT_BODY_LIMIT_BYTES: int(1024, 512 * 1024 * 1024, 32 * 1024 * 1024),
+  /** parseTrustProxy. */
+  TRUST_PROXY: text(),
+  /** 'all' or queue names separated by commas. */
+  WORKER_QUEUES: text(),
+
+  WEBHOOK_ALLOW_INSECURE: optionalBool(),
+  WEBHOOK_TIMEOUT_MS: int(100, 120_000, 15_000),
+  /** Seconds separated by commas. */
+  WEBHOOK_RETRY_SCHEDULE: text(),
+  WEBHOOK_RETRY_JITTER: num(0, 1, 0.1),
+  WEBHOOK_DISABLE_AFTER_HOURS: int(1, 24 * 365, 72),
+  WEBHOOK_REQUEUE_AFTER_MS: int(100, 3600_000, 30_000),
+  WEBHOOK_FAST_PATH: bool(true),
+
+  CHAIN_SCAN_INTERVAL_MS: int(50, 3600_000, 1000),
+  CONFIRMATIONS_INTERVAL_MS: int(50, 3600_000, 1000),
+  ORDER_EXPIRY_INTERVAL_MS: int(50, 3600_000, 5000),
+  POOL_COOLDOWN_INTERVAL_MS: int(50, 3600_000, 30_000),
+  POOL_LOW_CHECK_INTERVAL_MS: int(50, 3600_000, 60_000),
+  WEBHOOK_RELAY_INTERVAL_MS: int(50, 3600_000, 2000),
+  IDEMPOTENCY_CLEANUP_INTERVAL_MS: int(50, 86_400_000, 3600_000),
+  TABLE_MAINTENANCE_INTERVAL_MS: int(50, 86_400_000, 60_000),
+  ALERT_EMAIL_INTERVAL_MS: int(50, 3600_000, 10_000),
+  HISTORY_PARTITIONS_INTERVAL_MS: int(50, 86_400_000, 3600_000),
+  SCHEDULE_WATCH_INTERVAL_MS: int(100, 600_000, 10_000),
+  HEAD_LOOK_INTERVAL_MS: int(100, 60_000, 1000),
+  VACUUM_MIN_DEAD_ROWS: int(1, 100_000_000, 5000),
+  RETENTION_EVENT_DAYS: int(0, 36_500, 90),
+  RETENTION_INTERVAL_MS: int(50, 86_400_000, 600_000),
+  RETENTION_BATCH_SIZE: int(1, 50_000, 1000),
+  RETENTION_MAX_BATCHES_PER_RUN: int(1, 100_000, 100),
+  CHAIN_STALL_ALERT_SECONDS: int(10, 7 * 86_400, 300),
+  HEAD_LOOK_ALERT_AFTER_SECONDS: int(1, 86_400, 30),
+
+  PAGE_RATE_LIMIT_PER_MINUTE: int(1, 100_000_000, 300),
+  PAGE_FRAME_ANCESTORS: pattern(/^[A-Za-z0-9 :/.*'_-]{1,500}$/, "CSP sources separated by spaces, e.g. 'self' https://shop.example", "'none'"),
+  DASHBOARD_SESSION_IDLE_MINUTES: int(1, 7 * 24 * 60, 30),
+  DASHBOARD_SESSION_MAX_HOURS: int(1, 30 * 24, 12),
+  OWNER_EMAIL: text(),
+  PUBLIC_WRITE_BODY_LIMIT_BYTES: int(256, 1024 * 1024, 8 * 1024),
+  CHECKOUT_ORDERS_PER_IP: int(1, 100_000_000, 10),
+  CHECKOUT_IP_WINDOW_SECONDS: int(1, 86_400, 3600),
+  CHECKOUT_ORDERS_PER_LINK_PER_MINUTE: int(1, 100_000_000, 60),
+  CHECKOUT_POOL_RESERVE_PERCENT: int(0, 99, 20),
+  CHECKOUT_POOL_RESERVE_MIN: int(0, 1_000_000, 5),
+
+  START_LOCAL_CHAIN: optionalBool(),
+  LOCAL_CHAIN_PORT: optionalInt(0, 65535),
+  TRON_LOCAL_PORT: optionalInt(0, 65535),
+  TRON_LOCAL_BLOCK_TIME_MS: int(0, 600_000, 3000),
+  TRON_LOCAL_SOLIDIFICATION_LAG: int(0, 1000, 2),
+  SOLANA_LOCAL_PORT: optionalInt(0, 65535),
+  SOLANA_LOCAL_SLOT_MS: int(0, 600_000, 400),
+  SOLANA_LOCAL_FINALIZATION_LAG: int(1, 1000, 32),
+
+  METRICS_PORT: int(0, 65535, DEFAULT_METRICS_PORT),
+  METRICS_TOKEN: text(),
+  METRICS_PER_ORG: bool(false),
+  SMTP_URL: url(['smtp:', 'smtps:'], ''),
+  SMTP_FROM: text(),
+  ALERT_EMAILS_PER_HOUR: int(1, 10_000, 10),
+});
+
+type EnvValues = Static<typeof ENVIRONMENT>;
+
+/** The variable's value from its text, by its schema's kind; undefined when the text is no such value. */
+function convert(schema: TSchema, value: string): unknown {
+  switch (schema[Kind]) {
+    case 'Integer':
+    case 'Number':
+      return Number(value);
+    case 'Boolean':
+      return ['true', '1', 'yes', 'on'].includes(value) ? true : ['false', '0', 'no', 'off'].includes(value) ? false : undefined;
+    case 'String': {
+      const { protocols } = schema as EnvOptions;
+      if (!protocols) return value;
+      try {
+        return protocols.includes(new URL(value).protocol) ? value : undefined;
+      } catch {
+        return undefined;
+      }
+    }
+    default:
+      return value;
+  }
+}
+
+/** Choices and booleans are read in any case. */
+const readsLowercase = (schema: TSchema) => schema[Kind] === 'Boolean' || schema[Kind] === 'Union';
+
+/** What a variable's value must be, as its problem says it. */
+function problemOf(name: string, schema: TSchema, value: string): string {
+  switch (schema[Kind]) {
+    case 'Integer':
+      return `${name} must be an integer from ${schema.minimum} to ${schema.maximum} (got "${value}")`;
+    case 'Number':
+      return `${name} must be a number from ${schema.minimum} to ${schema.maximum} (got "${value}")`;
+    case 'Boolean':
+      return `${name} must be true or false (got "${value}")`;
+    case 'Union':
+      return `${name} must be one of ${(schema.anyOf as { const: string }[]).map((l) => l.const).join(', ')} (got "${value}")`;
+    default: {
+      const { protocols, mustBe } = schema as EnvOptions;
+      return protocols ? `${name} must be a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL` : `${name} must be ${mustBe}`;
+    }
+  }
+}
+
+/** Every variable of the schema read from `env`: an invalid one is a problem and takes its default. */
+function readEnvironment(env: Env, problems: string[]): EnvValues {
+  const values: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(ENVIRONMENT.properties) as [string, TSchema][]) {
+    if ((schema as EnvOptions).asWritten) {
+      values[name] = env[name];
+      continue;
+    }
+    const trimmed = env[name]?.trim();
+    if (!trimmed) {
+      values[name] = schema.default;
+      continue;
+    }
+    const text = readsLowercase(schema) ? trimmed.toLowerCase() : trimmed;
+    const value = convert(schema, text);
+    if (value !== undefined && Value.Check(schema, value)) values[name] = value;
+    else {
+      problems.push(problemOf(name, schema, text));
+      values[name] = schema.default;
+    }
+  }
+  return values as EnvValues;
+}
+
+/**
+ * Per-chain variables, NAME_<CHAIN> (HEAD_LAG_SECONDS also bare): handed to the chain registry as
+ * written (core/chains/registry.ts reads them); a family with a rule has its value checked here.
+ */
+const CHAIN_VARIABLE_FAMILIES: { family: string; valid?: (value: string) => boolean; problem?: (name: string, value: string) => string }[] = [
+  { family: 'RPC_URLS' },
+  { family: 'RPC_WS_URLS' },
+  { family: 'TOKEN' },
+  { family: 'CONFIRMATIONS' },
+  { family: 'DEPOSIT_CONFIRMATIONS' },
+  { family: 'TRON_PRO_API_KEY' },
+  { family: 'SOLANA_SCAN_MODE', valid: (v) => ['blocks', 'addresses'].includes(v.trim()), problem: (name, v) => `${name} must be blocks (a dedicated provider or own node) or addresses (public endpoints), got "${v}"` },
+  {
+    family: 'SOLANA_BLOCKS_PER_REQUEST',
+    valid: (v) => /^\d{1,3}$/.test(v.trim()) && Number(v) >= 1 && Number(v) <= 100,
+    problem: (name, v) => `${name} must be a whole number from 1 to 100 (getBlock calls per JSON-RPC batch; 1: one plain request per block, for a provider that refuses batches), got "${v}"`,
+  },
+  { family: 'RPC_REQUESTS_PER_SECOND', valid: (v) => /^\d{1,6}$/.test(v.trim()), problem: (name, v) => `${name} must be a whole number of requests per second per provider (0: unlimited), got "${v}"` },
+  { family: 'EXPLORER_TX_URL', valid: (v) => /^https?:\/\/[^/\s]+\S*\{txHash\}/.test(v), problem: (name) => `${name} must be an http(s) URL containing {txHash}, e.g. https://etherscan.io/tx/{txHash}` },
+  { family: 'HEAD_LAG_SECONDS', valid: (v) => /^\d{1,3}$/.test(v.trim()), problem: (name, v) => `${name} must be a whole number of seconds from 0 to 999 (got "${v}")` },
+  {
+    family: 'CLOCK_WITNESS_SECONDS',
+    valid: (v) => /^\d{1,3}$/.test(v.trim()),
+    problem: (name, v) => `${name} must be a whole number of seconds from 0 (off) to 999: how far the chain's block timestamps may sit from its clock as measured (got "${v}")`,
+  },
+  { family: 'ATTRIBUTION_SKEW_SECONDS', valid: (v) => /^\d{1,6}$/.test(v.trim()), problem: (name, v) => `${name} must be a whole number of seconds from 0 to 999999 (got "${v}")` },
+];
+
+/** The per-chain variables set in `env` (non-empty), each family's rule checked. */
+function readChainVariables(env: Env, problems: string[]): Record<string, string> {
+  const found: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (!value) continue;
+    const entry = CHAIN_VARIABLE_FAMILIES.find((f) => name.startsWith(`${f.family}_`) && /^[A-Z0-9_]+$/.test(name.slice(f.family.length + 1)));
+    const bare = name === 'HEAD_LAG_SECONDS' ? CHAIN_VARIABLE_FAMILIES.find((f) => f.family === name) : undefined;
+    const family = entry ?? bare;
+    if (!family) continue;
+    found[name] = value;
+    if (family.valid && !family.valid(value)) problems.push(family.problem!(name, value));
+  }
+  return found;
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const problems: string[] = [];
-  const read = new EnvReader(env, problems);
+  const e = readEnvironment(env, problems);
+  const { NETWORK: network, API_STYLE: apiStyle, PORT: port } = e;
 
-  const network = read.oneOf('NETWORK', ['local', 'testnet', 'mainnet'], 'local') as NetworkName;
-  const apiStyle = read.oneOf('API_STYLE', ['a', 'b'], 'b') as ApiStyle;
-  const port = read.integer('PORT', 3000, 0, 65535);
-
-  const keyText = env.SECRET_ENCRYPTION_KEY;
   let secretEncryptionKey: Buffer = DEV_ENCRYPTION_KEY;
   let secretEncryptionKeyIsDefault = true;
-  if (keyText) {
-    const key = decodeKey(keyText);
+  if (e.SECRET_ENCRYPTION_KEY) {
+    const key = decodeKey(e.SECRET_ENCRYPTION_KEY);
     if (!key) problems.push('SECRET_ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64');
     else {
       secretEncryptionKey = key;
@@ -271,182 +511,146 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     );
   }
 
-  const operatorUser = env.OPERATOR_USER || 'operator';
-  const operatorPassword = env.OPERATOR_PASSWORD;
-
-  const rateLimitEnabled = read.boolean('RATE_LIMIT_ENABLED', apiStyle === 'b');
-  const scheduleText = env.WEBHOOK_RETRY_SCHEDULE;
   let retryScheduleMs = DEFAULT_WEBHOOK_SCHEDULE_SECONDS.map((s) => s * 1000);
-  if (scheduleText) {
-    const parts = scheduleText.split(',').map((p) => Number(p.trim()));
+  if (e.WEBHOOK_RETRY_SCHEDULE) {
+    const parts = e.WEBHOOK_RETRY_SCHEDULE.split(',').map((p) => Number(p.trim()));
     if (parts.length === 0 || parts.some((n) => !Number.isFinite(n) || n < 0)) {
       problems.push('WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of seconds, e.g. 0,5,300');
     } else retryScheduleMs = parts.map((s) => Math.round(s * 1000));
   }
 
-  const workerQueuesText = (env.WORKER_QUEUES ?? 'all').trim();
+  const workerQueuesText = (e.WORKER_QUEUES ?? 'all').trim();
+  const chainOverrides = readChainVariables(env, problems);
 
-  const chainOverrides: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (value && (/^(RPC_URLS|RPC_WS_URLS|TOKEN|CONFIRMATIONS|DEPOSIT_CONFIRMATIONS|EXPLORER_TX_URL|ATTRIBUTION_SKEW_SECONDS|HEAD_LAG_SECONDS|TRON_PRO_API_KEY|SOLANA_SCAN_MODE|SOLANA_BLOCKS_PER_REQUEST|RPC_REQUESTS_PER_SECOND|CLOCK_WITNESS_SECONDS)_[A-Z0-9_]+$/.test(name) || name === 'HEAD_LAG_SECONDS')) {
-      chainOverrides[name] = value;
-      if (name.startsWith('SOLANA_SCAN_MODE_') && !['blocks', 'addresses'].includes(value.trim())) {
-        problems.push(`${name} must be blocks (a dedicated provider or own node) or addresses (public endpoints), got "${value}"`);
-      }
-      if (name.startsWith('SOLANA_BLOCKS_PER_REQUEST_') && !(/^\d{1,3}$/.test(value.trim()) && Number(value) >= 1 && Number(value) <= 100)) {
-        problems.push(`${name} must be a whole number from 1 to 100 (getBlock calls per JSON-RPC batch; 1: one plain request per block, for a provider that refuses batches), got "${value}"`);
-      }
-      if (name.startsWith('RPC_REQUESTS_PER_SECOND_') && !/^\d{1,6}$/.test(value.trim())) {
-        problems.push(`${name} must be a whole number of requests per second per provider (0: unlimited), got "${value}"`);
-      }
-      if (name.startsWith('EXPLORER_TX_URL_') && !/^https?:\/\/[^/\s]+\S*\{txHash\}/.test(value)) {
-        problems.push(`${name} must be an http(s) URL containing {txHash}, e.g. https://etherscan.io/tx/{txHash}`);
-      }
-      if (name.startsWith('HEAD_LAG_SECONDS') && !/^\d{1,3}$/.test(value.trim())) {
-        problems.push(`${name} must be a whole number of seconds from 0 to 999 (got "${value}")`);
-      }
-      if (name.startsWith('CLOCK_WITNESS_SECONDS_') && !/^\d{1,3}$/.test(value.trim())) {
-        problems.push(`${name} must be a whole number of seconds from 0 (off) to 999: how far the chain's block timestamps may sit from its clock as measured (got "${value}")`);
-      }
-      if (name.startsWith('ATTRIBUTION_SKEW_SECONDS_') && !/^\d{1,6}$/.test(value.trim())) {
-        problems.push(`${name} must be a whole number of seconds from 0 to 999999 (got "${value}")`);
-      }
-    }
-  }
-
-  const publicBaseUrl = (env.PUBLIC_BASE_URL || `http://localhost:${port || 3000}`).replace(/\/+$/, '');
+  const publicBaseUrl = (e.PUBLIC_BASE_URL || `http://localhost:${port || 3000}`).replace(/\/+$/, '');
   if (!/^https?:\/\/[^/\s]+/.test(publicBaseUrl)) problems.push('PUBLIC_BASE_URL must be an absolute http(s) URL');
   // Payers open these URLs: over plain http anyone on the path can swap the address they pay to.
-  const allowInsecurePublicUrl = read.boolean('ALLOW_INSECURE_PUBLIC_URL', false);
-  if (network !== 'local' && publicBaseUrl.startsWith('http://') && !allowInsecurePublicUrl) {
+  if (network !== 'local' && publicBaseUrl.startsWith('http://') && !e.ALLOW_INSECURE_PUBLIC_URL) {
     problems.push(`PUBLIC_BASE_URL must be https:// when NETWORK=${network} (payers open it); set ALLOW_INSECURE_PUBLIC_URL=true only behind a proxy you trust or for a trial`);
   }
 
-  const metricsToken = env.METRICS_TOKEN?.trim() || null;
+  const metricsToken = e.METRICS_TOKEN?.trim() || null;
   if (metricsToken && metricsToken.length < 16) problems.push('METRICS_TOKEN must be at least 16 characters');
 
-  const ownerEmail = env.OWNER_EMAIL?.trim() || 'owner@stablegate.local';
+  const ownerEmail = e.OWNER_EMAIL?.trim() || 'owner@stablegate.local';
   if (!isEmailAddress(ownerEmail)) problems.push('OWNER_EMAIL must be an e-mail address');
-  const smtpUrl = read.url('SMTP_URL', '', ['smtp:', 'smtps:']);
-  const smtpFrom = env.SMTP_FROM?.trim() || '';
-  if (smtpUrl && !isEmailAddress(smtpFrom.replace(/^.*<([^>]+)>\s*$/, '$1'))) {
+  const smtpFrom = e.SMTP_FROM?.trim() || '';
+  if (e.SMTP_URL && !isEmailAddress(smtpFrom.replace(/^.*<([^>]+)>\s*$/, '$1'))) {
     problems.push('SMTP_FROM must be an e-mail address (or "Name <address>") when SMTP_URL is set');
   }
 
-  const databaseWorkerTimeoutMs = read.integer('DATABASE_WORKER_TIMEOUT_MS', 30_000, 1000, 600_000);
-  const databaseMaintenanceTimeoutMs = read.integer('DATABASE_MAINTENANCE_TIMEOUT_MS', 1_800_000, 1000, 86_400_000);
-  if (databaseMaintenanceTimeoutMs < databaseWorkerTimeoutMs) {
+  if (e.DATABASE_MAINTENANCE_TIMEOUT_MS < e.DATABASE_WORKER_TIMEOUT_MS) {
     problems.push(
-      `DATABASE_MAINTENANCE_TIMEOUT_MS (${databaseMaintenanceTimeoutMs}) must be at least DATABASE_WORKER_TIMEOUT_MS (${databaseWorkerTimeoutMs}): it is the allowance of the statements known to be longer`,
+      `DATABASE_MAINTENANCE_TIMEOUT_MS (${e.DATABASE_MAINTENANCE_TIMEOUT_MS}) must be at least DATABASE_WORKER_TIMEOUT_MS (${e.DATABASE_WORKER_TIMEOUT_MS}): it is the allowance of the statements known to be longer`,
     );
   }
 
   const config: Config = {
-    databaseUrl: read.url('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/stablegate', ['postgres:', 'postgresql:']),
-    databasePoolSize: read.integer('DATABASE_POOL_SIZE', null, 2, 200),
-    redisUrl: read.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
-    redisClusterNodes: parseRedisClusterNodes(env.REDIS_CLUSTER_NODES, problems),
-    redisPrefix: read.pattern('REDIS_PREFIX', 'sg', /^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ or -'),
+    databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE ?? null,
+    redisUrl: e.REDIS_URL,
+    redisClusterNodes: parseRedisClusterNodes(e.REDIS_CLUSTER_NODES, problems),
+    redisPrefix: e.REDIS_PREFIX,
     port,
-    shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_MS', 20_000, 1000, 600_000),
-    databaseRequestTimeoutMs: read.integer('DATABASE_REQUEST_TIMEOUT_MS', 3000, 100, 120_000),
-    databaseWorkerTimeoutMs,
-    databaseMaintenanceTimeoutMs,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    databaseRequestTimeoutMs: e.DATABASE_REQUEST_TIMEOUT_MS,
+    databaseWorkerTimeoutMs: e.DATABASE_WORKER_TIMEOUT_MS,
+    databaseMaintenanceTimeoutMs: e.DATABASE_MAINTENANCE_TIMEOUT_MS,
     apiStyle,
     network,
     publicBaseUrl,
-    logLevel: read.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info') as LogLevel,
+    logLevel: e.LOG_LEVEL,
     secretEncryptionKey,
     secretEncryptionKeyIsDefault,
-    operator: operatorPassword ? { user: operatorUser, password: operatorPassword } : null,
+    operator: e.OPERATOR_PASSWORD ? { user: e.OPERATOR_USER || 'operator', password: e.OPERATOR_PASSWORD } : null,
     rateLimit: {
-      enabled: rateLimitEnabled,
-      perMinute: read.integer('RATE_LIMIT_PER_MINUTE', 100, 1, 10_000_000),
-      perHour: read.integer('RATE_LIMIT_PER_HOUR', 1000, 1, 100_000_000),
-      perDay: read.integer('RATE_LIMIT_PER_DAY', 10000, 1, 1_000_000_000),
+      enabled: e.RATE_LIMIT_ENABLED ?? apiStyle === 'b',
+      perMinute: e.RATE_LIMIT_PER_MINUTE,
+      perHour: e.RATE_LIMIT_PER_HOUR,
+      perDay: e.RATE_LIMIT_PER_DAY,
     },
-    bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 100 * 1024, 1024, 50 * 1024 * 1024),
-    importBodyLimitBytes: read.integer('IMPORT_BODY_LIMIT_BYTES', 32 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    importBodyLimitBytes: e.IMPORT_BODY_LIMIT_BYTES,
     workerQueues: workerQueuesText === 'all' || workerQueuesText === '' ? 'all' : workerQueuesText.split(',').map((q) => q.trim()).filter(Boolean),
-    dataDir: path.resolve(env.DATA_DIR || '.data'),
+    dataDir: path.resolve(e.DATA_DIR || '.data'),
     chainOverrides,
     webhooks: {
-      allowInsecure: read.boolean('WEBHOOK_ALLOW_INSECURE', network === 'local'),
-      timeoutMs: read.integer('WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
+      allowInsecure: e.WEBHOOK_ALLOW_INSECURE ?? network === 'local',
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       retryScheduleMs,
-      retryJitter: read.number('WEBHOOK_RETRY_JITTER', 0.1, 0, 1),
-      disableAfterMs: read.integer('WEBHOOK_DISABLE_AFTER_HOURS', 72, 1, 24 * 365) * 3600_000,
-      requeueAfterMs: read.integer('WEBHOOK_REQUEUE_AFTER_MS', 30_000, 100, 3600_000),
-      fastPath: read.boolean('WEBHOOK_FAST_PATH', true),
+      retryJitter: e.WEBHOOK_RETRY_JITTER,
+      disableAfterMs: e.WEBHOOK_DISABLE_AFTER_HOURS * 3600_000,
+      requeueAfterMs: e.WEBHOOK_REQUEUE_AFTER_MS,
+      fastPath: e.WEBHOOK_FAST_PATH,
     },
     intervals: {
-      chainScanMs: read.integer('CHAIN_SCAN_INTERVAL_MS', 1000, 50, 3600_000),
-      confirmationsMs: read.integer('CONFIRMATIONS_INTERVAL_MS', 1000, 50, 3600_000),
-      orderExpiryMs: read.integer('ORDER_EXPIRY_INTERVAL_MS', 5000, 50, 3600_000),
-      poolCooldownMs: read.integer('POOL_COOLDOWN_INTERVAL_MS', 30_000, 50, 3600_000),
-      poolLowCheckMs: read.integer('POOL_LOW_CHECK_INTERVAL_MS', 60_000, 50, 3600_000),
-      webhookRelayMs: read.integer('WEBHOOK_RELAY_INTERVAL_MS', 2000, 50, 3600_000),
-      idempotencyCleanupMs: read.integer('IDEMPOTENCY_CLEANUP_INTERVAL_MS', 3600_000, 50, 86_400_000),
-      tableMaintenanceMs: read.integer('TABLE_MAINTENANCE_INTERVAL_MS', 60_000, 50, 86_400_000),
-      alertEmailMs: read.integer('ALERT_EMAIL_INTERVAL_MS', 10_000, 50, 3600_000),
-      historyPartitionsMs: read.integer('HISTORY_PARTITIONS_INTERVAL_MS', 3600_000, 50, 86_400_000),
-      scheduleWatchMs: read.integer('SCHEDULE_WATCH_INTERVAL_MS', 10_000, 100, 600_000),
-      headLookMs: read.integer('HEAD_LOOK_INTERVAL_MS', 1000, 100, 60_000),
+      chainScanMs: e.CHAIN_SCAN_INTERVAL_MS,
+      confirmationsMs: e.CONFIRMATIONS_INTERVAL_MS,
+      orderExpiryMs: e.ORDER_EXPIRY_INTERVAL_MS,
+      poolCooldownMs: e.POOL_COOLDOWN_INTERVAL_MS,
+      poolLowCheckMs: e.POOL_LOW_CHECK_INTERVAL_MS,
+      webhookRelayMs: e.WEBHOOK_RELAY_INTERVAL_MS,
+      idempotencyCleanupMs: e.IDEMPOTENCY_CLEANUP_INTERVAL_MS,
+      tableMaintenanceMs: e.TABLE_MAINTENANCE_INTERVAL_MS,
+      alertEmailMs: e.ALERT_EMAIL_INTERVAL_MS,
+      historyPartitionsMs: e.HISTORY_PARTITIONS_INTERVAL_MS,
+      scheduleWatchMs: e.SCHEDULE_WATCH_INTERVAL_MS,
+      headLookMs: e.HEAD_LOOK_INTERVAL_MS,
     },
     maintenance: {
-      vacuumMinDeadRows: read.integer('VACUUM_MIN_DEAD_ROWS', 5000, 1, 100_000_000),
+      vacuumMinDeadRows: e.VACUUM_MIN_DEAD_ROWS,
     },
     retention: {
-      eventDays: read.integer('RETENTION_EVENT_DAYS', 90, 0, 36_500),
-      intervalMs: read.integer('RETENTION_INTERVAL_MS', 600_000, 50, 86_400_000),
-      batchSize: read.integer('RETENTION_BATCH_SIZE', 1000, 1, 50_000),
-      maxBatchesPerRun: read.integer('RETENTION_MAX_BATCHES_PER_RUN', 100, 1, 100_000),
+      eventDays: e.RETENTION_EVENT_DAYS,
+      intervalMs: e.RETENTION_INTERVAL_MS,
+      batchSize: e.RETENTION_BATCH_SIZE,
+      maxBatchesPerRun: e.RETENTION_MAX_BATCHES_PER_RUN,
     },
-    chainStallAlertMs: read.integer('CHAIN_STALL_ALERT_SECONDS', 300, 10, 7 * 86_400) * 1000,
-    headLookAlertMs: read.integer('HEAD_LOOK_ALERT_AFTER_SECONDS', 30, 1, 86_400) * 1000,
-    trustProxy: parseTrustProxy(env.TRUST_PROXY, problems),
+    chainStallAlertMs: e.CHAIN_STALL_ALERT_SECONDS * 1000,
+    headLookAlertMs: e.HEAD_LOOK_ALERT_AFTER_SECONDS * 1000,
+    trustProxy: parseTrustProxy(e.TRUST_PROXY, problems),
     pages: {
-      rateLimitPerMinute: read.integer('PAGE_RATE_LIMIT_PER_MINUTE', 300, 1, 100_000_000),
-      frameAncestors: read.pattern('PAGE_FRAME_ANCESTORS', "'none'", /^[A-Za-z0-9 :/.*'_-]{1,500}$/, "CSP sources separated by spaces, e.g. 'self' https://shop.example"),
+      rateLimitPerMinute: e.PAGE_RATE_LIMIT_PER_MINUTE,
+      frameAncestors: e.PAGE_FRAME_ANCESTORS,
     },
     dashboard: {
-      sessionIdleMs: read.integer('DASHBOARD_SESSION_IDLE_MINUTES', 30, 1, 7 * 24 * 60) * 60_000,
-      sessionAbsoluteMs: read.integer('DASHBOARD_SESSION_MAX_HOURS', 12, 1, 30 * 24) * 3600_000,
+      sessionIdleMs: e.DASHBOARD_SESSION_IDLE_MINUTES * 60_000,
+      sessionAbsoluteMs: e.DASHBOARD_SESSION_MAX_HOURS * 3600_000,
       secureCookies: network !== 'local',
       firstOwnerEmail: ownerEmail,
     },
     publicWrites: {
-      bodyLimitBytes: read.integer('PUBLIC_WRITE_BODY_LIMIT_BYTES', 8 * 1024, 256, 1024 * 1024),
+      bodyLimitBytes: e.PUBLIC_WRITE_BODY_LIMIT_BYTES,
     },
     checkout: {
-      ordersPerIp: read.integer('CHECKOUT_ORDERS_PER_IP', 10, 1, 100_000_000),
-      ipWindowSeconds: read.integer('CHECKOUT_IP_WINDOW_SECONDS', 3600, 1, 86_400),
-      ordersPerLinkPerMinute: read.integer('CHECKOUT_ORDERS_PER_LINK_PER_MINUTE', 60, 1, 100_000_000),
-      poolReservePercent: read.integer('CHECKOUT_POOL_RESERVE_PERCENT', 20, 0, 99),
-      poolReserveMin: read.integer('CHECKOUT_POOL_RESERVE_MIN', 5, 0, 1_000_000),
+      ordersPerIp: e.CHECKOUT_ORDERS_PER_IP,
+      ipWindowSeconds: e.CHECKOUT_IP_WINDOW_SECONDS,
+      ordersPerLinkPerMinute: e.CHECKOUT_ORDERS_PER_LINK_PER_MINUTE,
+      poolReservePercent: e.CHECKOUT_POOL_RESERVE_PERCENT,
+      poolReserveMin: e.CHECKOUT_POOL_RESERVE_MIN,
     },
-    startLocalChain: read.boolean('START_LOCAL_CHAIN', network === 'local'),
-    localChainPort: read.integer('LOCAL_CHAIN_PORT', null, 0, 65535),
+    startLocalChain: e.START_LOCAL_CHAIN ?? network === 'local',
+    localChainPort: e.LOCAL_CHAIN_PORT ?? null,
     tronLocal: {
-      port: read.integer('TRON_LOCAL_PORT', null, 0, 65535),
-      blockTimeMs: read.integer('TRON_LOCAL_BLOCK_TIME_MS', 3000, 0, 600_000),
-      solidificationLag: read.integer('TRON_LOCAL_SOLIDIFICATION_LAG', 2, 0, 1000),
+      port: e.TRON_LOCAL_PORT ?? null,
+      blockTimeMs: e.TRON_LOCAL_BLOCK_TIME_MS,
+      solidificationLag: e.TRON_LOCAL_SOLIDIFICATION_LAG,
     },
     solanaLocal: {
-      port: read.integer('SOLANA_LOCAL_PORT', null, 0, 65535),
-      slotMs: read.integer('SOLANA_LOCAL_SLOT_MS', 400, 0, 600_000),
-      finalizationLag: read.integer('SOLANA_LOCAL_FINALIZATION_LAG', 32, 1, 1000),
+      port: e.SOLANA_LOCAL_PORT ?? null,
+      slotMs: e.SOLANA_LOCAL_SLOT_MS,
+      finalizationLag: e.SOLANA_LOCAL_FINALIZATION_LAG,
     },
-    allowInsecurePublicUrl,
+    allowInsecurePublicUrl: e.ALLOW_INSECURE_PUBLIC_URL,
     metrics: {
-      port: read.integer('METRICS_PORT', DEFAULT_METRICS_PORT, 0, 65535),
+      port: e.METRICS_PORT,
       portIsDefault: !env.METRICS_PORT?.trim(),
       token: metricsToken,
-      perOrganization: read.boolean('METRICS_PER_ORG', false),
+      perOrganization: e.METRICS_PER_ORG,
     },
-    smtp: smtpUrl ? { url: smtpUrl, from: smtpFrom } : null,
-    alertEmailsPerHour: read.integer('ALERT_EMAILS_PER_HOUR', 10, 1, 10_000),
-    allowRedisEviction: read.boolean('ALLOW_REDIS_EVICTION', false),
+    smtp: e.SMTP_URL ? { url: e.SMTP_URL, from: smtpFrom } : null,
+    alertEmailsPerHour: e.ALERT_EMAILS_PER_HOUR,
+    allowRedisEviction: e.ALLOW_REDIS_EVICTION,
   };
 
   // Looks come up to 1.5 intervals apart (core/detection/head-looks.ts): a shorter threshold would call every pause a gap.
@@ -456,9 +660,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (problems.length > 0) throw new ConfigError(problems);
   return { ...config, ...overrides };
 }
-
-/** The Prometheus endpoint's port when METRICS_PORT is not set (the OpenTelemetry exporter's). */
-export const DEFAULT_METRICS_PORT = 9464;
 
 /** A plain e-mail address (local@domain.tld), the form alerts.email and SMTP_FROM take. */
 export function isEmailAddress(text: string): boolean {
@@ -504,80 +705,6 @@ function decodeKey(text: string): Buffer | null {
 /** A random 32-byte key, for tests. */
 export function randomEncryptionKey(): Buffer {
   return randomBytes(32);
-}
-
-class EnvReader {
-  constructor(private readonly env: Env, private readonly problems: string[]) {}
-
-  private raw(name: string): string | undefined {
-    const v = this.env[name];
-    return v === undefined || v.trim() === '' ? undefined : v.trim();
-  }
-
-  oneOf(name: string, allowed: string[], fallback: string): string {
-    const v = this.raw(name)?.toLowerCase();
-    if (v === undefined) return fallback;
-    if (!allowed.includes(v)) {
-      this.problems.push(`${name} must be one of ${allowed.join(', ')} (got "${v}")`);
-      return fallback;
-    }
-    return v;
-  }
-
-  /** The variable as an integer in [min, max]; `fallback` (a number, or null for "not set") when absent or blank. */
-  integer<F extends number | null>(name: string, fallback: F, min: number, max: number): number | F {
-    const v = this.raw(name);
-    if (v === undefined) return fallback;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < min || n > max) {
-      this.problems.push(`${name} must be an integer from ${min} to ${max} (got "${v}")`);
-      return fallback;
-    }
-    return n;
-  }
-
-  number(name: string, fallback: number, min: number, max: number): number {
-    const v = this.raw(name);
-    if (v === undefined) return fallback;
-    const n = Number(v);
-    if (!Number.isFinite(n) || n < min || n > max) {
-      this.problems.push(`${name} must be a number from ${min} to ${max} (got "${v}")`);
-      return fallback;
-    }
-    return n;
-  }
-
-  boolean(name: string, fallback: boolean): boolean {
-    const v = this.raw(name)?.toLowerCase();
-    if (v === undefined) return fallback;
-    if (['true', '1', 'yes', 'on'].includes(v)) return true;
-    if (['false', '0', 'no', 'off'].includes(v)) return false;
-    this.problems.push(`${name} must be true or false (got "${v}")`);
-    return fallback;
-  }
-
-  url(name: string, fallback: string, protocols: string[]): string {
-    const v = this.raw(name);
-    if (v === undefined) return fallback;
-    try {
-      const u = new URL(v);
-      if (!protocols.includes(u.protocol)) throw new Error('protocol');
-      return v;
-    } catch {
-      this.problems.push(`${name} must be a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL`);
-      return fallback;
-    }
-  }
-
-  pattern(name: string, fallback: string, re: RegExp, what: string): string {
-    const v = this.raw(name);
-    if (v === undefined) return fallback;
-    if (!re.test(v)) {
-      this.problems.push(`${name} must be ${what}`);
-      return fallback;
-    }
-    return v;
-  }
 }
 
 /**
