@@ -1,6 +1,7 @@
 import type { ServiceContext } from '../core/service/context';
 import type { Queues } from '../core/jobs/catalog';
 import { watchChainStalls } from '../core/detection/stall';
+import { startRepeatingTurn } from '../core/platform/repeating-turn';
 import { restoreMissingSchedulers } from './schedulers';
 
 /**
@@ -21,8 +22,6 @@ export interface ScheduleWatch {
 }
 
 export function startScheduleWatch(ctx: ServiceContext, queues: Queues): ScheduleWatch {
-  let current: Promise<void> | null = null;
-  let closed = false;
   const failing = { schedulers: false, stalls: false };
 
   const part = async (name: keyof typeof failing, work: () => Promise<unknown>) => {
@@ -42,20 +41,5 @@ export function startScheduleWatch(ctx: ServiceContext, queues: Queues): Schedul
     await part('stalls', () => watchChainStalls(ctx));
   };
 
-  const runOnce = (): Promise<void> => {
-    if (closed) return Promise.resolve();
-    current ??= turn().finally(() => (current = null));
-    return current;
-  };
-
-  const timer = setInterval(() => void runOnce(), ctx.config.intervals.scheduleWatchMs);
-  timer.unref();
-  return {
-    runOnce,
-    async close() {
-      closed = true;
-      clearInterval(timer);
-      await current;
-    },
-  };
+  return startRepeatingTurn(ctx.config.intervals.scheduleWatchMs, turn);
 }

@@ -4,6 +4,7 @@ import { chainCheckpoints, serviceState } from '../../db/schema';
 import type { Chain } from '../chains/registry';
 import { emitEvent } from '../events/events';
 import { idAt } from '../platform/ids';
+import { startRepeatingTurn } from '../platform/repeating-turn';
 import type { ServiceContext } from '../service/context';
 import { subscribedOrganizations } from './stall';
 
@@ -191,30 +192,14 @@ export interface HeadLookWatch {
  */
 export function startHeadLookWatch(ctx: ServiceContext): HeadLookWatch {
   const everyMs = Math.min(5000, Math.max(250, Math.floor(ctx.config.headLookAlertMs / 5)));
-  let running: Promise<void> | null = null;
   let failing = false;
-  let closed = false;
-  const runOnce = (): Promise<void> => {
-    if (closed) return Promise.resolve();
-    running ??= judgeHeadLookGaps(ctx)
-      .then(
-        () => void (failing = false),
-        (err: unknown) => {
-          if (!failing) ctx.logger.debug({ err: { message: (err as Error).message } }, 'could not judge the head looks; the watch goes on');
-          failing = true;
-        },
-      )
-      .finally(() => (running = null));
-    return running;
-  };
-  const timer = setInterval(() => void runOnce(), everyMs);
-  timer.unref();
-  return {
-    runOnce,
-    async close() {
-      closed = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return startRepeatingTurn(everyMs, () =>
+    judgeHeadLookGaps(ctx).then(
+      () => void (failing = false),
+      (err: unknown) => {
+        if (!failing) ctx.logger.debug({ err: { message: (err as Error).message } }, 'could not judge the head looks; the watch goes on');
+        failing = true;
+      },
+    ),
+  );
 }

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { callApi } from '../helpers/api-call';
 import { eq } from 'drizzle-orm';
 import request from 'supertest';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
@@ -72,16 +73,7 @@ describe('a chain provider that stops answering while a real API process hands o
     await chain?.stop();
   });
 
-  async function call(method: string, path: string, body?: unknown): Promise<any> {
-    const res = await fetch(`${base}/api/v1${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', 'x-api-key': org.keys.admin },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = (await res.json()) as any;
-    expect(res.status, `${method} ${path}: ${JSON.stringify(json)}`).to.be.oneOf([200, 201]);
-    return json.data ?? json;
-  }
+  const call = (method: string, path: string, body?: unknown) => callApi(base, org.keys.admin, method, path, body);
 
   async function health(): Promise<{ status: number; body: any; entry: any }> {
     const res = await fetch(`${base}/health`);

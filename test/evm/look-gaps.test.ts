@@ -8,6 +8,7 @@ import { seedPoolAddresses } from '../helpers/pool';
 import { spawnEntry, type Spawned } from '../helpers/processes';
 import { eventually } from '../helpers/wait';
 import { startHoldingProxy } from '../helpers/holding-proxy';
+import { callApi } from '../helpers/api-call';
 
 /**
  * Issue 39, found by the simulation: a gap in the service's looks at the chain's head while the
@@ -77,16 +78,7 @@ for (const gap of ['every worker down', 'the only provider held'] as const) {
       await chain?.stop();
     });
 
-    const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${base}/api/v1${path}`, {
-        method,
-        headers: { 'content-type': 'application/json', 'x-api-key': org.keys.admin },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const json = (await res.json()) as any;
-      expect(res.status, `${method} ${path}: ${JSON.stringify(json)}`).to.be.oneOf([200, 201]);
-      return (json.data ?? json) as any;
-    };
+    const call = (method: string, path: string, body?: unknown) => callApi(base, org.keys.admin, method, path, body);
 
     it('credits the orders created and paid during the gap, and a deposit reference paid and unbound in it, once the gap ends', async () => {
       // An address whose previous order ended an hour ago: its order made through the API, then its
