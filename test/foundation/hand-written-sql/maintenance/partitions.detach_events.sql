@@ -1,0 +1,1 @@
+alter table events detach partition "events_<month>" concurrently

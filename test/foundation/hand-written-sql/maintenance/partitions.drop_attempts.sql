@@ -1,0 +1,1 @@
+drop table if exists "webhook_attempts_<month>"

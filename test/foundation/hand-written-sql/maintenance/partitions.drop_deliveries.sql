@@ -1,0 +1,1 @@
+drop table if exists "webhook_deliveries_<month>"

@@ -1,0 +1,1 @@
+vacuum (skip_locked, index_cleanup on) "<queue table>"
