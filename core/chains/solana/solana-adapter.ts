@@ -209,11 +209,20 @@ export class SolanaAdapter implements ChainAdapter {
    * Every block of the range: the slots `getBlocks` lists (the others were skipped), each read in
    * full; consecutive blocks must link (parent slot and previous blockhash across the skipped slots
    * between them), else the chain moved while we read and the range is read again.
+   * The list must end on toBlock, which has a block (the scan ends its ranges on one, scan.ts):
+   * getBlocks lists slots up to the answering node's confirmed slot only, so a node whose confirmed
+   * slot is below the range's end (a fork just moved it back; a node lagging behind a load
+   * balancer) answers a list that stops short. Its missing slots would read as skipped and the
+   * checkpoint would pass blocks never read (simulation 70001 missed a payment so: the confirmed
+   * slot was back on the range's end, same hash, by the time the scan checked it). Read again.
    */
   private async transfersByBlock(fromBlock: number, toBlock: number): Promise<ChainTransfer[]> {
     const mints = this.mints;
     const mintSet = new Set(mints.keys());
     const slots = (await this.call(() => this.rpc.getBlocks(BigInt(fromBlock), BigInt(toBlock), { commitment: 'confirmed' }).send())).map(Number);
+    if (slots[slots.length - 1] !== toBlock) {
+      throw new UnstableChainError(`${this.chain.chainId}: getBlocks ${fromBlock}..${toBlock} listed up to ${slots.length > 0 ? slots[slots.length - 1] : 'nothing'}, not the range's end block`);
+    }
     const out: ChainTransfer[] = [];
     let previous: { slot: number; hash: string } | null = null;
     let inFlight = BATCHES_IN_FLIGHT_LIGHT;
