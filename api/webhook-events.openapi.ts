@@ -1,4 +1,5 @@
 import { EVENT_TYPES, type EventType } from '../core/events/events';
+import { transferUnattributedEventSchema } from '../core/views/transfer';
 
 /**
  * The events a merchant's endpoint receives, as the OpenAPI 3.1 `webhooks` section: one entry per
@@ -10,6 +11,11 @@ const DATA: Record<EventType, { summary: string; data: Record<string, unknown> }
   'order.expired': { summary: 'An order expired unpaid or underpaid', data: { type: 'object', description: 'The order as GET /orders/:orderId shows it; paymentState unpaid or partial (amountDue says what was missing)' } },
   'deposit.pending': { summary: 'A payment to a deposit reference was seen, awaiting confirmations', data: { type: 'object', description: 'The deposit: depositReference, amount, currency, chainId, txHash, metadata' } },
   'deposit.confirmed': { summary: 'A deposit reached its required confirmations', data: { type: 'object', description: 'The deposit: depositReference, amount, currency, chainId, txHash, metadata' } },
+  'transfer.unattributed': {
+    summary:
+      'A payment into one of your pool addresses was recorded unattributed (no_holder: nobody held the address when it was mined; undecidable: the evidence cannot tell whether it was before or after the address changed hands). Nothing is credited; candidates name who it may have been meant for, for you to review (GET /transfers?attributed=false)',
+    data: transferUnattributedEventSchema as unknown as Record<string, unknown>,
+  },
   'alert.address_pool_low': {
     summary: "Available pool addresses of a protocol fell below the organization's threshold",
     data: {

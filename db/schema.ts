@@ -321,6 +321,22 @@ export const depositBindingChains = pgTable(
 // Chain monitoring: transfers, checkpoints, deposits
 // ---------------------------------------------------------------------------
 
+/**
+ * One candidate of an unattributed transfer as stored (transfers.unattributed_candidates):
+ * `possible` for an undecidable one (an assignment the evidence could not rule out), `previous` /
+ * `next` for a no_holder one (the holder that ended last before the block, the one that began next).
+ */
+export interface StoredTransferCandidate {
+  kind: 'order' | 'deposit';
+  relation: 'possible' | 'previous' | 'next';
+  assignmentId: number;
+  orderId: string | null;
+  depositBindingId: string | null;
+  depositReference: string | null;
+  heldFrom: string;
+  heldUntil: string | null;
+}
+
 export const transfers = pgTable(
   'transfers',
   {
@@ -380,6 +396,12 @@ export const transfers = pgTable(
     clockMinedBy: ts('clock_mined_by'),
     /** Why it is attributed to nobody (no_holder | undecidable); null when attributed. */
     unattributedReason: text('unattributed_reason').$type<'no_holder' | 'undecidable'>(),
+    /**
+     * Who it could have been meant for, kept when it is recorded unattributed (migration 0020,
+     * core/detection/attribution.ts unattributedCandidates); null when attributed or recorded
+     * before 0020. Evidence only: nothing is credited from it.
+     */
+    unattributedCandidates: jsonb('unattributed_candidates').$type<StoredTransferCandidate[]>(),
   },
   (t) => [
     // Re-scanning is harmless: one live row per transfer identity. A dropped row does not block a re-mined one.

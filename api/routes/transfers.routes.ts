@@ -3,7 +3,7 @@ import type { ApiDeps } from '../deps';
 import { listQuerySchema } from '../validation';
 import { SEARCH_MAX_LENGTH } from '../../core/chains/search-term';
 import { Type } from '@sinclair/typebox';
-import { getTransfer, listTransfers, TRANSFER_SORT_FIELDS, TRANSFER_STATUSES } from '../../core/transfers/transfers';
+import { getTransfer, listTransfers, TRANSFER_SORT_FIELDS, TRANSFER_STATUSES, UNATTRIBUTED_REASONS } from '../../core/transfers/transfers';
 import { StringEnum } from '../../core/platform/wire-schema';
 import { presentTransfer, transferSchema } from '../../core/views/transfer';
 
@@ -18,6 +18,8 @@ const listQuery = listQuerySchema({
     address: Type.Optional(Type.String({ maxLength: 128, description: 'Receiving pool address' })),
     orderId: Type.Optional(Type.String({ maxLength: 64 })),
     depositReference: Type.Optional(Type.String({ maxLength: 255 })),
+    attributed: Type.Optional(Type.Boolean({ description: 'true: attributed to an order or a deposit reference; false: attributed to nobody (recorded, never credited; see unattributedReason and candidates)' })),
+    unattributedReason: Type.Optional(StringEnum(UNATTRIBUTED_REASONS, { description: 'Only transfers left unattributed for this reason (no_holder or undecidable)' })),
     search: Type.Optional(
       Type.String({
         minLength: 1,

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { prepareStatement, type DbOrTx } from '../../db/client';
 import type { MiningEvidence } from './head-observations';
 import { usableClock } from './clock-witness';
+import type { UnattributedReason } from '../transfers/transfers';
 
 /**
  * Who a transfer into a pool address belongs to (design.md §4, §4b): the one authority for
@@ -43,7 +44,8 @@ export interface AssignmentSpan {
   endedAt: Date | null;
 }
 
-export type UnattributedReason = 'no_holder' | 'undecidable';
+/** Why a transfer is attributed to nobody: the list (core/transfers/transfers.ts) filters by it. */
+export type { UnattributedReason };
 
 export type AttributionDecision = { assignment: AssignmentSpan; reason: null } | { assignment: null; reason: UnattributedReason };
 
@@ -107,18 +109,77 @@ export function attributeTransfer(
   transfer: { poolAddressId: number } & MiningEvidence,
   headLagSeconds: number,
 ): AttributionDecision {
+  const { own, notYetAt, existedAt } = evidenceAgainst(spans, transfer, headLagSeconds);
+  // Seen before it began is proof it existed then, whatever the margin says.
+  const held = own.find((s) => notYetAt(s.startedAt) && !existedAt(s.startedAt) && (s.endedAt === null || existedAt(s.endedAt)));
+  if (held) return { assignment: held, reason: null };
+  // Could an assignment have held the address when the block was mined? Then the evidence cannot decide.
+  return { assignment: null, reason: possibleHolders(spans, transfer, headLagSeconds).length > 0 ? 'undecidable' : 'no_holder' };
+}
+
+/**
+ * The rule's reading of the evidence against the address's own assignments (oldest first), shared
+ * by the decision and by the candidates, so both read the evidence the same way.
+ */
+function evidenceAgainst(spans: readonly AssignmentSpan[], transfer: { poolAddressId: number } & MiningEvidence, headLagSeconds: number) {
   const { minedAfter, minedBy } = usableEvidence(transfer);
   // The block-timestamp witness (clock-witness.ts), where established: its margin is its own tolerance, not L.
   const clock = usableClock(transfer);
   const lag = headLagSeconds * 1000;
   const own = spans.filter((s) => s.poolAddressId === transfer.poolAddressId).sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
-  const notYetAt = (t: Date) => (minedAfter !== null && minedAfter.getTime() >= t.getTime() - lag) || (clock !== null && clock.after.getTime() >= t.getTime());
-  const existedAt = (t: Date) => (minedBy !== null && minedBy.getTime() <= t.getTime()) || (clock !== null && clock.by.getTime() <= t.getTime());
-  const minedAfterEnd = (t: Date) => (minedAfter !== null && minedAfter.getTime() >= t.getTime()) || (clock !== null && clock.after.getTime() >= t.getTime());
-  // Seen before it began is proof it existed then, whatever the margin says.
-  const held = own.find((s) => notYetAt(s.startedAt) && !existedAt(s.startedAt) && (s.endedAt === null || existedAt(s.endedAt)));
-  if (held) return { assignment: held, reason: null };
-  // Could an assignment have held the address when the block was mined? Then the evidence cannot decide.
-  const possible = own.some((s) => !existedAt(s.startedAt) && !(s.endedAt !== null && minedAfterEnd(s.endedAt)));
-  return { assignment: null, reason: possible ? 'undecidable' : 'no_holder' };
+  return {
+    own,
+    notYetAt: (t: Date) => (minedAfter !== null && minedAfter.getTime() >= t.getTime() - lag) || (clock !== null && clock.after.getTime() >= t.getTime()),
+    existedAt: (t: Date) => (minedBy !== null && minedBy.getTime() <= t.getTime()) || (clock !== null && clock.by.getTime() <= t.getTime()),
+    minedAfterEnd: (t: Date) => (minedAfter !== null && minedAfter.getTime() >= t.getTime()) || (clock !== null && clock.after.getTime() >= t.getTime()),
+    /** The latest time the block is known to have been mined after, and the earliest it is known to have existed by (null: unknown). */
+    after: latest(minedAfter, clock?.after ?? null),
+    by: earliest(minedBy, clock?.by ?? null),
+  };
+}
+
+/** Assignments that could have held the address when the block was mined (the evidence rules none out: undecidable). */
+function possibleHolders(spans: readonly AssignmentSpan[], transfer: { poolAddressId: number } & MiningEvidence, headLagSeconds: number): AssignmentSpan[] {
+  const { own, existedAt, minedAfterEnd } = evidenceAgainst(spans, transfer, headLagSeconds);
+  return own.filter((s) => !existedAt(s.startedAt) && !(s.endedAt !== null && minedAfterEnd(s.endedAt)));
+}
+
+const latest = (a: Date | null, b: Date | null) => (a === null ? b : b === null || a.getTime() >= b.getTime() ? a : b);
+const earliest = (a: Date | null, b: Date | null) => (a === null ? b : b === null || a.getTime() <= b.getTime() ? a : b);
+
+/**
+ * How far from the block a no_holder transfer's neighbouring holders are still candidates: the
+ * holder that ended before it (a payer paying late, or twice) within a day of the block, the one that
+ * began after it (a payer quicker than the hand-over) within an hour.
+ */
+export const CANDIDATE_PREVIOUS_WINDOW_MS = 24 * 3600_000;
+export const CANDIDATE_NEXT_WINDOW_MS = 3600_000;
+
+export type CandidateRelation = 'possible' | 'previous' | 'next';
+
+/**
+ * Pure: who an unattributed transfer could have been meant for (design.md §4c), read from the same
+ * evidence as the decision; never changes it and credits nothing. `undecidable`: every assignment
+ * the rule found possible. `no_holder`: the assignment that ended most recently before the block
+ * (within CANDIDATE_PREVIOUS_WINDOW_MS of when it was last known unmined) and the one that began
+ * first after it (within CANDIDATE_NEXT_WINDOW_MS of when it was first known mined); with no
+ * evidence on a side, that side is unbounded. `spans` must cover those windows
+ * (assignmentsAround with the bounds widened by them).
+ */
+export function unattributedCandidates(
+  spans: readonly AssignmentSpan[],
+  transfer: { poolAddressId: number } & MiningEvidence,
+  headLagSeconds: number,
+  reason: UnattributedReason,
+): { span: AssignmentSpan; relation: CandidateRelation }[] {
+  if (reason === 'undecidable') return possibleHolders(spans, transfer, headLagSeconds).map((span) => ({ span, relation: 'possible' }));
+  const { own, existedAt, minedAfterEnd, after, by } = evidenceAgainst(spans, transfer, headLagSeconds);
+  const previous = own
+    .filter((s) => s.endedAt !== null && minedAfterEnd(s.endedAt) && (after === null || s.endedAt.getTime() >= after.getTime() - CANDIDATE_PREVIOUS_WINDOW_MS))
+    .sort((a, b) => b.endedAt!.getTime() - a.endedAt!.getTime())[0];
+  const next = own.find((s) => existedAt(s.startedAt) && (by === null || s.startedAt.getTime() <= by.getTime() + CANDIDATE_NEXT_WINDOW_MS));
+  return [
+    ...(previous ? [{ span: previous, relation: 'previous' as const }] : []),
+    ...(next && next !== previous ? [{ span: next, relation: 'next' as const }] : []),
+  ];
 }

@@ -1,6 +1,6 @@
 import { and, desc, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
-import { deposits, orders, poolAddresses, transfers } from '../../db/schema';
+import { depositBindings, deposits, orders, poolAddresses, transfers, type StoredTransferCandidate } from '../../db/schema';
 import { normalizeAddress } from '../chains/addresses';
 import type { ServiceContext } from '../service/context';
 import { dropDeposit, recordDeposit, restorePendingDeposit } from '../deposits/lifecycle';
@@ -9,7 +9,17 @@ import { followMovedTransfer, recomputeOrder, transferCountsTowardOrder } from '
 import type { Protocol } from '../chains/registry';
 import type { ChainTransfer } from '../chains/adapter-contract';
 import { logMoney, tokenAmount } from '../platform/money-log';
-import { assignmentsAround, attributeTransfer, type AssignmentSpan, type UnattributedReason } from './attribution';
+import {
+  assignmentsAround,
+  attributeTransfer,
+  CANDIDATE_NEXT_WINDOW_MS,
+  CANDIDATE_PREVIOUS_WINDOW_MS,
+  unattributedCandidates,
+  type AssignmentSpan,
+  type UnattributedReason,
+} from './attribution';
+import { emitEvent } from '../events/events';
+import { transferUnattributedEventData } from '../views/transfer';
 import { miningEvidence, type ClockWindow, type MiningEvidence } from './head-observations';
 import { clockWindows, usableClock } from './clock-witness';
 
@@ -90,7 +100,7 @@ export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: Observ
     bys.some((b) => b === null) ? null : new Date(Math.max(...bys.map((b) => b!.getTime()))),
   );
   let created = 0;
-  const plain: (typeof transfers.$inferInsert)[] = [];
+  const unattributed: { item: ObservedItem; evidence: MiningEvidence; reason: UnattributedReason }[] = [];
   for (const item of fresh) {
     const e = of(item);
     const decision = attributeTransfer(spans, { poolAddressId: item.watched.poolAddressId, ...e }, chain.headLagSeconds);
@@ -98,17 +108,77 @@ export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: Observ
       if (await recordAttributed(tx, ctx, item, decision.assignment, e)) created++;
       continue;
     }
-    // Attributed to nobody: nothing is credited; it is confirmed at the chain's order confirmations.
-    plain.push(transferRow(ctx, item, null, { counted: false, requiredConfirmations: chain.orderConfirmations }, e, decision.reason));
+    unattributed.push({ item, evidence: e, reason: decision.reason });
   }
+  if (unattributed.length === 0) return created;
+  // Who each could have been meant for (evidence for the merchant; the decision above stands).
+  const around = await assignmentsAround(
+    tx,
+    [...new Set(unattributed.map((u) => u.item.watched.poolAddressId))],
+    afters.some((a) => a === null) ? null : new Date(Math.min(...afters.map((a) => a!.getTime())) - lagMs - CANDIDATE_PREVIOUS_WINDOW_MS),
+    bys.some((b) => b === null) ? null : new Date(Math.max(...bys.map((b) => b!.getTime())) + CANDIDATE_NEXT_WINDOW_MS),
+  );
+  const candidatesOf = unattributed.map((u) => unattributedCandidates(around, { poolAddressId: u.item.watched.poolAddressId, ...u.evidence }, chain.headLagSeconds, u.reason));
+  const references = await depositReferencesOf(tx, candidatesOf.flat().map((c) => c.span.depositBindingId));
+  // Attributed to nobody: nothing is credited; it is confirmed at the chain's order confirmations.
+  const plain = unattributed.map((u, i) =>
+    transferRow(ctx, u.item, null, { counted: false, requiredConfirmations: chain.orderConfirmations }, u.evidence, u.reason, storedCandidates(candidatesOf[i], references)),
+  );
   for (let i = 0; i < plain.length; i += 1000) {
     const batch = plain.slice(i, i + 1000);
     const inserted = await tx.insert(transfers).values(batch).onConflictDoNothing().returning({ id: transfers.id });
     created += inserted.length;
     const isNew = new Set(inserted.map((r) => r.id));
-    for (const row of batch) if (isNew.has(row.id!)) logPaymentSeen(ctx, row);
+    for (const row of batch) {
+      if (!isNew.has(row.id!)) continue;
+      logPaymentSeen(ctx, row);
+      await emitUnattributed(tx, ctx, row);
+    }
   }
   return created;
+}
+
+/** The references of the deposit bindings among the candidates: one query, none without bindings. */
+async function depositReferencesOf(tx: Tx, bindingIds: (string | null)[]): Promise<Map<string, string>> {
+  const ids = [...new Set(bindingIds.filter((b): b is string => b !== null))];
+  if (ids.length === 0) return new Map();
+  const rows = await tx.select({ id: depositBindings.id, reference: depositBindings.depositReference }).from(depositBindings).where(inArray(depositBindings.id, ids));
+  return new Map(rows.map((r) => [r.id, r.reference]));
+}
+
+function storedCandidates(candidates: ReturnType<typeof unattributedCandidates>, references: Map<string, string>): StoredTransferCandidate[] {
+  return candidates.map(({ span, relation }) => ({
+    kind: span.kind,
+    relation,
+    assignmentId: span.assignmentId,
+    orderId: span.kind === 'order' ? span.orderId : null,
+    depositBindingId: span.kind === 'deposit' ? span.depositBindingId : null,
+    depositReference: span.kind === 'deposit' && span.depositBindingId ? (references.get(span.depositBindingId) ?? null) : null,
+    heldFrom: span.startedAt.toISOString(),
+    heldUntil: span.endedAt?.toISOString() ?? null,
+  }));
+}
+
+/** transfer.unattributed, in the recording transaction (design.md §6 outbox), for a newly recorded unattributed transfer. */
+async function emitUnattributed(tx: Tx, ctx: ServiceContext, row: typeof transfers.$inferInsert): Promise<void> {
+  await emitEvent(tx, {
+    organizationId: row.organizationId!,
+    type: 'transfer.unattributed',
+    createdAt: row.detectedAt!,
+    data: transferUnattributedEventData(ctx.registry, {
+      id: row.id!,
+      unattributedReason: row.unattributedReason!,
+      chainId: row.chainId,
+      currency: row.currency,
+      amount: row.amount as bigint,
+      txHash: row.txHash,
+      fromAddress: row.fromAddress,
+      toAddress: row.toAddress,
+      blockNumber: row.blockNumber,
+      blockTimestamp: row.blockTimestamp,
+      unattributedCandidates: row.unattributedCandidates ?? null,
+    }),
+  });
 }
 
 /** What a transfer row keeps of the assignment it is attributed to. */
@@ -128,6 +198,7 @@ function transferRow(
   terms: RecordedTerms,
   evidence: MiningEvidence,
   unattributedReason: UnattributedReason | null,
+  candidates: StoredTransferCandidate[] | null = null,
 ): typeof transfers.$inferInsert {
   const o = item.observed;
   return {
@@ -161,6 +232,7 @@ function transferRow(
     clockMinedAfter: usableClock(evidence)?.after ?? null,
     clockMinedBy: usableClock(evidence)?.by ?? null,
     unattributedReason: assignment ? null : unattributedReason,
+    unattributedCandidates: assignment ? null : candidates,
   };
 }
 

@@ -9,6 +9,7 @@ export const EVENT_TYPES = [
   'order.expired',
   'deposit.pending',
   'deposit.confirmed',
+  'transfer.unattributed',
   'alert.address_pool_low',
   'alert.webhook_endpoint_disabled',
   'alert.reorg_beyond_confirmations',

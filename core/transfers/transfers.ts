@@ -47,7 +47,14 @@ export interface ListTransfersQuery {
   search?: string;
   /** Only what arrived where nothing was expected: attributed to no order and no deposit (the dashboard's inbox). */
   unattributed?: boolean;
+  /** `?attributed=`: true, attributed to an order or a deposit reference; false, to nobody. */
+  attributed?: boolean;
+  /** `?unattributedReason=`: unattributed for this reason (implies attributed=false). */
+  unattributedReason?: UnattributedReason;
 }
+
+export const UNATTRIBUTED_REASONS = ['no_holder', 'undecidable'] as const;
+export type UnattributedReason = (typeof UNATTRIBUTED_REASONS)[number];
 
 const FIELDS = {
   t: transfers,
@@ -105,7 +112,9 @@ export async function listTransfers(
   if (q.orderId) where.push(eq(transfers.orderId, q.orderId));
   if (q.depositReference) where.push(eq(depositBindings.depositReference, q.depositReference));
   if (q.search !== undefined) where.push(searchCondition(organizationId, classifySearch(q.search)));
-  if (q.unattributed) where.push(sql`${transfers.orderId} is null and ${transfers.depositBindingId} is null`);
+  if (q.unattributed || q.attributed === false) where.push(sql`${transfers.orderId} is null and ${transfers.depositBindingId} is null`);
+  if (q.attributed === true) where.push(sql`(${transfers.orderId} is not null or ${transfers.depositBindingId} is not null)`);
+  if (q.unattributedReason) where.push(sql`${transfers.orderId} is null and ${transfers.depositBindingId} is null and ${transfers.unattributedReason} = ${q.unattributedReason}`);
   const filter = and(...where);
   const column = sortColumns(ctx)[q.sortBy];
   const direction = q.sortOrder === 'asc' ? asc : desc;

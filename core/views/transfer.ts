@@ -3,13 +3,50 @@ import type { ChainRegistry } from '../chains/registry';
 import { transferRequiredConfirmations } from '../chains/confirmation-policy';
 import { formatAmount } from '../platform/amounts';
 import { DateTime, Nullable, NullableDateTime, StringEnum } from '../platform/wire-schema';
-import { TRANSFER_STATUSES, type TransferRecord } from '../transfers/transfers';
+import { TRANSFER_STATUSES, UNATTRIBUTED_REASONS, type TransferRecord, type UnattributedReason } from '../transfers/transfers';
+import type { StoredTransferCandidate } from '../../db/schema';
 
 /**
  * A transfer on the wire, declared once: the OpenAPI document shows this schema and TransferView
  * is derived from it. The read model (core/transfers/transfers.ts) reads the records, this
  * presents them.
  */
+
+/** Who an unattributed transfer could have been meant for (core/detection/attribution.ts unattributedCandidates). */
+export const transferCandidateSchema = Type.Object(
+  {
+    kind: StringEnum(['order', 'deposit'] as const),
+    relation: StringEnum(['possible', 'previous', 'next'] as const, {
+      description:
+        'possible (undecidable): the evidence could not rule out that this holder held the address when the block was mined. previous (no_holder): the holder whose time ended most recently before the block (within a day). next (no_holder): the holder that began first after the block (within an hour)',
+    }),
+    orderId: Nullable(Type.String({ description: 'kind order: the order' })),
+    depositReference: Nullable(Type.String({ description: 'kind deposit: the reference' })),
+    bindingId: Nullable(Type.String({ description: "kind deposit: the reference's binding of the address (as deposits show it)" })),
+    heldFrom: DateTime({ description: 'When the holder took the address' }),
+    heldUntil: NullableDateTime({ description: 'When it gave it up (null: still holds it)' }),
+  },
+  { description: 'A candidate holder; evidence only, nothing is credited to it' },
+);
+export type TransferCandidateView = Static<typeof transferCandidateSchema>;
+
+const candidatesSchema = Type.Array(transferCandidateSchema, {
+  description:
+    'Unattributed only: who it could have been meant for, kept when it was recorded (evidence; nothing is credited to them; the merchant decides). Empty when attributed, when the evidence names nobody, or for a transfer recorded before the candidates were kept',
+});
+
+/** The one presenter of stored candidates (the transfer and its transfer.unattributed event). */
+export function presentCandidates(stored: readonly StoredTransferCandidate[] | null): TransferCandidateView[] {
+  return (stored ?? []).map((c) => ({
+    kind: c.kind,
+    relation: c.relation,
+    orderId: c.orderId,
+    depositReference: c.depositReference,
+    bindingId: c.depositBindingId,
+    heldFrom: c.heldFrom,
+    heldUntil: c.heldUntil,
+  }));
+}
 
 export const transferSchema = Type.Object({
   id: Type.String({ example: 'trf_01jd…' }),
@@ -35,7 +72,7 @@ export const transferSchema = Type.Object({
   attribution: Nullable(StringEnum(['order', 'deposit']), {
     description: 'null: attributed to nobody (recorded, never credited); unattributedReason says why',
   }),
-  unattributedReason: Nullable(StringEnum(['no_holder', 'undecidable']), {
+  unattributedReason: Nullable(StringEnum(UNATTRIBUTED_REASONS), {
     description:
       'Why attribution is null. no_holder: the block was mined while nobody held the address (before it was first handed out, or after its holder ended: cooling down or back in the pool; a payment after an order completed or expired). undecidable: the block may have been mined before or after the address changed hands and the service cannot tell (its scanner was stalled or behind, or the workers were down, while the address was handed out; or it was mined in the last moments of an assignment and seen only after it ended). Never credited to a guess; the merchant decides (refund or settle by hand). null when attributed',
   }),
@@ -43,6 +80,7 @@ export const transferSchema = Type.Object({
     description: 'Evidence of when the block was mined: the last time the service saw the chain head below it (null: never). Attribution compares it with when the address changed hands; block timestamps are not used',
   }),
   minedBy: NullableDateTime({ description: 'Evidence of when the block was mined: the first time the service knew a head at or past it' }),
+  candidates: candidatesSchema,
   orderId: Nullable(Type.String()),
   orderReference: Nullable(Type.String()),
   depositReference: Nullable(Type.String()),
@@ -84,6 +122,7 @@ export function presentTransfer(registry: ChainRegistry, r: TransferRecord): Tra
     unattributedReason: t.orderId || t.depositBindingId ? null : (t.unattributedReason ?? null),
     minedAfter: t.minedAfter?.toISOString() ?? null,
     minedBy: t.minedBy?.toISOString() ?? null,
+    candidates: t.orderId || t.depositBindingId ? [] : presentCandidates(t.unattributedCandidates),
     orderId: t.orderId,
     orderReference: r.orderReference ?? null,
     depositReference: r.depositReference ?? null,
@@ -93,5 +132,53 @@ export function presentTransfer(registry: ChainRegistry, r: TransferRecord): Tra
     detectedAt: t.detectedAt.toISOString(),
     confirmedAt: t.confirmedAt?.toISOString() ?? null,
     droppedAt: t.droppedAt?.toISOString() ?? null,
+  };
+}
+
+/** The data of transfer.unattributed, declared once (api/webhook-events.openapi.ts shows it). */
+export const transferUnattributedEventSchema = Type.Object({
+  transferId: Type.String({ example: 'trf_01jd…' }),
+  reason: StringEnum(UNATTRIBUTED_REASONS, { description: "As the transfer's unattributedReason" }),
+  amount: Type.String({ description: 'Decimal string in token units', example: '0.5' }),
+  currency: Type.String(),
+  chainId: Type.String(),
+  txHash: Type.String(),
+  from: Type.String({ description: 'The sender' }),
+  to: Type.String({ description: 'The pool address that received it' }),
+  blockNumber: Type.Integer(),
+  blockTimestamp: DateTime({ description: 'Chain time of the block' }),
+  candidates: candidatesSchema,
+});
+export type TransferUnattributedEventData = Static<typeof transferUnattributedEventSchema>;
+
+/** A transfer as the recording inserts it: what its event is built from. */
+export interface RecordedUnattributedTransfer {
+  id: string;
+  unattributedReason: UnattributedReason;
+  chainId: string;
+  currency: string;
+  amount: bigint;
+  txHash: string;
+  fromAddress: string;
+  toAddress: string;
+  blockNumber: number;
+  blockTimestamp: Date;
+  unattributedCandidates: readonly StoredTransferCandidate[] | null;
+}
+
+/** The data of transfer.unattributed (core/detection/record-transfer.ts emits it in the recording transaction). */
+export function transferUnattributedEventData(registry: ChainRegistry, t: RecordedUnattributedTransfer): TransferUnattributedEventData {
+  return {
+    transferId: t.id,
+    reason: t.unattributedReason,
+    amount: formatAmount(t.amount, registry.tokenDecimals(t.chainId, t.currency)),
+    currency: t.currency,
+    chainId: t.chainId,
+    txHash: t.txHash,
+    from: t.fromAddress,
+    to: t.toAddress,
+    blockNumber: t.blockNumber,
+    blockTimestamp: t.blockTimestamp.toISOString(),
+    candidates: presentCandidates(t.unattributedCandidates),
   };
 }

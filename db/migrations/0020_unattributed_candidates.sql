@@ -1,0 +1,13 @@
+-- The candidates of an unattributed transfer (issue 40, core/detection/attribution.ts
+-- unattributedCandidates): which holders of the address the payment could have been meant for,
+-- kept when it is recorded unattributed so the merchant (and later the dashboard's attribute
+-- action) sees them. For `undecidable`: the assignments the rule found possible; for `no_holder`:
+-- the assignment that ended most recently before the block and the one that began next after it,
+-- each within a bounded time. A jsonb array on the transfer rather than a table of its own: the
+-- candidates are evidence fixed once at recording (never updated), at most a few per transfer,
+-- always read with the transfer (every GET /transfers page, the transfer.unattributed event) and
+-- never queried on their own; a table would add a join to every list for rows that are nearly
+-- always empty. Each element: {"kind", "relation", "assignmentId", "orderId", "depositBindingId",
+-- "depositReference", "heldFrom", "heldUntil"}. Null: attributed, or recorded before this
+-- migration (shown as no candidates). Nothing is credited from it.
+ALTER TABLE "transfers" ADD COLUMN "unattributed_candidates" jsonb;
