@@ -2253,6 +2253,8 @@ export type paths = {
                     address?: string;
                     orderId?: string;
                     depositReference?: string;
+                    attributed?: boolean;
+                    unattributedReason?: "no_holder" | "undecidable";
                     search?: string;
                 };
                 header?: never;
@@ -2320,6 +2322,32 @@ export type paths = {
                                  * @description Evidence of when the block was mined: the first time the service knew a head at or past it
                                  */
                                 minedBy: string | null;
+                                /** @description Unattributed only: who it could have been meant for, kept when it was recorded (evidence; nothing is credited to them; the merchant decides). Empty when attributed, when the evidence names nobody, or for a transfer recorded before the candidates were kept */
+                                candidates: {
+                                    /** @enum {string} */
+                                    kind: "order" | "deposit";
+                                    /**
+                                     * @description possible (undecidable): the evidence could not rule out that this holder held the address when the block was mined. previous (no_holder): the holder whose time ended most recently before the block (within a day). next (no_holder): the holder that began first after the block (within an hour)
+                                     * @enum {string}
+                                     */
+                                    relation: "possible" | "previous" | "next";
+                                    /** @description kind order: the order */
+                                    orderId: string | null;
+                                    /** @description kind deposit: the reference */
+                                    depositReference: string | null;
+                                    /** @description kind deposit: the reference's binding of the address (as deposits show it) */
+                                    bindingId: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description When the holder took the address
+                                     */
+                                    heldFrom: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description When it gave it up (null: still holds it)
+                                     */
+                                    heldUntil: string | null;
+                                }[];
                                 orderId: string | null;
                                 orderReference: string | null;
                                 depositReference: string | null;
@@ -2495,6 +2523,32 @@ export type paths = {
                              * @description Evidence of when the block was mined: the first time the service knew a head at or past it
                              */
                             minedBy: string | null;
+                            /** @description Unattributed only: who it could have been meant for, kept when it was recorded (evidence; nothing is credited to them; the merchant decides). Empty when attributed, when the evidence names nobody, or for a transfer recorded before the candidates were kept */
+                            candidates: {
+                                /** @enum {string} */
+                                kind: "order" | "deposit";
+                                /**
+                                 * @description possible (undecidable): the evidence could not rule out that this holder held the address when the block was mined. previous (no_holder): the holder whose time ended most recently before the block (within a day). next (no_holder): the holder that began first after the block (within an hour)
+                                 * @enum {string}
+                                 */
+                                relation: "possible" | "previous" | "next";
+                                /** @description kind order: the order */
+                                orderId: string | null;
+                                /** @description kind deposit: the reference */
+                                depositReference: string | null;
+                                /** @description kind deposit: the reference's binding of the address (as deposits show it) */
+                                bindingId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the holder took the address
+                                 */
+                                heldFrom: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it gave it up (null: still holds it)
+                                 */
+                                heldUntil: string | null;
+                            }[];
                             orderId: string | null;
                             orderReference: string | null;
                             depositReference: string | null;
@@ -3971,7 +4025,7 @@ export type paths = {
                                 id: string;
                                 /** Format: uri */
                                 url: string;
-                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                                 enabled: boolean;
                                 /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                                 disabledReason: string | null;
@@ -4079,7 +4133,7 @@ export type paths = {
                 content: {
                     "application/json": {
                         url: string;
-                        events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                        events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                         /** @description Printable ASCII, 16 to 256 characters */
                         secret?: string;
                     };
@@ -4097,7 +4151,7 @@ export type paths = {
                             id: string;
                             /** Format: uri */
                             url: string;
-                            events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                            events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                             enabled: boolean;
                             /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                             disabledReason: string | null;
@@ -4234,7 +4288,7 @@ export type paths = {
                             id: string;
                             /** Format: uri */
                             url: string;
-                            events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                            events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                             enabled: boolean;
                             /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                             disabledReason: string | null;
@@ -4332,7 +4386,7 @@ export type paths = {
                 content: {
                     "application/json": {
                         url?: string;
-                        events?: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                        events?: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                         /** @description Printable ASCII, 16 to 256 characters */
                         secret?: string;
                         rotateSecret?: boolean;
@@ -4352,7 +4406,7 @@ export type paths = {
                             id: string;
                             /** Format: uri */
                             url: string;
-                            events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                            events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                             enabled: boolean;
                             /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                             disabledReason: string | null;
@@ -4477,7 +4531,7 @@ export type paths = {
                             id: string;
                             /** Format: uri */
                             url: string;
-                            events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                            events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                             enabled: boolean;
                             /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                             disabledReason: string | null;
@@ -4735,7 +4789,7 @@ export type paths = {
                     limit?: number;
                     sortBy?: "createdAt" | "type";
                     sortOrder?: "asc" | "desc";
-                    type?: "order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled" | "webhook.test";
+                    type?: "order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled" | "webhook.test";
                     status?: "pending" | "succeeded" | "failed";
                     endpoint?: string;
                 };
@@ -6560,6 +6614,114 @@ export type webhooks = {
                         createdAt: string;
                         /** @description The deposit: depositReference, amount, currency, chainId, txHash, metadata */
                         data: Record<string, never>;
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: disables the endpoint */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "transfer.unattributed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A payment into one of your pool addresses was recorded unattributed (no_holder: nobody held the address when it was mined; undecidable: the evidence cannot tell whether it was before or after the address changed hands). Nothing is credited; candidates name who it may have been meant for, for you to review (GET /transfers?attributed=false)
+         * @description Signed with X-Service-Signature (hex HMAC-SHA-256 of the body with the endpoint secret); X-Service-Event-Id is the id to deduplicate on; X-Service-Timestamp the attempt time. Answer 2xx.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @example evt_01jd... */
+                        id: string;
+                        /** @constant */
+                        type: "transfer.unattributed";
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            /** @example trf_01jd… */
+                            transferId: string;
+                            /**
+                             * @description As the transfer's unattributedReason
+                             * @enum {string}
+                             */
+                            reason: "no_holder" | "undecidable";
+                            /**
+                             * @description Decimal string in token units
+                             * @example 0.5
+                             */
+                            amount: string;
+                            currency: string;
+                            chainId: string;
+                            txHash: string;
+                            /** @description The sender */
+                            from: string;
+                            /** @description The pool address that received it */
+                            to: string;
+                            blockNumber: number;
+                            /**
+                             * Format: date-time
+                             * @description Chain time of the block
+                             */
+                            blockTimestamp: string;
+                            /** @description Unattributed only: who it could have been meant for, kept when it was recorded (evidence; nothing is credited to them; the merchant decides). Empty when attributed, when the evidence names nobody, or for a transfer recorded before the candidates were kept */
+                            candidates: {
+                                /** @enum {string} */
+                                kind: "order" | "deposit";
+                                /**
+                                 * @description possible (undecidable): the evidence could not rule out that this holder held the address when the block was mined. previous (no_holder): the holder whose time ended most recently before the block (within a day). next (no_holder): the holder that began first after the block (within an hour)
+                                 * @enum {string}
+                                 */
+                                relation: "possible" | "previous" | "next";
+                                /** @description kind order: the order */
+                                orderId: string | null;
+                                /** @description kind deposit: the reference */
+                                depositReference: string | null;
+                                /** @description kind deposit: the reference's binding of the address (as deposits show it) */
+                                bindingId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the holder took the address
+                                 */
+                                heldFrom: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it gave it up (null: still holds it)
+                                 */
+                                heldUntil: string | null;
+                            }[];
+                        };
                     };
                 };
             };
