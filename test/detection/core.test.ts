@@ -6,7 +6,7 @@ import { SCANNED_FAMILIES } from '../../core/chains/adapters';
 import { getCheckpoint } from '../../core/chains/checkpoints';
 import type { ManualClock } from '../../core/platform/clock';
 import type { ServiceContext } from '../../core/service/context';
-import { attributeTransfer, type AssignmentSpan } from '../../core/detection/attribution';
+import { attributeTransfer, CANDIDATE_NEXT_WINDOW_MS, CANDIDATE_PREVIOUS_WINDOW_MS, unattributedCandidates, type AssignmentSpan } from '../../core/detection/attribution';
 import { updateConfirmations } from '../../core/detection/confirmations';
 import { recordHeadObservation } from '../../core/detection/head-observations';
 import { currentRangeSize, scanChain, scanChainOnce, TRANSFERS_PER_RANGE } from '../../core/detection/scan';
@@ -694,5 +694,34 @@ describe('detection core: attribution rule (pure)', () => {
     expect(holder(attributeTransfer([span(2, 10, null)], clocked(0, 15, 18, 24), L))).to.equal('undecidable');
     // Looked for at 40 and absent, yet the window says mined by 24: dropped.
     expect(holder(attributeTransfer([span(1, -100, 30)], clocked(40, 60, 18, 24), L))).to.equal('no_holder');
+  });
+
+  /** The candidates of an unattributed transfer, as [assignment, relation] pairs, after checking the decision is the reason given. */
+  const candidates = (spans: AssignmentSpan[], evidence: ReturnType<typeof mined>) => {
+    const decision = attributeTransfer(spans, evidence, L);
+    expect(decision.assignment, 'unattributed').to.equal(null);
+    return unattributedCandidates(spans, evidence, L, decision.reason!).map((c) => [c.span.assignmentId, c.relation]);
+  };
+  it('candidates (issue 40): undecidable names the assignments the rule found possible, and only those', () => {
+    expect(candidates([span(2, 10, null)], mined(7.9, 12.1))).to.deep.equal([[2, 'possible']]);
+    expect(candidates([span(1, 0, 100)], mined(99.5, 100.2))).to.deep.equal([[1, 'possible']]);
+    // Both sides of a hand-over inside the unknown: both possible; one ended before the look is not.
+    expect(candidates([span(0, -500, -400), span(1, 0, 100), span(2, 162, null)], mined(-300, 170))).to.deep.equal([[1, 'possible'], [2, 'possible']]);
+  });
+  it('candidates (issue 40): no_holder names the holder that ended last before the block and the one that began next, within their windows', () => {
+    const s = CANDIDATE_PREVIOUS_WINDOW_MS / 1000;
+    const n = CANDIDATE_NEXT_WINDOW_MS / 1000;
+    // In the cooldown between two holders: both.
+    expect(candidates([span(1, -100, 0), span(2, 62, null)], mined(30, 31))).to.deep.equal([[1, 'previous'], [2, 'next']]);
+    // Several earlier holders: only the last one; seen before the next began (case 2 with pushed heads): the next.
+    expect(candidates([span(0, -300, -200), span(1, -100, 0)], mined(30, 31))).to.deep.equal([[1, 'previous']]);
+    expect(candidates([span(2, 10, null)], mined(9, 9.5))).to.deep.equal([[2, 'next']]);
+    // Outside the windows: nobody.
+    expect(candidates([span(1, -100, 0)], mined(s + 1, s + 2))).to.deep.equal([]);
+    expect(candidates([span(1, -100, 0)], mined(s - 1, s))).to.deep.equal([[1, 'previous']]);
+    expect(candidates([span(2, n + 20, null)], mined(9, 10))).to.deep.equal([]);
+    expect(candidates([span(2, n + 5, null)], mined(9, 10))).to.deep.equal([[2, 'next']]);
+    // Never used an address before: no candidate.
+    expect(candidates([], mined(9, 10))).to.deep.equal([]);
   });
 });
