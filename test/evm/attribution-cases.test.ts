@@ -10,7 +10,7 @@ import { startHeadWakeups } from '../../workers/head-wakeups';
 import { createTestOrg, testContext } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { seedPoolAddresses } from '../helpers/pool';
-import { orderRow, settle } from '../helpers/evm';
+import { orderRow, payWhileScannerHeld, settle } from '../helpers/evm';
 import { eventually } from '../helpers/wait';
 import { startHoldingProxy } from '../helpers/holding-proxy';
 
@@ -103,19 +103,14 @@ describe('attribution cases: short cooldown with a lagging chain clock, a held s
         }
 
         // The scanner's connection is held (no error); meanwhile 0.5 USDT lands on Z and the head moves on.
-        proxy.hold();
-        const scanning = settle(ctx);
-        await sleep(2_100);
-        const stray = await chain.pay(z, 'USDT', 500_000n);
-        await chain.mine(1);
-        if (withSubscription) {
-          await eventually(async () => (await ctx.db.select().from(chainHeadObservations).where(eq(chainHeadObservations.headNumber, stray.blockNumber))).length > 0, 10_000, 'the stray payment\'s head pushed');
-        }
-        // Then an order gets Z.
-        const order = await newOrder(ctx, org.organizationId, '2');
+        const { stray, result: order } = await payWhileScannerHeld(ctx, chain, proxy, z, 500_000n, async (paid) => {
+          if (withSubscription) {
+            await eventually(async () => (await ctx.db.select().from(chainHeadObservations).where(eq(chainHeadObservations.headNumber, paid.blockNumber))).length > 0, 10_000, 'the stray payment\'s head pushed');
+          }
+          // Then an order gets Z.
+          return newOrder(ctx, org.organizationId, '2');
+        });
         expect(order.address).to.equal(z);
-        proxy.release();
-        await scanning;
         await chain.mine(3);
         await settle(ctx);
 

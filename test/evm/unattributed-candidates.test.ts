@@ -7,7 +7,7 @@ import type { RunningWorkers } from '../../workers/runtime';
 import { buildTestApp, createTestOrg, testContext, type TestApp, type TestOrg } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { seedPoolAddresses } from '../helpers/pool';
-import { orderRow, settle } from '../helpers/evm';
+import { orderRow, payWhileScannerHeld, settle } from '../helpers/evm';
 import { startHoldingProxy } from '../helpers/holding-proxy';
 import { startReceiver, startTestWorkers, type Receiver } from '../helpers/webhooks';
 import { dataOf, expectError, listOf } from '../helpers/wire';
@@ -109,15 +109,9 @@ describe('unattributed transfers: candidates, filters and transfer.unattributed 
       found.undecidableOrg = other;
       const [z] = await seedPoolAddresses(other.organizationId, 'evm', 1);
       await settle(held);
-      proxy.hold();
-      const scanning = settle(held);
-      await sleep(2_100);
-      const stray = await chain.pay(z, 'USDT', 500_000n);
-      await chain.mine(1);
-      const order = await newOrder(held, other.organizationId, '2');
+      // Case 2 of attribution-cases.test.ts, without pushed heads.
+      const { stray, result: order } = await payWhileScannerHeld(held, chain, proxy, z, 500_000n, () => newOrder(held, other.organizationId, '2'));
       expect(order.address).to.equal(z);
-      proxy.release();
-      await scanning;
       await chain.mine(3);
       await settle(held);
 

@@ -3,6 +3,7 @@ import { runChainConfirmations, runChainScan } from '../../core/detection/monito
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import type { ServiceContext } from '../../core/service/context';
 import { events, orders, transfers } from '../../db/schema';
+import type { TestChain } from './anvil';
 
 /** One scan and one confirmation count, as the two repeatable jobs would do. */
 export async function settle(ctx: ServiceContext): Promise<void> {
@@ -26,4 +27,28 @@ export async function eventsFor(ctx: ServiceContext, type: string, key: 'orderId
     .select()
     .from(events)
     .where(and(eq(events.type, type), sql`${events.data}->>${key} = ${value}`));
+}
+
+/**
+ * Case 2 of issue 25 (attribution-cases.test.ts): the scanner's connection is held (no error) by
+ * `proxy` while `units` of USDT land on `address` and the head moves on; `meanwhile` runs (an
+ * order takes the address) before the hold is released and the held scan completes.
+ */
+export async function payWhileScannerHeld<T>(
+  ctx: ServiceContext,
+  chain: TestChain,
+  proxy: { hold(): void; release(): void },
+  address: string,
+  units: bigint,
+  meanwhile: (stray: { txHash: string; blockNumber: number }) => Promise<T>,
+): Promise<{ stray: { txHash: string; blockNumber: number }; result: T }> {
+  proxy.hold();
+  const scanning = settle(ctx);
+  await new Promise((r) => setTimeout(r, 2_100));
+  const stray = await chain.pay(address, 'USDT', units);
+  await chain.mine(1);
+  const result = await meanwhile(stray);
+  proxy.release();
+  await scanning;
+  return { stray, result };
 }
