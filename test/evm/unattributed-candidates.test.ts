@@ -3,6 +3,7 @@ import request from 'supertest';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import type { ServiceContext } from '../../core/service/context';
 import { createOrder } from '../../core/orders/orders';
+import { bindDepositReference, unbindDepositReference } from '../../core/deposits/bindings';
 import type { RunningWorkers } from '../../workers/runtime';
 import { buildTestApp, createTestOrg, testContext, type TestApp, type TestOrg } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
@@ -97,6 +98,28 @@ describe('unattributed transfers: candidates, filters and transfer.unattributed 
     const { items } = listOf('a', await get('a', org.keys.viewer, '/transfers?attributed=false'), 'transfers');
     expect(items.map((x: { id: string }) => x.id)).to.deep.equal([t.id]);
     expect(items[0].candidates).to.deep.equal(t.candidates);
+  });
+
+  it('no_holder after an unbind: the candidate is the deposit reference with its binding', async () => {
+    const other = await createTestOrg('unattributed candidates deposit');
+    await seedPoolAddresses(other.organizationId, 'evm', 1);
+    const reference = `cand-user-${Date.now()}`;
+    const { binding } = await bindDepositReference(ctx, other.organizationId, { depositReference: reference, protocol: 'evm' });
+    await settle(ctx);
+    await unbindDepositReference(ctx, other.organizationId, { depositReference: reference, protocol: 'evm' });
+    apps.b.clock.advance(5_000);
+    await settle(ctx);
+    apps.b.clock.advance(5_000);
+    const stray = await chain.pay(binding.address, 'USDT', 3_000_000n);
+    await chain.mine(3);
+    await settle(ctx);
+    for (const style of ['a', 'b'] as const) {
+      const { items } = listOf(style, await get(style, other.keys.viewer, `/transfers?txHash=${stray.txHash}`), 'transfers');
+      expect(items).to.have.length(1);
+      expect(items[0]).to.include({ attribution: null, unattributedReason: 'no_holder', depositReference: null, amount: '3' });
+      expect(items[0].candidates).to.have.length(1);
+      expect(items[0].candidates[0]).to.include({ kind: 'deposit', relation: 'previous', orderId: null, depositReference: reference, bindingId: binding.bindingId });
+    }
   });
 
   it('undecidable: a payment mined while the scanner is held, before an order takes the fresh address, names that order as possible', async () => {
