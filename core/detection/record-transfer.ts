@@ -18,7 +18,7 @@ import {
   type AssignmentSpan,
   type UnattributedReason,
 } from './attribution';
-import { emitEvent } from '../events/events';
+import { emitEvents } from '../events/events';
 import { transferUnattributedEventData } from '../views/transfer';
 import { miningEvidence, type ClockWindow, type MiningEvidence } from './head-observations';
 import { clockWindows, usableClock } from './clock-witness';
@@ -129,11 +129,10 @@ export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: Observ
     const inserted = await tx.insert(transfers).values(batch).onConflictDoNothing().returning({ id: transfers.id });
     created += inserted.length;
     const isNew = new Set(inserted.map((r) => r.id));
-    for (const row of batch) {
-      if (!isNew.has(row.id!)) continue;
-      logPaymentSeen(ctx, row);
-      await emitUnattributed(tx, ctx, row);
-    }
+    const fresh = batch.filter((row) => isNew.has(row.id!));
+    for (const row of fresh) logPaymentSeen(ctx, row);
+    // transfer.unattributed for each, in the recording transaction (design.md §6 outbox): one statement for the batch.
+    await emitEvents(tx, fresh.map((row) => unattributedEvent(ctx, row)));
   }
   return created;
 }
@@ -159,11 +158,11 @@ function storedCandidates(candidates: ReturnType<typeof unattributedCandidates>,
   }));
 }
 
-/** transfer.unattributed, in the recording transaction (design.md §6 outbox), for a newly recorded unattributed transfer. */
-async function emitUnattributed(tx: Tx, ctx: ServiceContext, row: typeof transfers.$inferInsert): Promise<void> {
-  await emitEvent(tx, {
+/** The transfer.unattributed event of a newly recorded unattributed transfer. */
+function unattributedEvent(ctx: ServiceContext, row: typeof transfers.$inferInsert) {
+  return {
     organizationId: row.organizationId!,
-    type: 'transfer.unattributed',
+    type: 'transfer.unattributed' as const,
     createdAt: row.detectedAt!,
     data: transferUnattributedEventData(ctx.registry, {
       id: row.id!,
@@ -178,7 +177,7 @@ async function emitUnattributed(tx: Tx, ctx: ServiceContext, row: typeof transfe
       blockTimestamp: row.blockTimestamp,
       unattributedCandidates: row.unattributedCandidates ?? null,
     }),
-  });
+  };
 }
 
 /** What a transfer row keeps of the assignment it is attributed to. */
