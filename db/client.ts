@@ -91,6 +91,18 @@ export function isDatabaseUnreachable(err: unknown): boolean {
 }
 
 /**
+ * Whether a statement ran out of time on a reachable server: cancelled by statement_timeout
+ * (57014, query_canceled) or refused a lock by lock_timeout (55P03). Nothing it did was kept.
+ */
+export function isDatabaseTimeout(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === '57014' || code === '55P03') return true;
+  }
+  return false;
+}
+
+/**
  * Whether an error came from the database rather than from the caller's own logic: unreachable
  * (above) or a statement the server refused (postgres.js's PostgresError, wrapped or not).
  */

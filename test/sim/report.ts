@@ -18,6 +18,7 @@ export function formatReport(r: SimReport): string {
     `RPC faults injected   ${Object.values(r.rpcFaults).reduce((s, n) => s + n, 0)} of ${r.rpcRequests} calls (${faults}; EVM ${f.evm.rpcFaults} of ${f.evm.rpcRequests}, Tron ${f.tron.rpcFaults} of ${f.tron.rpcRequests}, Solana ${f.solana.rpcFaults} of ${f.solana.rpcRequests})`,
     `skipped slots         ${r.skippedSlots ?? 0} (solana-local)`,
     `payer sends failed    ${r.sendErrors} (the chain refused the payer's transaction); ${r.notSent} payments not sent (no fair address)`,
+    `API busy answers      ${r.apiBusy ?? 0} (503 with Retry-After, waited out and retried)`,
     `mismatches            ${r.mismatches.length}`,
     `invariant violations  ${r.violations.length}`,
     ...(r.intent ? formatIntent(r.intent) : ['credited to something it was not meant for: not judged (the run did not finish)']),

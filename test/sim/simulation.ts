@@ -107,6 +107,8 @@ export interface SimReport {
   sendErrors: number;
   /** Payments not sent because the oracle could not fairly ask for them (traced as payment-not-sent). */
   notSent: number;
+  /** API answers 503 with Retry-After (the database not answering in time), waited out and retried (traced as api-busy). */
+  apiBusy: number;
   /** The machine's load average (1, 5, 15 min) at the end: figures of a shared machine are noisy. */
   loadAverage: number[];
   mismatches: string[];
@@ -340,6 +342,16 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
             parsed = { raw: text.slice(0, 200) };
           }
           trace.add('api', { method, path: p, status: res.status });
+          // The contract's answer when the database cannot answer within the request's bound (an
+          // outage, or a statement that ran out of time on an overloaded machine): 503 with
+          // Retry-After, nothing changed. A merchant's client waits and retries; so does the sim,
+          // and counts it (report: API busy answers). Any other 5xx is a violation.
+          const retryAfter = Number(res.headers.get('retry-after'));
+          if (res.status === 503 && parsed.code === 'SERVICE_UNAVAILABLE' && retryAfter > 0 && attempt < 5) {
+            trace.add('api-busy', { method, path: p, retryAfter });
+            await sleep(retryAfter * 1000);
+            continue;
+          }
           if (res.status >= 500 && parsed.code !== 'NO_AVAILABLE_ADDRESSES') {
             violations.push(`API ${method} ${p} answered ${res.status}: ${text.slice(0, 300)}`);
           }
@@ -796,6 +808,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       families: familyFigures(counts, { evm: proxy, tron: tronProxy, solana: solanaProxy }),
       sendErrors: trace.entries.filter((e) => e.kind === 'tx-error').length,
       notSent: trace.entries.filter((e) => e.kind === 'payment-not-sent').length,
+      apiBusy: trace.entries.filter((e) => e.kind === 'api-busy').length,
       loadAverage: os.loadavg(),
       mismatches,
       violations,
@@ -841,6 +854,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     families: familyFigures(counts, { evm: proxy, tron: tronProxy, solana: solanaProxy }),
     sendErrors: trace.entries.filter((e) => e.kind === 'tx-error').length,
     notSent: trace.entries.filter((e) => e.kind === 'payment-not-sent').length,
+    apiBusy: trace.entries.filter((e) => e.kind === 'api-busy').length,
     loadAverage: os.loadavg(),
     mismatches,
     violations,
