@@ -381,6 +381,9 @@ const ENVIRONMENT = Type.Object({
 
 type EnvValues = Static<typeof ENVIRONMENT>;
 
+/** Every variable of the schema, by name (.env.example lists each: test/ops/cli.test.ts). */
+export const ENVIRONMENT_VARIABLES: readonly string[] = Object.keys(ENVIRONMENT.properties);
+
 /** The variable's value from its text, by its schema's kind; undefined when the text is no such value. */
 function convert(schema: TSchema, value: string): unknown {
   switch (schema[Kind]) {
