@@ -45,9 +45,10 @@ export interface ListTransfersQuery {
    * reference. A malformed address is 400.
    */
   search?: string;
-  /** Only what arrived where nothing was expected: attributed to no order and no deposit (the dashboard's inbox). */
-  unattributed?: boolean;
-  /** `?attributed=`: true, attributed to an order or a deposit reference; false, to nobody. */
+  /**
+   * `?attributed=`: true, attributed to an order or a deposit reference; false, to nobody (what
+   * arrived where nothing was expected: the dashboard's inbox asks the same).
+   */
   attributed?: boolean;
   /** `?unattributedReason=`: unattributed for this reason (implies attributed=false). */
   unattributedReason?: UnattributedReason;
@@ -112,9 +113,10 @@ export async function listTransfers(
   if (q.orderId) where.push(eq(transfers.orderId, q.orderId));
   if (q.depositReference) where.push(eq(depositBindings.depositReference, q.depositReference));
   if (q.search !== undefined) where.push(searchCondition(organizationId, classifySearch(q.search)));
-  if (q.unattributed || q.attributed === false) where.push(sql`${transfers.orderId} is null and ${transfers.depositBindingId} is null`);
-  if (q.attributed === true) where.push(sql`(${transfers.orderId} is not null or ${transfers.depositBindingId} is not null)`);
-  if (q.unattributedReason) where.push(sql`${transfers.orderId} is null and ${transfers.depositBindingId} is null and ${transfers.unattributedReason} = ${q.unattributedReason}`);
+  const nobody = sql`${transfers.orderId} is null and ${transfers.depositBindingId} is null`;
+  if (q.attributed === false || q.unattributedReason) where.push(nobody);
+  if (q.attributed === true) where.push(sql`not (${nobody})`);
+  if (q.unattributedReason) where.push(eq(transfers.unattributedReason, q.unattributedReason));
   const filter = and(...where);
   const column = sortColumns(ctx)[q.sortBy];
   const direction = q.sortOrder === 'asc' ? asc : desc;

@@ -241,7 +241,7 @@ ${deposits.map(
       const inbox = q(req, 'view') === 'unattributed';
       // The search box is GET /transfers?search= (core/chains/search-term.ts).
       const filters = { status: oneOf(q(req, 'status'), TRANSFER_STATUSES), search: q(req, 'q') };
-      const read = () => listTransfers(deps, who.caller.organizationId, { page: pageNo, limit: PAGE_SIZE, sortBy: 'detectedAt', sortOrder: 'desc', ...filters, unattributed: inbox });
+      const read = () => listTransfers(deps, who.caller.organizationId, { page: pageNo, limit: PAGE_SIZE, sortBy: 'detectedAt', sortOrder: 'desc', ...filters, ...(inbox ? { attributed: false } : {}) });
       const { list: { items, total }, refused } = await listUnlessSearchRefused(read, { items: [], total: 0 });
       await sendPage(
           d,
