@@ -200,6 +200,8 @@ function transferRow(
   candidates: StoredTransferCandidate[] | null = null,
 ): typeof transfers.$inferInsert {
   const o = item.observed;
+  // Kept only where it was a witness (consistent with the looks).
+  const clock = usableClock(evidence);
   return {
     id: newId('trf'),
     chainId: o.chainId,
@@ -227,9 +229,8 @@ function transferRow(
     detectedAt: ctx.clock.now(),
     minedAfter: evidence.minedAfter,
     minedBy: evidence.minedBy,
-    // Kept only where it was a witness (consistent with the looks).
-    clockMinedAfter: usableClock(evidence)?.after ?? null,
-    clockMinedBy: usableClock(evidence)?.by ?? null,
+    clockMinedAfter: clock?.after ?? null,
+    clockMinedBy: clock?.by ?? null,
     unattributedReason: assignment ? null : unattributedReason,
     unattributedCandidates: assignment ? null : candidates,
   };
