@@ -12,12 +12,13 @@ import { assertNoSeedPhrase } from '../pool/secret-scan';
 import { countOrderCreationStatement, countOrderTransition } from '../platform/metrics';
 import type { Protocol } from '../chains/registry';
 import { classifySearch, type SearchTerm } from '../chains/search-term';
-import type { OrderRow, PaymentState } from '../views/order';
+import type { OrderException, OrderRow, PaymentState } from '../views/order';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
 import { newPayToken } from './pay-token';
 import { assertNoLinkClaim, PAYMENT_LINK_ID_KEY } from './link-units';
 import { ALONE, ORDER_BATCH_MAX, type CreatedRow, type CreateOrderStatementValues, type OrderCreation, type OrderCreationOutcome } from '../service/order-memory';
 import { paymentStateCondition } from './payment-state';
+import { exceptionCondition } from './exceptions';
 import { escapeLike, faceValueSql, paginate } from '../platform/sql-fragments';
 import { countedTotal, dayOfOffset } from '../platform/list-counts';
 
@@ -336,6 +337,13 @@ function storedOrder(values: CreateOrderStatementValues, made: { amount: bigint;
     expiredAt: null,
     createdAt: made.now,
     updatedAt: made.now,
+    resolution: null,
+    resolvedBy: null,
+    resolvedAt: null,
+    resolutionReason: null,
+    lateWindowEndsAt: null,
+    latePaidAt: null,
+    unattributedPayments: 0,
   };
 }
 
@@ -408,6 +416,8 @@ export interface ListOrdersQuery {
   orderReference?: string;
   /** Derived payment state (core/views/order.ts paymentStateOf), e.g. `partial`. */
   paymentState?: PaymentState;
+  /** An exception (core/views/order.ts orderExceptions), e.g. `paidLate`. */
+  exception?: OrderException;
   /**
    * A search box's text (core/chains/search-term.ts): an order id, a payment's transaction hash,
    * the order's payment address (any family), or else part of the reference. A malformed address
@@ -450,6 +460,7 @@ export async function listOrders(
   if (query.currency) conditions.push(eq(orders.currency, query.currency));
   if (query.chainId) conditions.push(eq(orders.chainId, query.chainId));
   if (query.paymentState) conditions.push(paymentStateCondition(query.paymentState));
+  if (query.exception) conditions.push(exceptionCondition(query.exception));
   if (query.orderReference) conditions.push(referenceContains(query.orderReference));
   if (query.search !== undefined) conditions.push(searchCondition(organizationId, classifySearch(query.search)));
   const where = and(...conditions);
