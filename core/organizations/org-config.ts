@@ -1,4 +1,4 @@
-import { and, eq, sql, type Placeholder, type SQL } from 'drizzle-orm';
+import { and, eq, getTableColumns, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { organizationConfig } from '../../db/schema';
 import { isEmailAddress } from '../platform/config';
@@ -35,7 +35,19 @@ interface EmailListKey extends KeyBase {
   type: 'emails';
   default: null;
 }
-export type ConfigKeyDefinition = IntegerKey | UrlKey | ThresholdKey | EmailListKey;
+/** A positive decimal string in token units (an amount), stored as that string. */
+interface DecimalKey extends KeyBase {
+  type: 'decimal';
+  /** Inclusive upper bound, in token units. */
+  max: string;
+  /** At most this many decimal places (the most any configured token has). */
+  maxDecimals: number;
+  default: string;
+}
+export type ConfigKeyDefinition = IntegerKey | UrlKey | ThresholdKey | EmailListKey | DecimalKey;
+
+/** The largest amount of one order, in token units (checked by the creation statements, core/orders/orders.ts). */
+export const MAX_ORDER_AMOUNT_KEY = 'max_order_amount';
 
 /** At most this many addresses in an e-mail list key. */
 export const MAX_ALERT_EMAILS = 10;
@@ -73,6 +85,15 @@ export const CONFIG_KEYS: ConfigKeyDefinition[] = [
     max: 10_080,
     default: 10,
     description: 'Default payment window of new orders, in minutes.',
+  },
+  {
+    key: MAX_ORDER_AMOUNT_KEY,
+    type: 'decimal',
+    max: '1000000000000',
+    maxDecimals: 18,
+    default: '1000000',
+    description:
+      'Largest amount one order may have, in token units (a decimal string, e.g. "50000"; the same number for every token). A larger amount is refused with INVALID_AMOUNT: it is usually base units sent by mistake ("10000000" meant as 10 USDT).',
   },
   {
     key: 'confirmations.orders',
@@ -142,11 +163,34 @@ export function validateConfigValue(def: ConfigKeyDefinition, value: unknown): C
     ]);
   }
   if (def.type === 'emails') return validateEmailList(def.key, value);
+  if (def.type === 'decimal') return validateDecimal(def, value);
   if (value === null || value === '') return null;
   if (typeof value !== 'string' || !isHttpUrl(value)) {
     throw validationError(`${def.key} must be an absolute http(s) URL`, [{ field: 'value', message: 'must be an absolute http(s) URL' }]);
   }
   return value;
+}
+
+const DECIMAL_PATTERN = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+
+/** A positive decimal string up to the key's bound (a JSON integer is taken as its digits). */
+function validateDecimal(def: DecimalKey, value: unknown): string {
+  const text = typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : typeof value === 'string' ? value.trim() : undefined;
+  const message = `must be a positive decimal string in token units, e.g. "50000" or "2500.50", at most ${def.max} with at most ${def.maxDecimals} decimals`;
+  const fraction = text?.split('.')[1] ?? '';
+  if (text === undefined || !DECIMAL_PATTERN.test(text) || fraction.length > def.maxDecimals || /^0(\.0*)?$/.test(text) || compareDecimals(text, def.max) > 0) {
+    throw validationError(`${def.key} ${message}`, [{ field: 'value', message }]);
+  }
+  return text;
+}
+
+/** Sign of a − b for two non-negative decimal strings (exact: no floating point). */
+function compareDecimals(a: string, b: string): number {
+  const [aw, af = ''] = a.split('.');
+  const [bw, bf = ''] = b.split('.');
+  const width = Math.max(af.length, bf.length);
+  const diff = BigInt(aw + af.padEnd(width, '0')) - BigInt(bw + bf.padEnd(width, '0'));
+  return diff > 0n ? 1 : diff < 0n ? -1 : 0;
 }
 
 function validateEmailList(key: string, value: unknown): string | null {
@@ -196,8 +240,15 @@ async function withRecipients(db: DbOrTx, organizationId: string, entry: ConfigE
   return { ...entry, recipients: await recipientStates(db, organizationId, alertEmailList(entry.value)) };
 }
 
+/**
+ * A stored setting with its value's text as well: drizzle's jsonb reading parses a JSON string
+ * that looks like a number ("2500.5") into a JavaScript number, which a decimal key must not become.
+ */
+const STORED_COLUMNS = { ...getTableColumns(organizationConfig), valueText: sql<string>`${organizationConfig.value} #>> '{}'` };
+type StoredSetting = typeof organizationConfig.$inferSelect & { valueText: string };
+
 export async function listConfig(db: DbOrTx, organizationId: string): Promise<ConfigEntry[]> {
-  const rows = await db.select().from(organizationConfig).where(eq(organizationConfig.organizationId, organizationId));
+  const rows = await db.select(STORED_COLUMNS).from(organizationConfig).where(eq(organizationConfig.organizationId, organizationId));
   const stored = new Map(rows.map((r) => [r.key, r]));
   return Promise.all(CONFIG_KEYS.map((def) => withRecipients(db, organizationId, toEntry(def, stored.get(def.key)))));
 }
@@ -205,7 +256,7 @@ export async function listConfig(db: DbOrTx, organizationId: string): Promise<Co
 export async function getConfigEntry(db: DbOrTx, organizationId: string, key: string): Promise<ConfigEntry> {
   const def = configKeyDefinition(key);
   const [row] = await db
-    .select()
+    .select(STORED_COLUMNS)
     .from(organizationConfig)
     .where(and(eq(organizationConfig.organizationId, organizationId), eq(organizationConfig.key, key)));
   return withRecipients(db, organizationId, toEntry(def, row));
@@ -219,6 +270,13 @@ export function integerConfigSql(organizationId: string | Placeholder, key: stri
   const def = configKeyDefinition(key);
   if (def.type !== 'integer') throw new Error(`Configuration key "${key}" is not an integer key`);
   return sql`coalesce((select (value #>> '{}')::int from organization_config where organization_id = ${organizationId} and key = ${key}), ${def.default}::int)`;
+}
+
+/** A decimal key's effective value as an SQL numeric expression (its setting, else the declared default). */
+export function decimalConfigSql(organizationId: string | Placeholder, key: string): SQL {
+  const def = configKeyDefinition(key);
+  if (def.type !== 'decimal') throw new Error(`Configuration key "${key}" is not a decimal key`);
+  return sql`coalesce((select (value #>> '{}')::numeric from organization_config where organization_id = ${organizationId} and key = ${key}), ${def.default}::numeric)`;
 }
 
 /** The effective value of a key for an organization (its setting, else the default). */
@@ -236,7 +294,7 @@ export async function setConfigValue(db: DbOrTx, organizationId: string, key: st
       target: [organizationConfig.organizationId, organizationConfig.key],
       set: { value: checked as never, updatedAt: sql`now()` },
     })
-    .returning();
+    .returning(STORED_COLUMNS);
   if (!row) throw new AppError('INTERNAL_ERROR', 'Configuration was not saved');
   // New alert recipients start unconfirmed: the alert-email job sends each its confirmation e-mail.
   if (key === 'alerts.email') await addAlertRecipients(db, organizationId, alertEmailList(checked));
@@ -250,8 +308,8 @@ export async function resetConfigValue(db: DbOrTx, organizationId: string, key: 
   return withRecipients(db, organizationId, toEntry(def));
 }
 
-function toEntry(def: ConfigKeyDefinition, row?: typeof organizationConfig.$inferSelect): ConfigEntry {
-  const value = row ? (row.value as ConfigValue) : def.default;
+function toEntry(def: ConfigKeyDefinition, row?: StoredSetting): ConfigEntry {
+  const value = !row ? def.default : def.type === 'decimal' ? row.valueText : (row.value as ConfigValue);
   return {
     key: def.key,
     value,
