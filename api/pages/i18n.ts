@@ -18,6 +18,8 @@ export function pickLanguage(req: Request): Language {
 export interface Messages {
   pageTitle: string;
   paymentTo: (org: string) => string;
+  /** Beside the merchant's reference of the order. */
+  orderReferenceLabel: string;
   headings: Record<'awaiting' | 'underpaid' | 'confirming' | 'grace' | 'paid' | 'overpaid' | 'expired', string>;
   awaiting: string;
   underpaid: (received: string, remaining: string) => string;
@@ -64,6 +66,7 @@ export interface Messages {
 const en: Messages = {
   pageTitle: 'Payment',
   paymentTo: (org) => `Payment to ${org}`,
+  orderReferenceLabel: 'Order',
   headings: {
     awaiting: 'Waiting for your payment',
     underpaid: 'Partial payment received',
@@ -121,6 +124,7 @@ const en: Messages = {
 const es: Messages = {
   pageTitle: 'Pago',
   paymentTo: (org) => `Pago a ${org}`,
+  orderReferenceLabel: 'Pedido',
   headings: {
     awaiting: 'Esperando su pago',
     underpaid: 'Pago parcial recibido',

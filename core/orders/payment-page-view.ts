@@ -29,6 +29,8 @@ export type PaymentPageState =
 export interface PaymentPageView {
   state: PaymentPageState;
   organizationName: string;
+  /** The merchant's reference of the order, so a payer can tell which order the page is for. */
+  orderReference: string;
   currency: string;
   chainId: string;
   chainName: string;
@@ -100,6 +102,7 @@ export async function presentPaymentPage(
   return {
     state,
     organizationName: facts.organizationName,
+    orderReference: order.orderReference,
     currency: order.currency,
     chainId: order.chainId,
     chainName: chain?.name ?? order.chainId,

@@ -125,6 +125,7 @@ export async function renderPayPage(
   const body = html`<main id="pay" class="card" data-state="${v.state}" data-version="${status.version}" data-server-time="${v.serverTime}"
   data-status-url="${o.statusUrl}" data-final="${final ? 'true' : 'false'}">
 <p class="merchant">${o.t.paymentTo(v.organizationName)}</p>
+<p class="order-reference">${o.t.orderReferenceLabel}: <span class="value" id="order-reference">${v.orderReference}</span></p>
 <div id="status" class="status status-${v.state}" role="status" aria-live="polite" aria-atomic="true">
   <h1 id="status-heading">${heading}</h1>
   <p id="status-text">${text}</p>
