@@ -18,6 +18,8 @@ export function pickLanguage(req: Request): Language {
 export interface Messages {
   pageTitle: string;
   paymentTo: (org: string) => string;
+  /** Before the organization's support contact (an e-mail address or a link). */
+  supportLabel: string;
   /** Beside the merchant's reference of the order. */
   orderReferenceLabel: string;
   headings: Record<'awaiting' | 'underpaid' | 'confirming' | 'grace' | 'paid' | 'overpaid' | 'expired', string>;
@@ -67,6 +69,7 @@ const en: Messages = {
   pageTitle: 'Payment',
   paymentTo: (org) => `Payment to ${org}`,
   orderReferenceLabel: 'Order',
+  supportLabel: 'Questions about this payment? Contact',
   headings: {
     awaiting: 'Waiting for your payment',
     underpaid: 'Partial payment received',
@@ -125,6 +128,7 @@ const es: Messages = {
   pageTitle: 'Pago',
   paymentTo: (org) => `Pago a ${org}`,
   orderReferenceLabel: 'Pedido',
+  supportLabel: '¿Preguntas sobre este pago? Contacto:',
   headings: {
     awaiting: 'Esperando su pago',
     underpaid: 'Pago parcial recibido',

@@ -29,6 +29,8 @@ export type PaymentPageState =
 export interface PaymentPageView {
   state: PaymentPageState;
   organizationName: string;
+  /** Where a payer asks for help: an e-mail address or an http(s) URL, null when none is set. */
+  supportContact: string | null;
   /** The merchant's reference of the order, so a payer can tell which order the page is for. */
   orderReference: string;
   currency: string;
@@ -102,6 +104,7 @@ export async function presentPaymentPage(
   return {
     state,
     organizationName: facts.organizationName,
+    supportContact: facts.supportContact,
     orderReference: order.orderReference,
     currency: order.currency,
     chainId: order.chainId,

@@ -201,7 +201,7 @@ describe('payment page over HTTP', () => {
 
   it('the status endpoint serializes once what paymentStatusJson gives the page (same fields, order and version)', () => {
     const view = {
-      state: 'confirming', organizationName: 'X "Y"', orderReference: 'r-1', currency: 'USDT', chainId: CHAIN, chainName: 'Local "chain"', protocol: 'evm', address: '0xabc',
+      state: 'confirming', organizationName: 'X "Y"', orderReference: 'r-1', supportContact: null, currency: 'USDT', chainId: CHAIN, chainName: 'Local "chain"', protocol: 'evm', address: '0xabc',
       amount: '2', amountReceived: '2.5', remaining: '0', excess: '0.5', walletUri: null, confirmations: { current: 1, required: 3 },
       finality: 'confirmations', expiresAt: '2026-01-01T10:10:00.000Z', graceEndsAt: '2026-01-01T10:15:00.000Z', serverTime: '2026-01-01T10:01:00.000Z',
       txHash: null, explorerUrl: null, redirectUrl: 'https://shop.example/ok?a=1&b="2"', detectionDelayed: false,

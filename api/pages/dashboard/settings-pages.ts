@@ -2,7 +2,8 @@ import type { Express, Request, Response } from 'express';
 import { createApiKey, listApiKeysPage } from '../../../core/organizations/organizations';
 import { inviteMember } from '../../../core/users/sign-in-mail';
 import { ROLES, roleAtLeast, type Role } from '../../../core/organizations/roles';
-import { validationError } from '../../../core/platform/errors';
+import { AppError, validationError } from '../../../core/platform/errors';
+import { getOrganizationProfile, ORGANIZATION_NAME_MAX, SUPPORT_CONTACT_MAX, updateOrganizationProfile } from '../../../core/organizations/organization-profile';
 import { createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, listWebhookEndpoints, updateWebhookEndpoint } from '../../../core/webhooks/endpoints';
 import { listWebhookEvents, REDELIVER_FAILED_AT_ONCE } from '../../../core/webhooks/history';
 import { EVENT_TYPES, type EventType } from '../../../core/events/events';
@@ -43,6 +44,47 @@ function roleOptions(role: Role, selected?: Role): Html[] {
 export function mountSettingsPages(app: Express, d: Dashboard): void {
   const { deps } = d;
   const render = (res: Response, who: SignedIn, section: string, title: string, body: Html, status = 200) => sendPage(d, res, who, section, title, body, status);
+
+  // ---- Organization (Settings, Organization): what payers see. Everyone reads it; Admins and
+  // Owners change it through the API's operation (PUT /organizations/:id), which audit-logs it.
+  const organizationPage = async (res: Response, who: SignedIn, top: Html | null = null, status = 200, sent?: { name: string; supportContact: string }) => {
+    const org = await getOrganizationProfile(deps.db, who.caller);
+    const admin = roleAtLeast(who.session.role, 'admin');
+    const name = sent?.name ?? org.name;
+    const contact = sent?.supportContact ?? org.supportContact ?? '';
+    await render(
+      res,
+      who,
+      '/dashboard/settings/organization',
+      'Organization',
+      html`${top}
+<section class="panel" aria-labelledby="org-profile"><h2 id="org-profile">What payers see</h2>
+<p class="muted">The payment and checkout pages say "Payment to <strong>${org.name}</strong>"${org.supportContact ? html` and offer <strong>${org.supportContact}</strong> for questions` : null}.</p>
+${admin
+  ? html`<form method="post" action="/dashboard/settings/organization">${csrfField(who.session)}
+<label for="org-name">Display name</label><input id="org-name" name="name" type="text" maxlength="${ORGANIZATION_NAME_MAX}" required value="${name}">
+<label for="org-support">Support contact (an e-mail address or an https:// link; empty for none)</label><input id="org-support" name="supportContact" type="text" maxlength="${SUPPORT_CONTACT_MAX}" value="${contact}" placeholder="support@shop.example">
+<p><button type="submit">${chromeText(langOf(res), 'Save')}</button></p></form>`
+  : html`<dl class="facts"><dt>Display name</dt><dd>${org.name}</dd><dt>Support contact</dt><dd>${org.supportContact ?? '—'}</dd></dl><p class="muted">Admins and Owners can change these.</p>`}
+</section>`,
+      status,
+    );
+  };
+  app.get('/dashboard/settings/organization', page(d, 'viewer', (_req, res, who) => organizationPage(res, who)));
+  app.post(
+    '/dashboard/settings/organization',
+    action(d, 'admin', async (req, res, who) => {
+      const sent = { name: field(req, 'name'), supportContact: field(req, 'supportContact') };
+      try {
+        const org = await updateOrganizationProfile(deps.db, who.caller, who.caller.organizationId, sent, { userId: who.session.userId, actor: who.session.email, ip: who.ip });
+        await organizationPage(res, who, notice(`Saved: payers now see "${org.name}".`));
+      } catch (err) {
+        // A bad value: the form again with what was typed and what is wrong, nothing changed.
+        if (!(err instanceof AppError) || err.status !== 400) throw err;
+        await organizationPage(res, who, notice(err.message, 'error'), 400, sent);
+      }
+    }),
+  );
 
   // ---- API keys (Settings, API Keys): Admins and Owners, as the API's key routes.
   const keysPage = async (req: Request, res: Response, who: SignedIn, top: Html | null = null, status = 200) => {

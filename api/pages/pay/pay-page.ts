@@ -1,7 +1,7 @@
 import type { PaymentPageView } from '../../../core/orders/payment-page-view';
 import { html, type Html } from '../html';
 import type { Language, Messages } from '../i18n';
-import { layout } from '../layout';
+import { layout, supportLine } from '../layout';
 import { qrSvg } from '../qr';
 import { isFinalState, type PaymentStatusJson } from './pay-status';
 
@@ -131,6 +131,7 @@ export async function renderPayPage(
   <p id="status-text">${text}</p>
 </div>
 <div id="pay-body">${delayNotice(v, o.t)}${await stateBody(v, o.t)}</div>
+${supportLine(v.supportContact, o.t)}
 </main>`;
   return layout({
     lang: o.lang,
