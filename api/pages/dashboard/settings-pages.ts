@@ -5,10 +5,10 @@ import { ROLES, roleAtLeast, type Role } from '../../../core/organizations/roles
 import { AppError, validationError } from '../../../core/platform/errors';
 import { getOrganizationProfile, ORGANIZATION_NAME_MAX, SUPPORT_CONTACT_MAX, updateOrganizationProfile } from '../../../core/organizations/organization-profile';
 import { createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, listWebhookEndpoints, updateWebhookEndpoint } from '../../../core/webhooks/endpoints';
-import { listWebhookEvents, REDELIVER_FAILED_AT_ONCE } from '../../../core/webhooks/history';
+import { listWebhookEvents, REDELIVER_FAILED_AT_ONCE, retryingDeliveries } from '../../../core/webhooks/history';
 import { EVENT_TYPES, type EventType } from '../../../core/events/events';
 import { changeMemberRole, listMembers, removeMember } from '../../../core/users/users';
-import { redeliverEvent, redeliverFailed, revokeKeyEverywhere, sendTestEvent } from '../../operations';
+import { redeliverEvent, redeliverFailed, revokeKeyEverywhere, sendRetryingDeliveriesNow, sendTestEvent } from '../../operations';
 import { attemptList, deliveryBadge } from './webhook-views';
 import { chromeText, langOf } from './chrome-text';
 import { html, type Html } from '../html';
@@ -25,6 +25,12 @@ function parseUtcDateTime(text: string): Date {
     throw validationError('Enter the time as YYYY-MM-DDTHH:MM (UTC)');
   }
   return date;
+}
+
+/** "2 deliveries are still retrying; the next attempt is at …" */
+function retryingText(r: { count: number; nextAttemptAt: Date | null }): string {
+  const which = r.count === 1 ? '1 delivery is' : `${r.count.toLocaleString('en')} deliveries are`;
+  return `${which} still retrying after failed attempts; the next attempt is ${r.nextAttemptAt ? `at ${formatDate(r.nextAttemptAt)}` : 'due now'}.`;
 }
 
 export function pageNumber(req: Request): number {
@@ -230,12 +236,18 @@ ${items.map(
     const pageNo = pageNumber(req);
     const { items, total } = await listWebhookEvents(deps.db, who.caller, { page: pageNo, limit: 25, endpointId: id });
     const admin = roleAtLeast(who.session.role, 'admin');
+    const retrying = await retryingDeliveries(deps.db, who.caller, id);
     await render(
       res,
       who,
       '/dashboard/settings/webhooks',
       'Webhook deliveries',
       html`${top}<p class="mono">${endpoint.url}</p>
+${retrying.count > 0
+  ? html`<section class="panel" id="retrying" aria-labelledby="retrying-h"><h2 id="retrying-h">Still retrying</h2>
+<p>${retryingText(retrying)} They are not failed until their retries are spent, so "Redeliver all failed" does not take them.</p>
+${admin ? html`<form method="post" action="/dashboard/settings/webhooks/${id}/send-retrying-now" class="inline">${csrfField(who.session)}<button type="submit">Send them now</button></form>` : null}</section>`
+  : null}
 ${admin
   ? html`<section class="panel" aria-labelledby="bulk-h"><h2 id="bulk-h">${chromeText(langOf(res), 'Redeliver failed deliveries')}</h2>
 <form method="post" action="/dashboard/settings/webhooks/${id}/redeliver-failed" class="row">${csrfField(who.session)}
@@ -264,12 +276,26 @@ ${items.map((ev) => {
   );
 
   app.post(
+    '/dashboard/settings/webhooks/:id/send-retrying-now',
+    action(d, 'admin', async (req, res, who) => {
+      const { count, more } = await sendRetryingDeliveriesNow(deps, who.caller, String(req.params.id));
+      await who.audit('webhook_deliveries.sent_now', String(req.params.id), { count });
+      const sent = count ? `${count} retrying ${count === 1 ? 'delivery' : 'deliveries'} sent now.` : 'No delivery is waiting for a retry.';
+      await deliveriesPage(req, res, who, notice(more ? `${sent} More are waiting (at most ${REDELIVER_FAILED_AT_ONCE.toLocaleString('en')} go at once): send again for the next ones.` : sent));
+    }),
+  );
+
+  app.post(
     '/dashboard/settings/webhooks/:id/redeliver-failed',
     action(d, 'admin', async (req, res, who) => {
       const since = parseUtcDateTime(field(req, 'since'));
       const { count, more } = await redeliverFailed(deps, who.caller, String(req.params.id), since);
       await who.audit('webhook_deliveries.redelivered', String(req.params.id), { since: since.toISOString(), count });
-      const queued = count ? `${count} failed ${count === 1 ? 'delivery' : 'deliveries'} since ${formatDate(since)} queued again.` : `No delivery failed since ${formatDate(since)}.`;
+      const retrying = count ? null : await retryingDeliveries(deps.db, who.caller, String(req.params.id));
+      // Deliveries whose every attempt failed are still "retrying", not "failed", until their schedule is spent: say so.
+      const queued = count
+        ? `${count} failed ${count === 1 ? 'delivery' : 'deliveries'} since ${formatDate(since)} queued again.`
+        : `No delivery failed since ${formatDate(since)}.${retrying?.count ? ` ${retryingText(retrying)} Use "Send them now" to try them at once.` : ''}`;
       await deliveriesPage(req, res, who, notice(more ? `${queued} More failed since then (at most ${REDELIVER_FAILED_AT_ONCE.toLocaleString('en')} go at once): submit again for the next ones.` : queued));
     }),
   );
