@@ -1,7 +1,7 @@
 import type { Caller } from '../core/organizations/organizations';
 import { revokeApiKey, type ApiKeyView } from '../core/organizations/organizations';
 import type { DeliveryJob } from '../core/webhooks/delivery-types';
-import { redeliverFailedSince, redeliverWebhookEvent, sendTestWebhook, type WebhookEventView } from '../core/webhooks/history';
+import { redeliverFailedSince, redeliverWebhookEvent, sendRetryingNow, sendTestWebhook, type WebhookEventView } from '../core/webhooks/history';
 import type { ApiDeps } from './deps';
 
 /**
@@ -39,6 +39,13 @@ export async function redeliverEvent(deps: ApiDeps, caller: Caller, eventId: str
 /** The deliveries to the endpoint that failed since the time, again, a bounded batch at a time (the dashboard's bulk redeliver). */
 export async function redeliverFailed(deps: ApiDeps, caller: Caller, endpointId: string, since: Date): Promise<{ count: number; more: boolean }> {
   const { count, more, jobs } = await redeliverFailedSince(deps, caller, endpointId, since);
+  await enqueueDeliveries(deps, jobs, true);
+  return { count, more };
+}
+
+/** The endpoint's deliveries still being retried, sent now (their waiting attempts promoted), a bounded batch at a time. */
+export async function sendRetryingDeliveriesNow(deps: ApiDeps, caller: Caller, endpointId: string): Promise<{ count: number; more: boolean }> {
+  const { count, more, jobs } = await sendRetryingNow(deps, caller, endpointId);
   await enqueueDeliveries(deps, jobs, true);
   return { count, more };
 }

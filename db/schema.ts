@@ -32,6 +32,8 @@ const createdAt = () => ts('created_at').notNull().defaultNow();
 export const organizations = pgTable('organizations', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
+  /** Shown to payers beside the name: an e-mail address or an http(s) URL; null shows none (migration 0022). */
+  supportContact: text('support_contact'),
   createdAt: createdAt(),
 });
 

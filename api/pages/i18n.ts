@@ -18,6 +18,10 @@ export function pickLanguage(req: Request): Language {
 export interface Messages {
   pageTitle: string;
   paymentTo: (org: string) => string;
+  /** Before the organization's support contact (an e-mail address or a link). */
+  supportLabel: string;
+  /** Beside the merchant's reference of the order. */
+  orderReferenceLabel: string;
   headings: Record<'awaiting' | 'underpaid' | 'confirming' | 'grace' | 'paid' | 'overpaid' | 'expired', string>;
   awaiting: string;
   underpaid: (received: string, remaining: string) => string;
@@ -64,6 +68,8 @@ export interface Messages {
 const en: Messages = {
   pageTitle: 'Payment',
   paymentTo: (org) => `Payment to ${org}`,
+  orderReferenceLabel: 'Order',
+  supportLabel: 'Questions about this payment? Contact',
   headings: {
     awaiting: 'Waiting for your payment',
     underpaid: 'Partial payment received',
@@ -121,6 +127,8 @@ const en: Messages = {
 const es: Messages = {
   pageTitle: 'Pago',
   paymentTo: (org) => `Pago a ${org}`,
+  orderReferenceLabel: 'Pedido',
+  supportLabel: '¿Preguntas sobre este pago? Contacto:',
   headings: {
     awaiting: 'Esperando su pago',
     underpaid: 'Pago parcial recibido',

@@ -1,6 +1,7 @@
 import { html, type Html } from './html';
 import { LANGUAGE_NAMES, LANGUAGES, type Language, type Messages } from './i18n';
 import { assetUrl } from './static-assets';
+import { supportContactHref } from '../../core/organizations/organization-profile';
 
 export interface LayoutOptions {
   lang: Language;
@@ -47,4 +48,11 @@ ${o.body}
 /** A page with a heading and one sentence (not found, too many requests, error). */
 export function messagePage(lang: Language, t: Messages, title: string, text: string): string {
   return layout({ lang, t, title, body: html`<main class="card"><h1>${title}</h1><p>${text}</p></main>` }).text;
+}
+
+/** The organization's support contact on a payer page (payment, checkout); nothing when it has none. */
+export function supportLine(contact: string | null, t: Messages): Html | null {
+  if (!contact) return null;
+  // Only e-mail addresses and http(s) URLs are stored (core/organizations/organization-profile.ts): never a script URL.
+  return html`<p class="support" id="support">${t.supportLabel} <a href="${supportContactHref(contact)}" rel="noreferrer noopener">${contact}</a></p>`;
 }

@@ -1,16 +1,28 @@
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
-import { API_KEY_SORT_FIELDS, createApiKey, getOrganization, listApiKeysPage } from '../../core/organizations/organizations';
+import { API_KEY_SORT_FIELDS, createApiKey, listApiKeysPage } from '../../core/organizations/organizations';
+import { getOrganizationProfile, ORGANIZATION_NAME_MAX, SUPPORT_CONTACT_MAX, updateOrganizationProfile } from '../../core/organizations/organization-profile';
 import { revokeKeyEverywhere } from '../operations';
 import { Type } from '@sinclair/typebox';
 import { ROLES } from '../../core/organizations/roles';
-import { StringEnum } from '../../core/platform/wire-schema';
+import { Nullable, StringEnum } from '../../core/platform/wire-schema';
 import { apiKeySchema, createdApiKeySchema, organizationSchema, presentApiKey, presentOrganization } from '../../core/views/organization';
 import { listQuerySchema, pageQuerySchema } from '../validation';
 
 const createApiKeyBody = Type.Object(
   { name: Type.String({ minLength: 1, maxLength: 100 }), role: StringEnum(ROLES) },
   { additionalProperties: false },
+);
+
+/** Bounds repeated from core/organizations/organization-profile.ts, which checks them again with field-named messages. */
+const updateOrganizationBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: ORGANIZATION_NAME_MAX, description: 'Display name shown to payers' })),
+    supportContact: Type.Optional(
+      Nullable(Type.String({ maxLength: SUPPORT_CONTACT_MAX }), { description: 'An e-mail address or an http(s) URL shown to payers; null or "" removes it' }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
 );
 
 const TAG = 'Organizations';
@@ -29,9 +41,40 @@ export function registerOrganizationRoutes(api: ApiBuilder, deps: ApiDeps): void
       response: organizationSchema,
     },
     async ({ caller, query, reply }) => {
-      const org = presentOrganization(await getOrganization(deps.db, caller));
+      const org = presentOrganization(await getOrganizationProfile(deps.db, caller));
       // The one organization is on page 1; later pages are empty, as in any list.
       return reply.list('organizations', query.page === 1 ? [org] : [], { page: query.page, limit: query.limit, total: 1 });
+    },
+  );
+
+  api.route(
+    {
+      method: 'get',
+      path: '/organizations/:id',
+      summary: "The caller's organization: its display name and support contact",
+      description: "Another organization's id is 404.",
+      tag: TAG,
+      minRole: 'admin',
+      response: organizationSchema,
+    },
+    async ({ caller, params, reply }) => reply.ok(presentOrganization(await getOrganizationProfile(deps.db, caller, params.id))),
+  );
+
+  api.route(
+    {
+      method: 'put',
+      path: '/organizations/:id',
+      summary: "Rename the organization or set its support contact (what payers see)",
+      description:
+        'Admin and Owner. Give name, supportContact or both; a field left out is unchanged. The payment and checkout pages show the new name at their next load. Recorded in the audit log (organization.updated) with the values before and after.',
+      tag: TAG,
+      minRole: 'admin',
+      body: updateOrganizationBody,
+      response: organizationSchema,
+    },
+    async ({ caller, params, body, req, reply }) => {
+      const updated = await updateOrganizationProfile(deps.db, caller, params.id, body, { userId: null, actor: `API key ${caller.keyId}`, ip: req.ip ?? null });
+      return reply.ok(presentOrganization(updated), 'Organization updated');
     },
   );
 

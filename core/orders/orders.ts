@@ -4,9 +4,9 @@ import { columnsReader, prepareStatement, type DbOrTx } from '../../db/client';
 import { orders, poolAddresses, transfers } from '../../db/schema';
 import { parseAmount } from '../platform/amounts';
 import type { ServiceContext } from '../service/context';
-import { AppError, isUniqueViolation, notFound, validationError } from '../platform/errors';
+import { AppError, isUniqueViolation, notFound, postgresError, validationError } from '../platform/errors';
 import { newId } from '../platform/ids';
-import { integerConfigSql, isHttpUrl } from '../organizations/org-config';
+import { decimalConfigSql, getConfigValue, integerConfigSql, isHttpUrl, MAX_ORDER_AMOUNT_KEY } from '../organizations/org-config';
 import { AFTER_PLACEHOLDERS, takeAddressCtes, takeAddressesForOrdersCtes, takeWithCooledDownRetry, type AllocationPoint } from '../pool/allocation';
 import { assertNoSeedPhrase } from '../pool/secret-scan';
 import { countOrderCreationStatement, countOrderTransition } from '../platform/metrics';
@@ -93,6 +93,7 @@ export async function createOrder(
     paymentWindowMinutes: input.paymentWindowMinutes ?? null,
     graceMinutes,
     chainConfirmations: chainConfirmations(chain, 'order'),
+    tokenDecimals: token.decimals,
     now: now.toISOString(),
   };
   try {
@@ -103,8 +104,14 @@ export async function createOrder(
     countOrderTransition('pending');
     return order;
   } catch (err) {
-    // Nothing was stored or allocated. A duplicate reference is 409 even when the pool is also
-    // empty (the allocation found nothing before the insert could say so).
+    // Nothing was stored or allocated. An amount above the organization's maximum is refused by
+    // the statement itself (no read of its own on the way in); with an empty pool the statement
+    // never reached the check, so it is made here, where the creation failed anyway.
+    const refusedMaximum = postgresError(err, 'SGA01');
+    if (refusedMaximum) throw aboveMaximum(refusedMaximum.detail);
+    if (err instanceof AppError && err.code === 'NO_AVAILABLE_ADDRESSES') await assertWithinMaximum(ctx.db, organizationId, amount, token.decimals);
+    // A duplicate reference is 409 even when the pool is also empty (the allocation found nothing
+    // before the insert could say so).
     const duplicate =
       isUniqueViolation(err, 'orders_org_reference_uq') || (err instanceof AppError && err.code === 'NO_AVAILABLE_ADDRESSES');
     if (duplicate) {
@@ -116,6 +123,31 @@ export async function createOrder(
     throw err;
   }
 }
+
+const aboveMaximum = (maximum: string | undefined) =>
+  new AppError(
+    'INVALID_AMOUNT',
+    `amount is above this organization's maximum order amount${maximum ? ` of ${maximum}` : ''} (configuration key ${MAX_ORDER_AMOUNT_KEY}): amounts are in token units, e.g. "10.50", not base units`,
+    [{ field: 'amount', message: `is above the maximum order amount${maximum ? ` of ${maximum}` : ''} (token units, not base units)` }],
+    maximum ? { maxAmount: maximum } : undefined,
+  );
+
+/** The statement's check made alone (the empty-pool path, where the statement took nothing to check). */
+async function assertWithinMaximum(db: DbOrTx, organizationId: string, amount: bigint, decimals: number): Promise<void> {
+  const maximum = await getConfigValue<string>(db, organizationId, MAX_ORDER_AMOUNT_KEY);
+  // Both at the finer of the two scales (the maximum may have more decimals than the token).
+  const [whole, fraction = ''] = maximum.split('.');
+  const scale = Math.max(decimals, fraction.length);
+  if (amount * 10n ** BigInt(scale - decimals) > BigInt(whole + fraction.padEnd(scale, '0'))) throw aboveMaximum(maximum);
+}
+
+/**
+ * True when the order's amount (base units) is at most the organization's max_order_amount (token
+ * units); otherwise refuse_order_amount (db/migrations/0022_organization_settings.sql) aborts the
+ * statement with SGA01, so nothing is taken or stored. A CASE, so the refusal runs only on its branch.
+ */
+const withinMaximumSql = (amount: SQL, decimals: SQL, maximum: SQL): SQL =>
+  sql`case when ${amount} <= ${maximum} * 10::numeric ^ ${decimals} then true else refuse_order_amount(${maximum}) end`;
 
 const value = (name: keyof CreateOrderStatementValues) => sql.placeholder(name);
 
@@ -154,7 +186,8 @@ const createOrderStatement = prepareStatement<CreateOrderStatementValues & Alloc
   with settings as materialized (
     select coalesce(${value('paymentWindowMinutes')}::int, ${integerConfigSql(value('organizationId'), 'payment_window_minutes')},
                     ${PAYMENT_WINDOW_MINUTES.fallback}::int) as payment_window_minutes,
-           ${requiredConfirmationsSql(value('organizationId'), value('chainConfirmations'), 'order')} as required_confirmations
+           ${requiredConfirmationsSql(value('organizationId'), value('chainConfirmations'), 'order')} as required_confirmations,
+           ${decimalConfigSql(value('organizationId'), MAX_ORDER_AMOUNT_KEY)} as max_order_amount
   ), ${takeAddressCtes({
     organizationId: value('organizationId'),
     protocol: value('protocol'),
@@ -171,6 +204,7 @@ const createOrderStatement = prepareStatement<CreateOrderStatementValues & Alloc
       ${deadlinesSql(sql`${value('now')}::timestamptz`, sql`s.payment_window_minutes`, sql`${value('graceMinutes')}::int`)},
       ${value('now')}::timestamptz, ${value('now')}::timestamptz
     from taken t cross join settings s
+    where ${withinMaximumSql(sql`${value('amount')}::numeric`, sql`${value('tokenDecimals')}::int`, sql`s.max_order_amount`)}
     returning ${ORDER_DECIDED_COLUMNS}
   )
   select t.id as pool_address_id, t.address, t.pool_created_at, t.pool_recycled_at, ${ORDER_DECIDED_OF_C}
@@ -228,6 +262,7 @@ function batchValues(batch: OrderCreation[]): CreateOrdersStatementValues {
     payment_window_minutes: v.paymentWindowMinutes,
     grace_minutes: v.graceMinutes,
     chain_confirmations: v.chainConfirmations,
+    token_decimals: v.tokenDecimals,
   }));
   return { organizationId: first.organizationId, protocol: first.protocol, orders: JSON.stringify(orders) };
 }
@@ -249,9 +284,10 @@ function createOrdersStatement(count: number) {
   with input as materialized (
     select * from json_to_recordset(${sql.placeholder('orders')}::json) as i(n int, id text, now timestamptz, order_reference text, pay_token text,
       amount numeric, currency text, chain_id text, success_url text, cancel_url text, metadata jsonb, payment_link_id text, payment_window_minutes int,
-      grace_minutes int, chain_confirmations int)
+      grace_minutes int, chain_confirmations int, token_decimals int)
   ), settings as materialized (
-    select coalesce(${integerConfigSql(organizationId, 'payment_window_minutes')}, ${PAYMENT_WINDOW_MINUTES.fallback}::int) as payment_window_minutes
+    select coalesce(${integerConfigSql(organizationId, 'payment_window_minutes')}, ${PAYMENT_WINDOW_MINUTES.fallback}::int) as payment_window_minutes,
+           ${decimalConfigSql(organizationId, MAX_ORDER_AMOUNT_KEY)} as max_order_amount
   ), ${takeAddressesForOrdersCtes({ organizationId, protocol: value('protocol'), count, orders: sql`input`, after: AFTER_PLACEHOLDERS })},
   created as (
     insert into orders ${ORDER_INSERT_COLUMNS}
@@ -260,6 +296,7 @@ function createOrdersStatement(count: number) {
       ${deadlinesSql(sql`i.now`, sql`w.minutes`, sql`i.grace_minutes`)}, i.now, i.now
     from taken t join input i on i.n = t.n cross join settings s
       cross join lateral (select coalesce(i.payment_window_minutes, s.payment_window_minutes) as minutes) w
+    where ${withinMaximumSql(sql`i.amount`, sql`i.token_decimals`, sql`s.max_order_amount`)}
     returning id, ${ORDER_DECIDED_COLUMNS}
   )
   select i.n, t.id as pool_address_id, t.address, t.pool_created_at, t.pool_recycled_at, ${ORDER_DECIDED_OF_C}

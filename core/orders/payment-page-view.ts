@@ -29,6 +29,10 @@ export type PaymentPageState =
 export interface PaymentPageView {
   state: PaymentPageState;
   organizationName: string;
+  /** Where a payer asks for help: an e-mail address or an http(s) URL, null when none is set. */
+  supportContact: string | null;
+  /** The merchant's reference of the order, so a payer can tell which order the page is for. */
+  orderReference: string;
   currency: string;
   chainId: string;
   chainName: string;
@@ -100,6 +104,8 @@ export async function presentPaymentPage(
   return {
     state,
     organizationName: facts.organizationName,
+    supportContact: facts.supportContact,
+    orderReference: order.orderReference,
     currency: order.currency,
     chainId: order.chainId,
     chainName: chain?.name ?? order.chainId,

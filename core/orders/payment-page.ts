@@ -10,7 +10,7 @@ import { PAY_TOKEN_PATTERN } from './pay-token';
  * organization's name and its counted transfers. core/orders/payment-page-view.ts presents them.
  */
 
-type PageRow = Record<string, unknown> & { organization_name: string; counted_transfers: RawTransfer[] };
+type PageRow = Record<string, unknown> & { organization_name: string; support_contact: string | null; counted_transfers: RawTransfer[] };
 type RawTransfer = {
   id: string; chainId: string; currency: string; amount: string; status: TransferFacts['status']; confirmations: number;
   txHash: string; logIndex: number; blockNumber: number; blockTimestamp: string;
@@ -29,13 +29,13 @@ const PAGE_ORDER = columnsReader(orders, [
 export type PageOrder = ReturnType<typeof PAGE_ORDER.read>;
 
 /**
- * The order of a token, its organization's name and its counted non-dropped transfers, in one
+ * The order of a token, its organization's name and support contact and its counted non-dropped transfers, in one
  * round trip (the status endpoint runs it on every poll). The token's unique index finds the order.
  * Hand-written for that: one prepared statement with the transfers aggregated as JSON; its text is
  * snapshotted (test/foundation/hand-written-sql.test.ts).
  */
 const pageStatement = prepareStatement<{ token: string }>('orders.payment_page', sql`
-  select ${sql.raw(PAGE_ORDER.names.map((name) => `o.${name}`).join(', '))}, org.name as organization_name,
+  select ${sql.raw(PAGE_ORDER.names.map((name) => `o.${name}`).join(', '))}, org.name as organization_name, org.support_contact,
     coalesce((
       select json_agg(json_build_object('id', t.id, 'chainId', t.chain_id, 'currency', t.currency, 'amount', t.amount::text,
         'status', t.status, 'confirmations', t.confirmations, 'txHash', t.tx_hash, 'logIndex', t.log_index,
@@ -48,6 +48,12 @@ const pageStatement = prepareStatement<{ token: string }>('orders.payment_page',
 export interface PaymentPageFacts {
   order: PageOrder;
   organizationName: string;
+  /**
+   * The organization's support contact. The status endpoint's memory of open orders
+   * (payment-page-cache.ts) keeps these facts without hearing of a rename; its JSON shows neither
+   * the name nor the contact, and the page itself (GET /pay/<token>) always reads them afresh.
+   */
+  supportContact: string | null;
   transfers: TransferFacts[];
 }
 
@@ -59,6 +65,7 @@ export async function findPaymentPage(ctx: Pick<ServiceContext, 'db'>, token: st
   return {
     order: PAGE_ORDER.read(row),
     organizationName: row.organization_name,
+    supportContact: row.support_contact,
     // The statement reads the counted ones only.
     transfers: row.counted_transfers.map((t) => ({ ...t, amount: BigInt(t.amount), blockTimestamp: new Date(t.blockTimestamp), counted: true })),
   };

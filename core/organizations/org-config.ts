@@ -35,16 +35,25 @@ interface EmailListKey extends KeyBase {
   type: 'emails';
   default: null;
 }
-/** A decimal string (e.g. "0.5"), stored normalised (no leading zeros, no trailing fractional zeros); null turns it off. */
+/**
+ * A decimal string (an amount in token units, a percentage), stored as that string normalised (no
+ * leading zeros, no trailing fractional zeros). A key whose default is null may be set to null
+ * (off); `min` is exclusive when `aboveMin` (a positive amount).
+ */
 interface DecimalKey extends KeyBase {
   type: 'decimal';
   min: string;
+  aboveMin?: boolean;
+  /** Inclusive upper bound. */
   max: string;
   /** At most this many fractional digits. */
   maxDecimals: number;
-  default: null;
+  default: string | null;
 }
 export type ConfigKeyDefinition = IntegerKey | UrlKey | ThresholdKey | EmailListKey | DecimalKey;
+
+/** The largest amount of one order, in token units (checked by the creation statements, core/orders/orders.ts). */
+export const MAX_ORDER_AMOUNT_KEY = 'max_order_amount';
 
 /** At most this many addresses in an e-mail list key. */
 export const MAX_ALERT_EMAILS = 10;
@@ -82,6 +91,17 @@ export const CONFIG_KEYS: ConfigKeyDefinition[] = [
     max: 10_080,
     default: 10,
     description: 'Default payment window of new orders, in minutes.',
+  },
+  {
+    key: MAX_ORDER_AMOUNT_KEY,
+    type: 'decimal',
+    min: '0',
+    aboveMin: true,
+    max: '1000000000000',
+    maxDecimals: 18,
+    default: '1000000',
+    description:
+      'Largest amount one order may have, in token units (a decimal string, e.g. "50000"; the same number for every token). A larger amount is refused with INVALID_AMOUNT: it is usually base units sent by mistake ("10000000" meant as 10 USDT).',
   },
   {
     key: 'confirmations.orders',
@@ -189,16 +209,17 @@ export function validateConfigValue(def: ConfigKeyDefinition, value: unknown): C
 }
 
 function validateDecimal(def: DecimalKey, value: unknown): string | null {
-  if (value === null || value === '') return null;
-  const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : typeof value === 'string' ? value.trim() : null;
+  if (def.default === null && (value === null || value === '')) return null;
+  // A JSON integer is taken as its digits; a JSON fraction is refused (it may already have lost digits).
+  const text = typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : typeof value === 'string' ? value.trim() : null;
   const shape = new RegExp(`^\\d+(\\.\\d{1,${def.maxDecimals}})?$`);
-  const wrong = () =>
-    validationError(`${def.key} must be a decimal string from ${def.min} to ${def.max} with at most ${def.maxDecimals} decimals, e.g. "0.5", or null to turn it off`, [
-      { field: 'value', message: `must be a decimal from ${def.min} to ${def.max} with at most ${def.maxDecimals} decimals, or null` },
-    ]);
+  const range = `${def.aboveMin ? 'above' : 'from'} ${def.min} ${def.aboveMin ? 'and at most' : 'to'} ${def.max}`;
+  const message = `must be a decimal string ${range} with at most ${def.maxDecimals} decimals, e.g. "${def.aboveMin ? '2500.50' : '0.5'}"${def.default === null ? ', or null to turn it off' : ''}`;
+  const wrong = () => validationError(`${def.key} ${message}`, [{ field: 'value', message }]);
   if (text === null || !shape.test(text)) throw wrong();
   const normalised = normaliseDecimal(text);
-  if (compareDecimals(normalised, def.min) < 0 || compareDecimals(normalised, def.max) > 0) throw wrong();
+  const low = compareDecimals(normalised, def.min);
+  if (low < 0 || (def.aboveMin && low === 0) || compareDecimals(normalised, def.max) > 0) throw wrong();
   return normalised;
 }
 
@@ -301,6 +322,13 @@ export async function getConfigValues(db: DbOrTx, organizationId: string, keys: 
     .where(and(eq(organizationConfig.organizationId, organizationId), inArray(organizationConfig.key, [...keys])));
   const stored = new Map(rows.map((r) => [r.key, r.value as ConfigValue]));
   return new Map(defs.map((d) => [d.key, stored.has(d.key) ? stored.get(d.key)! : d.default]));
+}
+
+/** A decimal key's effective value as an SQL numeric expression (its setting, else the declared default). */
+export function decimalConfigSql(organizationId: string | Placeholder, key: string): SQL {
+  const def = configKeyDefinition(key);
+  if (def.type !== 'decimal') throw new Error(`Configuration key "${key}" is not a decimal key`);
+  return sql`coalesce((select (value #>> '{}')::numeric from organization_config where organization_id = ${organizationId} and key = ${key}), ${def.default}::numeric)`;
 }
 
 /** The effective value of a key for an organization (its setting, else the default). */

@@ -105,10 +105,16 @@ export async function findOpenCheckoutOrder(ctx: Pick<ServiceContext, 'db' | 'cl
   return order.expiresAt.getTime() > ctx.clock.now().getTime() ? order : null;
 }
 
-/** What the checkout page shows of a link: the link and its seller's name. Null: no such slug. */
-export async function findCheckout(ctx: Pick<ServiceContext, 'db'>, slug: string): Promise<{ link: PaymentLinkRow; organizationName: string } | null> {
+/** What the checkout page shows of a link: the link, its seller's name and support contact. Null: no such slug. */
+export async function findCheckout(
+  ctx: Pick<ServiceContext, 'db'>,
+  slug: string,
+): Promise<{ link: PaymentLinkRow; organizationName: string; supportContact: string | null } | null> {
   const link = await findPaymentLinkBySlug(ctx.db, slug);
   if (!link) return null;
-  const [org] = await ctx.db.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, link.organizationId));
-  return { link, organizationName: org?.name ?? '' };
+  const [org] = await ctx.db
+    .select({ name: organizations.name, supportContact: organizations.supportContact })
+    .from(organizations)
+    .where(eq(organizations.id, link.organizationId));
+  return { link, organizationName: org?.name ?? '', supportContact: org?.supportContact ?? null };
 }

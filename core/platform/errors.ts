@@ -95,10 +95,10 @@ export const forbidden = (message = 'This API key does not have permission for t
  * The Postgres error of this SQLSTATE in `err` or its causes (drizzle wraps the driver's error),
  * null when there is none (isUniqueViolation).
  */
-function postgresError(err: unknown, code: string): { constraint_name?: string } | null {
+export function postgresError(err: unknown, code: string): { constraint_name?: string; detail?: string } | null {
   // Bounded: a cause chain that loops back on itself ends the walk.
   for (let e = err as { code?: string; cause?: unknown } | undefined, depth = 0; e && typeof e === 'object' && depth < 8; e = e.cause as typeof e, depth++) {
-    if (e.code === code) return e as { constraint_name?: string };
+    if (e.code === code) return e as { constraint_name?: string; detail?: string };
   }
   return null;
 }

@@ -38,6 +38,8 @@ export type CreateOrderStatementValues = {
   paymentWindowMinutes: number | null;
   graceMinutes: number;
   chainConfirmations: number;
+  /** The token's decimals: the organization's max_order_amount is in token units, the amount in base units. */
+  tokenDecimals: number;
   now: string;
 };
 

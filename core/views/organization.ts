@@ -1,14 +1,20 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { ApiKeyView } from '../organizations/organizations';
 import { ROLES } from '../organizations/roles';
-import { DateTime, iso, NullableDateTime, StringEnum } from '../platform/wire-schema';
+import type { OrganizationProfile } from '../organizations/organization-profile';
+import { DateTime, iso, Nullable, NullableDateTime, StringEnum } from '../platform/wire-schema';
 
 /** An organization and its API keys on the wire. */
 
-export const organizationSchema = Type.Object({ id: Type.String(), name: Type.String(), createdAt: DateTime() });
+export const organizationSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String({ description: 'Display name, shown to payers on the payment and checkout pages ("Payment to <name>")' }),
+  supportContact: Nullable(Type.String(), { description: 'E-mail address or http(s) URL shown to payers on the payment and checkout pages; null: none' }),
+  createdAt: DateTime(),
+});
 
-export function presentOrganization(org: { id: string; name: string; createdAt: Date }): Static<typeof organizationSchema> {
-  return { id: org.id, name: org.name, createdAt: org.createdAt.toISOString() };
+export function presentOrganization(org: OrganizationProfile): Static<typeof organizationSchema> {
+  return { id: org.id, name: org.name, supportContact: org.supportContact, createdAt: org.createdAt.toISOString() };
 }
 
 export const apiKeySchema = Type.Object({

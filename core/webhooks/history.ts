@@ -290,3 +290,70 @@ export async function redeliverFailedSince(
     };
   });
 }
+
+/**
+ * Deliveries to the endpoint still being retried: at least one attempt failed and the next is
+ * scheduled (status pending). They are not "failed" until the schedule is spent, so "redeliver
+ * failed" does not take them (issue 40: an endpoint whose every attempt failed answered "No
+ * delivery failed"); sendRetryingNow does.
+ */
+export async function retryingDeliveries(db: DbOrTx, caller: Caller, endpointId: string): Promise<{ count: number; nextAttemptAt: Date | null }> {
+  const [row] = await db
+    .select({ count: count(), nextAttemptAt: sql<string | null>`min(${webhookDeliveries.nextAttemptAt})` })
+    .from(webhookDeliveries)
+    .where(retryingOf(db, caller, endpointId));
+  return { count: row.count, nextAttemptAt: row.nextAttemptAt === null ? null : new Date(row.nextAttemptAt) };
+}
+
+const retryingOf = (db: DbOrTx, caller: Caller, endpointId: string): SQL =>
+  and(
+    eq(webhookDeliveries.endpointId, endpointId),
+    eq(webhookDeliveries.organizationId, caller.organizationId),
+    eq(webhookDeliveries.status, 'pending'),
+    sql`${webhookDeliveries.attemptCount} > 0`,
+    // Its last attempt has ended (recorded): one in flight keeps its lease, and sending it now would
+    // start a second attempt beside it.
+    exists(
+      db
+        .select({ one: sql`1` })
+        .from(webhookAttempts)
+        .where(and(eq(webhookAttempts.deliveryId, webhookDeliveries.id), eq(webhookAttempts.attemptNumber, webhookDeliveries.attemptCount))),
+    ),
+  )!;
+
+/**
+ * The endpoint's retrying deliveries (retryingDeliveries) due now instead of at their scheduled
+ * time, a bounded batch at a time, oldest schedule first. Their retry schedule goes on from where
+ * it was (a failure now waits the next step of it); the jobs returned are the same attempts the
+ * schedule would have run (same deterministic job ids), so the caller promotes the waiting ones
+ * rather than adding a second. Only while the event is in the history, as redeliverFailedSince.
+ */
+export async function sendRetryingNow(deps: WebhookDeps, caller: Caller, endpointId: string): Promise<{ count: number; more: boolean; jobs: DeliveryJob[] }> {
+  return deps.db.transaction(async (tx) => {
+    const [ep] = await tx
+      .select()
+      .from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.organizationId, caller.organizationId), isNull(webhookEndpoints.deletedAt)));
+    if (!ep) throw notFound('Webhook endpoint');
+    if (!ep.enabled) throw new AppError('CONFLICT', 'This webhook endpoint is disabled; re-enable it first');
+    const retrying = and(retryingOf(tx, caller, ep.id), exists(tx.select({ one: sql`1` }).from(events).where(eq(events.id, webhookDeliveries.eventId))));
+    const oldest = await tx
+      .select({ id: webhookDeliveries.id })
+      .from(webhookDeliveries)
+      .where(retrying)
+      .orderBy(asc(webhookDeliveries.nextAttemptAt), asc(webhookDeliveries.id))
+      .limit(REDELIVER_FAILED_AT_ONCE + 1);
+    const batch = oldest.slice(0, REDELIVER_FAILED_AT_ONCE).map((r) => r.id);
+    if (batch.length === 0) return { count: 0, more: false, jobs: [] };
+    const sent = await tx
+      .update(webhookDeliveries)
+      .set({ nextAttemptAt: deps.clock.now() })
+      .where(and(inArray(webhookDeliveries.id, batch), retrying))
+      .returning({ id: webhookDeliveries.id, attemptCount: webhookDeliveries.attemptCount });
+    return {
+      count: sent.length,
+      more: oldest.length > REDELIVER_FAILED_AT_ONCE,
+      jobs: sent.map((d) => ({ deliveryId: d.id, attempt: d.attemptCount + 1, delayMs: 0 })),
+    };
+  });
+}

@@ -74,6 +74,8 @@ describe('order creation in batches', () => {
       // The organization's own window and minimum confirmations, read inside the statement.
       await setConfigValue(testDb(), org.organizationId, 'payment_window_minutes', 17);
       await setConfigValue(testDb(), org.organizationId, 'confirmations.orders', 9);
+      // Room for the 123456789.123456 below (the default maximum is 1,000,000 token units).
+      await setConfigValue(testDb(), org.organizationId, 'max_order_amount', '1000000000');
 
       const before = await statementsCounted(ORDER_BATCH_MAX, 'committed');
       const inputs = Array.from({ length: 2 + ORDER_BATCH_MAX }, (_, i) =>

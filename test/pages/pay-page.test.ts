@@ -49,6 +49,18 @@ describe('payment page over HTTP', () => {
     });
   }
 
+  it("shows the order's reference, escaped, so a payer can tell which order the page is for (issue 40)", async () => {
+    const t = buildTestApp({ env: tokens });
+    const reference = `inv-<b>"2041"</b>&${Date.now()}`;
+    const { path } = await createOrder(t, { orderReference: reference });
+    const page = await request(t.app).get(path);
+    const escaped = reference.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+    expect(page.text).to.include(`<p class="order-reference">Order: <span class="value" id="order-reference">${escaped}</span></p>`);
+    expect(page.text).to.not.include('<b>');
+    const es = await request(t.app).get(`${path}?lang=es`);
+    expect(es.text).to.include(`Pedido: <span class="value" id="order-reference">${escaped}</span>`);
+  });
+
   it('sends the public pages headers on the page, its status and our assets', async () => {
     const t = buildTestApp({ env: tokens });
     const { path } = await createOrder(t);
@@ -189,7 +201,7 @@ describe('payment page over HTTP', () => {
 
   it('the status endpoint serializes once what paymentStatusJson gives the page (same fields, order and version)', () => {
     const view = {
-      state: 'confirming', organizationName: 'X "Y"', currency: 'USDT', chainId: CHAIN, chainName: 'Local "chain"', protocol: 'evm', address: '0xabc',
+      state: 'confirming', organizationName: 'X "Y"', orderReference: 'r-1', supportContact: null, currency: 'USDT', chainId: CHAIN, chainName: 'Local "chain"', protocol: 'evm', address: '0xabc',
       amount: '2', amountReceived: '2.5', remaining: '0', excess: '0.5', walletUri: null, confirmations: { current: 1, required: 3 },
       finality: 'confirmations', expiresAt: '2026-01-01T10:10:00.000Z', graceEndsAt: '2026-01-01T10:15:00.000Z', serverTime: '2026-01-01T10:01:00.000Z',
       txHash: null, explorerUrl: null, redirectUrl: 'https://shop.example/ok?a=1&b="2"', detectionDelayed: false,

@@ -27,7 +27,7 @@ describe('payment page view of a Tron order', () => {
     };
     return { ...recorded, counted: transferCountsTowardOrder(order, recorded) };
   };
-  const facts = (transfers: TransferFacts[]): PaymentPageFacts => ({ order, organizationName: 'Tron shop', transfers });
+  const facts = (transfers: TransferFacts[]): PaymentPageFacts => ({ order, organizationName: 'Tron shop', supportContact: null, transfers });
   const now = new Date(created.getTime() + 120_000);
 
   it('invites payment with the bare address as the QR content', async () => {
@@ -65,7 +65,7 @@ describe('payment page view of a Solana order', () => {
   const now = new Date(created.getTime() + 120_000);
 
   it('QR and wallet button: solana:<owner>?amount=<decimal>&spl-token=<mint>&reference=<key>&label&message, a fresh reference per order, stable across views', async () => {
-    const view = await presentPaymentPage(ctx, { order: orderOf('ord_sol_1'), organizationName: 'Sol shop', transfers: [] }, now);
+    const view = await presentPaymentPage(ctx, { order: orderOf('ord_sol_1'), organizationName: 'Sol shop', supportContact: null, transfers: [] }, now);
     const uri = new URL(view.walletUri!);
     expect(uri.protocol).to.equal('solana:');
     expect(uri.pathname).to.equal(owner);
@@ -73,9 +73,9 @@ describe('payment page view of a Solana order', () => {
     expect(view.walletUri).to.not.contain('+');
     const reference = uri.searchParams.get('reference')!;
     expect(checkSolanaAddress(reference).ok).to.equal(true);
-    const again = await presentPaymentPage(ctx, { order: orderOf('ord_sol_1'), organizationName: 'Sol shop', transfers: [] }, now);
+    const again = await presentPaymentPage(ctx, { order: orderOf('ord_sol_1'), organizationName: 'Sol shop', supportContact: null, transfers: [] }, now);
     expect(again.walletUri).to.equal(view.walletUri);
-    const other = await presentPaymentPage(ctx, { order: orderOf('ord_sol_2'), organizationName: 'Sol shop', transfers: [] }, now);
+    const other = await presentPaymentPage(ctx, { order: orderOf('ord_sol_2'), organizationName: 'Sol shop', supportContact: null, transfers: [] }, now);
     expect(new URL(other.walletUri!).searchParams.get('reference')).to.not.equal(reference);
   });
 });

@@ -2,7 +2,7 @@ import type { LinkStatus, PaymentLinkRow } from '../../../core/payment-links/lin
 import { PAYER_CHOOSES } from '../../../core/payment-links/links';
 import { html } from '../html';
 import type { Language, Messages } from '../i18n';
-import { layout, messagePage } from '../layout';
+import { layout, messagePage, supportLine } from '../layout';
 import { qrSvg } from '../qr';
 import type { CheckoutMessages } from './checkout-i18n';
 
@@ -10,6 +10,8 @@ export interface CheckoutPageInput {
   link: PaymentLinkRow;
   status: LinkStatus;
   organizationName: string;
+  /** The organization's support contact, shown to the payer; null: none. */
+  supportContact: string | null;
   checkoutUrl: string;
   /** The page's own path (language links) and the form's target. */
   path: string;
@@ -81,6 +83,7 @@ ${form}
   <div class="qr-code" id="qr" role="img" aria-label="${c.qrLabel}" data-uri="${p.checkoutUrl}">${await qrSvg(p.checkoutUrl)}</div>
   <figcaption>${c.qrHint}</figcaption>
 </figure>
+${supportLine(p.supportContact, o.t)}
 </main>`;
   return layout({ lang: o.lang, t: o.t, title: `${link.title} · ${c.pageTitle}`, body, path: p.path }).text;
 }

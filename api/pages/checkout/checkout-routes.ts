@@ -81,6 +81,7 @@ export function checkoutRoutes(deps: ApiDeps): { method: 'get' | 'post'; path: s
           link,
           status,
           organizationName: facts.organizationName,
+          supportContact: facts.supportContact,
           checkoutUrl: checkoutUrlOf(config, link),
           path: pagePath(link.slug),
           chainName,

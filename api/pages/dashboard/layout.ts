@@ -14,6 +14,7 @@ export const SECTIONS: readonly { path: string; label: string; minRole: Role }[]
   { path: '/dashboard/transfers', label: 'Transfers', minRole: 'viewer' },
   { path: '/dashboard/payment-links', label: 'Payment links', minRole: 'viewer' },
   { path: '/dashboard/pool', label: 'Address pool', minRole: 'admin' },
+  { path: '/dashboard/settings/organization', label: 'Organization', minRole: 'viewer' },
   { path: '/dashboard/settings/webhooks', label: 'Webhooks', minRole: 'viewer' },
   { path: '/dashboard/settings/api-keys', label: 'API keys', minRole: 'admin' },
   { path: '/dashboard/settings/members', label: 'Members', minRole: 'viewer' },

@@ -1,5 +1,6 @@
 import type { Express, Request } from 'express';
-import { explorerTxLink } from '../../../core/chains/registry';
+import { explorerTxLink, type ChainRegistry } from '../../../core/chains/registry';
+import { chainLabel, confirmationsText, longValue } from './cells';
 import { getOrder, listOrders, ORDER_SORT_FIELDS, type ListOrdersQuery } from '../../../core/orders/orders';
 import { listTransfers } from '../../../core/transfers/transfers';
 import { listDeposits } from '../../../core/deposits/queries';
@@ -58,7 +59,7 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
   const txLink = (chainId: string, txHash: string) => {
     const chain = deps.registry.get(chainId);
     const href = chain ? explorerTxLink(chain, txHash) : null;
-    return href ? html`<a class="mono" href="${href}" rel="noopener noreferrer">${txHash}</a>` : html`<span class="mono">${txHash}</span>`;
+    return longValue(txHash, href);
   };
 
   app.get(
@@ -126,7 +127,7 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
 <div><button type="submit">${chromeText(langOf(res), 'Filter')}</button> <a href="/dashboard/orders.csv${exportQuery ? `?${exportQuery}` : ''}">${chromeText(langOf(res), 'Export CSV')}</a></div></form>
 <section class="panel"><table id="orders"><caption class="skip">Orders</caption><thead><tr><th>Order</th><th>Reference</th><th>Amount</th><th>Received</th><th>Chain</th><th>Status</th><th>Created</th></tr></thead><tbody>
 ${items.map(
-  (o) => html`<tr data-order-id="${o.orderId}"><td class="mono"><a href="/dashboard/orders/${o.orderId}">${o.orderId}</a></td><td>${o.orderReference}</td><td class="num">${o.amount} ${o.currency}</td><td class="num">${o.amountReceived}</td><td>${o.chainId}</td><td>${orderBadges(o)}</td><td>${formatDate(o.createdAt)}</td></tr>`,
+  (o) => html`<tr data-order-id="${o.orderId}"><td class="mono"><a href="/dashboard/orders/${o.orderId}">${o.orderId}</a></td><td>${o.orderReference}</td><td class="num">${o.amount} ${o.currency}</td><td class="num">${o.amountReceived}</td><td>${chainLabel(deps.registry, o.chainId)}</td><td>${orderBadges(o)}</td><td>${formatDate(o.createdAt)}</td></tr>`,
 )}
 </tbody></table>${items.length === 0 ? html`<p>No orders match.</p>` : null}${paging}</section>`,
           refused ? 400 : 200,
@@ -197,7 +198,7 @@ ${items.map(
 <dt>Created</dt><dd>${formatDate(order.createdAt)}</dd><dt>Expires</dt><dd>${formatDate(order.expiresAt)} (grace until ${formatDate(order.graceEndsAt)})</dd>
 ${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)}</dd>` : null}${order.expiredAt ? html`<dt>Expired</dt><dd>${formatDate(order.expiredAt)}</dd>` : null}
 </dl></section>
-<h2>${chromeText(langOf(res), 'Transfers')}</h2><section class="panel">${transferTable(transfers, txLink)}</section>
+<h2>${chromeText(langOf(res), 'Transfers')}</h2><section class="panel">${transferTable(transfers, txLink, deps.registry)}</section>
 <h2>${chromeText(langOf(res), 'Events and webhook deliveries')}</h2><section class="panel">${eventDeliveriesTable(events.items, admin ? redeliver : null)}</section>`,
       );
     }),
@@ -227,7 +228,7 @@ ${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)
 <div><button type="submit">${chromeText(langOf(res), 'Filter')}</button></div></form>
 <section class="panel"><table id="deposits"><caption class="skip">Deposits</caption><thead><tr><th>Deposit</th><th>Reference</th><th>Amount</th><th>Chain</th><th>Status</th><th>Transaction</th><th>Detected</th></tr></thead><tbody>
 ${deposits.map(
-  (x) => html`<tr><td class="mono">${x.depositId}</td><td>${x.depositReference}</td><td class="num">${x.amount} ${x.currency}</td><td>${x.chainId}</td><td><span class="badge">${x.status}</span> ${x.confirmations}/${x.requiredConfirmations}</td><td>${txLink(x.chainId, x.txHash)}</td><td>${formatDate(x.detectedAt)}</td></tr>`,
+  (x) => html`<tr><td class="mono">${x.depositId}</td><td>${x.depositReference}</td><td class="num">${x.amount} ${x.currency}</td><td>${chainLabel(deps.registry, x.chainId)}</td><td><span class="badge">${x.status}</span> ${confirmationsText(x.status, x.confirmations, x.requiredConfirmations)}</td><td>${txLink(x.chainId, x.txHash)}</td><td>${formatDate(x.detectedAt)}</td></tr>`,
 )}
 </tbody></table>${pager('/dashboard/deposits', filters, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
       );
@@ -253,7 +254,7 @@ ${deposits.map(
 ${notice(refused, 'error')}<form method="get" action="/dashboard/transfers" class="panel row" role="search">${inbox ? html`<input type="hidden" name="view" value="unattributed">` : null}
 <div><label for="q">Search</label><input id="q" name="q" type="text" value="${filters.search ?? ''}" placeholder="tx hash, address, ord_…, reference"></div>
 <div><button type="submit">${chromeText(langOf(res), 'Filter')}</button></div></form>
-<section class="panel">${transferTable(items.map((t) => presentTransfer(deps.registry, t)), txLink)}${pager('/dashboard/transfers', { status: filters.status, q: filters.search, view: inbox ? 'unattributed' : undefined }, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
+<section class="panel">${transferTable(items.map((t) => presentTransfer(deps.registry, t)), txLink, deps.registry)}${pager('/dashboard/transfers', { status: filters.status, q: filters.search, view: inbox ? 'unattributed' : undefined }, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
           refused ? 400 : 200,
       );
     }),
@@ -275,10 +276,10 @@ async function listUnlessSearchRefused<T>(read: () => Promise<T>, none: T): Prom
   }
 }
 
-function transferTable(transfers: TransferView[], txLink: (chainId: string, txHash: string) => Html): Html {
+function transferTable(transfers: TransferView[], txLink: (chainId: string, txHash: string) => Html, registry: Pick<ChainRegistry, 'get'>): Html {
   return html`<table class="transfers"><caption class="skip">Transfers</caption><thead><tr><th>Amount</th><th>Chain</th><th>To</th><th>Transaction</th><th>Status</th><th>For</th><th>Detected</th></tr></thead><tbody>
 ${transfers.map(
-  (t) => html`<tr><td class="num">${t.amount} ${t.currency}</td><td>${t.chainId}</td><td class="mono">${t.to}</td><td>${txLink(t.chainId, t.txHash)}</td><td><span class="badge">${t.status}</span> ${t.confirmations}${t.requiredConfirmations !== null ? `/${t.requiredConfirmations}` : ''}</td>
+  (t) => html`<tr><td class="num">${t.amount} ${t.currency}</td><td>${chainLabel(registry, t.chainId)}</td><td>${longValue(t.to)}</td><td>${txLink(t.chainId, t.txHash)}</td><td><span class="badge">${t.status}</span> ${confirmationsText(t.status, t.confirmations, t.requiredConfirmations)}</td>
 <td>${t.orderId ? html`<a href="/dashboard/orders/${t.orderId}">${t.orderReference}</a>` : t.depositReference ? html`deposit ${t.depositReference}` : html`<span class="badge warn">unattributed</span>`}</td><td>${formatDate(t.detectedAt)}</td></tr>`,
 )}
 </tbody></table>${transfers.length === 0 ? html`<p>None.</p>` : null}`;

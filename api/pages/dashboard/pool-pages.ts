@@ -9,6 +9,14 @@ import { chromeText, langOf } from './chrome-text';
 import { html, type Html } from '../html';
 import { csrfField, formatDate, notice } from './layout';
 import { action, field, page, sendPage, type Dashboard, type SignedIn } from './web';
+import { longValue } from './cells';
+
+/** What an import form held, shown again after a refused import so nothing pasted is lost. */
+interface ImportForm {
+  protocol: string;
+  mode: string;
+  csv: string;
+}
 
 const thresholdKey = (p: Protocol) => `address_pool.low_threshold.${p}`;
 
@@ -17,7 +25,7 @@ export function mountPoolPages(app: Express, d: Dashboard): void {
   const render = (res: Response, who: SignedIn, section: string, title: string, body: Html, status = 200) => sendPage(d, res, who, section, title, body, status);
 
   // ---- Address pool (Admins and Owners, as the API): status per protocol with its threshold; CSV import and derivation.
-  const poolPage = async (res: Response, who: SignedIn, top: Html | null = null, status = 200) => {
+  const poolPage = async (res: Response, who: SignedIn, top: Html | null = null, status = 200, sent?: ImportForm) => {
     const counts = await poolStatus(deps.db, who.caller.organizationId);
     const config = new Map((await listConfig(deps.db, who.caller.organizationId)).map((e) => [e.key, e]));
     const admin = roleAtLeast(who.session.role, 'admin');
@@ -40,9 +48,9 @@ ${PROTOCOLS.map((p) => {
 ${admin
   ? html`<section class="panel" aria-labelledby="imp-h"><h2 id="imp-h">${chromeText(langOf(res), 'Import addresses (CSV)')}</h2>
 <form method="post" action="/dashboard/pool/import">${csrf}
-<div class="row"><div><label for="imp-protocol">Protocol</label><select id="imp-protocol" name="protocol">${PROTOCOLS.map((p) => html`<option>${p}</option>`)}</select></div>
-<div><label for="imp-mode">Mode</label><select id="imp-mode" name="mode"><option value="self_managed">self_managed</option><option value="hd_wallet">hd_wallet</option></select></div></div>
-<label for="imp-csv">CSV text (header: address,protocol[,derivation_index,master_public_key])</label><textarea id="imp-csv" name="addresses" rows="8" required></textarea>
+<div class="row"><div><label for="imp-protocol">Protocol</label><select id="imp-protocol" name="protocol">${PROTOCOLS.map((p) => html`<option${sent?.protocol === p ? html` selected` : null}>${p}</option>`)}</select></div>
+<div><label for="imp-mode">Mode</label><select id="imp-mode" name="mode">${['self_managed', 'hd_wallet'].map((m) => html`<option value="${m}"${sent?.mode === m ? html` selected` : null}>${m}</option>`)}</select></div></div>
+<label for="imp-csv">CSV text (header: address,protocol[,derivation_index,master_public_key])</label><textarea id="imp-csv" name="addresses" rows="8" required>${sent?.csv ?? ''}</textarea>
 <p><button type="submit">${chromeText(langOf(res), 'Import')}</button></p></form></section>
 <section class="panel" aria-labelledby="der-h"><h2 id="der-h">${chromeText(langOf(res), 'Derive from an extended public key')}</h2>
 <form method="post" action="/dashboard/pool/derive" class="row">${csrf}
@@ -71,7 +79,7 @@ ${admin
 
   const lineErrors = (errors: LineError[]) =>
     html`<table id="import-errors"><caption>Lines with errors</caption><thead><tr><th>Line</th><th>Address</th><th>Error</th></tr></thead><tbody>${errors.map(
-      (e) => html`<tr><td class="num">${e.line}</td><td class="mono">${e.address}</td><td>${e.error}</td></tr>`,
+      (e) => html`<tr><td class="num">${e.line}</td><td>${e.address ? longValue(e.address) : null}</td><td>${e.error}</td></tr>`,
     )}</tbody></table>`;
 
   app.post(
@@ -87,7 +95,11 @@ ${admin
       } catch (err) {
         if (!(err instanceof AppError) || err.status !== 400) throw err;
         const details = Array.isArray(err.details) ? (err.details as LineError[]).filter((e) => typeof e?.line === 'number') : [];
-        await poolPage(res, who, html`<div class="notice error" role="alert"><p>${err.message}. Nothing was imported.</p>${details.length ? lineErrors(details) : null}</div>`, 400);
+        // Said once: most refusals already end with it (core/pool/import.ts), the others get it here.
+        const message = /nothing was imported/i.test(err.message) ? err.message : `${err.message.replace(/\.$/, '')}. Nothing was imported.`;
+        // The pasted text is kept to correct, except when it held key material: that is never echoed.
+        const sent = { protocol, mode, csv: err.code === 'IMPORT_REJECTED' ? '' : field(req, 'addresses') };
+        await poolPage(res, who, html`<div class="notice error" role="alert"><p>${message}</p>${details.length ? lineErrors(details) : null}</div>`, 400, sent);
       }
     }),
   );

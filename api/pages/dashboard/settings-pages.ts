@@ -2,12 +2,13 @@ import type { Express, Request, Response } from 'express';
 import { createApiKey, listApiKeysPage } from '../../../core/organizations/organizations';
 import { inviteMember } from '../../../core/users/sign-in-mail';
 import { ROLES, roleAtLeast, type Role } from '../../../core/organizations/roles';
-import { validationError } from '../../../core/platform/errors';
+import { AppError, validationError } from '../../../core/platform/errors';
+import { getOrganizationProfile, ORGANIZATION_NAME_MAX, SUPPORT_CONTACT_MAX, updateOrganizationProfile } from '../../../core/organizations/organization-profile';
 import { createWebhookEndpoint, deleteWebhookEndpoint, getWebhookEndpoint, listWebhookEndpoints, updateWebhookEndpoint } from '../../../core/webhooks/endpoints';
-import { listWebhookEvents, REDELIVER_FAILED_AT_ONCE } from '../../../core/webhooks/history';
+import { listWebhookEvents, REDELIVER_FAILED_AT_ONCE, retryingDeliveries } from '../../../core/webhooks/history';
 import { EVENT_TYPES, type EventType } from '../../../core/events/events';
 import { changeMemberRole, listMembers, removeMember } from '../../../core/users/users';
-import { redeliverEvent, redeliverFailed, revokeKeyEverywhere, sendTestEvent } from '../../operations';
+import { redeliverEvent, redeliverFailed, revokeKeyEverywhere, sendRetryingDeliveriesNow, sendTestEvent } from '../../operations';
 import { attemptList, deliveryBadge } from './webhook-views';
 import { chromeText, langOf } from './chrome-text';
 import { html, type Html } from '../html';
@@ -24,6 +25,12 @@ function parseUtcDateTime(text: string): Date {
     throw validationError('Enter the time as YYYY-MM-DDTHH:MM (UTC)');
   }
   return date;
+}
+
+/** "2 deliveries are still retrying; the next attempt is at …" */
+function retryingText(r: { count: number; nextAttemptAt: Date | null }): string {
+  const which = r.count === 1 ? '1 delivery is' : `${r.count.toLocaleString('en')} deliveries are`;
+  return `${which} still retrying after failed attempts; the next attempt is ${r.nextAttemptAt ? `at ${formatDate(r.nextAttemptAt)}` : 'due now'}.`;
 }
 
 export function pageNumber(req: Request): number {
@@ -43,6 +50,47 @@ function roleOptions(role: Role, selected?: Role): Html[] {
 export function mountSettingsPages(app: Express, d: Dashboard): void {
   const { deps } = d;
   const render = (res: Response, who: SignedIn, section: string, title: string, body: Html, status = 200) => sendPage(d, res, who, section, title, body, status);
+
+  // ---- Organization (Settings, Organization): what payers see. Everyone reads it; Admins and
+  // Owners change it through the API's operation (PUT /organizations/:id), which audit-logs it.
+  const organizationPage = async (res: Response, who: SignedIn, top: Html | null = null, status = 200, sent?: { name: string; supportContact: string }) => {
+    const org = await getOrganizationProfile(deps.db, who.caller);
+    const admin = roleAtLeast(who.session.role, 'admin');
+    const name = sent?.name ?? org.name;
+    const contact = sent?.supportContact ?? org.supportContact ?? '';
+    await render(
+      res,
+      who,
+      '/dashboard/settings/organization',
+      'Organization',
+      html`${top}
+<section class="panel" aria-labelledby="org-profile"><h2 id="org-profile">What payers see</h2>
+<p class="muted">The payment and checkout pages say "Payment to <strong>${org.name}</strong>"${org.supportContact ? html` and offer <strong>${org.supportContact}</strong> for questions` : null}.</p>
+${admin
+  ? html`<form method="post" action="/dashboard/settings/organization">${csrfField(who.session)}
+<label for="org-name">Display name</label><input id="org-name" name="name" type="text" maxlength="${ORGANIZATION_NAME_MAX}" required value="${name}">
+<label for="org-support">Support contact (an e-mail address or an https:// link; empty for none)</label><input id="org-support" name="supportContact" type="text" maxlength="${SUPPORT_CONTACT_MAX}" value="${contact}" placeholder="support@shop.example">
+<p><button type="submit">${chromeText(langOf(res), 'Save')}</button></p></form>`
+  : html`<dl class="facts"><dt>Display name</dt><dd>${org.name}</dd><dt>Support contact</dt><dd>${org.supportContact ?? '—'}</dd></dl><p class="muted">Admins and Owners can change these.</p>`}
+</section>`,
+      status,
+    );
+  };
+  app.get('/dashboard/settings/organization', page(d, 'viewer', (_req, res, who) => organizationPage(res, who)));
+  app.post(
+    '/dashboard/settings/organization',
+    action(d, 'admin', async (req, res, who) => {
+      const sent = { name: field(req, 'name'), supportContact: field(req, 'supportContact') };
+      try {
+        const org = await updateOrganizationProfile(deps.db, who.caller, who.caller.organizationId, sent, { userId: who.session.userId, actor: who.session.email, ip: who.ip });
+        await organizationPage(res, who, notice(`Saved: payers now see "${org.name}".`));
+      } catch (err) {
+        // A bad value: the form again with what was typed and what is wrong, nothing changed.
+        if (!(err instanceof AppError) || err.status !== 400) throw err;
+        await organizationPage(res, who, notice(err.message, 'error'), 400, sent);
+      }
+    }),
+  );
 
   // ---- API keys (Settings, API Keys): Admins and Owners, as the API's key routes.
   const keysPage = async (req: Request, res: Response, who: SignedIn, top: Html | null = null, status = 200) => {
@@ -188,12 +236,18 @@ ${items.map(
     const pageNo = pageNumber(req);
     const { items, total } = await listWebhookEvents(deps.db, who.caller, { page: pageNo, limit: 25, endpointId: id });
     const admin = roleAtLeast(who.session.role, 'admin');
+    const retrying = await retryingDeliveries(deps.db, who.caller, id);
     await render(
       res,
       who,
       '/dashboard/settings/webhooks',
       'Webhook deliveries',
       html`${top}<p class="mono">${endpoint.url}</p>
+${retrying.count > 0
+  ? html`<section class="panel" id="retrying" aria-labelledby="retrying-h"><h2 id="retrying-h">Still retrying</h2>
+<p>${retryingText(retrying)} They are not failed until their retries are spent, so "Redeliver all failed" does not take them.</p>
+${admin ? html`<form method="post" action="/dashboard/settings/webhooks/${id}/send-retrying-now" class="inline">${csrfField(who.session)}<button type="submit">Send them now</button></form>` : null}</section>`
+  : null}
 ${admin
   ? html`<section class="panel" aria-labelledby="bulk-h"><h2 id="bulk-h">${chromeText(langOf(res), 'Redeliver failed deliveries')}</h2>
 <form method="post" action="/dashboard/settings/webhooks/${id}/redeliver-failed" class="row">${csrfField(who.session)}
@@ -222,12 +276,26 @@ ${items.map((ev) => {
   );
 
   app.post(
+    '/dashboard/settings/webhooks/:id/send-retrying-now',
+    action(d, 'admin', async (req, res, who) => {
+      const { count, more } = await sendRetryingDeliveriesNow(deps, who.caller, String(req.params.id));
+      await who.audit('webhook_deliveries.sent_now', String(req.params.id), { count });
+      const sent = count ? `${count} retrying ${count === 1 ? 'delivery' : 'deliveries'} sent now.` : 'No delivery is waiting for a retry.';
+      await deliveriesPage(req, res, who, notice(more ? `${sent} More are waiting (at most ${REDELIVER_FAILED_AT_ONCE.toLocaleString('en')} go at once): send again for the next ones.` : sent));
+    }),
+  );
+
+  app.post(
     '/dashboard/settings/webhooks/:id/redeliver-failed',
     action(d, 'admin', async (req, res, who) => {
       const since = parseUtcDateTime(field(req, 'since'));
       const { count, more } = await redeliverFailed(deps, who.caller, String(req.params.id), since);
       await who.audit('webhook_deliveries.redelivered', String(req.params.id), { since: since.toISOString(), count });
-      const queued = count ? `${count} failed ${count === 1 ? 'delivery' : 'deliveries'} since ${formatDate(since)} queued again.` : `No delivery failed since ${formatDate(since)}.`;
+      const retrying = count ? null : await retryingDeliveries(deps.db, who.caller, String(req.params.id));
+      // Deliveries whose every attempt failed are still "retrying", not "failed", until their schedule is spent: say so.
+      const queued = count
+        ? `${count} failed ${count === 1 ? 'delivery' : 'deliveries'} since ${formatDate(since)} queued again.`
+        : `No delivery failed since ${formatDate(since)}.${retrying?.count ? ` ${retryingText(retrying)} Use "Send them now" to try them at once.` : ''}`;
       await deliveriesPage(req, res, who, notice(more ? `${queued} More failed since then (at most ${REDELIVER_FAILED_AT_ONCE.toLocaleString('en')} go at once): submit again for the next ones.` : queued));
     }),
   );

@@ -1,7 +1,7 @@
 import type { PaymentPageView } from '../../../core/orders/payment-page-view';
 import { html, type Html } from '../html';
 import type { Language, Messages } from '../i18n';
-import { layout } from '../layout';
+import { layout, supportLine } from '../layout';
 import { qrSvg } from '../qr';
 import { isFinalState, type PaymentStatusJson } from './pay-status';
 
@@ -125,11 +125,13 @@ export async function renderPayPage(
   const body = html`<main id="pay" class="card" data-state="${v.state}" data-version="${status.version}" data-server-time="${v.serverTime}"
   data-status-url="${o.statusUrl}" data-final="${final ? 'true' : 'false'}">
 <p class="merchant">${o.t.paymentTo(v.organizationName)}</p>
+<p class="order-reference">${o.t.orderReferenceLabel}: <span class="value" id="order-reference">${v.orderReference}</span></p>
 <div id="status" class="status status-${v.state}" role="status" aria-live="polite" aria-atomic="true">
   <h1 id="status-heading">${heading}</h1>
   <p id="status-text">${text}</p>
 </div>
 <div id="pay-body">${delayNotice(v, o.t)}${await stateBody(v, o.t)}</div>
+${supportLine(v.supportContact, o.t)}
 </main>`;
   return layout({
     lang: o.lang,

@@ -37,7 +37,10 @@ export type paths = {
                             data?: {
                                 organizations?: {
                                     id: string;
+                                    /** @description Display name, shown to payers on the payment and checkout pages ("Payment to <name>") */
                                     name: string;
+                                    /** @description E-mail address or http(s) URL shown to payers on the payment and checkout pages; null: none */
+                                    supportContact: string | null;
                                     /** Format: date-time */
                                     createdAt: string;
                                 }[];
@@ -118,6 +121,242 @@ export type paths = {
             };
         };
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's organization: its display name and support contact
+         * @description Another organization's id is 404.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            success?: true;
+                            data?: {
+                                id: string;
+                                /** @description Display name, shown to payers on the payment and checkout pages ("Payment to <name>") */
+                                name: string;
+                                /** @description E-mail address or http(s) URL shown to payers on the payment and checkout pages; null: none */
+                                supportContact: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                            };
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        /**
+         * Rename the organization or set its support contact (what payers see)
+         * @description Admin and Owner. Give name, supportContact or both; a field left out is unchanged. The payment and checkout pages show the new name at their next load. Recorded in the audit log (organization.updated) with the values before and after.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Display name shown to payers */
+                        name?: string;
+                        /** @description An e-mail address or an http(s) URL shown to payers; null or "" removes it */
+                        supportContact?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            success?: true;
+                            data?: {
+                                id: string;
+                                /** @description Display name, shown to payers on the payment and checkout pages ("Payment to <name>") */
+                                name: string;
+                                /** @description E-mail address or http(s) URL shown to payers on the payment and checkout pages; null: none */
+                                supportContact: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                            };
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR, INVALID_JSON */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description PAYLOAD_TOO_LARGE */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         post?: never;
         delete?: never;
         options?: never;
@@ -694,7 +933,7 @@ export type paths = {
         };
         /**
          * The organization's configuration (every known key with its effective value)
-         * @description A list in the API's list shape (style A: data.config), in the order of the known keys: address_pool.cooldown_minutes, address_pool.unbind_cooldown_minutes, payment_window_minutes, confirmations.orders, confirmations.deposits, default_order_success_url, default_order_cancel_url, address_pool.low_threshold.evm, address_pool.low_threshold.tron, address_pool.low_threshold.solana, alerts.email, underpayment_tolerance.percent, underpayment_tolerance.amount, late_payment_window_minutes.
+         * @description A list in the API's list shape (style A: data.config), in the order of the known keys: address_pool.cooldown_minutes, address_pool.unbind_cooldown_minutes, payment_window_minutes, max_order_amount, confirmations.orders, confirmations.deposits, default_order_success_url, default_order_cancel_url, address_pool.low_threshold.evm, address_pool.low_threshold.tron, address_pool.low_threshold.solana, alerts.email, underpayment_tolerance.percent, underpayment_tolerance.amount, late_payment_window_minutes.
          */
         get: {
             parameters: {
