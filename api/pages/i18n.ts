@@ -22,7 +22,7 @@ export interface Messages {
   supportLabel: string;
   /** Beside the merchant's reference of the order. */
   orderReferenceLabel: string;
-  headings: Record<'awaiting' | 'underpaid' | 'confirming' | 'grace' | 'paid' | 'overpaid' | 'expired', string>;
+  headings: Record<'awaiting' | 'underpaid' | 'confirming' | 'grace' | 'paid' | 'overpaid' | 'expired' | 'reviewing', string>;
   awaiting: string;
   underpaid: (received: string, remaining: string) => string;
   confirming: (current: number, required: number) => string;
@@ -36,6 +36,8 @@ export interface Messages {
   overpaid: (excess: string) => string;
   expired: string;
   expiredPartial: (received: string) => string;
+  /** Expired, but a payment arrived after it ended: the merchant reviews it. */
+  reviewing: string;
   amountLabel: string;
   remainderLabel: string;
   receivedLabel: string;
@@ -78,6 +80,7 @@ const en: Messages = {
     paid: 'Payment received',
     overpaid: 'Payment received',
     expired: 'Payment request expired',
+    reviewing: 'Payment seen, being reviewed',
   },
   awaiting: 'Send the amount below to the address below. This page updates by itself.',
   underpaid: (received, remaining) => `We received ${received}. Send the remainder: ${remaining}.`,
@@ -92,6 +95,8 @@ const en: Messages = {
   paid: 'Thank you. Your payment is confirmed.',
   overpaid: (excess) => `You sent ${excess} more than requested. Contact the merchant about the difference.`,
   expired: 'This payment request has expired. Do not send a payment to this address.',
+  reviewing:
+    'Payment seen, being reviewed: a payment reached this address after the request expired, so it was not completed automatically. The merchant will review it and settle or refund it. Do not send another payment.',
   expiredPartial: (received) =>
     `We received ${received}, less than requested, so the order was not completed. Contact the merchant to have this amount refunded or settled.`,
   amountLabel: 'Amount',
@@ -137,6 +142,7 @@ const es: Messages = {
     paid: 'Pago recibido',
     overpaid: 'Pago recibido',
     expired: 'Solicitud de pago vencida',
+    reviewing: 'Pago recibido, en revisión',
   },
   awaiting: 'Envíe el importe indicado a la dirección indicada. Esta página se actualiza sola.',
   underpaid: (received, remaining) => `Hemos recibido ${received}. Envíe el resto: ${remaining}.`,
@@ -151,6 +157,8 @@ const es: Messages = {
   paid: 'Gracias. Su pago está confirmado.',
   overpaid: (excess) => `Ha enviado ${excess} más de lo solicitado. Contacte con el comercio por la diferencia.`,
   expired: 'Esta solicitud de pago ha vencido. No envíe pagos a esta dirección.',
+  reviewing:
+    'Pago recibido, en revisión: llegó un pago a esta dirección después del vencimiento de la solicitud, por lo que no se completó automáticamente. El comercio lo revisará y lo liquidará o devolverá. No envíe otro pago.',
   expiredPartial: (received) =>
     `Hemos recibido ${received}, menos de lo solicitado, por lo que el pedido no se completó. Contacte con el comercio para que le devuelvan o liquiden este importe.`,
   amountLabel: 'Importe',

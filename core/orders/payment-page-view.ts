@@ -28,6 +28,12 @@ export type PaymentPageState =
 
 export interface PaymentPageView {
   state: PaymentPageState;
+  /**
+   * Expired, but a payment reached its address after it ended (paidLate) or was left unattributed
+   * naming it: the merchant reviews it (issue 40), so the page says "payment seen, being reviewed"
+   * instead of "expired".
+   */
+  underReview: boolean;
   organizationName: string;
   /** Where a payer asks for help: an e-mail address or an http(s) URL, null when none is set. */
   supportContact: string | null;
@@ -103,6 +109,7 @@ export async function presentPaymentPage(
   const txHash = state === 'paid' ? order.txHash : null;
   return {
     state,
+    underReview: order.status === 'expired' && (order.latePaidAt !== null || order.unattributedPayments > 0),
     organizationName: facts.organizationName,
     supportContact: facts.supportContact,
     orderReference: order.orderReference,

@@ -25,6 +25,8 @@ type RawTransfer = {
 const PAGE_ORDER = columnsReader(orders, [
   'id', 'organizationId', 'orderReference', 'status', 'amount', 'currency', 'chainId', 'protocol', 'address',
   'successUrl', 'cancelUrl', 'requiredConfirmations', 'createdAt', 'expiresAt', 'graceEndsAt', 'txHash',
+  // Issue 40: an expired order with a payment seen after it ended says "being reviewed", not "expired".
+  'latePaidAt', 'unattributedPayments',
 ]);
 export type PageOrder = ReturnType<typeof PAGE_ORDER.read>;
 

@@ -10,7 +10,7 @@ import { buildTestApp, createTestOrg, type TestApp, type TestOrg } from '../help
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { seedPoolAddresses } from '../helpers/pool';
 import { eventsFor, orderRow, settle } from '../helpers/evm';
-import { startReceiver, startTestWorkers, type Receiver } from '../helpers/webhooks';
+import { eventually, startReceiver, startTestWorkers, type Receiver } from '../helpers/webhooks';
 import { createDashboardUser, dashboardClient } from '../helpers/dashboard';
 import { dataOf, expectError, listOf } from '../helpers/wire';
 
@@ -133,6 +133,10 @@ describe('reconciliation: late payments, attribute and resolve by hand, toleranc
     expect((await call('b', org.keys.viewer).get('/transfers?unattributedReason=paid_late')).body.data).to.have.length(1);
     // Nothing is credited automatically.
     expect(await orderRow(ctx, order.orderId)).to.include({ status: 'expired', amountReceived: 0n });
+    // The payer's page says the payment was seen and is being reviewed, not just "expired".
+    const page = await request(apps.b.app).get(new URL(view.paymentUrl).pathname);
+    expect(page.status).to.equal(200);
+    expect(page.text).to.contain('Payment seen, being reviewed').and.not.contain('Payment request expired');
   });
 
   it('Member and Viewer keys are 403; another organization\'s ids are 404; a body naming both or neither target is 400', async () => {
@@ -214,7 +218,12 @@ describe('reconciliation: late payments, attribute and resolve by hand, toleranc
     await chain.pay(inside.address, 'USDT', 9_960_000n);
     await chain.pay(outside.address, 'USDT', 9_900_000n);
     await chain.mine(3);
-    await settle(ctx);
+    // Until both payments are recorded and confirmed (a loaded machine may need more than one scan).
+    await eventually(async () => {
+      await settle(ctx);
+      const paid = (await call('b', org.keys.viewer).get(`/transfers?attributed=true&status=confirmed&search=${outside.orderId}`)).body.data;
+      return paid.length === 1 && (await orderRow(ctx, inside.orderId)).amountReceived === 9_960_000n;
+    }, 20_000, 'both underpayments confirmed');
     const a = (await call('b', org.keys.viewer).get(`/orders/${inside.orderId}`)).body;
     expect(a).to.include({ status: 'completed', resolution: 'automatic', amountReceived: '9.96', paymentState: 'partial' });
     expect(a.exceptions).to.deep.equal(['underpaid']);

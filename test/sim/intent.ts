@@ -44,6 +44,12 @@ export interface IntentReport {
    * holding (no look before its start, seen only after its end, both, other).
    */
   honest: { total: number; credited: number; notCredited: Record<string, number> };
+  /**
+   * Attributed by hand (the merchant's review, merchant-review.ts; issue 40): counted apart, never
+   * as the service's credit. A decision the merchant made from the evidence that turns out not to
+   * be what the payer meant is the merchant's, logged as such: reported, not a violation.
+   */
+  manual: { total: number; asMeant: number; notAsMeant: number };
   violations: string[];
 }
 
@@ -88,7 +94,7 @@ export async function judgeByIntent(
   /** Each chain's L (HEAD_LAG_SECONDS), for the causes of the honest payments not credited. */
   lagSeconds: ReadonlyMap<string, number> = new Map(),
 ): Promise<IntentReport> {
-  const report: IntentReport = { judgedPerChain: {}, judged: 0, wrongCredit: 0, creditedAsMeant: 0, straysUnattributed: 0, unattributed: {}, honest: { total: 0, credited: 0, notCredited: {} }, violations: [] };
+  const report: IntentReport = { judgedPerChain: {}, judged: 0, wrongCredit: 0, creditedAsMeant: 0, straysUnattributed: 0, unattributed: {}, honest: { total: 0, credited: 0, notCredited: {} }, manual: { total: 0, asMeant: 0, notAsMeant: 0 }, violations: [] };
   const orderRows = await sql<{ id: string; order_reference: string; status: string; chain_id: string; currency: string; grace_ends_at: Date | string; completed_at: Date | string | null; expired_at: Date | string | null }[]>`
     select id, order_reference, status, chain_id, currency, grace_ends_at, completed_at, expired_at from orders`;
   // The holdings (assignments) of what each payment was meant for: its start and end.
@@ -100,8 +106,8 @@ export async function judgeByIntent(
     select id, deposit_reference, unbound_at from deposit_bindings`;
   const bindings = new Map<string, (typeof bindingRows)[number][]>();
   for (const b of bindingRows) bindings.set(b.deposit_reference, [...(bindings.get(b.deposit_reference) ?? []), b]);
-  const rows = await sql<{ chain_id: string; tx_hash: string; index_in_tx: number; to_address: string; currency: string; order_id: string | null; deposit_binding_id: string | null; unattributed_reason: string | null; status: string; mined_after: Date | string | null; mined_by: Date | string | null; clock_mined_after: Date | string | null; clock_mined_by: Date | string | null }[]>`
-    select chain_id, tx_hash, index_in_tx, to_address, currency, order_id, deposit_binding_id, unattributed_reason, status, mined_after, mined_by, clock_mined_after, clock_mined_by from transfers where status <> 'dropped'`;
+  const rows = await sql<{ chain_id: string; tx_hash: string; index_in_tx: number; to_address: string; currency: string; order_id: string | null; deposit_binding_id: string | null; unattributed_reason: string | null; attributed_by: string | null; status: string; mined_after: Date | string | null; mined_by: Date | string | null; clock_mined_after: Date | string | null; clock_mined_by: Date | string | null }[]>`
+    select chain_id, tx_hash, index_in_tx, to_address, currency, order_id, deposit_binding_id, unattributed_reason, attributed_by, status, mined_after, mined_by, clock_mined_after, clock_mined_by from transfers where status <> 'dropped'`;
   const count = (cls: string) => (report.unattributed[cls] = (report.unattributed[cls] ?? 0) + 1);
   const ms = (v: Date | string | null) => (v === null ? null : new Date(v).getTime());
   /** Why an honest payment was not credited to what it was meant for, read from the evidence. */
@@ -150,13 +156,20 @@ export async function judgeByIntent(
       endedAs = b.unbound_at ? 'ended' : null;
       honest = endedAt === null || sent.sentAt < endedAt;
     }
+    const byHand = r.attributed_by !== null;
     if (honest && meant !== null) {
       report.honest.total++;
-      if (got === meant) report.honest.credited++;
+      if (got === meant && !byHand) report.honest.credited++;
       else {
         const cause = causeOf(r, meant);
         report.honest.notCredited[cause] = (report.honest.notCredited[cause] ?? 0) + 1;
       }
+    }
+    if (got !== null && byHand) {
+      report.manual.total++;
+      if (got === meant) report.manual.asMeant++;
+      else report.manual.notAsMeant++;
+      continue;
     }
     if (got !== null) {
       if (got === meant) report.creditedAsMeant++;
@@ -171,7 +184,7 @@ export async function judgeByIntent(
       continue;
     }
     if (r.unattributed_reason === 'undecidable') count('evidence undecidable');
-    else if (r.unattributed_reason === 'no_holder' && endedAt !== null && sent.sentAt >= endedAt - SLACK_MS) {
+    else if ((r.unattributed_reason === 'no_holder' || r.unattributed_reason === 'paid_late') && endedAt !== null && sent.sentAt >= endedAt - SLACK_MS) {
       count(endedAs === 'expired' ? 'paid after the grace period' : 'paid to an address in cooldown');
     } else {
       count('unexplained');
@@ -192,5 +205,6 @@ export function formatIntent(r: IntentReport): string[] {
     `honest not credited   ${rest}`,
     `intent oracle         ${r.judged} payments judged (${Object.entries(r.judgedPerChain).map(([c, n]) => `${c} ${n}`).join(', ')}): ${r.creditedAsMeant} credited as meant, ${r.straysUnattributed} strays left unattributed`,
     `unattributed by class ${classes}`,
+    `manual resolutions    ${r.manual.total} attributed by the merchant's review (apart from the above): ${r.manual.asMeant} as the payer meant, ${r.manual.notAsMeant} not (the merchant's decision, logged as such)`,
   ];
 }

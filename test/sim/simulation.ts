@@ -23,6 +23,7 @@ import { checkInvariants, type InvariantInput } from './invariants';
 import { compareWithModel } from './model-check';
 import { headLagSecondsFor, skewSecondsFor } from './rules';
 import { judgeByIntent, paymentsOfTrace, type IntentReport } from './intent';
+import { reviewUnattributedPayments } from './merchant-review';
 import { Rng } from './rng';
 import { scaledRpcFaults, startFaultyRpcProxy, type FaultyRpcProxy, type RpcFaultKind } from './rpc-proxy';
 import { buildScenario, DECIMALS, describeFaults, FAMILIES, rpcFaultScaleOf, type Currency, type Family, type FaultSettings, type PlannedOrder, type PoolMode, type Scenario } from './scenario';
@@ -786,6 +787,11 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     for (const m of modelMismatches.slice(0, 40)) mismatches.push(`model: ${m}`);
     if (modelMismatches.length > 40) mismatches.push(`model: … and ${modelMismatches.length - 40} more`);
     for (const l of services.errorLines()) trace.add('service-error-log', { line: l });
+    // The merchant's review (issue 40), once the automatic outcome is checked: what the evidence
+    // names, attributed by hand; the oracle below counts it apart.
+    const review = await reviewUnattributedPayments(api, orgs.map((o) => o.key));
+    trace.add('merchant-review', { ...review });
+    log(`merchant review: ${review.reviewed} unattributed payments reviewed, ${review.attributed} attributed by hand${Object.keys(review.refused).length ? `, refused ${JSON.stringify(review.refused)}` : ''}`);
     // The intent oracle: every payment judged by what it was meant for, not by the service's rule.
     intent = await judgeByIntent(db.sql, paymentsOfTrace(trace.entries, started), lagSeconds);
     violations.push(...intent.violations.slice(0, 40));

@@ -40,6 +40,7 @@ function statusText(v: PaymentPageView, t: Messages): { heading: string; text: s
         ? { heading: t.headings.overpaid, text: `${t.paid} ${t.overpaid(money(v.excess))}` }
         : { heading: t.headings.paid, text: t.paid };
     case 'expired':
+      if (v.underReview) return { heading: t.headings.reviewing, text: t.reviewing };
       return { heading: t.headings.expired, text: v.amountReceived !== '0' ? t.expiredPartial(money(v.amountReceived)) : t.expired };
   }
 }

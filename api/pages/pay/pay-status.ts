@@ -19,6 +19,8 @@ export interface PaymentStatusJson {
   redirectUrl: string | null;
   /** The order's chain is degraded: the page says detection is delayed (PaymentPageView.detectionDelayed). */
   detectionDelayed: boolean;
+  /** Expired with a payment seen after it ended: "being reviewed" (PaymentPageView.underReview). */
+  underReview: boolean;
   /** Digest of everything above: the page re-renders when it differs from the one it shows. */
   version: string;
   serverTime: string;
@@ -60,6 +62,7 @@ function shownOf(view: PaymentPageView): Omit<PaymentStatusJson, 'version' | 'se
     explorerUrl: view.explorerUrl,
     redirectUrl: view.redirectUrl,
     detectionDelayed: view.detectionDelayed,
+    underReview: view.underReview,
   };
 }
 
