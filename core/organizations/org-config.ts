@@ -166,10 +166,12 @@ export const CONFIG_KEYS: ConfigKeyDefinition[] = [
     key: 'late_payment_window_minutes',
     type: 'integer',
     min: 0,
-    max: 43_200,
+    // At most a day: a late payment is found through the expired order being its previous holder,
+    // which the evidence names for a day after the order ended (CANDIDATE_PREVIOUS_WINDOW_MS).
+    max: 1_440,
     default: 0,
     description:
-      'Off by default (0). Minutes after an order\'s grace during which payments to the expired order\'s address are recorded against it as paidLate (unattributed with reason paid_late: visible, never credited automatically; the merchant attributes or refunds them), and the address is not handed out again until the window ends (on Solana in addresses scan mode it stays watched). Applies to orders that expire afterwards.',
+      'Off by default (0). Minutes after an order\'s grace during which payments to the expired order\'s address are recorded against it as paidLate (unattributed with reason paid_late: visible, never credited automatically; the merchant attributes or refunds them), and the address is not handed out again until the window ends (on Solana in addresses scan mode it stays watched). At most 1440 (a day). Applies to orders that expire afterwards.',
   },
 ];
 

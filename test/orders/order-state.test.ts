@@ -141,9 +141,38 @@ describe('order state: decideOrderStatus (pure)', () => {
     expect(d).to.deep.include({ kind: 'expire', status: 'expired', amountReceived: 3_000_000n });
   });
 
-  it('final states never change', () => {
+  it('final states never change by detection: an expired order stays expired whatever its payments say', () => {
     expect(decideOrderStatus(order({ status: 'expired' }), [transfer()], cpPast, at(min(20)))).to.deep.include({ kind: 'final', status: 'expired' });
     expect(decideOrderStatus(order({ status: 'completed' }), [], cpPast, at(min(20)))).to.deep.include({ kind: 'final', status: 'completed' });
+    expect(decideOrderStatus(order({ status: 'completed', resolution: 'manual' }), [], cpPast, at(min(20)))).to.deep.include({ kind: 'final', status: 'completed' });
+  });
+
+  it('a tolerated shortfall completes an underpayment (automatic); a larger shortfall, or none tolerated, keeps it pending', () => {
+    const short = transfer({ amount: 9_990_000n });
+    expect(decideOrderStatus(order(), [short], null, at(min(2)), 10_000n)).to.deep.include({ kind: 'complete', resolution: 'automatic', confirmedTotal: 9_990_000n });
+    expect(decideOrderStatus(order(), [short], null, at(min(2)), 9_999n)).to.deep.include({ kind: 'pending', reason: 'partially_paid' });
+    expect(decideOrderStatus(order(), [short], null, at(min(2)))).to.deep.include({ kind: 'pending', reason: 'partially_paid' });
+    // A tolerance never completes an order that received nothing, however large.
+    expect(decideOrderStatus(order(), [], null, at(min(2)), 10_000_000n)).to.deep.include({ kind: 'pending', reason: 'awaiting_payment' });
+    // Unconfirmed payments do not complete it, tolerated or not.
+    expect(decideOrderStatus(order(), [transfer({ amount: 9_990_000n, status: 'pending' })], null, at(min(2)), 10_000n)).to.deep.include({ kind: 'pending' });
+  });
+
+  it('a payment attributed by hand completes an order, even an expired one, with resolution manual; one that does not reach the amount leaves it expired', () => {
+    const late = transfer({ manual: true, blockTimestamp: at(min(30)), counted: true });
+    expect(decideOrderStatus(order({ status: 'expired' }), [late], cpPast, at(min(40)))).to.deep.include({ kind: 'complete', resolution: 'manual', completingTransfer: late });
+    expect(decideOrderStatus(order(), [late], null, at(min(2)))).to.deep.include({ kind: 'complete', resolution: 'manual' });
+    const small = transfer({ manual: true, amount: 1_000_000n, counted: true });
+    expect(decideOrderStatus(order({ status: 'expired' }), [small], cpPast, at(min(40)))).to.deep.include({ kind: 'final', status: 'expired' });
+    // With the organization's tolerance, the hand-attributed payment completes it underpaid.
+    expect(decideOrderStatus(order({ status: 'expired' }), [transfer({ manual: true, amount: 9_990_000n })], cpPast, at(min(40)), 10_000n)).to.deep.include({ kind: 'complete', resolution: 'manual' });
+    // An expired order's own automatic payments never reopen it.
+    expect(decideOrderStatus(order({ status: 'expired' }), [transfer({ amount: 20_000_000n })], cpPast, at(min(40)))).to.deep.include({ kind: 'final' });
+  });
+
+  it('settled by hand (resolution manual while pending or expired): completed whatever was paid', () => {
+    expect(decideOrderStatus(order({ resolution: 'manual' }), [], null, at(min(2)))).to.deep.include({ kind: 'settle', status: 'completed', amountReceived: 0n });
+    expect(decideOrderStatus(order({ status: 'expired', resolution: 'manual' }), [transfer({ amount: 1n })], cpPast, at(min(40)))).to.deep.include({ kind: 'settle', amountReceived: 1n });
   });
 });
 
