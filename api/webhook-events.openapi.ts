@@ -7,13 +7,21 @@ import { transferUnattributedEventSchema } from '../core/views/transfer';
  * `timestamp` where the others carry `createdAt`.
  */
 const DATA: Record<EventType, { summary: string; data: Record<string, unknown> }> = {
-  'order.completed': { summary: 'An order was paid in full and its payments are confirmed', data: { type: 'object', description: 'The order as GET /orders/:orderId shows it, with txHash; paymentState paid or overpaid (amountExcess says by how much)' } },
+  'order.completed': {
+    summary:
+      "An order was completed: paid in full and confirmed, or short by no more than the organization's underpayment tolerance (exceptions: underpaid), or by the merchant's decision (resolution manual: a payment attributed by hand, or settled by hand)",
+    data: {
+      type: 'object',
+      description:
+        'The order as GET /orders/:orderId shows it (without unattributedPayments), with txHash when a payment completed it; paymentState paid, overpaid (amountExcess says by how much) or, when underpaid or settled by hand, partial or unpaid; resolution automatic or manual with resolvedBy, resolvedAt and resolutionReason',
+    },
+  },
   'order.expired': { summary: 'An order expired unpaid or underpaid', data: { type: 'object', description: 'The order as GET /orders/:orderId shows it; paymentState unpaid or partial (amountDue says what was missing)' } },
   'deposit.pending': { summary: 'A payment to a deposit reference was seen, awaiting confirmations', data: { type: 'object', description: 'The deposit: depositReference, amount, currency, chainId, txHash, metadata' } },
   'deposit.confirmed': { summary: 'A deposit reached its required confirmations', data: { type: 'object', description: 'The deposit: depositReference, amount, currency, chainId, txHash, metadata' } },
   'transfer.unattributed': {
     summary:
-      'A payment into one of your pool addresses was recorded unattributed (no_holder: nobody held the address when it was mined; undecidable: the evidence cannot tell whether it was before or after the address changed hands). Nothing is credited; candidates name who it may have been meant for, for you to review (GET /transfers?attributed=false)',
+      'A payment into one of your pool addresses was recorded unattributed (no_holder: nobody held the address when it was mined; undecidable: the evidence cannot tell whether it was before or after the address changed hands; paid_late: after its order\'s grace, within the late-payment window). Nothing is credited; candidates name who it may have been meant for, for you to review (GET /transfers?attributed=false) and attribute (POST /transfers/{id}/attribute)',
     data: transferUnattributedEventSchema as unknown as Record<string, unknown>,
   },
   'alert.address_pool_low': {

@@ -7571,7 +7571,7 @@ export type webhooks = {
         get?: never;
         put?: never;
         /**
-         * An order was paid in full and its payments are confirmed
+         * An order was completed: paid in full and confirmed, or short by no more than the organization's underpayment tolerance (exceptions: underpaid), or by the merchant's decision (resolution manual: a payment attributed by hand, or settled by hand)
          * @description Signed with X-Service-Signature (hex HMAC-SHA-256 of the body with the endpoint secret); X-Service-Event-Id is the id to deduplicate on; X-Service-Timestamp the attempt time. Answer 2xx.
          */
         post: {
@@ -7590,7 +7590,7 @@ export type webhooks = {
                         type: "order.completed";
                         /** Format: date-time */
                         createdAt: string;
-                        /** @description The order as GET /orders/:orderId shows it, with txHash; paymentState paid or overpaid (amountExcess says by how much) */
+                        /** @description The order as GET /orders/:orderId shows it (without unattributedPayments), with txHash when a payment completed it; paymentState paid, overpaid (amountExcess says by how much) or, when underpaid or settled by hand, partial or unpaid; resolution automatic or manual with resolvedBy, resolvedAt and resolutionReason */
                         data: Record<string, never>;
                     };
                 };
@@ -7799,7 +7799,7 @@ export type webhooks = {
         get?: never;
         put?: never;
         /**
-         * A payment into one of your pool addresses was recorded unattributed (no_holder: nobody held the address when it was mined; undecidable: the evidence cannot tell whether it was before or after the address changed hands). Nothing is credited; candidates name who it may have been meant for, for you to review (GET /transfers?attributed=false)
+         * A payment into one of your pool addresses was recorded unattributed (no_holder: nobody held the address when it was mined; undecidable: the evidence cannot tell whether it was before or after the address changed hands; paid_late: after its order's grace, within the late-payment window). Nothing is credited; candidates name who it may have been meant for, for you to review (GET /transfers?attributed=false) and attribute (POST /transfers/{id}/attribute)
          * @description Signed with X-Service-Signature (hex HMAC-SHA-256 of the body with the endpoint secret); X-Service-Event-Id is the id to deduplicate on; X-Service-Timestamp the attempt time. Answer 2xx.
          */
         post: {
