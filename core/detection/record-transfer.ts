@@ -22,7 +22,7 @@ import { emitEvents } from '../events/events';
 import { transferUnattributedEventData } from '../views/transfer';
 import { miningEvidence, type ClockWindow, type MiningEvidence } from './head-observations';
 import { clockWindows, usableClock } from './clock-witness';
-import { candidateOrderIds, noteLatePayment, noteUnattributedPayments } from '../orders/exceptions';
+import { candidateOrderIds, forgetUnattributedPayment, noteLatePayment, noteUnattributedPayments } from '../orders/exceptions';
 
 /**
  * Recording what the chain scanners see (design.md §4). Detection only records transfers and asks
@@ -348,6 +348,7 @@ async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, 
       status: transfers.status,
       orderId: transfers.orderId,
       depositBindingId: transfers.depositBindingId,
+      unattributedCandidates: transfers.unattributedCandidates,
     })
     .from(transfers)
     .where(and(eq(transfers.chainId, chainId), sql`${transfers.txHash} = ANY(${sql.param(hashes)}::text[])`))
@@ -395,6 +396,10 @@ async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, 
       'a recorded transfer was re-mined in another block: moved to it',
     );
     if (existing.status === 'dropped' && existing.depositBindingId && !(await restorePendingDeposit(tx, ctx, existing.id))) await recordDeposit(tx, ctx, existing.id);
+    // Unattributed and back on the chain: the orders it names count it again (dropping forgot it).
+    if (existing.status === 'dropped' && !existing.orderId && !existing.depositBindingId) {
+      await noteUnattributedPayments(tx, [{ orderIds: candidateOrderIds(existing.unattributedCandidates), lateOrderId: null }], ctx.clock.now());
+    }
     if (existing.orderId) {
       await followMovedTransfer(tx, ctx, existing.orderId, { txHash: o.txHash, blockNumber: o.blockNumber });
       await recomputeOrder(tx, ctx, existing.orderId);
@@ -452,8 +457,11 @@ export async function dropTransfers(tx: Tx, ctx: ServiceContext, transferIds: st
       blockNumber: transfers.blockNumber,
       currency: transfers.currency,
       amount: transfers.amount,
+      unattributedCandidates: transfers.unattributedCandidates,
     });
   for (const t of dropped) {
+    // Unattributed: the orders it named no longer wait on a payment that left the chain.
+    if (!t.orderId && !t.depositBindingId) await forgetUnattributedPayment(tx, candidateOrderIds(t.unattributedCandidates));
     logMoney(ctx.logger, 'payment dropped', {
       transferId: t.id,
       organizationId: t.organizationId,

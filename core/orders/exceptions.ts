@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, isNull, ne, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import { orders, transfers, type StoredTransferCandidate } from '../../db/schema';
 import type { ChainRegistry } from '../chains/registry';
@@ -89,6 +89,7 @@ export async function unattributedPaymentsOf(db: DbOrTx, registry: ChainRegistry
         inArray(transfers.poolAddressId, [...new Set(asked.map((o) => o.poolAddressId))]),
         isNull(transfers.orderId),
         isNull(transfers.depositBindingId),
+        ne(transfers.status, 'dropped'),
         sql`${transfers.unattributedCandidates} @> any(${sql.param(asked.map((o) => JSON.stringify([{ orderId: o.id }])))}::jsonb[])`,
       ),
     )
