@@ -52,10 +52,8 @@ const createOrderBody = Type.Object(
   { additionalProperties: false },
 );
 
-const listQuery = listQuerySchema({
-  sortBy: ORDER_SORT_FIELDS,
-  defaultSortBy: 'createdAt',
-  filters: {
+/** GET /orders' filters, which its CSV export (exports.routes.ts) takes too. */
+export const ORDER_LIST_FILTERS = {
     status: Type.Optional(StringEnum(['pending', 'completed', 'expired'])),
     currency: Type.Optional(Type.String({ maxLength: 16 })),
     chainId: Type.Optional(Type.String({ maxLength: 64 })),
@@ -69,8 +67,9 @@ const listQuery = listQuerySchema({
       }),
     ),
     paymentState: Type.Optional(StringEnum(PAYMENT_STATES, { description: 'Derived payment state, e.g. partial: orders that received less than their amount' })),
-  },
-});
+};
+
+const listQuery = listQuerySchema({ sortBy: ORDER_SORT_FIELDS, defaultSortBy: 'createdAt', filters: ORDER_LIST_FILTERS });
 
 export function registerOrderRoutes(api: ApiBuilder, deps: ApiDeps): void {
   api.route(

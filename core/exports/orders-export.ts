@@ -1,0 +1,53 @@
+import { and, asc, sql } from 'drizzle-orm';
+import { orders, transfers } from '../../db/schema';
+import type { ServiceContext } from '../service/context';
+import { orderFilterConditions, type OrderFilters } from '../orders/orders';
+import { presentOrder, type OrderRow } from '../views/order';
+import { openCsvDownload, type CsvDownload } from './csv-download';
+import { withinPeriod, type ExportPeriod } from './period';
+
+export const ORDER_EXPORT_COLUMNS = [
+  'orderId', 'orderReference', 'status', 'paymentState', 'amount', 'amountReceived', 'currency', 'chainId', 'address',
+  'txHash', 'blockNumber', 'blockTimestamp', 'createdAt', 'expiresAt', 'completedAt', 'expiredAt',
+] as const;
+
+type ExportedOrder = { order: OrderRow; blockTimestamp: Date | null };
+
+/**
+ * The organization's orders created in the period that pass GET /orders' filters, oldest first
+ * ((created_at, id): the list's index), as CSV. Amounts are the presenter's exact decimal strings.
+ */
+export async function exportOrders(
+  ctx: Pick<ServiceContext, 'db' | 'registry' | 'config'>,
+  organizationId: string,
+  filters: OrderFilters,
+  period: ExportPeriod,
+  batchSize?: number,
+): Promise<CsvDownload> {
+  const where = and(...orderFilterConditions(organizationId, filters), ...withinPeriod(orders.createdAt, period));
+  // The block time of the transaction that completed the order (orders keep its hash, not its time).
+  const completingBlockTime = sql`case when ${orders.txHash} is null then null else (
+      select ${transfers.blockTimestamp} from ${transfers} where ${transfers.orderId} = ${orders.id} and ${transfers.txHash} = ${orders.txHash}
+      order by ${transfers.blockTimestamp} limit 1) end`.mapWith(transfers.blockTimestamp);
+  return openCsvDownload<ExportedOrder>(
+    {
+      fileName: 'orders.csv',
+      header: ORDER_EXPORT_COLUMNS,
+      readBatch: (after, limit) =>
+        ctx.db
+          .select({ order: orders, blockTimestamp: completingBlockTime })
+          .from(orders)
+          .where(after ? and(where, sql`(${orders.createdAt}, ${orders.id}) > (select ${orders.createdAt}, ${orders.id} from ${orders} where ${orders.id} = ${after.order.id})`) : where)
+          .orderBy(asc(orders.createdAt), asc(orders.id))
+          .limit(limit),
+      cells: ({ order, blockTimestamp }) => {
+        const o = presentOrder(ctx, order);
+        return [
+          o.orderId, o.orderReference, o.status, o.paymentState, o.amount, o.amountReceived, o.currency, o.chainId, o.address,
+          o.txHash, o.blockNumber, blockTimestamp?.toISOString(), o.createdAt, o.expiresAt, o.completedAt, o.expiredAt,
+        ];
+      },
+    },
+    batchSize,
+  );
+}
