@@ -240,6 +240,21 @@ export const orders = pgTable(
     expiredAt: ts('expired_at'),
     createdAt: createdAt(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
+    /**
+     * How it was completed (0021_reconciliation.sql): automatic (by its detected payments) or manual
+     * (a merchant's decision: a payment attributed by hand, or settled by hand, with who, when and
+     * why). Null while pending, when expired, and for orders completed before 0021 (automatic).
+     */
+    resolution: text('resolution').$type<'automatic' | 'manual'>(),
+    resolvedBy: text('resolved_by'),
+    resolvedAt: ts('resolved_at'),
+    resolutionReason: text('resolution_reason'),
+    /** Expired with a late-payment window: payments to its address until then are recorded against it (paid_late). */
+    lateWindowEndsAt: ts('late_window_ends_at'),
+    /** The first payment seen to its address after its grace ended (paidLate). */
+    latePaidAt: ts('late_paid_at'),
+    /** Transfers to its address during or just after its life left unattributed that name it as a candidate. */
+    unattributedPayments: integer('unattributed_payments').notNull().default(0),
   },
   (t) => [
     uniqueIndex('orders_org_reference_uq').on(t.organizationId, t.orderReference),
@@ -252,6 +267,12 @@ export const orders = pgTable(
     index('orders_payment_link_idx').on(t.paymentLinkId).where(sql`${t.paymentLinkId} is not null`),
     // Substring search of references (ILIKE '%…%'): trigrams (0013_order_reference_search.sql, pg_trgm).
     index('orders_reference_trgm_idx').using('gin', sql`${t.orderReference} gin_trgm_ops`),
+    // The orders that need attention (?exception=…), newest first (0021_reconciliation.sql).
+    index('orders_org_exception_idx')
+      .on(t.organizationId, t.createdAt, t.id)
+      .where(
+        sql`${t.latePaidAt} is not null or ${t.unattributedPayments} > 0 or ${t.resolution} = 'manual' or (${t.status} = 'completed' and ${t.amountReceived} < ${t.amount})`,
+      ),
   ],
 );
 
@@ -395,13 +416,20 @@ export const transfers = pgTable(
     clockMinedAfter: ts('clock_mined_after'),
     clockMinedBy: ts('clock_mined_by'),
     /** Why it is attributed to nobody (no_holder | undecidable); null when attributed. */
-    unattributedReason: text('unattributed_reason').$type<'no_holder' | 'undecidable'>(),
+    unattributedReason: text('unattributed_reason').$type<'no_holder' | 'undecidable' | 'paid_late'>(),
     /**
      * Who it could have been meant for, kept when it is recorded unattributed (migration 0020,
      * core/detection/attribution.ts unattributedCandidates); null when attributed or recorded
      * before 0020. Evidence only: nothing is credited from it.
      */
     unattributedCandidates: jsonb('unattributed_candidates').$type<StoredTransferCandidate[]>(),
+    /**
+     * A manual attribution (POST /transfers/:id/attribute, 0021_reconciliation.sql): who, when and
+     * why; null when the detection attributed it (or nobody did). The evidence above stays as recorded.
+     */
+    attributedBy: text('attributed_by'),
+    attributedAt: ts('attributed_at'),
+    attributionReason: text('attribution_reason'),
   },
   (t) => [
     // Re-scanning is harmless: one live row per transfer identity. A dropped row does not block a re-mined one.
@@ -413,6 +441,10 @@ export const transfers = pgTable(
     index('transfers_org_detected_idx').on(t.organizationId, t.detectedAt, t.id),
     index('transfers_org_status_detected_idx').on(t.organizationId, t.status, t.detectedAt, t.id),
     index('transfers_tx_idx').on(t.txHash),
+    // An order's unattributed payments, by its address (0021_reconciliation.sql).
+    index('transfers_unattributed_address_idx')
+      .on(t.poolAddressId, t.detectedAt)
+      .where(sql`${t.orderId} is null and ${t.depositBindingId} is null`),
   ],
 );
 

@@ -14,7 +14,11 @@ import {
   ORDER_SORT_FIELDS,
   PAYMENT_WINDOW_MINUTES,
 } from '../../core/orders/orders';
-import { orderSchema, PAYMENT_STATES, presentOrder } from '../../core/views/order';
+import { ORDER_EXCEPTIONS, orderSchema, PAYMENT_STATES, presentOrder } from '../../core/views/order';
+import { presentOrdersWithPayments, presentOrderWithPayments } from '../../core/orders/exceptions';
+import { resolveOrder } from '../../core/reconciliation/resolve-order';
+import { apiKeyActor, REASON_MAX_LENGTH } from '../../core/reconciliation/actor';
+
 
 const createOrderBody = Type.Object(
   {
@@ -67,9 +71,20 @@ export const ORDER_LIST_FILTERS = {
       }),
     ),
     paymentState: Type.Optional(StringEnum(PAYMENT_STATES, { description: 'Derived payment state, e.g. partial: orders that received less than their amount' })),
+    exception: Type.Optional(
+      StringEnum(ORDER_EXCEPTIONS, { description: 'Orders with this exception (see exceptions): underpaid, overpaid, paidLate, unattributedPayments or manual' }),
+    ),
 };
 
 const listQuery = listQuerySchema({ sortBy: ORDER_SORT_FIELDS, defaultSortBy: 'createdAt', filters: ORDER_LIST_FILTERS });
+
+const resolveBody = Type.Object(
+  {
+    status: StringEnum(['completed'] as const, { description: 'What the order becomes: completed (settled by hand)' }),
+    reason: Type.String({ minLength: 1, maxLength: REASON_MAX_LENGTH, description: 'Why, in your words (e.g. "paid by bank transfer"): kept on the order and in the audit log' }),
+  },
+  { additionalProperties: false },
+);
 
 export function registerOrderRoutes(api: ApiBuilder, deps: ApiDeps): void {
   api.route(
@@ -101,7 +116,7 @@ export function registerOrderRoutes(api: ApiBuilder, deps: ApiDeps): void {
       minRole: 'viewer',
       response: orderSchema,
     },
-    async ({ caller, params, reply }) => reply.ok(presentOrder(deps, await getOrderByReference(deps.db, caller.organizationId, params.orderReference))),
+    async ({ caller, params, reply }) => reply.ok(await presentOrderWithPayments(deps, await getOrderByReference(deps.db, caller.organizationId, params.orderReference))),
   );
 
   api.route(
@@ -114,7 +129,26 @@ export function registerOrderRoutes(api: ApiBuilder, deps: ApiDeps): void {
       minRole: 'viewer',
       response: orderSchema,
     },
-    async ({ caller, params, reply }) => reply.ok(presentOrder(deps, await getOrder(deps.db, caller.organizationId, params.orderId))),
+    async ({ caller, params, reply }) => reply.ok(await presentOrderWithPayments(deps, await getOrder(deps.db, caller.organizationId, params.orderId))),
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/orders/:orderId/resolve',
+      summary: 'Settle an order by hand',
+      description:
+        'For a pending or expired order paid in a way the service could not credit (off-chain, outside its window, a payment it could not attribute): it becomes completed with resolution "manual", resolvedBy, resolvedAt and resolutionReason, and order.completed is sent. 409 CONFLICT for an order already completed (by its payments or by hand). The audit log records it. Admin and Owner.',
+      tag: 'Orders',
+      minRole: 'admin',
+      creates: true,
+      body: resolveBody,
+      response: orderSchema,
+    },
+    async ({ caller, params, body, req, reply }) => {
+      const order = await resolveOrder(deps, apiKeyActor(caller.organizationId, caller.keyId, req.ip ?? null), params.orderId, body);
+      return reply.ok(await presentOrderWithPayments(deps, order), 'Order settled by hand');
+    },
   );
 
   api.route(
@@ -131,7 +165,7 @@ export function registerOrderRoutes(api: ApiBuilder, deps: ApiDeps): void {
     },
     async ({ caller, query, reply }) => {
       const { items, total } = await listOrders(deps, caller.organizationId, query);
-      return reply.list('orders', items.map((o) => presentOrder(deps, o)), { page: query.page, limit: query.limit, total });
+      return reply.list('orders', await presentOrdersWithPayments(deps, items), { page: query.page, limit: query.limit, total });
     },
   );
 }

@@ -6,6 +6,8 @@ import { Type } from '@sinclair/typebox';
 import { getTransfer, listTransfers, TRANSFER_SORT_FIELDS, TRANSFER_STATUSES, UNATTRIBUTED_REASONS } from '../../core/transfers/transfers';
 import { StringEnum } from '../../core/platform/wire-schema';
 import { presentTransfer, transferSchema } from '../../core/views/transfer';
+import { attributeTransfer, attributionTargetOf } from '../../core/reconciliation/attribute-transfer';
+import { apiKeyActor, REASON_MAX_LENGTH } from '../../core/reconciliation/actor';
 
 /** GET /transfers' filters, which its CSV export (exports.routes.ts) takes too. */
 export const TRANSFER_LIST_FILTERS = {
@@ -17,7 +19,7 @@ export const TRANSFER_LIST_FILTERS = {
     orderId: Type.Optional(Type.String({ maxLength: 64 })),
     depositReference: Type.Optional(Type.String({ maxLength: 255 })),
     attributed: Type.Optional(Type.Boolean({ description: 'true: attributed to an order or a deposit reference; false: attributed to nobody (recorded, never credited; see unattributedReason and candidates)' })),
-    unattributedReason: Type.Optional(StringEnum(UNATTRIBUTED_REASONS, { description: 'Only transfers left unattributed for this reason (no_holder or undecidable)' })),
+    unattributedReason: Type.Optional(StringEnum(UNATTRIBUTED_REASONS, { description: 'Only transfers left unattributed for this reason (no_holder, undecidable or paid_late)' })),
     search: Type.Optional(
       Type.String({
         minLength: 1,
@@ -29,6 +31,17 @@ export const TRANSFER_LIST_FILTERS = {
 };
 
 const listQuery = listQuerySchema({ sortBy: TRANSFER_SORT_FIELDS, defaultSortBy: 'detectedAt', filters: TRANSFER_LIST_FILTERS });
+
+const attributeBody = Type.Object(
+  {
+    orderId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'An order of the same chain and token (give this or depositReference)' })),
+    depositReference: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 255, description: 'A deposit reference with an address of the same family (give this or orderId)' }),
+    ),
+    reason: Type.String({ minLength: 1, maxLength: REASON_MAX_LENGTH, description: 'Why, in your words: kept on the transfer, the order and the audit log' }),
+  },
+  { additionalProperties: false },
+);
 
 export function registerTransferRoutes(api: ApiBuilder, deps: ApiDeps): void {
   api.route(
@@ -53,5 +66,25 @@ export function registerTransferRoutes(api: ApiBuilder, deps: ApiDeps): void {
   api.route(
     { method: 'get', path: '/transfers/:id', summary: 'One transfer', tag: 'Transfers', minRole: 'viewer', response: transferSchema },
     async ({ caller, params, reply }) => reply.ok(presentTransfer(deps.registry, await getTransfer(deps.db, caller.organizationId, params.id))),
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/transfers/:id/attribute',
+      summary: 'Attribute an unattributed payment to an order or a deposit reference, by hand',
+      description:
+        'For a transfer the detection left unattributed (no_holder, undecidable, paid_late) or recorded against an order without counting (paid after its grace). To an order: same chain and token (400 VALIDATION_ERROR otherwise); it counts toward the order, which is recomputed: an expired order it brings to its amount completes with resolution "manual" (order.completed). To a deposit reference: one with an address of the same family (404 DEPOSIT_REFERENCE_NOT_FOUND otherwise); the deposit is recorded (deposit.pending, then deposit.confirmed). 409 CONFLICT for a transfer already attributed (by the detection or by hand) or dropped. The evidence (minedAfter, minedBy, candidates) stays; attributedBy, attributedAt and attributionReason say who, when and why; the audit log records it. Admin and Owner.',
+      tag: 'Transfers',
+      minRole: 'admin',
+      creates: true,
+      body: attributeBody,
+      response: transferSchema,
+    },
+    async ({ caller, params, body, req, reply }) => {
+      const target = attributionTargetOf(body);
+      const record = await attributeTransfer(deps, apiKeyActor(caller.organizationId, caller.keyId, req.ip ?? null), params.id, target, body.reason);
+      return reply.ok(presentTransfer(deps.registry, record), 'Transfer attributed');
+    },
   );
 }

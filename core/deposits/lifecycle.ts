@@ -61,7 +61,9 @@ export async function recordDeposit(tx: Tx, ctx: ServiceContext, transferId: str
   const protocol = binding.protocol as Protocol;
   const bound = normalizeAddress(protocol, binding.address);
   const sameAddress = bound !== null && normalizeAddress(protocol, transfer.toAddress) === bound;
-  if (transfer.protocol !== binding.protocol || !sameAddress) {
+  // A merchant may attribute by hand a payment into another of its addresses of the family (a
+  // stray to a pool address: core/reconciliation/attribute-transfer.ts); detection never does.
+  if (transfer.protocol !== binding.protocol || (!sameAddress && transfer.attributedBy === null)) {
     throw new Error(`recordDeposit: transfer ${transferId} (${transfer.protocol} ${transfer.toAddress}) does not match binding ${binding.id}`);
   }
   const chain = ctx.registry.get(transfer.chainId);

@@ -22,6 +22,7 @@ import { emitEvents } from '../events/events';
 import { transferUnattributedEventData } from '../views/transfer';
 import { miningEvidence, type ClockWindow, type MiningEvidence } from './head-observations';
 import { clockWindows, usableClock } from './clock-witness';
+import { candidateOrderIds, noteLatePayment, noteUnattributedPayments } from '../orders/exceptions';
 
 /**
  * Recording what the chain scanners see (design.md §4). Detection only records transfers and asks
@@ -120,10 +121,13 @@ export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: Observ
   );
   const candidatesOf = unattributed.map((u) => unattributedCandidates(around, { poolAddressId: u.item.watched.poolAddressId, ...u.evidence }, chain.headLagSeconds, u.reason));
   const references = await depositReferencesOf(tx, candidatesOf.flat().map((c) => c.span.depositBindingId));
+  const lateWindows = await lateWindowsOf(tx, candidatesOf.flat().filter((c) => c.relation === 'previous').map((c) => c.span.orderId));
   // Attributed to nobody: nothing is credited; it is confirmed at the chain's order confirmations.
-  const plain = unattributed.map((u, i) =>
-    transferRow(ctx, u.item, null, { counted: false, requiredConfirmations: chain.orderConfirmations }, u.evidence, u.reason, storedCandidates(candidatesOf[i], references)),
-  );
+  const plain = unattributed.map((u, i) => {
+    const lateFor = paidLateTo(candidatesOf[i], u.evidence, lateWindows);
+    const reason: UnattributedReason = u.reason === 'no_holder' && lateFor ? 'paid_late' : u.reason;
+    return transferRow(ctx, u.item, null, { counted: false, requiredConfirmations: chain.orderConfirmations }, u.evidence, reason, storedCandidates(candidatesOf[i], references));
+  });
   for (let i = 0; i < plain.length; i += 1000) {
     const batch = plain.slice(i, i + 1000);
     const inserted = await tx.insert(transfers).values(batch).onConflictDoNothing().returning({ id: transfers.id });
@@ -131,10 +135,51 @@ export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: Observ
     const isNew = new Set(inserted.map((r) => r.id));
     const fresh = batch.filter((row) => isNew.has(row.id!));
     for (const row of fresh) logPaymentSeen(ctx, row);
+    // The orders they name keep count (their exceptions); a late one marks its order paidLate.
+    await noteUnattributedPayments(
+      tx,
+      fresh.map((row) => ({
+        orderIds: candidateOrderIds(row.unattributedCandidates ?? null),
+        lateOrderId: row.unattributedReason === 'paid_late' ? (row.unattributedCandidates?.find((c) => c.relation === 'previous')?.orderId ?? null) : null,
+      })),
+      ctx.clock.now(),
+    );
     // transfer.unattributed for each, in the recording transaction (design.md §6 outbox): one statement for the batch.
     await emitEvents(tx, fresh.map((row) => unattributedEvent(ctx, row)));
   }
   return created;
+}
+
+/** The late-payment windows of the orders among the previous holders (set when they expired with one): one query. */
+async function lateWindowsOf(tx: Tx, orderIds: (string | null)[]): Promise<Map<string, Date>> {
+  const ids = [...new Set(orderIds.filter((o): o is string => o !== null))];
+  if (ids.length === 0) return new Map();
+  const rows = await tx
+    .select({ id: orders.id, endsAt: orders.lateWindowEndsAt })
+    .from(orders)
+    .where(and(inArray(orders.id, ids), sql`${orders.lateWindowEndsAt} is not null`));
+  return new Map(rows.map((r) => [r.id, r.endsAt!]));
+}
+
+/**
+ * The expired order a no_holder transfer was paid late to: its previous holder, whose late-payment
+ * window had not ended when the block may have been mined (the last time it was known unmined is
+ * before the window's end, or unknown). Generous on purpose: it only makes the payment visible
+ * against that order; nothing is credited without the merchant.
+ */
+function paidLateTo(candidates: ReturnType<typeof unattributedCandidates>, evidence: MiningEvidence, windows: Map<string, Date>): string | null {
+  const previous = candidates.find((c) => c.relation === 'previous' && c.span.kind === 'order');
+  const endsAt = previous?.span.orderId ? windows.get(previous.span.orderId) : undefined;
+  if (!previous || !endsAt) return null;
+  const after = latestKnownUnmined(evidence);
+  return after === null || after.getTime() < endsAt.getTime() ? previous.span.orderId : null;
+}
+
+/** The latest time the block is known not to have been mined yet (the looks, or the clock witness). */
+function latestKnownUnmined(evidence: MiningEvidence): Date | null {
+  const clock = usableClock(evidence);
+  const times = [evidence.minedAfter, clock?.after ?? null].filter((d): d is Date => d !== null);
+  return times.length === 0 ? null : new Date(Math.max(...times.map((d) => d.getTime())));
 }
 
 /** The references of the deposit bindings among the candidates: one query, none without bindings. */
@@ -275,6 +320,8 @@ async function recordAttributed(tx: Tx, ctx: ServiceContext, item: ObservedItem,
   if (inserted.length === 0) return false;
   logPaymentSeen(ctx, row);
   if (row.depositBindingId) await recordDeposit(tx, ctx, row.id!);
+  // Its token, after its grace: a late payment to a still-held address, recorded against the order (paidLate).
+  if (row.orderId && order && !terms.counted && order.chainId === o.chainId && order.currency === o.currency) await noteLatePayment(tx, row.orderId, ctx.clock.now());
   if (row.orderId) await recomputeOrder(tx, ctx, row.orderId);
   return true;
 }

@@ -1,4 +1,4 @@
-import { and, eq, inArray, ne } from 'drizzle-orm';
+import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client';
 import { orders, transfers } from '../../db/schema';
 import type { ServiceContext } from '../service/context';
@@ -10,6 +10,7 @@ import { logMoney, tokenAmount } from '../platform/money-log';
 import type { Protocol } from '../chains/registry';
 import { presentOrder, type OrderRow, type OrderView } from '../views/order';
 import { settleLinkUnit } from './link-units';
+import { getConfigValue, getConfigValues } from '../organizations/org-config';
 
 /**
  * The one place that decides an order's status (design.md §4, §8; BTCPay's pattern). Detection
@@ -24,6 +25,8 @@ export type OrderStatus = 'pending' | 'completed' | 'expired';
 /** What the decision needs of an order. */
 export interface OrderFacts {
   status: OrderStatus;
+  /** manual: a merchant settled it by hand (resolveOrder), which completes it whatever was paid. */
+  resolution?: 'automatic' | 'manual' | null;
   amount: bigint;
   chainId: string;
   currency: string;
@@ -46,6 +49,8 @@ export interface TransferFacts {
   blockTimestamp: Date;
   /** Counts toward the order: stored by the recording (transferCountsTowardOrder), read here as it is. */
   counted: boolean;
+  /** Attributed to the order by a merchant's decision (POST /transfers/:id/attribute), not by detection (absent: no). */
+  manual?: boolean;
 }
 
 /** How far the order's chain has been scanned (null: never). */
@@ -63,12 +68,16 @@ export type PendingReason =
 
 export type OrderDecision<T extends TransferFacts = TransferFacts> =
   | { kind: 'final'; status: 'completed' | 'expired'; amountReceived: bigint; confirmedTotal: bigint }
+  /** Settled by hand (resolution manual set by resolveOrder): completed with no completing payment of its own. */
+  | { kind: 'settle'; status: 'completed'; amountReceived: bigint; confirmedTotal: bigint }
   | { kind: 'pending'; status: 'pending'; amountReceived: bigint; confirmedTotal: bigint; reason: PendingReason }
   | {
       kind: 'complete';
       status: 'completed';
       amountReceived: bigint;
       confirmedTotal: bigint;
+      /** manual when a payment attributed by hand is among those that completed it. */
+      resolution: 'automatic' | 'manual';
       /** The confirmed transfer that brought the confirmed total to the amount (chain order). */
       completingTransfer: T;
       /** Every counted confirmed transfer: credited to the order. */
@@ -103,9 +112,14 @@ function chainOrder(a: TransferFacts, b: TransferFacts): number {
 
 /**
  * Pure: the status an order should have, from its transfers' stored `counted` flags, its chain's
- * checkpoint and the clock.
- * - completed and expired are final: a final order is never decided again.
- * - completed when the confirmed counted total reaches the amount (overpayment included).
+ * checkpoint, the clock and the shortfall its organization tolerates (underpayment_tolerance.*;
+ * 0n: none).
+ * - completed is final: a completed order is never decided again. expired is final too, except
+ *   that a merchant's decision reopens it: a payment attributed by hand that brings it to its
+ *   amount, or a settlement by hand, completes it (resolution manual).
+ * - settled by hand (resolution manual while not completed): completed.
+ * - completed when the confirmed counted total reaches the amount less the tolerated shortfall
+ *   (overpayment included; within the shortfall it is completed underpaid).
  * - expired only when now ≥ graceEndsAt, the checkpoint's block time ≥ graceEndsAt (the scanner
  *   has seen everything that could count) and no counted transfer still awaits confirmations.
  * - otherwise pending.
@@ -116,20 +130,25 @@ export function decideOrderStatus<T extends TransferFacts>(
   countedTransfers: readonly T[],
   checkpoint: CheckpointFacts | null,
   now: Date,
+  toleratedShortfall = 0n,
 ): OrderDecision<T> {
   const live = countedTransfers.filter((t) => t.counted && t.status !== 'dropped');
   const amountReceived = live.reduce((sum, t) => sum + t.amount, 0n);
   const confirmed = live.filter((t) => t.status === 'confirmed' || t.status === 'reorged').sort(chainOrder);
   const confirmedTotal = confirmed.reduce((sum, t) => sum + t.amount, 0n);
+  const target = order.amount - (toleratedShortfall > 0n ? (toleratedShortfall < order.amount ? toleratedShortfall : order.amount - 1n) : 0n);
 
-  if (order.status !== 'pending') return { kind: 'final', status: order.status, amountReceived, confirmedTotal };
+  if (order.status === 'completed') return { kind: 'final', status: order.status, amountReceived, confirmedTotal };
+  if (order.resolution === 'manual') return { kind: 'settle', status: 'completed', amountReceived, confirmedTotal };
+  const byHand = confirmed.some((t) => t.manual);
+  if (order.status === 'expired' && !(byHand && confirmedTotal >= target)) return { kind: 'final', status: order.status, amountReceived, confirmedTotal };
 
-  if (confirmedTotal >= order.amount) {
+  if (confirmedTotal >= target) {
     let running = 0n;
     let completing = confirmed[confirmed.length - 1];
     for (const t of confirmed) {
       running += t.amount;
-      if (running >= order.amount) {
+      if (running >= target) {
         completing = t;
         break;
       }
@@ -139,6 +158,7 @@ export function decideOrderStatus<T extends TransferFacts>(
       status: 'completed',
       amountReceived,
       confirmedTotal,
+      resolution: byHand ? 'manual' : 'automatic',
       completingTransfer: completing,
       creditedTransferIds: confirmed.map((t) => t.id),
     };
@@ -163,6 +183,7 @@ export function decideOrderStatus<T extends TransferFacts>(
 const COMPLETED_EVENT_FIELDS = [
   'orderId', 'orderReference', 'status', 'amount', 'currency', 'chainId', 'address',
   'txHash', 'blockNumber', 'confirmations', 'amountReceived', 'amountDue', 'amountExcess', 'paymentState', 'completedAt', 'metadata',
+  'exceptions', 'resolution', 'resolvedBy', 'resolvedAt', 'resolutionReason',
 ] as const satisfies readonly (keyof OrderView)[];
 
 /** Fields of the order.expired event data (an underpaid expiry shows as paymentState partial). */
@@ -216,12 +237,19 @@ export async function recomputeOrder(tx: Tx, ctx: ServiceContext, orderId: strin
       blockNumber: transfers.blockNumber,
       blockTimestamp: transfers.blockTimestamp,
       counted: transfers.counted,
+      manual: sql<boolean>`${transfers.attributedBy} is not null`,
     })
     .from(transfers)
     .where(and(eq(transfers.orderId, orderId), eq(transfers.counted, true), ne(transfers.status, 'dropped')));
   const checkpoint = await getCheckpoint(tx, order.chainId);
   const now = ctx.clock.now();
-  const decision = decideOrderStatus(order, counted, checkpoint, now);
+  let decision = decideOrderStatus(order, counted, checkpoint, now);
+  // Short of its amount with something confirmed: does the organization tolerate the shortfall?
+  // Read only then (a partial payment is rare; a full one never pays for the query).
+  if ((decision.kind === 'pending' || decision.kind === 'final') && order.status !== 'completed' && decision.confirmedTotal > 0n && decision.confirmedTotal < order.amount) {
+    const shortfall = await toleratedShortfall(tx, ctx, order);
+    if (shortfall > 0n) decision = decideOrderStatus(order, counted, checkpoint, now, shortfall);
+  }
 
   switch (decision.kind) {
     case 'final':
@@ -233,6 +261,16 @@ export async function recomputeOrder(tx: Tx, ctx: ServiceContext, orderId: strin
     }
     case 'complete': {
       const t = decision.completingTransfer;
+      // By hand: who attributed the payment that completed it, and why (the transfer keeps it too).
+      const [byHand] =
+        decision.resolution === 'manual'
+          ? await tx
+              .select({ by: transfers.attributedBy, at: transfers.attributedAt, reason: transfers.attributionReason })
+              .from(transfers)
+              .where(and(inArray(transfers.id, decision.creditedTransferIds), sql`${transfers.attributedBy} is not null`))
+              .orderBy(sql`${transfers.attributedAt} desc`)
+              .limit(1)
+          : [];
       const [updated] = await tx
         .update(orders)
         .set({
@@ -243,26 +281,67 @@ export async function recomputeOrder(tx: Tx, ctx: ServiceContext, orderId: strin
           confirmations: t.confirmations,
           completedAt: now,
           updatedAt: now,
+          resolution: decision.resolution,
+          ...(byHand ? { resolvedBy: byHand.by, resolvedAt: byHand.at ?? now, resolutionReason: byHand.reason } : {}),
         })
-        .where(and(eq(orders.id, orderId), eq(orders.status, 'pending')))
+        .where(and(eq(orders.id, orderId), inArray(orders.status, ['pending', 'expired'])))
         .returning();
       await tx
         .update(transfers)
         .set({ credited: true })
         .where(and(inArray(transfers.id, decision.creditedTransferIds), eq(transfers.orderId, orderId), inArray(transfers.status, ['confirmed', 'reorged'])));
-      await finishOrder(tx, ctx, updated, now, 'order.completed', COMPLETED_EVENT_FIELDS);
+      await finishOrder(tx, ctx, updated, now, 'order.completed', COMPLETED_EVENT_FIELDS, order.status);
+      return 'completed';
+    }
+    case 'settle': {
+      // resolveOrder wrote who, when and why; the decision completes it.
+      const [updated] = await tx
+        .update(orders)
+        .set({ status: 'completed', amountReceived: decision.amountReceived, completedAt: now, updatedAt: now })
+        .where(and(eq(orders.id, orderId), inArray(orders.status, ['pending', 'expired'])))
+        .returning();
+      await tx
+        .update(transfers)
+        .set({ credited: true })
+        .where(and(eq(transfers.orderId, orderId), eq(transfers.counted, true), inArray(transfers.status, ['confirmed', 'reorged'])));
+      await finishOrder(tx, ctx, updated, now, 'order.completed', COMPLETED_EVENT_FIELDS, order.status);
       return 'completed';
     }
     case 'expire': {
+      // A late-payment window (late_payment_window_minutes): payments to the address until it ends are
+      // recorded against the order (paid_late) and the address stays out of the pool, watched.
+      const lateMinutes = Number(await getConfigValue(tx, order.organizationId, 'late_payment_window_minutes')) || 0;
+      const lateWindowEndsAt = lateMinutes > 0 ? new Date(order.graceEndsAt.getTime() + lateMinutes * 60_000) : null;
       const [updated] = await tx
         .update(orders)
-        .set({ status: 'expired', amountReceived: decision.amountReceived, expiredAt: now, updatedAt: now })
+        .set({ status: 'expired', amountReceived: decision.amountReceived, expiredAt: now, updatedAt: now, lateWindowEndsAt })
         .where(and(eq(orders.id, orderId), eq(orders.status, 'pending')))
         .returning();
-      await finishOrder(tx, ctx, updated, now, 'order.expired', EXPIRED_EVENT_FIELDS);
+      await finishOrder(tx, ctx, updated, now, 'order.expired', EXPIRED_EVENT_FIELDS, order.status);
       return 'expired';
     }
   }
+}
+
+/**
+ * The shortfall an order's organization tolerates (underpayment_tolerance.percent and .amount, in
+ * the order's token; the larger of the two), in base units; 0n when both are off.
+ */
+async function toleratedShortfall(tx: Tx, ctx: ServiceContext, order: OrderRow): Promise<bigint> {
+  const values = await getConfigValues(tx, order.organizationId, ['underpayment_tolerance.percent', 'underpayment_tolerance.amount']);
+  const decimals = ctx.registry.tokenDecimals(order.chainId, order.currency);
+  const percent = values.get('underpayment_tolerance.percent');
+  const absolute = values.get('underpayment_tolerance.amount');
+  // percent has at most 4 decimals: amount × percent × 10^4 / (100 × 10^4), rounded down.
+  const ofPercent = typeof percent === 'string' ? (order.amount * truncatedUnits(percent, 4)) / 1_000_000n : 0n;
+  const ofAmount = typeof absolute === 'string' ? truncatedUnits(absolute, decimals) : 0n;
+  return ofPercent > ofAmount ? ofPercent : ofAmount;
+}
+
+/** A stored decimal setting (validated: digits, one dot) in base units of `decimals`, extra digits cut off (never rounded up). */
+function truncatedUnits(text: string, decimals: number): bigint {
+  const [whole, fraction = ''] = text.split('.');
+  return BigInt(whole) * 10n ** BigInt(decimals) + BigInt(fraction.slice(0, decimals).padEnd(decimals, '0') || '0');
 }
 
 /**
@@ -276,15 +355,22 @@ async function finishOrder(
   now: Date,
   type: 'order.completed' | 'order.expired',
   fields: readonly (keyof OrderView)[],
+  before: OrderStatus,
 ): Promise<void> {
-  await releasePoolAddressFor(tx, {
-    poolAddressId: order.poolAddressId,
-    organizationId: order.organizationId,
-    reason: 'order',
-    now,
-    minimumCooldownSeconds: ctx.registry.minimumCooldownSeconds(order.protocol as Protocol),
-  });
-  await settleLinkUnit(tx, order, type === 'order.completed' ? 'completed' : 'expired');
+  if (before === 'pending') {
+    // The late window keeps the address out of the pool (and watched) until it ends.
+    const lateSeconds = order.lateWindowEndsAt ? Math.ceil((order.lateWindowEndsAt.getTime() - now.getTime()) / 1000) : 0;
+    await releasePoolAddressFor(tx, {
+      poolAddressId: order.poolAddressId,
+      organizationId: order.organizationId,
+      reason: 'order',
+      now,
+      minimumCooldownSeconds: Math.max(ctx.registry.minimumCooldownSeconds(order.protocol as Protocol), lateSeconds),
+    });
+    // An expired order completed by hand later has already returned its link unit: the merchant's
+    // decision does not take one back from the link's stock.
+    await settleLinkUnit(tx, order, type === 'order.completed' ? 'completed' : 'expired');
+  }
   countOrderTransition(type === 'order.completed' ? 'completed' : 'expired');
   logMoney(ctx.logger, type === 'order.completed' ? 'order completed' : 'order expired', {
     orderId: order.id,

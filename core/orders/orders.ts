@@ -12,12 +12,13 @@ import { assertNoSeedPhrase } from '../pool/secret-scan';
 import { countOrderCreationStatement, countOrderTransition } from '../platform/metrics';
 import type { Protocol } from '../chains/registry';
 import { classifySearch, type SearchTerm } from '../chains/search-term';
-import type { OrderRow, PaymentState } from '../views/order';
+import type { OrderException, OrderRow, PaymentState } from '../views/order';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
 import { newPayToken } from './pay-token';
 import { assertNoLinkClaim, PAYMENT_LINK_ID_KEY } from './link-units';
 import { ALONE, ORDER_BATCH_MAX, type CreatedRow, type CreateOrderStatementValues, type OrderCreation, type OrderCreationOutcome } from '../service/order-memory';
 import { paymentStateCondition } from './payment-state';
+import { exceptionCondition } from './exceptions';
 import { escapeLike, faceValueSql, paginate } from '../platform/sql-fragments';
 import { countedTotal, dayOfOffset } from '../platform/list-counts';
 
@@ -336,6 +337,13 @@ function storedOrder(values: CreateOrderStatementValues, made: { amount: bigint;
     expiredAt: null,
     createdAt: made.now,
     updatedAt: made.now,
+    resolution: null,
+    resolvedBy: null,
+    resolvedAt: null,
+    resolutionReason: null,
+    lateWindowEndsAt: null,
+    latePaidAt: null,
+    unattributedPayments: 0,
   };
 }
 
@@ -408,6 +416,8 @@ export interface ListOrdersQuery {
   orderReference?: string;
   /** Derived payment state (core/views/order.ts paymentStateOf), e.g. `partial`. */
   paymentState?: PaymentState;
+  /** An exception (core/views/order.ts orderExceptions), e.g. `paidLate`. */
+  exception?: OrderException;
   /**
    * A search box's text (core/chains/search-term.ts): an order id, a payment's transaction hash,
    * the order's payment address (any family), or else part of the reference. A malformed address
@@ -465,7 +475,7 @@ export async function listOrders(
 }
 
 /** The filters of GET /orders (and of its CSV export, core/exports/): a subset of ListOrdersQuery. */
-export type OrderFilters = Pick<ListOrdersQuery, 'status' | 'currency' | 'chainId' | 'orderReference' | 'paymentState' | 'search'>;
+export type OrderFilters = Pick<ListOrdersQuery, 'status' | 'currency' | 'chainId' | 'orderReference' | 'paymentState' | 'exception' | 'search'>;
 
 /**
  * The list's conditions, the organization's first. Built eagerly: a search text the list refuses
@@ -477,6 +487,7 @@ export function orderFilterConditions(organizationId: string, filters: OrderFilt
   if (filters.currency) conditions.push(eq(orders.currency, filters.currency));
   if (filters.chainId) conditions.push(eq(orders.chainId, filters.chainId));
   if (filters.paymentState) conditions.push(paymentStateCondition(filters.paymentState));
+  if (filters.exception) conditions.push(exceptionCondition(filters.exception));
   if (filters.orderReference) conditions.push(referenceContains(filters.orderReference));
   if (filters.search !== undefined) conditions.push(searchCondition(organizationId, classifySearch(filters.search)));
   return conditions;

@@ -1,4 +1,4 @@
-import { and, eq, sql, type Placeholder, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { organizationConfig } from '../../db/schema';
 import { isEmailAddress } from '../platform/config';
@@ -35,7 +35,16 @@ interface EmailListKey extends KeyBase {
   type: 'emails';
   default: null;
 }
-export type ConfigKeyDefinition = IntegerKey | UrlKey | ThresholdKey | EmailListKey;
+/** A decimal string (e.g. "0.5"), stored normalised (no leading zeros, no trailing fractional zeros); null turns it off. */
+interface DecimalKey extends KeyBase {
+  type: 'decimal';
+  min: string;
+  max: string;
+  /** At most this many fractional digits. */
+  maxDecimals: number;
+  default: null;
+}
+export type ConfigKeyDefinition = IntegerKey | UrlKey | ThresholdKey | EmailListKey | DecimalKey;
 
 /** At most this many addresses in an e-mail list key. */
 export const MAX_ALERT_EMAILS = 10;
@@ -113,6 +122,35 @@ export const CONFIG_KEYS: ConfigKeyDefinition[] = [
     default: null,
     description: `Comma-separated e-mail addresses (at most ${MAX_ALERT_EMAILS}) that receive alert.* events by e-mail as well as by webhook, when the deployment has SMTP_URL set; null or "" turns it off. Each new address first gets one confirmation e-mail and receives alerts only once it confirmed through its link (recipients shows which did).`,
   },
+  {
+    key: 'underpayment_tolerance.percent',
+    type: 'decimal',
+    min: '0',
+    max: '100',
+    maxDecimals: 4,
+    default: null,
+    description:
+      'Off by default (null). A percentage of the order amount, e.g. "0.5": an order whose confirmed payments fall short by at most this much completes, marked underpaid (an exchange that keeps its withdrawal fee). With underpayment_tolerance.amount too, the larger allowance applies. Read when the order is decided.',
+  },
+  {
+    key: 'underpayment_tolerance.amount',
+    type: 'decimal',
+    min: '0',
+    max: '1000000000',
+    maxDecimals: 18,
+    default: null,
+    description:
+      'Off by default (null). An amount in token units of the order\'s own token, e.g. "0.05": an order whose confirmed payments fall short by at most this much completes, marked underpaid. With underpayment_tolerance.percent too, the larger allowance applies. Read when the order is decided.',
+  },
+  {
+    key: 'late_payment_window_minutes',
+    type: 'integer',
+    min: 0,
+    max: 43_200,
+    default: 0,
+    description:
+      'Off by default (0). Minutes after an order\'s grace during which payments to the expired order\'s address are recorded against it as paidLate (unattributed with reason paid_late: visible, never credited automatically; the merchant attributes or refunds them), and the address is not handed out again until the window ends (on Solana in addresses scan mode it stays watched). Applies to orders that expire afterwards.',
+  },
 ];
 
 const BY_KEY: ReadonlyMap<string, ConfigKeyDefinition> = new Map(CONFIG_KEYS.map((k) => [k.key, k]));
@@ -142,11 +180,44 @@ export function validateConfigValue(def: ConfigKeyDefinition, value: unknown): C
     ]);
   }
   if (def.type === 'emails') return validateEmailList(def.key, value);
+  if (def.type === 'decimal') return validateDecimal(def, value);
   if (value === null || value === '') return null;
   if (typeof value !== 'string' || !isHttpUrl(value)) {
     throw validationError(`${def.key} must be an absolute http(s) URL`, [{ field: 'value', message: 'must be an absolute http(s) URL' }]);
   }
   return value;
+}
+
+function validateDecimal(def: DecimalKey, value: unknown): string | null {
+  if (value === null || value === '') return null;
+  const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : typeof value === 'string' ? value.trim() : null;
+  const shape = new RegExp(`^\\d+(\\.\\d{1,${def.maxDecimals}})?$`);
+  const wrong = () =>
+    validationError(`${def.key} must be a decimal string from ${def.min} to ${def.max} with at most ${def.maxDecimals} decimals, e.g. "0.5", or null to turn it off`, [
+      { field: 'value', message: `must be a decimal from ${def.min} to ${def.max} with at most ${def.maxDecimals} decimals, or null` },
+    ]);
+  if (text === null || !shape.test(text)) throw wrong();
+  const normalised = normaliseDecimal(text);
+  if (compareDecimals(normalised, def.min) < 0 || compareDecimals(normalised, def.max) > 0) throw wrong();
+  return normalised;
+}
+
+/** "007.500" → "7.5", "0.0" → "0". */
+function normaliseDecimal(text: string): string {
+  const [whole, fraction = ''] = text.split('.');
+  const w = whole.replace(/^0+(?=\d)/, '');
+  const f = fraction.replace(/0+$/, '');
+  return f ? `${w}.${f}` : w;
+}
+
+/** Compares two non-negative decimal strings exactly. */
+function compareDecimals(a: string, b: string): number {
+  const [aw, af = ''] = a.split('.');
+  const [bw, bf = ''] = b.split('.');
+  const width = Math.max(af.length, bf.length);
+  const x = BigInt(aw + af.padEnd(width, '0'));
+  const y = BigInt(bw + bf.padEnd(width, '0'));
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 function validateEmailList(key: string, value: unknown): string | null {
@@ -219,6 +290,17 @@ export function integerConfigSql(organizationId: string | Placeholder, key: stri
   const def = configKeyDefinition(key);
   if (def.type !== 'integer') throw new Error(`Configuration key "${key}" is not an integer key`);
   return sql`coalesce((select (value #>> '{}')::int from organization_config where organization_id = ${organizationId} and key = ${key}), ${def.default}::int)`;
+}
+
+/** The effective values of some keys for an organization, in one query (its settings, else the defaults). */
+export async function getConfigValues(db: DbOrTx, organizationId: string, keys: readonly string[]): Promise<Map<string, ConfigValue>> {
+  const defs = keys.map(configKeyDefinition);
+  const rows = await db
+    .select({ key: organizationConfig.key, value: organizationConfig.value })
+    .from(organizationConfig)
+    .where(and(eq(organizationConfig.organizationId, organizationId), inArray(organizationConfig.key, [...keys])));
+  const stored = new Map(rows.map((r) => [r.key, r.value as ConfigValue]));
+  return new Map(defs.map((d) => [d.key, stored.has(d.key) ? stored.get(d.key)! : d.default]));
 }
 
 /** The effective value of a key for an organization (its setting, else the default). */

@@ -16,6 +16,8 @@ export type MoneyLine =
   | 'order expired'
   | 'deposit pending'
   | 'deposit confirmed'
+  | 'payment attributed by hand'
+  | 'order settled by hand'
   | 'webhook delivered'
   | 'webhook failed, will retry'
   | 'webhook failed, no more attempts'

@@ -54,7 +54,12 @@ export interface ListTransfersQuery {
   unattributedReason?: UnattributedReason;
 }
 
-export const UNATTRIBUTED_REASONS = ['no_holder', 'undecidable'] as const;
+/**
+ * no_holder: mined while nobody held the address; undecidable: the evidence cannot tell which side
+ * of a hand-over; paid_late: mined after its order's grace, inside the organization's late-payment
+ * window (late_payment_window_minutes): recorded against that order (paidLate), never credited automatically.
+ */
+export const UNATTRIBUTED_REASONS = ['no_holder', 'undecidable', 'paid_late'] as const;
 export type UnattributedReason = (typeof UNATTRIBUTED_REASONS)[number];
 
 const FIELDS = {

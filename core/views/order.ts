@@ -2,7 +2,8 @@ import type { ServiceContext } from '../service/context';
 import { formatAmount } from '../platform/amounts';
 import type { orders } from '../../db/schema';
 import { Type, type Static } from '@sinclair/typebox';
-import { DateTime, metadataOut, Nullable, StringEnum } from '../platform/wire-schema';
+import { DateTime, metadataOut, Nullable, NullableDateTime, StringEnum } from '../platform/wire-schema';
+import { UNATTRIBUTED_REASONS } from '../transfers/transfers';
 
 /**
  * How much of an order has been paid, derived from amount and amountReceived (base units of the
@@ -17,6 +18,31 @@ export function paymentStateOf(amount: bigint, received: bigint): PaymentState {
   if (received <= 0n) return 'unpaid';
   if (received < amount) return 'partial';
   return received === amount ? 'paid' : 'overpaid';
+}
+
+/**
+ * What happened to an order off the happy path (issue 40; BTCPay's invoice exceptions), derived
+ * from its row, as the list filter ?exception= reads them (exceptionCondition, core/orders/exceptions.ts):
+ * - underpaid: completed having received something, but less than its amount (within the
+ *   organization's underpayment tolerance, or by hand);
+ * - overpaid: received more than its amount;
+ * - paidLate: a payment reached its address after its grace (recorded against it, never credited automatically);
+ * - unattributedPayments: transfers into its address during or just after its life were left unattributed naming it;
+ * - manual: completed by a merchant's decision (a payment attributed by hand, or settled by hand).
+ */
+export const ORDER_EXCEPTIONS = ['underpaid', 'overpaid', 'paidLate', 'unattributedPayments', 'manual'] as const;
+export type OrderException = (typeof ORDER_EXCEPTIONS)[number];
+
+export function orderExceptions(
+  order: Pick<OrderRow, 'status' | 'amount' | 'amountReceived' | 'latePaidAt' | 'unattributedPayments' | 'resolution'>,
+): OrderException[] {
+  const out: OrderException[] = [];
+  if (order.status === 'completed' && order.amountReceived > 0n && order.amountReceived < order.amount) out.push('underpaid');
+  if (order.amountReceived > order.amount) out.push('overpaid');
+  if (order.latePaidAt) out.push('paidLate');
+  if (order.unattributedPayments > 0) out.push('unattributedPayments');
+  if (order.resolution === 'manual') out.push('manual');
+  return out;
 }
 
 /** An order as stored. */
@@ -78,16 +104,47 @@ export const orderSchema = Type.Object({
   confirmations: Type.Optional(Type.Integer({ description: 'Completed orders: confirmations of that transaction at completion' })),
   completedAt: Type.Optional(DateTime({ description: 'Completed orders' })),
   expiredAt: Type.Optional(DateTime({ description: 'Expired orders' })),
+  exceptions: Type.Array(StringEnum(ORDER_EXCEPTIONS), {
+    description:
+      'What happened off the happy path (filter with ?exception=): underpaid (completed short of its amount, within the organization\'s underpayment tolerance), overpaid (received more than its amount), paidLate (a payment reached its address after its grace: recorded, never credited automatically), unattributedPayments (transfers into its address during or just after its life were left unattributed naming this order; see unattributedPayments), manual (completed by a merchant\'s decision)',
+  }),
+  resolution: Nullable(StringEnum(['automatic', 'manual'] as const), {
+    description: 'Completed orders: automatic (by its payments as detected) or manual (a payment attributed by hand, or settled by hand: see resolvedBy, resolvedAt, resolutionReason). null otherwise',
+  }),
+  resolvedBy: Nullable(Type.String({ description: 'manual: who decided (a user\'s e-mail, or the API key)' })),
+  resolvedAt: NullableDateTime({ description: 'manual: when' }),
+  resolutionReason: Nullable(Type.String({ description: 'manual: why, as given' })),
+  lateWindowEndsAt: NullableDateTime({
+    description: 'Expired in an organization with a late-payment window: until then payments to its address are recorded against it (paidLate) and the address is not handed out again',
+  }),
+  unattributedPayments: Type.Array(
+    Type.Object({
+      transferId: Type.String(),
+      reason: StringEnum(UNATTRIBUTED_REASONS),
+      relation: StringEnum(['possible', 'previous', 'next'] as const),
+      amount: Type.String({ description: 'Decimal string in token units of the transfer\'s token' }),
+      currency: Type.String(),
+      chainId: Type.String(),
+      txHash: Type.String(),
+      from: Type.String(),
+      blockTimestamp: DateTime(),
+    }),
+    {
+      description:
+        'The transfers into its address still unattributed that name this order as a candidate (paid late, paid twice, undecidable), with their reason; attribute one with POST /transfers/{id}/attribute. Not in webhook event data',
+    },
+  ),
 });
 
 /** An order on the wire; amountReceived sums the counted, non-dropped transfers (pending or confirmed). */
 export type OrderView = Static<typeof orderSchema>;
+export type UnattributedPaymentView = OrderView['unattributedPayments'][number];
 
 /**
  * The one presenter of an order: every route and every order event's data are built from it.
  * Completion fields appear only on completed orders, expiredAt only on expired ones.
  */
-export function presentOrder(ctx: Pick<ServiceContext, 'registry' | 'config'>, order: OrderRow): OrderView {
+export function presentOrder(ctx: Pick<ServiceContext, 'registry' | 'config'>, order: OrderRow, unattributedPayments: UnattributedPaymentView[] = []): OrderView {
   const decimals = orderDecimals(ctx, order);
   const view: OrderView = {
     orderId: order.id,
@@ -111,6 +168,13 @@ export function presentOrder(ctx: Pick<ServiceContext, 'registry' | 'config'>, o
     expiresAt: order.expiresAt.toISOString(),
     graceEndsAt: order.graceEndsAt.toISOString(),
     createdAt: order.createdAt.toISOString(),
+    exceptions: [],
+    resolution: null,
+    resolvedBy: null,
+    resolvedAt: null,
+    resolutionReason: null,
+    lateWindowEndsAt: null,
+    unattributedPayments,
   };
   if (order.status === 'completed') {
     if (order.txHash) view.txHash = order.txHash;
@@ -119,5 +183,11 @@ export function presentOrder(ctx: Pick<ServiceContext, 'registry' | 'config'>, o
     if (order.completedAt) view.completedAt = order.completedAt.toISOString();
   }
   if (order.status === 'expired' && order.expiredAt) view.expiredAt = order.expiredAt.toISOString();
+  view.exceptions = orderExceptions(order);
+  view.resolution = order.status === 'completed' ? (order.resolution ?? 'automatic') : null;
+  view.resolvedBy = order.resolvedBy;
+  view.resolvedAt = order.resolvedAt?.toISOString() ?? null;
+  view.resolutionReason = order.resolutionReason;
+  view.lateWindowEndsAt = order.lateWindowEndsAt?.toISOString() ?? null;
   return view;
 }

@@ -74,13 +74,16 @@ export const transferSchema = Type.Object({
   }),
   unattributedReason: Nullable(StringEnum(UNATTRIBUTED_REASONS), {
     description:
-      'Why attribution is null. no_holder: the block was mined while nobody held the address (before it was first handed out, or after its holder ended: cooling down or back in the pool; a payment after an order completed or expired). undecidable: the block may have been mined before or after the address changed hands and the service cannot tell (its scanner was stalled or behind, or the workers were down, while the address was handed out; or it was mined in the last moments of an assignment and seen only after it ended). Never credited to a guess; the merchant decides (refund or settle by hand). null when attributed',
+      'Why attribution is null. no_holder: the block was mined while nobody held the address (before it was first handed out, or after its holder ended: cooling down or back in the pool; a payment after an order completed or expired). undecidable: the block may have been mined before or after the address changed hands and the service cannot tell (its scanner was stalled or behind, or the workers were down, while the address was handed out; or it was mined in the last moments of an assignment and seen only after it ended). paid_late: mined after its order\'s grace, within the organization\'s late-payment window (the order shows paidLate). Never credited to a guess; the merchant decides (POST /transfers/{id}/attribute, or a refund). null when attributed',
   }),
   minedAfter: NullableDateTime({
     description: 'Evidence of when the block was mined: the last time the service saw the chain head below it (null: never). Attribution compares it with when the address changed hands; block timestamps are not used',
   }),
   minedBy: NullableDateTime({ description: 'Evidence of when the block was mined: the first time the service knew a head at or past it' }),
   candidates: candidatesSchema,
+  attributedBy: Nullable(Type.String({ description: 'Attributed by hand (POST /transfers/{id}/attribute): who (a user\'s e-mail, or the API key); null when the detection attributed it or nobody did' })),
+  attributedAt: NullableDateTime({ description: 'Attributed by hand: when' }),
+  attributionReason: Nullable(Type.String({ description: 'Attributed by hand: why, as given' })),
   orderId: Nullable(Type.String()),
   orderReference: Nullable(Type.String()),
   depositReference: Nullable(Type.String()),
@@ -122,7 +125,11 @@ export function presentTransfer(registry: ChainRegistry, r: TransferRecord): Tra
     unattributedReason: t.orderId || t.depositBindingId ? null : (t.unattributedReason ?? null),
     minedAfter: t.minedAfter?.toISOString() ?? null,
     minedBy: t.minedBy?.toISOString() ?? null,
-    candidates: t.orderId || t.depositBindingId ? [] : presentCandidates(t.unattributedCandidates),
+    // Kept when it is attributed by hand: the evidence the merchant decided on stays on record.
+    candidates: presentCandidates(t.unattributedCandidates),
+    attributedBy: t.attributedBy,
+    attributedAt: t.attributedAt?.toISOString() ?? null,
+    attributionReason: t.attributionReason,
     orderId: t.orderId,
     orderReference: r.orderReference ?? null,
     depositReference: r.depositReference ?? null,
@@ -138,7 +145,9 @@ export function presentTransfer(registry: ChainRegistry, r: TransferRecord): Tra
 /** The data of transfer.unattributed, declared once (api/webhook-events.openapi.ts shows it). */
 export const transferUnattributedEventSchema = Type.Object({
   transferId: Type.String({ example: 'trf_01jd…' }),
-  reason: StringEnum(UNATTRIBUTED_REASONS, { description: "As the transfer's unattributedReason" }),
+  reason: StringEnum(UNATTRIBUTED_REASONS, {
+    description: "As the transfer's unattributedReason. paid_late: after its order's grace, inside the late-payment window: the candidate (relation previous) is that order",
+  }),
   amount: Type.String({ description: 'Decimal string in token units', example: '0.5' }),
   currency: Type.String(),
   chainId: Type.String(),

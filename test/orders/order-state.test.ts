@@ -208,6 +208,11 @@ describe('order state: recomputeOrder (Postgres)', () => {
       paymentState: 'paid',
       completedAt: row.completedAt!.toISOString(),
       metadata: { cart: 'state-complete' },
+      exceptions: [],
+      resolution: 'automatic',
+      resolvedBy: null,
+      resolvedAt: null,
+      resolutionReason: null,
     });
   });
 

@@ -14,6 +14,8 @@ import { CHAIN, checkpointAt, orgFootprint, poolAddressOf, preserveCheckpoint, t
 const ORDER_KEYS = [
   'orderId', 'orderReference', 'amount', 'amountReceived', 'amountDue', 'amountExcess', 'paymentState', 'currency', 'chainId', 'protocol',
   'address', 'paymentAddress', 'paymentUrl', 'status', 'metadata', 'successUrl', 'cancelUrl', 'requiredConfirmations', 'expiresAt', 'graceEndsAt', 'createdAt',
+  // Issue 40: what happened off the happy path, on every order.
+  'exceptions', 'resolution', 'resolvedBy', 'resolvedAt', 'resolutionReason', 'lateWindowEndsAt', 'unattributedPayments',
 ];
 
 let refSeq = 0;

@@ -18,7 +18,8 @@ function view(overrides: Partial<OrderView> = {}): OrderView {
     orderId: 'ord_1', orderReference: 'inv 42&x', amount: '10.5', amountReceived: '10.5', amountDue: '0', amountExcess: '0', paymentState: 'paid', currency: 'USDT', chainId: CHAIN,
     protocol: 'evm', address: '0x0000000000000000000000000000000000000001', paymentAddress: '0x0000000000000000000000000000000000000001', paymentUrl: 'http://localhost/pay/ord_1',
     status: 'completed', metadata: {}, successUrl: 'https://shop.example/thanks?session=s1', cancelUrl: 'https://shop.example/cancel',
-    requiredConfirmations: 3, expiresAt: '', graceEndsAt: '', createdAt: '', txHash: TX, ...overrides,
+    requiredConfirmations: 3, expiresAt: '', graceEndsAt: '', createdAt: '', txHash: TX,
+    exceptions: [], resolution: 'automatic', resolvedBy: null, resolvedAt: null, resolutionReason: null, lateWindowEndsAt: null, unattributedPayments: [], ...overrides,
   };
 }
 const params = (url: string | null) => Object.fromEntries(new URL(url!).searchParams);

@@ -694,7 +694,7 @@ export type paths = {
         };
         /**
          * The organization's configuration (every known key with its effective value)
-         * @description A list in the API's list shape (style A: data.config), in the order of the known keys: address_pool.cooldown_minutes, address_pool.unbind_cooldown_minutes, payment_window_minutes, confirmations.orders, confirmations.deposits, default_order_success_url, default_order_cancel_url, address_pool.low_threshold.evm, address_pool.low_threshold.tron, address_pool.low_threshold.solana, alerts.email.
+         * @description A list in the API's list shape (style A: data.config), in the order of the known keys: address_pool.cooldown_minutes, address_pool.unbind_cooldown_minutes, payment_window_minutes, confirmations.orders, confirmations.deposits, default_order_success_url, default_order_cancel_url, address_pool.low_threshold.evm, address_pool.low_threshold.tron, address_pool.low_threshold.solana, alerts.email, underpayment_tolerance.percent, underpayment_tolerance.amount, late_payment_window_minutes.
          */
         get: {
             parameters: {
@@ -2383,7 +2383,7 @@ export type paths = {
                     orderId?: string;
                     depositReference?: string;
                     attributed?: boolean;
-                    unattributedReason?: "no_holder" | "undecidable";
+                    unattributedReason?: "no_holder" | "undecidable" | "paid_late";
                     search?: string;
                 };
                 header?: never;
@@ -2440,10 +2440,10 @@ export type paths = {
                                      */
                                     attribution: "order" | "deposit" | null;
                                     /**
-                                     * @description Why attribution is null. no_holder: the block was mined while nobody held the address (before it was first handed out, or after its holder ended: cooling down or back in the pool; a payment after an order completed or expired). undecidable: the block may have been mined before or after the address changed hands and the service cannot tell (its scanner was stalled or behind, or the workers were down, while the address was handed out; or it was mined in the last moments of an assignment and seen only after it ended). Never credited to a guess; the merchant decides (refund or settle by hand). null when attributed
+                                     * @description Why attribution is null. no_holder: the block was mined while nobody held the address (before it was first handed out, or after its holder ended: cooling down or back in the pool; a payment after an order completed or expired). undecidable: the block may have been mined before or after the address changed hands and the service cannot tell (its scanner was stalled or behind, or the workers were down, while the address was handed out; or it was mined in the last moments of an assignment and seen only after it ended). paid_late: mined after its order's grace, within the organization's late-payment window (the order shows paidLate). Never credited to a guess; the merchant decides (POST /transfers/{id}/attribute, or a refund). null when attributed
                                      * @enum {string|null}
                                      */
-                                    unattributedReason: "no_holder" | "undecidable" | null;
+                                    unattributedReason: "no_holder" | "undecidable" | "paid_late" | null;
                                     /**
                                      * Format: date-time
                                      * @description Evidence of when the block was mined: the last time the service saw the chain head below it (null: never). Attribution compares it with when the address changed hands; block timestamps are not used
@@ -2480,6 +2480,15 @@ export type paths = {
                                          */
                                         heldUntil: string | null;
                                     }[];
+                                    /** @description Attributed by hand (POST /transfers/{id}/attribute): who (a user's e-mail, or the API key); null when the detection attributed it or nobody did */
+                                    attributedBy: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description Attributed by hand: when
+                                     */
+                                    attributedAt: string | null;
+                                    /** @description Attributed by hand: why, as given */
+                                    attributionReason: string | null;
                                     orderId: string | null;
                                     orderReference: string | null;
                                     depositReference: string | null;
@@ -2645,10 +2654,10 @@ export type paths = {
                                  */
                                 attribution: "order" | "deposit" | null;
                                 /**
-                                 * @description Why attribution is null. no_holder: the block was mined while nobody held the address (before it was first handed out, or after its holder ended: cooling down or back in the pool; a payment after an order completed or expired). undecidable: the block may have been mined before or after the address changed hands and the service cannot tell (its scanner was stalled or behind, or the workers were down, while the address was handed out; or it was mined in the last moments of an assignment and seen only after it ended). Never credited to a guess; the merchant decides (refund or settle by hand). null when attributed
+                                 * @description Why attribution is null. no_holder: the block was mined while nobody held the address (before it was first handed out, or after its holder ended: cooling down or back in the pool; a payment after an order completed or expired). undecidable: the block may have been mined before or after the address changed hands and the service cannot tell (its scanner was stalled or behind, or the workers were down, while the address was handed out; or it was mined in the last moments of an assignment and seen only after it ended). paid_late: mined after its order's grace, within the organization's late-payment window (the order shows paidLate). Never credited to a guess; the merchant decides (POST /transfers/{id}/attribute, or a refund). null when attributed
                                  * @enum {string|null}
                                  */
-                                unattributedReason: "no_holder" | "undecidable" | null;
+                                unattributedReason: "no_holder" | "undecidable" | "paid_late" | null;
                                 /**
                                  * Format: date-time
                                  * @description Evidence of when the block was mined: the last time the service saw the chain head below it (null: never). Attribution compares it with when the address changed hands; block timestamps are not used
@@ -2685,6 +2694,15 @@ export type paths = {
                                      */
                                     heldUntil: string | null;
                                 }[];
+                                /** @description Attributed by hand (POST /transfers/{id}/attribute): who (a user's e-mail, or the API key); null when the detection attributed it or nobody did */
+                                attributedBy: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Attributed by hand: when
+                                 */
+                                attributedAt: string | null;
+                                /** @description Attributed by hand: why, as given */
+                                attributionReason: string | null;
                                 orderId: string | null;
                                 orderReference: string | null;
                                 depositReference: string | null;
@@ -2771,6 +2789,248 @@ export type paths = {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/transfers/{id}/attribute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Attribute an unattributed payment to an order or a deposit reference, by hand
+         * @description For a transfer the detection left unattributed (no_holder, undecidable, paid_late) or recorded against an order without counting (paid after its grace). To an order: same chain and token (400 VALIDATION_ERROR otherwise); it counts toward the order, which is recomputed: an expired order it brings to its amount completes with resolution "manual" (order.completed). To a deposit reference: one with an address of the same family (404 DEPOSIT_REFERENCE_NOT_FOUND otherwise); the deposit is recorded (deposit.pending, then deposit.confirmed). 409 CONFLICT for a transfer already attributed (by the detection or by hand) or dropped. The evidence (minedAfter, minedBy, candidates) stays; attributedBy, attributedAt and attributionReason say who, when and why; the audit log records it. Admin and Owner.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Replays the original answer for 24 hours */
+                    "Idempotency-Key"?: string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description An order of the same chain and token (give this or depositReference) */
+                        orderId?: string;
+                        /** @description A deposit reference with an address of the same family (give this or orderId) */
+                        depositReference?: string;
+                        /** @description Why, in your words: kept on the transfer, the order and the audit log */
+                        reason: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            success?: true;
+                            data?: {
+                                /** @example trf_01jd… */
+                                id: string;
+                                /** @description Same as id */
+                                transferId: string;
+                                chainId: string;
+                                /** @enum {string} */
+                                protocol: "evm" | "tron" | "solana";
+                                currency: string;
+                                tokenAddress: string;
+                                /** @description Decimal string in token units */
+                                amount: string;
+                                from: string;
+                                /** @description The pool address that received it */
+                                to: string;
+                                txHash: string;
+                                /** @description The log's position in its block (data; the transfer's identity is chain, txHash and its index within the transaction) */
+                                logIndex: number;
+                                blockNumber: number;
+                                blockHash: string;
+                                /**
+                                 * Format: date-time
+                                 * @description Chain time of the block
+                                 */
+                                blockTimestamp: string;
+                                confirmations: number;
+                                requiredConfirmations: number | null;
+                                /**
+                                 * @description dropped: its block was orphaned by a reorganisation before confirmation; never credited. reorged: confirmed, then its block was orphaned deeper than the required confirmations; the credit stays (confirmed again if the transaction is mined again)
+                                 * @enum {string}
+                                 */
+                                status: "pending" | "confirmed" | "dropped" | "reorged";
+                                /**
+                                 * @description null: attributed to nobody (recorded, never credited); unattributedReason says why
+                                 * @enum {string|null}
+                                 */
+                                attribution: "order" | "deposit" | null;
+                                /**
+                                 * @description Why attribution is null. no_holder: the block was mined while nobody held the address (before it was first handed out, or after its holder ended: cooling down or back in the pool; a payment after an order completed or expired). undecidable: the block may have been mined before or after the address changed hands and the service cannot tell (its scanner was stalled or behind, or the workers were down, while the address was handed out; or it was mined in the last moments of an assignment and seen only after it ended). paid_late: mined after its order's grace, within the organization's late-payment window (the order shows paidLate). Never credited to a guess; the merchant decides (POST /transfers/{id}/attribute, or a refund). null when attributed
+                                 * @enum {string|null}
+                                 */
+                                unattributedReason: "no_holder" | "undecidable" | "paid_late" | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Evidence of when the block was mined: the last time the service saw the chain head below it (null: never). Attribution compares it with when the address changed hands; block timestamps are not used
+                                 */
+                                minedAfter: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Evidence of when the block was mined: the first time the service knew a head at or past it
+                                 */
+                                minedBy: string | null;
+                                /** @description Unattributed only: who it could have been meant for, kept when it was recorded (evidence; nothing is credited to them; the merchant decides). Empty when attributed, when the evidence names nobody, or for a transfer recorded before the candidates were kept */
+                                candidates: {
+                                    /** @enum {string} */
+                                    kind: "order" | "deposit";
+                                    /**
+                                     * @description possible (undecidable): the evidence could not rule out that this holder held the address when the block was mined. previous (no_holder): the holder whose time ended most recently before the block (within a day). next (no_holder): the holder that began first after the block (within an hour)
+                                     * @enum {string}
+                                     */
+                                    relation: "possible" | "previous" | "next";
+                                    /** @description kind order: the order */
+                                    orderId: string | null;
+                                    /** @description kind deposit: the reference */
+                                    depositReference: string | null;
+                                    /** @description kind deposit: the reference's binding of the address (as deposits show it) */
+                                    bindingId: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description When the holder took the address
+                                     */
+                                    heldFrom: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description When it gave it up (null: still holds it)
+                                     */
+                                    heldUntil: string | null;
+                                }[];
+                                /** @description Attributed by hand (POST /transfers/{id}/attribute): who (a user's e-mail, or the API key); null when the detection attributed it or nobody did */
+                                attributedBy: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Attributed by hand: when
+                                 */
+                                attributedAt: string | null;
+                                /** @description Attributed by hand: why, as given */
+                                attributionReason: string | null;
+                                orderId: string | null;
+                                orderReference: string | null;
+                                depositReference: string | null;
+                                depositId: string | null;
+                                /** @description Counts toward its order: same chain and token, block time at or before the end of its grace period */
+                                counted: boolean;
+                                /** @description Confirmed and credited to its order or deposit */
+                                credited: boolean;
+                                /** Format: date-time */
+                                detectedAt: string;
+                                /** Format: date-time */
+                                confirmedAt: string | null;
+                                /** Format: date-time */
+                                droppedAt: string | null;
+                            };
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR, INVALID_JSON */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND, DEPOSIT_REFERENCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description IDEMPOTENCY_KEY_REUSED, IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description PAYLOAD_TOO_LARGE */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -3415,6 +3675,7 @@ export type paths = {
                     orderReference?: string;
                     search?: string;
                     paymentState?: "unpaid" | "partial" | "paid" | "overpaid";
+                    exception?: "underpaid" | "overpaid" | "paidLate" | "unattributedPayments" | "manual";
                 };
                 header?: never;
                 path?: never;
@@ -3505,6 +3766,43 @@ export type paths = {
                                      * @description Expired orders
                                      */
                                     expiredAt?: string;
+                                    /** @description What happened off the happy path (filter with ?exception=): underpaid (completed short of its amount, within the organization's underpayment tolerance), overpaid (received more than its amount), paidLate (a payment reached its address after its grace: recorded, never credited automatically), unattributedPayments (transfers into its address during or just after its life were left unattributed naming this order; see unattributedPayments), manual (completed by a merchant's decision) */
+                                    exceptions: ("underpaid" | "overpaid" | "paidLate" | "unattributedPayments" | "manual")[];
+                                    /**
+                                     * @description Completed orders: automatic (by its payments as detected) or manual (a payment attributed by hand, or settled by hand: see resolvedBy, resolvedAt, resolutionReason). null otherwise
+                                     * @enum {string|null}
+                                     */
+                                    resolution: "automatic" | "manual" | null;
+                                    /** @description manual: who decided (a user's e-mail, or the API key) */
+                                    resolvedBy: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description manual: when
+                                     */
+                                    resolvedAt: string | null;
+                                    /** @description manual: why, as given */
+                                    resolutionReason: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description Expired in an organization with a late-payment window: until then payments to its address are recorded against it (paidLate) and the address is not handed out again
+                                     */
+                                    lateWindowEndsAt: string | null;
+                                    /** @description The transfers into its address still unattributed that name this order as a candidate (paid late, paid twice, undecidable), with their reason; attribute one with POST /transfers/{id}/attribute. Not in webhook event data */
+                                    unattributedPayments: {
+                                        transferId: string;
+                                        /** @enum {string} */
+                                        reason: "no_holder" | "undecidable" | "paid_late";
+                                        /** @enum {string} */
+                                        relation: "possible" | "previous" | "next";
+                                        /** @description Decimal string in token units of the transfer's token */
+                                        amount: string;
+                                        currency: string;
+                                        chainId: string;
+                                        txHash: string;
+                                        from: string;
+                                        /** Format: date-time */
+                                        blockTimestamp: string;
+                                    }[];
                                 }[];
                                 pagination?: {
                                     page?: number;
@@ -3709,6 +4007,43 @@ export type paths = {
                                  * @description Expired orders
                                  */
                                 expiredAt?: string;
+                                /** @description What happened off the happy path (filter with ?exception=): underpaid (completed short of its amount, within the organization's underpayment tolerance), overpaid (received more than its amount), paidLate (a payment reached its address after its grace: recorded, never credited automatically), unattributedPayments (transfers into its address during or just after its life were left unattributed naming this order; see unattributedPayments), manual (completed by a merchant's decision) */
+                                exceptions: ("underpaid" | "overpaid" | "paidLate" | "unattributedPayments" | "manual")[];
+                                /**
+                                 * @description Completed orders: automatic (by its payments as detected) or manual (a payment attributed by hand, or settled by hand: see resolvedBy, resolvedAt, resolutionReason). null otherwise
+                                 * @enum {string|null}
+                                 */
+                                resolution: "automatic" | "manual" | null;
+                                /** @description manual: who decided (a user's e-mail, or the API key) */
+                                resolvedBy: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description manual: when
+                                 */
+                                resolvedAt: string | null;
+                                /** @description manual: why, as given */
+                                resolutionReason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Expired in an organization with a late-payment window: until then payments to its address are recorded against it (paidLate) and the address is not handed out again
+                                 */
+                                lateWindowEndsAt: string | null;
+                                /** @description The transfers into its address still unattributed that name this order as a candidate (paid late, paid twice, undecidable), with their reason; attribute one with POST /transfers/{id}/attribute. Not in webhook event data */
+                                unattributedPayments: {
+                                    transferId: string;
+                                    /** @enum {string} */
+                                    reason: "no_holder" | "undecidable" | "paid_late";
+                                    /** @enum {string} */
+                                    relation: "possible" | "previous" | "next";
+                                    /** @description Decimal string in token units of the transfer's token */
+                                    amount: string;
+                                    currency: string;
+                                    chainId: string;
+                                    txHash: string;
+                                    from: string;
+                                    /** Format: date-time */
+                                    blockTimestamp: string;
+                                }[];
                             };
                             message?: string;
                         };
@@ -3904,6 +4239,43 @@ export type paths = {
                                  * @description Expired orders
                                  */
                                 expiredAt?: string;
+                                /** @description What happened off the happy path (filter with ?exception=): underpaid (completed short of its amount, within the organization's underpayment tolerance), overpaid (received more than its amount), paidLate (a payment reached its address after its grace: recorded, never credited automatically), unattributedPayments (transfers into its address during or just after its life were left unattributed naming this order; see unattributedPayments), manual (completed by a merchant's decision) */
+                                exceptions: ("underpaid" | "overpaid" | "paidLate" | "unattributedPayments" | "manual")[];
+                                /**
+                                 * @description Completed orders: automatic (by its payments as detected) or manual (a payment attributed by hand, or settled by hand: see resolvedBy, resolvedAt, resolutionReason). null otherwise
+                                 * @enum {string|null}
+                                 */
+                                resolution: "automatic" | "manual" | null;
+                                /** @description manual: who decided (a user's e-mail, or the API key) */
+                                resolvedBy: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description manual: when
+                                 */
+                                resolvedAt: string | null;
+                                /** @description manual: why, as given */
+                                resolutionReason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Expired in an organization with a late-payment window: until then payments to its address are recorded against it (paidLate) and the address is not handed out again
+                                 */
+                                lateWindowEndsAt: string | null;
+                                /** @description The transfers into its address still unattributed that name this order as a candidate (paid late, paid twice, undecidable), with their reason; attribute one with POST /transfers/{id}/attribute. Not in webhook event data */
+                                unattributedPayments: {
+                                    transferId: string;
+                                    /** @enum {string} */
+                                    reason: "no_holder" | "undecidable" | "paid_late";
+                                    /** @enum {string} */
+                                    relation: "possible" | "previous" | "next";
+                                    /** @description Decimal string in token units of the transfer's token */
+                                    amount: string;
+                                    currency: string;
+                                    chainId: string;
+                                    txHash: string;
+                                    from: string;
+                                    /** Format: date-time */
+                                    blockTimestamp: string;
+                                }[];
                             };
                             message?: string;
                         };
@@ -4086,6 +4458,43 @@ export type paths = {
                                  * @description Expired orders
                                  */
                                 expiredAt?: string;
+                                /** @description What happened off the happy path (filter with ?exception=): underpaid (completed short of its amount, within the organization's underpayment tolerance), overpaid (received more than its amount), paidLate (a payment reached its address after its grace: recorded, never credited automatically), unattributedPayments (transfers into its address during or just after its life were left unattributed naming this order; see unattributedPayments), manual (completed by a merchant's decision) */
+                                exceptions: ("underpaid" | "overpaid" | "paidLate" | "unattributedPayments" | "manual")[];
+                                /**
+                                 * @description Completed orders: automatic (by its payments as detected) or manual (a payment attributed by hand, or settled by hand: see resolvedBy, resolvedAt, resolutionReason). null otherwise
+                                 * @enum {string|null}
+                                 */
+                                resolution: "automatic" | "manual" | null;
+                                /** @description manual: who decided (a user's e-mail, or the API key) */
+                                resolvedBy: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description manual: when
+                                 */
+                                resolvedAt: string | null;
+                                /** @description manual: why, as given */
+                                resolutionReason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Expired in an organization with a late-payment window: until then payments to its address are recorded against it (paidLate) and the address is not handed out again
+                                 */
+                                lateWindowEndsAt: string | null;
+                                /** @description The transfers into its address still unattributed that name this order as a candidate (paid late, paid twice, undecidable), with their reason; attribute one with POST /transfers/{id}/attribute. Not in webhook event data */
+                                unattributedPayments: {
+                                    transferId: string;
+                                    /** @enum {string} */
+                                    reason: "no_holder" | "undecidable" | "paid_late";
+                                    /** @enum {string} */
+                                    relation: "possible" | "previous" | "next";
+                                    /** @description Decimal string in token units of the transfer's token */
+                                    amount: string;
+                                    currency: string;
+                                    chainId: string;
+                                    txHash: string;
+                                    from: string;
+                                    /** Format: date-time */
+                                    blockTimestamp: string;
+                                }[];
                             };
                             message?: string;
                         };
@@ -4158,6 +4567,258 @@ export type paths = {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders/{orderId}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Settle an order by hand
+         * @description For a pending or expired order paid in a way the service could not credit (off-chain, outside its window, a payment it could not attribute): it becomes completed with resolution "manual", resolvedBy, resolvedAt and resolutionReason, and order.completed is sent. 409 CONFLICT for an order already completed (by its payments or by hand). The audit log records it. Admin and Owner.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Replays the original answer for 24 hours */
+                    "Idempotency-Key"?: string;
+                };
+                path: {
+                    orderId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description What the order becomes: completed (settled by hand)
+                         * @enum {string}
+                         */
+                        status: "completed";
+                        /** @description Why, in your words (e.g. "paid by bank transfer"): kept on the order and in the audit log */
+                        reason: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            success?: true;
+                            data?: {
+                                /** @example ord_01jd3k… */
+                                orderId: string;
+                                orderReference: string;
+                                /**
+                                 * @description Decimal string in token units
+                                 * @example 10.5
+                                 */
+                                amount: string;
+                                /** @description Sum of the transfers counted toward this order that are not dropped (pending and confirmed): right chain, right token, block time between creation and graceEndsAt. Overpayment shows as the excess over amount. */
+                                amountReceived: string;
+                                /**
+                                 * @description Derived (not in the spec): amount − amountReceived when positive, else "0". What the payer still has to send, in token units.
+                                 * @example 4.5
+                                 */
+                                amountDue: string;
+                                /**
+                                 * @description Derived (not in the spec): amountReceived − amount when positive, else "0". An overpayment, in token units.
+                                 * @example 0
+                                 */
+                                amountExcess: string;
+                                /**
+                                 * @description Derived (not in the spec) from amount and amountReceived: unpaid (nothing received), partial (less than amount), paid (exactly amount), overpaid (more). Counts what amountReceived counts (pending and confirmed transfers); status says whether the order completed.
+                                 * @enum {string}
+                                 */
+                                paymentState: "unpaid" | "partial" | "paid" | "overpaid";
+                                /** @enum {string} */
+                                currency: "USDT" | "USDC" | "DAI";
+                                /** @example ethereum-sepolia */
+                                chainId: string;
+                                /** @enum {string} */
+                                protocol: "evm" | "tron" | "solana";
+                                /** @description Payment address allocated from the pool */
+                                address: string;
+                                /** @description The same address under the name the spec also uses ("also seen under the name paymentAddress") */
+                                paymentAddress: string;
+                                /** @description Hosted payment page: <PUBLIC_BASE_URL>/pay/<token>, the token 128 random bits (not the order id) */
+                                paymentUrl: string;
+                                /** @enum {string} */
+                                status: "pending" | "completed" | "expired";
+                                metadata: Record<string, never>;
+                                successUrl: string | null;
+                                cancelUrl: string | null;
+                                /** @description Confirmations a payment needs before it completes the order */
+                                requiredConfirmations: number;
+                                /**
+                                 * Format: date-time
+                                 * @description End of the payment window
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description expiresAt + grace: payments mined up to this time still count. The order expires only after this time has passed, the chain has been scanned past it, and no counted payment awaits confirmations.
+                                 */
+                                graceEndsAt: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description Completed orders: the transaction whose confirmation completed the order */
+                                txHash?: string;
+                                /** @description Completed orders: the block that transaction is in now (follows it when a reorg re-mines it) */
+                                blockNumber?: number;
+                                /** @description Completed orders: confirmations of that transaction at completion */
+                                confirmations?: number;
+                                /**
+                                 * Format: date-time
+                                 * @description Completed orders
+                                 */
+                                completedAt?: string;
+                                /**
+                                 * Format: date-time
+                                 * @description Expired orders
+                                 */
+                                expiredAt?: string;
+                                /** @description What happened off the happy path (filter with ?exception=): underpaid (completed short of its amount, within the organization's underpayment tolerance), overpaid (received more than its amount), paidLate (a payment reached its address after its grace: recorded, never credited automatically), unattributedPayments (transfers into its address during or just after its life were left unattributed naming this order; see unattributedPayments), manual (completed by a merchant's decision) */
+                                exceptions: ("underpaid" | "overpaid" | "paidLate" | "unattributedPayments" | "manual")[];
+                                /**
+                                 * @description Completed orders: automatic (by its payments as detected) or manual (a payment attributed by hand, or settled by hand: see resolvedBy, resolvedAt, resolutionReason). null otherwise
+                                 * @enum {string|null}
+                                 */
+                                resolution: "automatic" | "manual" | null;
+                                /** @description manual: who decided (a user's e-mail, or the API key) */
+                                resolvedBy: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description manual: when
+                                 */
+                                resolvedAt: string | null;
+                                /** @description manual: why, as given */
+                                resolutionReason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Expired in an organization with a late-payment window: until then payments to its address are recorded against it (paidLate) and the address is not handed out again
+                                 */
+                                lateWindowEndsAt: string | null;
+                                /** @description The transfers into its address still unattributed that name this order as a candidate (paid late, paid twice, undecidable), with their reason; attribute one with POST /transfers/{id}/attribute. Not in webhook event data */
+                                unattributedPayments: {
+                                    transferId: string;
+                                    /** @enum {string} */
+                                    reason: "no_holder" | "undecidable" | "paid_late";
+                                    /** @enum {string} */
+                                    relation: "possible" | "previous" | "next";
+                                    /** @description Decimal string in token units of the transfer's token */
+                                    amount: string;
+                                    currency: string;
+                                    chainId: string;
+                                    txHash: string;
+                                    from: string;
+                                    /** Format: date-time */
+                                    blockTimestamp: string;
+                                }[];
+                            };
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR, INVALID_JSON */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description IDEMPOTENCY_KEY_REUSED, IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description PAYLOAD_TOO_LARGE */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -6640,6 +7301,7 @@ export type paths = {
                     orderReference?: string;
                     search?: string;
                     paymentState?: "unpaid" | "partial" | "paid" | "overpaid";
+                    exception?: "underpaid" | "overpaid" | "paidLate" | "unattributedPayments" | "manual";
                 };
                 header?: never;
                 path?: never;
@@ -6753,7 +7415,7 @@ export type paths = {
                     orderId?: string;
                     depositReference?: string;
                     attributed?: boolean;
-                    unattributedReason?: "no_holder" | "undecidable";
+                    unattributedReason?: "no_holder" | "undecidable" | "paid_late";
                     search?: string;
                 };
                 header?: never;
@@ -7257,10 +7919,10 @@ export type webhooks = {
                             /** @example trf_01jd… */
                             transferId: string;
                             /**
-                             * @description As the transfer's unattributedReason
+                             * @description As the transfer's unattributedReason. paid_late: after its order's grace, inside the late-payment window: the candidate (relation previous) is that order
                              * @enum {string}
                              */
-                            reason: "no_holder" | "undecidable";
+                            reason: "no_holder" | "undecidable" | "paid_late";
                             /**
                              * @description Decimal string in token units
                              * @example 0.5
