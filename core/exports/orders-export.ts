@@ -9,6 +9,7 @@ import { withinPeriod, type ExportPeriod } from './period';
 export const ORDER_EXPORT_COLUMNS = [
   'orderId', 'orderReference', 'status', 'paymentState', 'amount', 'amountReceived', 'currency', 'chainId', 'address',
   'txHash', 'blockNumber', 'blockTimestamp', 'createdAt', 'expiresAt', 'completedAt', 'expiredAt',
+  'exceptions', 'resolution', 'resolvedBy', 'resolvedAt', 'resolutionReason',
 ] as const;
 
 type ExportedOrder = { order: OrderRow; blockTimestamp: Date | null };
@@ -45,6 +46,8 @@ export async function exportOrders(
         return [
           o.orderId, o.orderReference, o.status, o.paymentState, o.amount, o.amountReceived, o.currency, o.chainId, o.address,
           o.txHash, o.blockNumber, blockTimestamp?.toISOString(), o.createdAt, o.expiresAt, o.completedAt, o.expiredAt,
+          // Several in one cell, space-separated (e.g. "underpaid manual"), as ?exception= names them.
+          o.exceptions.join(' '), o.resolution, o.resolvedBy, o.resolvedAt, o.resolutionReason,
         ];
       },
     },

@@ -155,6 +155,22 @@ for (const style of STYLES) {
       }
     });
 
+    it('orders.csv carries exceptions and resolution: an order settled by hand, found by ?exception=manual', async () => {
+      const settled = await request(app)
+        .post(`${V1}/orders/${orderIds['shop-2']}/resolve`)
+        .set('X-API-Key', org.keys.admin)
+        .send({ status: 'completed', reason: '=paid by bank transfer' });
+      expect(settled.status, JSON.stringify(settled.body)).to.equal(200);
+      const rows = csvRows(await get('/exports/orders.csv?exception=manual'), ORDER_EXPORT_COLUMNS);
+      expect(rows).to.have.length(1);
+      expect(rows[0]).to.include({ orderReference: 'shop-2', status: 'completed', exceptions: 'manual', resolution: 'manual', resolutionReason: "'=paid by bank transfer" });
+      expect(rows[0].resolvedBy).to.not.equal('');
+      expect(rows[0].resolvedAt).to.match(/Z$/);
+      const all = csvRows(await get('/exports/orders.csv'), ORDER_EXPORT_COLUMNS);
+      expect(all.find((r) => r.orderReference === 'shop-1')).to.include({ exceptions: '', resolution: '' });
+      expectRefusedBeforeFile(style, await get('/exports/orders.csv?exception=odd'), 400, 'VALIDATION_ERROR', 'ValidationError');
+    });
+
     it('the other organization sees only its own rows', async () => {
       const theirOrders = csvRows(await get('/exports/orders.csv', other.keys.viewer), ORDER_EXPORT_COLUMNS);
       expect(theirOrders.map((r) => r.orderReference)).to.deep.equal(['not-yours']);

@@ -7288,7 +7288,7 @@ export type paths = {
         };
         /**
          * Export orders as CSV (created in a period)
-         * @description Orders created in the period, oldest first, as one CSV file (text/csv, an attachment) with a header row: orderId, orderReference, status, paymentState, amount, amountReceived, currency, chainId, address, txHash, blockNumber, blockTimestamp, createdAt, expiresAt, completedAt, expiredAt. Takes the filters of GET /orders and from/to; no row cap: the file is streamed from the database in batches, however large. Amounts are exact decimal strings in token units; timestamps RFC 3339 UTC; every cell is quoted and a cell starting with =, +, -, @ gets a leading apostrophe (spreadsheet-safe). A bad filter or period (from after to) is 400 VALIDATION_ERROR in the deployment's error format, before any of the file is sent.
+         * @description Orders created in the period, oldest first, as one CSV file (text/csv, an attachment) with a header row: orderId, orderReference, status, paymentState, amount, amountReceived, currency, chainId, address, txHash, blockNumber, blockTimestamp, createdAt, expiresAt, completedAt, expiredAt, exceptions, resolution, resolvedBy, resolvedAt, resolutionReason. Takes the filters of GET /orders and from/to; no row cap: the file is streamed from the database in batches, however large. Amounts are exact decimal strings in token units; timestamps RFC 3339 UTC; every cell is quoted and a cell starting with =, +, -, @ gets a leading apostrophe (spreadsheet-safe). A bad filter or period (from after to) is 400 VALIDATION_ERROR in the deployment's error format, before any of the file is sent.
          */
         get: {
             parameters: {
