@@ -17,6 +17,11 @@ export async function sendCsvDownload(logger: Logger, req: Request, res: Respons
   res.setHeader('Content-Type', 'text/csv; charset=utf-8');
   res.setHeader('Content-Disposition', `attachment; filename="${download.fileName}"`);
   res.setHeader('Cache-Control', 'no-store');
+  // A HEAD answer has no body: reading the whole export for it would be work thrown away.
+  if (req.method === 'HEAD') {
+    res.end();
+    return;
+  }
   try {
     await pipeline(Readable.from(download.chunks, { objectMode: false }), res);
   } catch (err) {

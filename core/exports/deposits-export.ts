@@ -21,26 +21,22 @@ export async function exportDeposits(
   organizationId: string,
   filters: DepositFilters,
   period: ExportPeriod,
-  batchSize?: number,
 ): Promise<CsvDownload> {
   const where = and(depositFilterCondition(organizationId, filters), ...withinPeriod(deposits.detectedAt, period));
-  return openCsvDownload<DepositRow>(
-    {
-      fileName: 'deposits.csv',
-      header: DEPOSIT_EXPORT_COLUMNS,
-      readBatch: (after, limit) =>
-        selectDeposits(ctx.db)
-          .where(after ? and(where, sql`(${deposits.detectedAt}, ${deposits.id}) > (select ${deposits.detectedAt}, ${deposits.id} from ${deposits} where ${deposits.id} = ${after.depositId})`) : where)
-          .orderBy(asc(deposits.detectedAt), asc(deposits.id))
-          .limit(limit),
-      cells: (row) => {
-        const d = presentDeposit(depositFrom(ctx.registry, row));
-        return [
-          d.depositId, d.depositReference, d.status, d.amount, d.currency, d.chainId, d.address, d.fromAddress, d.txHash, d.blockNumber,
-          row.blockTimestamp.toISOString(), d.confirmations, d.transferId, d.detectedAt, d.confirmedAt, d.completedAt, d.droppedAt,
-        ];
-      },
+  return openCsvDownload<DepositRow>({
+    fileName: 'deposits.csv',
+    header: DEPOSIT_EXPORT_COLUMNS,
+    readBatch: (after, limit) =>
+      selectDeposits(ctx.db)
+        .where(after ? and(where, sql`(${deposits.detectedAt}, ${deposits.id}) > (select ${deposits.detectedAt}, ${deposits.id} from ${deposits} where ${deposits.id} = ${after.depositId})`) : where)
+        .orderBy(asc(deposits.detectedAt), asc(deposits.id))
+        .limit(limit),
+    cells: (row) => {
+      const d = presentDeposit(depositFrom(ctx.registry, row));
+      return [
+        d.depositId, d.depositReference, d.status, d.amount, d.currency, d.chainId, d.address, d.fromAddress, d.txHash, d.blockNumber,
+        row.blockTimestamp.toISOString(), d.confirmations, d.transferId, d.detectedAt, d.confirmedAt, d.completedAt, d.droppedAt,
+      ];
     },
-    batchSize,
-  );
+  });
 }

@@ -20,26 +20,22 @@ export async function exportTransfers(
   organizationId: string,
   filters: TransferFilters,
   period: ExportPeriod,
-  batchSize?: number,
 ): Promise<CsvDownload> {
   const where = and(...transferFilterConditions(organizationId, filters), ...withinPeriod(transfers.detectedAt, period));
-  return openCsvDownload<TransferRecord>(
-    {
-      fileName: 'transfers.csv',
-      header: TRANSFER_EXPORT_COLUMNS,
-      readBatch: (after, limit) =>
-        selectTransfers(ctx.db)
-          .where(after ? and(where, sql`(${transfers.detectedAt}, ${transfers.id}) > (select ${transfers.detectedAt}, ${transfers.id} from ${transfers} where ${transfers.id} = ${after.t.id})`) : where)
-          .orderBy(asc(transfers.detectedAt), asc(transfers.id))
-          .limit(limit),
-      cells: (record) => {
-        const t = presentTransfer(ctx.registry, record);
-        return [
-          t.id, t.status, t.amount, t.currency, t.chainId, t.from, t.to, t.txHash, t.blockNumber, t.blockTimestamp, t.confirmations,
-          t.attribution, t.orderId, t.orderReference, t.depositId, t.depositReference, t.unattributedReason, t.credited, t.detectedAt, t.confirmedAt,
-        ];
-      },
+  return openCsvDownload<TransferRecord>({
+    fileName: 'transfers.csv',
+    header: TRANSFER_EXPORT_COLUMNS,
+    readBatch: (after, limit) =>
+      selectTransfers(ctx.db)
+        .where(after ? and(where, sql`(${transfers.detectedAt}, ${transfers.id}) > (select ${transfers.detectedAt}, ${transfers.id} from ${transfers} where ${transfers.id} = ${after.t.id})`) : where)
+        .orderBy(asc(transfers.detectedAt), asc(transfers.id))
+        .limit(limit),
+    cells: (record) => {
+      const t = presentTransfer(ctx.registry, record);
+      return [
+        t.id, t.status, t.amount, t.currency, t.chainId, t.from, t.to, t.txHash, t.blockNumber, t.blockTimestamp, t.confirmations,
+        t.attribution, t.orderId, t.orderReference, t.depositId, t.depositReference, t.unattributedReason, t.credited, t.detectedAt, t.confirmedAt,
+      ];
     },
-    batchSize,
-  );
+  });
 }

@@ -42,6 +42,7 @@ for (const style of STYLES) {
     let other: TestOrg;
     const orderIds: Record<string, string> = {};
     const createdAt: Record<string, string> = {};
+    let payment: Awaited<ReturnType<typeof insertTestTransfer>>;
     const get = (path: string, key: string | null = org.keys.viewer) => {
       const req = request(app).get(V1 + path);
       return key ? req.set('X-API-Key', key) : req;
@@ -67,7 +68,10 @@ for (const style of STYLES) {
       await order(org, '=HYPERLINK("http://evil")', '0.000001', 'USDC');
       await order(other, 'not-yours', '99', 'USDT');
       // A payment to shop-1, and a stray that nobody's order held the address for.
-      await insertTestTransfer({ organizationId: org.organizationId, chainId: CHAIN, currency: 'USDT', tokenAddress: env.TOKEN_ETHEREUM_LOCAL_USDT, amount: 4_000_000n, toAddress: paid.address, orderId: paid.orderId });
+      payment = await insertTestTransfer({
+        organizationId: org.organizationId, chainId: CHAIN, currency: 'USDT', tokenAddress: env.TOKEN_ETHEREUM_LOCAL_USDT, amount: 4_000_000n, toAddress: paid.address, orderId: paid.orderId,
+        blockTimestamp: new Date('2025-06-01T12:00:00.123Z'),
+      });
       // What its recompute counts (the transfer is still pending): shop-1 is partly paid.
       await testDb().update(orders).set({ amountReceived: 4_000_000n }).where(eq(orders.id, paid.orderId));
       await insertTestTransfer({ organizationId: org.organizationId, chainId: CHAIN, currency: 'DAI', tokenAddress: env.TOKEN_ETHEREUM_LOCAL_DAI, amount: 2_500_000_000_000_000_001n, toAddress: paid.address, unattributedReason: 'no_holder' });
@@ -169,6 +173,15 @@ for (const style of STYLES) {
       const all = csvRows(await get('/exports/orders.csv'), ORDER_EXPORT_COLUMNS);
       expect(all.find((r) => r.orderReference === 'shop-1')).to.include({ exceptions: '', resolution: '' });
       expectRefusedBeforeFile(style, await get('/exports/orders.csv?exception=odd'), 400, 'VALIDATION_ERROR', 'ValidationError');
+    });
+
+    it("orders.csv: a completed order's tx hash, block number and the block time of that transaction", async () => {
+      await testDb()
+        .update(orders)
+        .set({ status: 'completed', txHash: payment.txHash, blockNumber: 77, confirmations: 3, completedAt: new Date() })
+        .where(eq(orders.id, orderIds['shop-1']));
+      const [row] = csvRows(await get('/exports/orders.csv?status=completed&currency=USDT'), ORDER_EXPORT_COLUMNS);
+      expect(row).to.include({ orderReference: 'shop-1', txHash: payment.txHash, blockNumber: '77', blockTimestamp: '2025-06-01T12:00:00.123Z', resolution: 'automatic' });
     });
 
     it('the other organization sees only its own rows', async () => {
