@@ -66,10 +66,12 @@ export function buildOpenApi(routes: RouteSpec[], opts: { version: string; style
       parameters: [...pathParams, ...queryParams, ...headers],
       ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: sendable(r.body) } } } } : {}),
       responses: {
-        [status]: {
-          description: r.listOf ? `A page of ${r.listOf}` : 'Success',
-          content: { 'application/json': { schema: format.successSchema(r.response ?? { type: 'object' }, r.listOf) } },
-        },
+        [status]: r.produces
+          ? { description: 'A CSV file (an attachment), streamed', content: { [r.produces]: { schema: r.response ?? { type: 'string' } } } }
+          : {
+              description: r.listOf ? `A page of ${r.listOf}` : 'Success',
+              content: { 'application/json': { schema: format.successSchema(r.response ?? { type: 'object' }, r.listOf) } },
+            },
         ...Object.fromEntries(
           [...errorStatusesOf(r)].map(([code, codes]) => [
             code,

@@ -9,6 +9,8 @@ import { authenticateRequest, requireRole } from './middleware/auth';
 import { applyIdempotencyKey } from './middleware/idempotency';
 import { createRateLimiter, type RateLimiter } from './middleware/rate-limit';
 import { sendJson } from './answer';
+import { sendCsvDownload } from './csv-answer';
+import type { CsvDownload } from '../core/exports/csv-download';
 
 /**
  * Declares an API route once: the same declaration mounts it on Express (auth, role, body limit,
@@ -43,11 +45,19 @@ export interface RouteSpec<
   response?: R;
   /** Name of the array in a list answer (A: data.<plural>); marks the route as a list. */
   listOf?: string;
+  /** The success answer is a CSV download (reply.csv), not JSON; errors stay in the deployment's format. */
+  produces?: 'text/csv';
 }
 
 export interface Reply {
   status: number;
   body: unknown;
+}
+
+/** A CSV file streamed from the database (core/exports/), for routes that declare `produces: 'text/csv'`. */
+export interface DownloadReply {
+  status: 200;
+  download: CsvDownload;
 }
 
 /** `:name` segments of an Express path as an object of strings: `/a/:id/b/:key` → {id; key}. */
@@ -87,9 +97,11 @@ export interface ReplyBuilder<D> {
   list(plural: string, items: D[], page: Page): Reply;
   /** A body already shaped by the formatting module or a presenter (per-style shapes). */
   raw(status: number, body: unknown): Reply;
+  /** A CSV download, sent batch by batch after the handler returns. */
+  csv(download: CsvDownload): DownloadReply;
 }
 
-export type RouteHandler<P extends string, B, Q, D> = (input: RouteInput<P, B, Q, D>) => Promise<Reply> | Reply;
+export type RouteHandler<P extends string, B, Q, D> = (input: RouteInput<P, B, Q, D>) => Promise<Reply | DownloadReply> | Reply | DownloadReply;
 
 export function replyBuilder(format: WireFormat): ReplyBuilder<unknown> {
   return {
@@ -97,6 +109,7 @@ export function replyBuilder(format: WireFormat): ReplyBuilder<unknown> {
     created: (data, message = 'Created') => ({ status: 201, body: format.body(data, message) }),
     list: (plural, items, page) => ({ status: 200, body: format.listBody(plural, items, page) }),
     raw: (status, body) => ({ status, body }),
+    csv: (download) => ({ status: 200, download }),
   };
 }
 
@@ -161,7 +174,8 @@ export class ApiBuilder {
           req,
           reply: reply as ReplyBuilder<Answer<R>>,
         });
-        sendJson(res, result.status, result.body);
+        if ('download' in result) await sendCsvDownload(deps.logger, req, res, result.download);
+        else sendJson(res, result.status, result.body);
       } catch (err) {
         next(spec.failuresCarrySuccess ? withSuccessFalse(err) : err);
       }

@@ -29,6 +29,14 @@ const referenceSchema = Type.String({ minLength: 1, maxLength: 255, description:
 const protocolSchema = StringEnum(PROTOCOLS);
 const chainIdInput = Type.String({ minLength: 1, maxLength: 64 });
 
+/** GET /deposits' filters, which its CSV export (exports.routes.ts) takes too. */
+export const DEPOSIT_LIST_FILTERS = {
+  depositReference: Type.Optional(referenceSchema),
+  status: Type.Optional(StringEnum(DEPOSIT_STATUSES)),
+  currency: Type.Optional(StringEnum(CURRENCIES)),
+  chainId: Type.Optional(chainIdInput),
+};
+
 const TOTALS_DOC =
   'Totals count credited deposits only (confirmed and completed; pending and dropped are left out), including deposits received under an earlier binding of the same reference.';
 /** Which families bind here, from the deployment's registry (never written by hand: it changes as families ship). */
@@ -219,12 +227,7 @@ export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
       query: listQuerySchema({
         sortBy: ['detectedAt', 'amount', 'confirmedAt'],
         defaultSortBy: 'detectedAt',
-        filters: {
-          depositReference: Type.Optional(referenceSchema),
-          status: Type.Optional(StringEnum(DEPOSIT_STATUSES)),
-          currency: Type.Optional(StringEnum(CURRENCIES)),
-          chainId: Type.Optional(chainIdInput),
-        },
+        filters: DEPOSIT_LIST_FILTERS,
       }),
       response: depositSchema,
       listOf: 'deposits',

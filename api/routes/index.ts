@@ -4,6 +4,7 @@ import { registerAddressPoolRoutes } from './address-pool.routes';
 import { registerChainRoutes } from './chains.routes';
 import { registerConfigRoutes } from './config.routes';
 import { registerDepositRoutes } from './deposits.routes';
+import { registerExportRoutes } from './exports.routes';
 import { registerOrganizationRoutes } from './organizations.routes';
 import { registerOrderRoutes } from './orders.routes';
 import { registerPaymentLinkRoutes } from './payment-links.routes';
@@ -21,4 +22,5 @@ export function registerRoutes(api: ApiBuilder, deps: ApiDeps): void {
   registerOrderRoutes(api, deps);
   registerWebhookRoutes(api, deps);
   registerPaymentLinkRoutes(api, deps);
+  registerExportRoutes(api, deps);
 }

@@ -56,10 +56,8 @@ const createOrderBody = Type.Object(
   { additionalProperties: false },
 );
 
-const listQuery = listQuerySchema({
-  sortBy: ORDER_SORT_FIELDS,
-  defaultSortBy: 'createdAt',
-  filters: {
+/** GET /orders' filters, which its CSV export (exports.routes.ts) takes too. */
+export const ORDER_LIST_FILTERS = {
     status: Type.Optional(StringEnum(['pending', 'completed', 'expired'])),
     currency: Type.Optional(Type.String({ maxLength: 16 })),
     chainId: Type.Optional(Type.String({ maxLength: 64 })),
@@ -76,8 +74,9 @@ const listQuery = listQuerySchema({
     exception: Type.Optional(
       StringEnum(ORDER_EXCEPTIONS, { description: 'Orders with this exception (see exceptions): underpaid, overpaid, paidLate, unattributedPayments or manual' }),
     ),
-  },
-});
+};
+
+const listQuery = listQuerySchema({ sortBy: ORDER_SORT_FIELDS, defaultSortBy: 'createdAt', filters: ORDER_LIST_FILTERS });
 
 const resolveBody = Type.Object(
   {

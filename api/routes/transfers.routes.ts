@@ -9,10 +9,8 @@ import { presentTransfer, transferSchema } from '../../core/views/transfer';
 import { attributeTransfer, attributionTargetOf } from '../../core/reconciliation/attribute-transfer';
 import { apiKeyActor, REASON_MAX_LENGTH } from '../../core/reconciliation/actor';
 
-const listQuery = listQuerySchema({
-  sortBy: TRANSFER_SORT_FIELDS,
-  defaultSortBy: 'detectedAt',
-  filters: {
+/** GET /transfers' filters, which its CSV export (exports.routes.ts) takes too. */
+export const TRANSFER_LIST_FILTERS = {
     status: Type.Optional(StringEnum(TRANSFER_STATUSES)),
     currency: Type.Optional(Type.String({ maxLength: 16 })),
     chainId: Type.Optional(Type.String({ maxLength: 64 })),
@@ -30,8 +28,9 @@ const listQuery = listQuerySchema({
           'One box for the order id a transfer was credited to (ord_…), its transaction hash (EVM or Tron hex, Solana signature), its receiving address (EVM, Tron or Solana), or else part of its order\'s orderReference or its depositReference (case-insensitive). An address-shaped text that is not a valid address (EVM checksum, Tron base58check) is 400 VALIDATION_ERROR.',
       }),
     ),
-  },
-});
+};
+
+const listQuery = listQuerySchema({ sortBy: TRANSFER_SORT_FIELDS, defaultSortBy: 'detectedAt', filters: TRANSFER_LIST_FILTERS });
 
 const attributeBody = Type.Object(
   {

@@ -170,14 +170,22 @@ export interface DepositListQuery {
   chainId?: string;
 }
 
-export async function listDeposits(ctx: ServiceContext, organizationId: string, query: DepositListQuery): Promise<{ items: DepositRecord[]; total: number }> {
-  const where = and(
+/** The filters of GET /deposits (and of its CSV export, core/exports/). */
+export type DepositFilters = Pick<DepositListQuery, 'depositReference' | 'status' | 'currency' | 'chainId'>;
+
+/** The list's condition over deposits joined with their transfer (selectDeposits), the organization's first. */
+export function depositFilterCondition(organizationId: string, query: DepositFilters): SQL | undefined {
+  return and(
     eq(deposits.organizationId, organizationId),
     query.depositReference !== undefined ? eq(deposits.depositReference, query.depositReference) : undefined,
     query.status ? eq(deposits.status, query.status) : undefined,
     query.currency ? eq(transfers.currency, query.currency) : undefined,
     query.chainId ? eq(transfers.chainId, query.chainId) : undefined,
   );
+}
+
+export async function listDeposits(ctx: ServiceContext, organizationId: string, query: DepositListQuery): Promise<{ items: DepositRecord[]; total: number }> {
+  const where = depositFilterCondition(organizationId, query);
   const [{ total }] = await ctx.db
     .select({ total: count() })
     .from(deposits)

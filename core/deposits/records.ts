@@ -28,6 +28,7 @@ export const depositColumns = {
   txHash: transfers.txHash,
   logIndex: transfers.logIndex,
   blockNumber: transfers.blockNumber,
+  blockTimestamp: transfers.blockTimestamp,
   confirmations: transfers.confirmations,
   metadata: depositBindings.metadata,
 };

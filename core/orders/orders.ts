@@ -492,14 +492,7 @@ export async function listOrders(
   organizationId: string,
   query: ListOrdersQuery,
 ): Promise<OrderList> {
-  const conditions: SQL[] = [eq(orders.organizationId, organizationId)];
-  if (query.status) conditions.push(eq(orders.status, query.status));
-  if (query.currency) conditions.push(eq(orders.currency, query.currency));
-  if (query.chainId) conditions.push(eq(orders.chainId, query.chainId));
-  if (query.paymentState) conditions.push(paymentStateCondition(query.paymentState));
-  if (query.exception) conditions.push(exceptionCondition(query.exception));
-  if (query.orderReference) conditions.push(referenceContains(query.orderReference));
-  if (query.search !== undefined) conditions.push(searchCondition(organizationId, classifySearch(query.search)));
+  const conditions = orderFilterConditions(organizationId, query);
   const where = and(...conditions);
   // Filtered by organization and status at most: the trigger-kept counts answer exactly. Read from
   // the conditions themselves, so a filter added later can never be answered by those counts.
@@ -516,6 +509,25 @@ export async function listOrders(
   const order = [direction(sortColumn), direction(orders.id)];
   const [items, total] = await Promise.all([orderPage(ctx, organizationId, query, where, byStatusOnly, order), counted]);
   return { items, ...total };
+}
+
+/** The filters of GET /orders (and of its CSV export, core/exports/): a subset of ListOrdersQuery. */
+export type OrderFilters = Pick<ListOrdersQuery, 'status' | 'currency' | 'chainId' | 'orderReference' | 'paymentState' | 'exception' | 'search'>;
+
+/**
+ * The list's conditions, the organization's first. Built eagerly: a search text the list refuses
+ * throws here, before any answer starts.
+ */
+export function orderFilterConditions(organizationId: string, filters: OrderFilters): SQL[] {
+  const conditions: SQL[] = [eq(orders.organizationId, organizationId)];
+  if (filters.status) conditions.push(eq(orders.status, filters.status));
+  if (filters.currency) conditions.push(eq(orders.currency, filters.currency));
+  if (filters.chainId) conditions.push(eq(orders.chainId, filters.chainId));
+  if (filters.paymentState) conditions.push(paymentStateCondition(filters.paymentState));
+  if (filters.exception) conditions.push(exceptionCondition(filters.exception));
+  if (filters.orderReference) conditions.push(referenceContains(filters.orderReference));
+  if (filters.search !== undefined) conditions.push(searchCondition(organizationId, classifySearch(filters.search)));
+  return conditions;
 }
 
 const referenceContains = (text: string): SQL => sql`${orders.orderReference} ilike ${`%${escapeLike(text)}%`} escape '\\'`;

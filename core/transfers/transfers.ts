@@ -69,7 +69,8 @@ const FIELDS = {
   depositId: deposits.id,
 };
 
-function selectTransfers(db: DbOrTx) {
+/** Transfers joined with what they were attributed to; callers add the where clause (lists, exports). */
+export function selectTransfers(db: DbOrTx) {
   return db
     .select(FIELDS)
     .from(transfers)
@@ -109,19 +110,7 @@ export async function listTransfers(
   q: ListTransfersQuery,
 ): Promise<{ items: TransferRecord[]; total: number }> {
   const { db } = ctx;
-  const where: SQL[] = [eq(transfers.organizationId, organizationId)];
-  if (q.status) where.push(eq(transfers.status, q.status));
-  if (q.currency) where.push(eq(transfers.currency, q.currency.toUpperCase()));
-  if (q.chainId) where.push(eq(transfers.chainId, q.chainId));
-  if (q.txHash) where.push(sql`lower(${transfers.txHash}) = ${q.txHash.toLowerCase()}`);
-  if (q.address) where.push(addressFilter(q.address));
-  if (q.orderId) where.push(eq(transfers.orderId, q.orderId));
-  if (q.depositReference) where.push(eq(depositBindings.depositReference, q.depositReference));
-  if (q.search !== undefined) where.push(searchCondition(organizationId, classifySearch(q.search)));
-  const nobody = sql`${transfers.orderId} is null and ${transfers.depositBindingId} is null`;
-  if (q.attributed === false || q.unattributedReason) where.push(nobody);
-  if (q.attributed === true) where.push(sql`not (${nobody})`);
-  if (q.unattributedReason) where.push(eq(transfers.unattributedReason, q.unattributedReason));
+  const where = transferFilterConditions(organizationId, q);
   const filter = and(...where);
   const column = sortColumns(ctx)[q.sortBy];
   const direction = q.sortOrder === 'asc' ? asc : desc;
@@ -140,6 +129,30 @@ export async function listTransfers(
     byStatusOnly ? countedTotal(db, 'transfers', organizationId, q.status) : countMatching(db, filter),
   ]);
   return { items: rows, total };
+}
+
+/** The filters of GET /transfers (and of its CSV export, core/exports/): a subset of ListTransfersQuery. */
+export type TransferFilters = Omit<ListTransfersQuery, 'page' | 'limit' | 'sortBy' | 'sortOrder'>;
+
+/**
+ * The list's conditions, the organization's first; `depositReference` reads the binding joined as
+ * selectTransfers joins it. Built eagerly: a search text the list refuses throws here.
+ */
+export function transferFilterConditions(organizationId: string, q: TransferFilters): SQL[] {
+  const where: SQL[] = [eq(transfers.organizationId, organizationId)];
+  if (q.status) where.push(eq(transfers.status, q.status));
+  if (q.currency) where.push(eq(transfers.currency, q.currency.toUpperCase()));
+  if (q.chainId) where.push(eq(transfers.chainId, q.chainId));
+  if (q.txHash) where.push(sql`lower(${transfers.txHash}) = ${q.txHash.toLowerCase()}`);
+  if (q.address) where.push(addressFilter(q.address));
+  if (q.orderId) where.push(eq(transfers.orderId, q.orderId));
+  if (q.depositReference) where.push(eq(depositBindings.depositReference, q.depositReference));
+  if (q.search !== undefined) where.push(searchCondition(organizationId, classifySearch(q.search)));
+  const nobody = sql`${transfers.orderId} is null and ${transfers.depositBindingId} is null`;
+  if (q.attributed === false || q.unattributedReason) where.push(nobody);
+  if (q.attributed === true) where.push(sql`not (${nobody})`);
+  if (q.unattributedReason) where.push(eq(transfers.unattributedReason, q.unattributedReason));
+  return where;
 }
 
 /**

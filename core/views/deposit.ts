@@ -26,6 +26,8 @@ export interface DepositRecord {
   txHash: string;
   logIndex: number;
   blockNumber: number;
+  /** Chain time of the transfer's block. */
+  blockTimestamp: Date;
   status: DepositStatus;
   confirmations: number;
   requiredConfirmations: number;

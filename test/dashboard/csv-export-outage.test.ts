@@ -1,63 +1,59 @@
 import { expect } from 'chai';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import request from 'supertest';
-import { createDb, type DbHandle } from '../../db/client';
-import { buildTestApp, createTestOrg, TEST_DATABASE_URL } from '../helpers/harness';
+import { sql } from 'drizzle-orm';
+import { createDb } from '../../db/client';
+import { EXPORT_BATCH_ROWS } from '../../core/exports/csv-download';
+import { buildTestApp, createTestOrg, onTearDown, testDb, TEST_DATABASE_URL, type TestOrg } from '../helpers/harness';
 import { createDashboardUser, dashboardClient, sessionCookieOf } from '../helpers/dashboard';
 import { CHAIN, tokenEnv } from '../helpers/orders';
-import { seedPoolAddresses } from '../helpers/pool';
-import { startTcpProxy, type TcpProxy } from '../helpers/processes';
+import { startTcpProxy } from '../helpers/processes';
 
 /**
- * A dashboard page that fails after its answer has started (the orders CSV, written page by page,
- * when the database goes away mid-download) could not be answered with an error page any more, and
- * the page runner left the response open: the download hung for good. It is now cut, so the
- * browser reports a failed download at once.
+ * A CSV export that fails after its answer has started (the database goes away between two of its
+ * batches) can no longer be answered with an error: the download is cut, so the client reports a
+ * failed download at once instead of hanging or keeping a file that looks whole. The process lives
+ * on. Both doors to the one export operation: the dashboard's button and the API's route.
  */
-describe('the orders CSV export when the database goes away mid-download', function () {
+describe('a CSV export when the database goes away mid-download', function () {
   this.timeout(120_000);
-  let proxy: TcpProxy;
-  let handle: DbHandle;
-  let server: http.Server;
+  let org: TestOrg;
 
   before(async () => {
-    proxy = await startTcpProxy(Number(new URL(TEST_DATABASE_URL).port || 5432));
+    org = await createTestOrg('CSV outage Co');
+    // Several batches, so the download is still reading when the database goes.
+    await testDb().execute(sql`
+      insert into orders (id, organization_id, order_reference, pay_token, amount, amount_received, currency, chain_id, protocol, address,
+        pool_address_id, status, payment_window_minutes, grace_minutes, required_confirmations, expires_at, grace_ends_at, created_at, updated_at)
+      select 'ord_co' || lpad(i::text, 24, '0'), ${org.organizationId}, 'outage-' || i, 'tokco' || md5(i::text), 1000000, 0,
+        'USDT', ${CHAIN}, 'evm', '0x' || substr(md5(i::text), 1, 40), i, 'pending', 30, 5, 3,
+        now(), now(), now() - make_interval(secs => i), now()
+      from generate_series(1, ${EXPORT_BATCH_ROWS * 5}) as i`);
+  });
+
+  /** Starts a download through an app whose database sits behind a proxy, and stops the proxy at its first bytes. */
+  async function downloadWhileDatabaseGoes(path: string, headers: (app: ReturnType<typeof buildTestApp>) => Promise<Record<string, string>>): Promise<string> {
+    const proxy = await startTcpProxy(Number(new URL(TEST_DATABASE_URL).port || 5432));
     const url = new URL(TEST_DATABASE_URL);
     url.host = new URL(proxy.url).host;
-    handle = createDb(url.toString(), { max: 2 });
-  });
-  after(async () => {
-    server?.close();
-    await handle?.close().catch(() => {});
-    await proxy?.close();
-  });
-
-  it('cuts the download instead of leaving it open', async () => {
+    const handle = createDb(url.toString(), { max: 2 });
     const t = buildTestApp({ db: handle.db, env: tokenEnv() });
-    const org = await createTestOrg('CSV outage Co');
-    await seedPoolAddresses(org.organizationId, 'evm', 30);
-    for (let i = 0; i < 20; i++) {
-      const res = await request(t.app)
-        .post('/api/v1/orders')
-        .set('X-API-Key', org.keys.member)
-        .send({ orderReference: `csv-${i}`, amount: '1', currency: 'USDT', chainId: CHAIN });
-      expect(res.status, JSON.stringify(res.body)).to.equal(201);
-    }
-    const user = await createDashboardUser(org.organizationId, 'viewer', `viewer-${Date.now()}@csv-outage.test`);
-    const signIn = await dashboardClient(t.app, t.config.publicBaseUrl).signIn(user.email, user.password);
-    const session = sessionCookieOf(signIn);
-    expect(session, 'signed in').to.be.a('string');
-
-    server = http.createServer(t.app).listen(0, '127.0.0.1');
+    const sent = await headers(t);
+    const server = http.createServer(t.app).listen(0, '127.0.0.1');
+    onTearDown(async () => {
+      server.close();
+      await handle.close().catch(() => {});
+      await proxy.close();
+    });
     await new Promise((resolve) => server.once('listening', resolve));
     const { port } = server.address() as AddressInfo;
-    const outcome = await new Promise<string>((resolve) => {
+    return new Promise<string>((resolve) => {
       const timer = setTimeout(() => resolve('still open after 15 s'), 15_000);
-      const req = http.get({ host: '127.0.0.1', port, path: '/dashboard/orders.csv', headers: { cookie: `sg_session=${session}` } }, (res) => {
+      const req = http.get({ host: '127.0.0.1', port, path, headers: sent }, (res) => {
+        expect(res.statusCode).to.equal(200);
         let first = true;
         res.on('data', () => {
-          // The answer has started (its header row): now the database goes away.
+          // The answer has started (its header row and first batch): now the database goes away.
           if (first) void proxy.stop();
           first = false;
         });
@@ -67,6 +63,21 @@ describe('the orders CSV export when the database goes away mid-download', funct
       });
       req.on('error', () => (clearTimeout(timer), resolve('cut')));
     });
+  }
+
+  it('the dashboard\'s orders CSV is cut instead of left open', async () => {
+    const outcome = await downloadWhileDatabaseGoes('/dashboard/orders.csv', async (t) => {
+      const user = await createDashboardUser(org.organizationId, 'viewer', `viewer-${Date.now()}@csv-outage.test`);
+      const signIn = await dashboardClient(t.app, t.config.publicBaseUrl).signIn(user.email, user.password);
+      const session = sessionCookieOf(signIn);
+      expect(session, 'signed in').to.be.a('string');
+      return { cookie: `sg_session=${session}` };
+    });
+    expect(outcome).to.equal('cut');
+  });
+
+  it('the API\'s GET /exports/orders.csv is cut instead of left open', async () => {
+    const outcome = await downloadWhileDatabaseGoes('/api/v1/exports/orders.csv', async () => ({ 'x-api-key': org.keys.viewer }));
     expect(outcome).to.equal('cut');
   });
 });

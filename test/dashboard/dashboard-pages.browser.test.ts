@@ -1,18 +1,26 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import { parse } from 'csv-parse/sync';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import request from 'supertest';
 import { artifactPath, launchBrowser } from '../helpers/browser';
-import { buildTestApp, createTestOrg, testConfig, testContext, testDb, type TestOrg } from '../helpers/harness';
+import { buildTestApp, createTestOrg, testConfig, testContext, testDb, type TestApp, type TestOrg } from '../helpers/harness';
 import { createDashboardUser } from '../helpers/dashboard';
 import { FAST_WEBHOOK_ENV, eventually, startReceiver, type Receiver } from '../helpers/webhooks';
 import { tokenEnv } from '../helpers/orders';
 import { startWorkerProcess, type RunningWorkers } from '../../workers/runtime';
 import { emitEvent } from '../../core/events/events';
 import { ManualClock } from '../../core/platform/clock';
-import { webhookDeliveries } from '../../db/schema';
+import { depositBindings, webhookDeliveries } from '../../db/schema';
+import { recordDeposit } from '../../core/deposits/lifecycle';
+import { ORDER_EXPORT_COLUMNS } from '../../core/exports/orders-export';
+import { TRANSFER_EXPORT_COLUMNS } from '../../core/exports/transfers-export';
+import { DEPOSIT_EXPORT_COLUMNS } from '../../core/exports/deposits-export';
+import { seedPoolAddresses } from '../helpers/pool';
+import { insertTestTransfer } from '../helpers/transfers';
 
 /**
  * The dashboard's order paging, an order's events and deliveries, redelivering what failed, the
@@ -30,13 +38,14 @@ describe('dashboard pages in a real browser (orders, deliveries, payment links, 
   let workers: RunningWorkers;
   let receiver: Receiver;
   let receiverUp = false;
+  let t: TestApp;
   const orderId = 'ord_bp000000000000000000000003';
 
   before(async () => {
     api = http.createServer();
     await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
-    const t = buildTestApp({ env: { ...FAST_WEBHOOK_ENV, ...tokenEnv(), PUBLIC_BASE_URL: base, PAGE_RATE_LIMIT_PER_MINUTE: '10000' } });
+    t = buildTestApp({ env: { ...FAST_WEBHOOK_ENV, ...tokenEnv(), PUBLIC_BASE_URL: base, PAGE_RATE_LIMIT_PER_MINUTE: '10000' } });
     api.on('request', t.app);
     org = await createTestOrg('Browser Pages Co');
     owner = await createDashboardUser(org.organizationId, 'owner', 'owner@browser-pages.test');
@@ -153,6 +162,41 @@ describe('dashboard pages in a real browser (orders, deliveries, payment links, 
     expect(await v.page.locator('form[method="post"]:not([action="/dashboard/sign-out"])').count()).to.equal(0);
     await v.page.screenshot({ path: artifactPath('dashboard-pages-6-payment-links-viewer'), fullPage: true });
     await v.context.close();
+  });
+
+  it('downloads the orders, transfers and deposits lists as CSV files with their header rows (the API\'s export operation)', async () => {
+    // A payment to an address nobody held, and a deposit of 18 decimals to a reference.
+    await seedPoolAddresses(org.organizationId, 'evm', 1);
+    const bound = await request(base).post('/api/v1/deposits/bind').set('X-API-Key', org.keys.member).send({ depositReference: 'browser-alice', protocol: 'evm' });
+    expect(bound.status, JSON.stringify(bound.body)).to.equal(201);
+    const [binding] = await testDb()
+      .select()
+      .from(depositBindings)
+      .where(and(eq(depositBindings.organizationId, org.organizationId), eq(depositBindings.depositReference, 'browser-alice'), isNull(depositBindings.unboundAt)));
+    await insertTestTransfer({ organizationId: org.organizationId, chainId: 'ethereum-local', currency: 'USDT', amount: 7_250_000n, toAddress: '0x' + 'ab'.repeat(20), unattributedReason: 'no_holder' });
+    const deposited = await insertTestTransfer({
+      organizationId: org.organizationId, chainId: 'ethereum-local', currency: 'DAI', amount: 1_000_000_000_000_000_001n, toAddress: binding.address, depositBindingId: binding.id,
+    });
+    await t.deps.db.transaction((tx) => recordDeposit(tx, t.deps, deposited.id));
+
+    const { context, page } = await signedIn(viewer);
+    /** Clicks the list's Export CSV link and reads the file the browser saved. */
+    async function exported(list: string, header: readonly string[]): Promise<Record<string, string>[]> {
+      await page.goto(`${base}/dashboard/${list}`);
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export CSV' }).click()]);
+      expect(download.suggestedFilename()).to.equal(`${list}.csv`);
+      const text = readFileSync((await download.path())!, 'utf8');
+      expect((parse(text) as string[][])[0]).to.deep.equal([...header]);
+      return parse(text, { columns: true });
+    }
+    const orders = await exported('orders', ORDER_EXPORT_COLUMNS);
+    expect(orders).to.have.length(75);
+    expect(orders[0]).to.include({ orderId: 'ord_bp000000000000000000000075', amount: '5', currency: 'USDT' });
+    const transfers = await exported('transfers', TRANSFER_EXPORT_COLUMNS);
+    expect(transfers.map((r) => r.amount)).to.have.members(['7.25', '1.000000000000000001']);
+    const deposits = await exported('deposits', DEPOSIT_EXPORT_COLUMNS);
+    expect(deposits.map((r) => [r.depositReference, r.amount])).to.deep.equal([['browser-alice', '1.000000000000000001']]);
+    await context.close();
   });
 
   it("shows the chrome in Spanish to a browser that asks for it, as the payment page does", async () => {

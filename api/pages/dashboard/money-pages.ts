@@ -2,8 +2,8 @@ import type { Express, Request } from 'express';
 import { explorerTxLink, type ChainRegistry } from '../../../core/chains/registry';
 import { chainLabel, confirmationsText, longValue } from './cells';
 import { getOrder, listOrders, ORDER_SORT_FIELDS, type ListOrdersQuery } from '../../../core/orders/orders';
-import { listTransfers } from '../../../core/transfers/transfers';
-import { listDeposits } from '../../../core/deposits/queries';
+import { listTransfers, type TransferFilters } from '../../../core/transfers/transfers';
+import { listDeposits, type DepositFilters } from '../../../core/deposits/queries';
 import { presentOrder, type OrderView } from '../../../core/views/order';
 import { presentTransfer, type TransferView } from '../../../core/views/transfer';
 import { presentDeposit } from '../../../core/views/deposit';
@@ -11,9 +11,13 @@ import { DEPOSIT_STATUSES } from '../../../core/views/deposit';
 import { TRANSFER_STATUSES } from '../../../core/transfers/transfers';
 import { chromeText, langOf } from './chrome-text';
 import { html, type Html } from '../html';
+import type { Language } from '../i18n';
 import { formatDate, keysetPager, notice, offsetPager, pager, postButton } from './layout';
 import { AppError } from '../../../core/platform/errors';
-import { classifySearch } from '../../../core/chains/search-term';
+import { exportOrders } from '../../../core/exports/orders-export';
+import { exportTransfers } from '../../../core/exports/transfers-export';
+import { exportDeposits } from '../../../core/exports/deposits-export';
+import { sendCsvDownload } from '../../csv-answer';
 import { eventDeliveriesTable } from './webhook-views';
 import { listWebhookEvents } from '../../../core/webhooks/history';
 import { roleAtLeast } from '../../../core/organizations/roles';
@@ -31,6 +35,36 @@ function q(req: Request, name: string, max = 255): string | undefined {
 }
 function oneOf<T extends string>(value: string | undefined, allowed: readonly T[]): T | undefined {
   return allowed.includes(value as T) ? (value as T) : undefined;
+}
+
+/** The orders page's filters (its list and its CSV): `q` is the search box (GET /orders?search=). */
+function orderFilters(req: Request) {
+  return {
+    q: q(req, 'q'),
+    status: oneOf(q(req, 'status'), ['pending', 'completed', 'expired'] as const),
+    currency: q(req, 'currency', 16)?.toUpperCase(),
+    chainId: q(req, 'chainId', 64),
+  };
+}
+
+/** The transfers page's filters: its search box (GET /transfers?search=) and the unattributed inbox. */
+function transferFilters(req: Request): TransferFilters {
+  return { status: oneOf(q(req, 'status'), TRANSFER_STATUSES), search: q(req, 'q'), ...(q(req, 'view') === 'unattributed' ? { attributed: false } : {}) };
+}
+
+function depositFilters(req: Request): DepositFilters {
+  return {
+    depositReference: q(req, 'depositReference'),
+    status: oneOf(q(req, 'status'), DEPOSIT_STATUSES),
+    currency: q(req, 'currency', 16)?.toUpperCase(),
+    chainId: q(req, 'chainId', 64),
+  };
+}
+
+/** The list's "Export CSV" link: its CSV route with the filters shown (empty ones left out). */
+function exportLink(path: string, filters: Record<string, string | boolean | undefined>, lang: Language): Html {
+  const query = new URLSearchParams(Object.entries(filters).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== '')).toString();
+  return html`<a class="export" href="${path}${query ? `?${query}` : ''}">${chromeText(lang, 'Export CSV')}</a>`;
 }
 
 /** Decimal strings compared exactly (no float): -1, 0, 1. */
@@ -65,12 +99,7 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
   app.get(
     '/dashboard/orders',
     page(d, 'viewer', async (req, res, who) => {
-      const search = q(req, 'q');
-      const filters = {
-        status: oneOf(q(req, 'status'), ['pending', 'completed', 'expired'] as const),
-        currency: q(req, 'currency', 16)?.toUpperCase(),
-        chainId: q(req, 'chainId', 64),
-      };
+      const { q: search, ...filters } = orderFilters(req);
       const pageNo = pageNumber(req);
       const sortBy = oneOf(q(req, 'sortBy'), ORDER_SORT_FIELDS) ?? 'createdAt';
       const sortOrder = q(req, 'sortOrder') === 'asc' ? 'asc' : 'desc';
@@ -110,8 +139,6 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
             langOf(res),
           )
         : offsetPager('/dashboard/orders', keep, pageNo, more, totalText, langOf(res));
-      const current: Record<string, string | undefined> = { q: search, ...filters };
-      const exportQuery = new URLSearchParams(Object.entries(current).filter((e): e is [string, string] => !!e[1])).toString();
       const chains = deps.registry.list();
       await sendPage(
           d,
@@ -124,7 +151,7 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
 <div><label for="status">Status</label><select id="status" name="status"><option value="">all</option>${['pending', 'completed', 'expired'].map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></div>
 <div><label for="currency">Currency</label><select id="currency" name="currency"><option value="">all</option>${['USDT', 'USDC', 'DAI'].map((c) => html`<option${filters.currency === c ? html` selected` : null}>${c}</option>`)}</select></div>
 <div><label for="chain">Chain</label><select id="chain" name="chainId"><option value="">all</option>${chains.map((c) => html`<option${filters.chainId === c.chainId ? html` selected` : null}>${c.chainId}</option>`)}</select></div>
-<div><button type="submit">${chromeText(langOf(res), 'Filter')}</button> <a href="/dashboard/orders.csv${exportQuery ? `?${exportQuery}` : ''}">${chromeText(langOf(res), 'Export CSV')}</a></div></form>
+<div><button type="submit">${chromeText(langOf(res), 'Filter')}</button> ${exportLink('/dashboard/orders.csv', { q: search, ...filters }, langOf(res))}</div></form>
 <section class="panel"><table id="orders"><caption class="skip">Orders</caption><thead><tr><th>Order</th><th>Reference</th><th>Amount</th><th>Received</th><th>Chain</th><th>Status</th><th>Created</th></tr></thead><tbody>
 ${items.map(
   (o) => html`<tr data-order-id="${o.orderId}"><td class="mono"><a href="/dashboard/orders/${o.orderId}">${o.orderId}</a></td><td>${o.orderReference}</td><td class="num">${o.amount} ${o.currency}</td><td class="num">${o.amountReceived}</td><td>${chainLabel(deps.registry, o.chainId)}</td><td>${orderBadges(o)}</td><td>${formatDate(o.createdAt)}</td></tr>`,
@@ -135,40 +162,12 @@ ${items.map(
     }),
   );
 
-  // CSV of the current filter, page by page through the same list operation as the API.
+  // The current filter's CSV: the API's export operation (GET /exports/orders.csv), whole, no cap.
   app.get(
     '/dashboard/orders.csv',
     page(d, 'viewer', async (req, res, who) => {
-      const base: ListOrdersQuery = {
-        page: 1,
-        limit: 500,
-        sortBy: 'createdAt',
-        sortOrder: 'desc',
-        status: oneOf(q(req, 'status'), ['pending', 'completed', 'expired'] as const),
-        currency: q(req, 'currency', 16)?.toUpperCase(),
-        chainId: q(req, 'chainId', 64),
-        search: q(req, 'q'),
-      };
-      // A search the list refuses is refused here, before the download starts: once its headers
-      // are sent, a refusal can no longer be answered, and the download hung on its header row.
-      if (base.search !== undefined) classifySearch(base.search);
-      res.status(200).type('text/csv').setHeader('Content-Disposition', 'attachment; filename="orders.csv"');
-      const cell = (v: unknown) => {
-        const s = v === null || v === undefined ? '' : String(v);
-        // Quoted, and a leading formula character neutralised (spreadsheets run =, +, -, @).
-        return `"${(/^[=+\-@\t\r]/.test(s) ? `'${s}` : s).replace(/"/g, '""')}"`;
-      };
-      const columns = ['orderId', 'orderReference', 'status', 'amount', 'amountReceived', 'currency', 'chainId', 'address', 'txHash', 'createdAt', 'completedAt', 'expiredAt'] as const;
-      res.write(columns.join(',') + '\n');
-      // Keyset pages (each costs what the first does), no count; at most 100,000 rows.
-      let after: string | undefined;
-      for (let p = 1; p <= 200; p++) {
-        const { items } = await listOrders(deps, who.caller.organizationId, { ...base, countUpTo: 0, ...(after ? { cursor: { after } } : {}) });
-        for (const o of items.map((x) => presentOrder(deps, x))) res.write(columns.map((c) => cell(o[c])).join(',') + '\n');
-        if (items.length < base.limit) break;
-        after = items[items.length - 1].id;
-      }
-      res.end();
+      const { q: search, ...filters } = orderFilters(req);
+      await sendCsvDownload(deps.logger, req, res, await exportOrders(deps, who.caller.organizationId, { ...filters, search }, {}));
     }),
   );
 
@@ -208,12 +207,7 @@ ${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)
     '/dashboard/deposits',
     page(d, 'viewer', async (req, res, who) => {
       const pageNo = pageNumber(req);
-      const filters = {
-        depositReference: q(req, 'depositReference'),
-        status: oneOf(q(req, 'status'), DEPOSIT_STATUSES),
-        currency: q(req, 'currency', 16)?.toUpperCase(),
-        chainId: q(req, 'chainId', 64),
-      };
+      const filters = depositFilters(req);
       const { items, total } = await listDeposits(deps, who.caller.organizationId, { page: pageNo, limit: PAGE_SIZE, sortBy: 'detectedAt', sortOrder: 'desc', ...filters });
       const deposits = items.map(presentDeposit);
       await sendPage(
@@ -225,7 +219,7 @@ ${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)
           html`<form method="get" action="/dashboard/deposits" class="panel row" role="search">
 <div><label for="ref">Deposit reference</label><input id="ref" name="depositReference" type="text" value="${filters.depositReference ?? ''}"></div>
 <div><label for="dstatus">Status</label><select id="dstatus" name="status"><option value="">all</option>${DEPOSIT_STATUSES.map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></div>
-<div><button type="submit">${chromeText(langOf(res), 'Filter')}</button></div></form>
+<div><button type="submit">${chromeText(langOf(res), 'Filter')}</button> ${exportLink('/dashboard/deposits.csv', filters, langOf(res))}</div></form>
 <section class="panel"><table id="deposits"><caption class="skip">Deposits</caption><thead><tr><th>Deposit</th><th>Reference</th><th>Amount</th><th>Chain</th><th>Status</th><th>Transaction</th><th>Detected</th></tr></thead><tbody>
 ${deposits.map(
   (x) => html`<tr><td class="mono">${x.depositId}</td><td>${x.depositReference}</td><td class="num">${x.amount} ${x.currency}</td><td>${chainLabel(deps.registry, x.chainId)}</td><td><span class="badge">${x.status}</span> ${confirmationsText(x.status, x.confirmations, x.requiredConfirmations)}</td><td>${txLink(x.chainId, x.txHash)}</td><td>${formatDate(x.detectedAt)}</td></tr>`,
@@ -240,9 +234,8 @@ ${deposits.map(
     page(d, 'viewer', async (req, res, who) => {
       const pageNo = pageNumber(req);
       const inbox = q(req, 'view') === 'unattributed';
-      // The search box is GET /transfers?search= (core/chains/search-term.ts).
-      const filters = { status: oneOf(q(req, 'status'), TRANSFER_STATUSES), search: q(req, 'q') };
-      const read = () => listTransfers(deps, who.caller.organizationId, { page: pageNo, limit: PAGE_SIZE, sortBy: 'detectedAt', sortOrder: 'desc', ...filters, ...(inbox ? { attributed: false } : {}) });
+      const filters = transferFilters(req);
+      const read = () => listTransfers(deps, who.caller.organizationId, { page: pageNo, limit: PAGE_SIZE, sortBy: 'detectedAt', sortOrder: 'desc', ...filters });
       const { list: { items, total }, refused } = await listUnlessSearchRefused(read, { items: [], total: 0 });
       await sendPage(
           d,
@@ -253,10 +246,24 @@ ${deposits.map(
           html`<p>${inbox ? html`What arrived where nothing was expected (no order or deposit held the address). <a href="/dashboard/transfers">All transfers</a>` : html`<a href="/dashboard/transfers?view=unattributed">Unattributed inbox</a>`}</p>
 ${notice(refused, 'error')}<form method="get" action="/dashboard/transfers" class="panel row" role="search">${inbox ? html`<input type="hidden" name="view" value="unattributed">` : null}
 <div><label for="q">Search</label><input id="q" name="q" type="text" value="${filters.search ?? ''}" placeholder="tx hash, address, ord_…, reference"></div>
-<div><button type="submit">${chromeText(langOf(res), 'Filter')}</button></div></form>
+<div><button type="submit">${chromeText(langOf(res), 'Filter')}</button> ${exportLink('/dashboard/transfers.csv', { status: filters.status, q: filters.search, view: inbox ? 'unattributed' : undefined }, langOf(res))}</div></form>
 <section class="panel">${transferTable(items.map((t) => presentTransfer(deps.registry, t)), txLink, deps.registry)}${pager('/dashboard/transfers', { status: filters.status, q: filters.search, view: inbox ? 'unattributed' : undefined }, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
           refused ? 400 : 200,
       );
+    }),
+  );
+
+  // The transfers and deposits lists' CSVs: the API's export operations, as the orders list's.
+  app.get(
+    '/dashboard/transfers.csv',
+    page(d, 'viewer', async (req, res, who) => {
+      await sendCsvDownload(deps.logger, req, res, await exportTransfers(deps, who.caller.organizationId, transferFilters(req), {}));
+    }),
+  );
+  app.get(
+    '/dashboard/deposits.csv',
+    page(d, 'viewer', async (req, res, who) => {
+      await sendCsvDownload(deps.logger, req, res, await exportDeposits(deps, who.caller.organizationId, depositFilters(req), {}));
     }),
   );
 }

@@ -7518,6 +7518,342 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/exports/orders.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export orders as CSV (created in a period)
+         * @description Orders created in the period, oldest first, as one CSV file (text/csv, an attachment) with a header row: orderId, orderReference, status, paymentState, amount, amountReceived, currency, chainId, address, txHash, blockNumber, blockTimestamp, createdAt, expiresAt, completedAt, expiredAt, exceptions, resolution, resolvedBy, resolvedAt, resolutionReason. Takes the filters of GET /orders and from/to; no row cap: the file is streamed from the database in batches, however large. Amounts are exact decimal strings in token units; timestamps RFC 3339 UTC; every cell is quoted and a cell starting with =, +, -, @ gets a leading apostrophe (spreadsheet-safe). A bad filter or period (from after to) is 400 VALIDATION_ERROR in the deployment's error format, before any of the file is sent.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    from?: string;
+                    to?: string;
+                    status?: "pending" | "completed" | "expired";
+                    currency?: string;
+                    chainId?: string;
+                    orderReference?: string;
+                    search?: string;
+                    paymentState?: "unpaid" | "partial" | "paid" | "overpaid";
+                    exception?: "underpaid" | "overpaid" | "paidLate" | "unattributedPayments" | "manual";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A CSV file (an attachment), streamed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                    };
+                };
+                /** @description VALIDATION_ERROR */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/exports/transfers.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export transfers (payments seen on chain) as CSV (detected in a period)
+         * @description Transfers detected in the period, attributed or not, oldest first, as one CSV file (text/csv, an attachment) with a header row: transferId, status, amount, currency, chainId, from, to, txHash, blockNumber, blockTimestamp, confirmations, attribution, orderId, orderReference, depositId, depositReference, unattributedReason, credited, detectedAt, confirmedAt. Takes the filters of GET /transfers and from/to; no row cap: the file is streamed from the database in batches, however large. Amounts are exact decimal strings in token units; timestamps RFC 3339 UTC; every cell is quoted and a cell starting with =, +, -, @ gets a leading apostrophe (spreadsheet-safe). A bad filter or period (from after to) is 400 VALIDATION_ERROR in the deployment's error format, before any of the file is sent.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    from?: string;
+                    to?: string;
+                    status?: "pending" | "confirmed" | "dropped" | "reorged";
+                    currency?: string;
+                    chainId?: string;
+                    txHash?: string;
+                    address?: string;
+                    orderId?: string;
+                    depositReference?: string;
+                    attributed?: boolean;
+                    unattributedReason?: "no_holder" | "undecidable" | "paid_late";
+                    search?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A CSV file (an attachment), streamed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                    };
+                };
+                /** @description VALIDATION_ERROR */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/exports/deposits.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export deposits as CSV (detected in a period)
+         * @description Deposits detected in the period, oldest first, as one CSV file (text/csv, an attachment) with a header row: depositId, depositReference, status, amount, currency, chainId, address, fromAddress, txHash, blockNumber, blockTimestamp, confirmations, transferId, detectedAt, confirmedAt, completedAt, droppedAt. Takes the filters of GET /deposits and from/to; no row cap: the file is streamed from the database in batches, however large. Amounts are exact decimal strings in token units; timestamps RFC 3339 UTC; every cell is quoted and a cell starting with =, +, -, @ gets a leading apostrophe (spreadsheet-safe). A bad filter or period (from after to) is 400 VALIDATION_ERROR in the deployment's error format, before any of the file is sent.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    from?: string;
+                    to?: string;
+                    depositReference?: string;
+                    status?: "pending" | "confirmed" | "completed" | "dropped";
+                    currency?: "USDT" | "USDC" | "DAI";
+                    chainId?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A CSV file (an attachment), streamed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                    };
+                };
+                /** @description VALIDATION_ERROR */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
