@@ -8,7 +8,9 @@ import { adapterFor, runChainConfirmations, runChainScan } from '../../core/dete
 import { scanChainOnce } from '../../core/detection/scan';
 import { getCheckpoint } from '../../core/chains/checkpoints';
 import { createOrder } from '../../core/orders/orders';
-import { chainCheckpoints, chainHeadObservations, deposits, events, scannedBlocks, transfers } from '../../db/schema';
+import { recomputeOrder } from '../../core/orders/order-state';
+import { setConfigValue } from '../../core/organizations/org-config';
+import { chainCheckpoints, chainHeadObservations, deposits, events, poolAddresses, scannedBlocks, transfers } from '../../db/schema';
 import { SolanaLocalClient } from '../../scripts/local-chain/solana/payer';
 import { startSolanaLocal, type RunningSolanaLocal } from '../../scripts/local-chain/solana/solana-local';
 import { solanaLocalStateOf } from '../../scripts/local-chain/solana/solana-local-chain';
@@ -274,6 +276,39 @@ for (const mode of ['blocks', 'addresses'] as const) {
       expect(confirmed[0].data).to.include({ address: binding.address, txHash: paid.signature });
       const [dep] = await ctx.db.select().from(deposits).where(sql`${deposits.transferId} in (select id from transfers where tx_hash = ${paid.signature})`);
       expect(dep).to.include({ status: 'completed', requiredConfirmations: DEPTH });
+    });
+
+    // Last: it moves this context's clock ahead of the chain's, which later tests' fresh contexts would see as a skew.
+    it('a late-payment window keeps an expired order\'s address watched: a payment after expiry is recorded against the order (paid_late), in either scan mode', async () => {
+      const lateOrg = (await createTestOrg(`solana late window ${mode}`)).organizationId;
+      await seedPoolAddresses(lateOrg, 'solana', 2);
+      // No cooldown of its own: without the window the address would go back to the pool at once,
+      // and in addresses mode an idle address is never asked about.
+      await setConfigValue(ctx.db, lateOrg, 'address_pool.cooldown_minutes', 0);
+      await setConfigValue(ctx.db, lateOrg, 'late_payment_window_minutes', 60);
+      clock.advance(-20 * 60_000);
+      const order = await createOrder(ctx, lateOrg, { orderReference: `sol-late-${mode}-${Date.now()}`, amount: '3', currency: 'USDC', chainId: SOLANA_LOCAL_CHAIN_ID, paymentWindowMinutes: 1, graceMinutes: 0 });
+      clock.advance(20 * 60_000);
+      await produce(2);
+      await settle();
+      expect(await ctx.db.transaction((tx) => recomputeOrder(tx, ctx, order.id))).to.equal('expired');
+      const [pool] = await ctx.db.select().from(poolAddresses).where(eq(poolAddresses.id, order.poolAddressId));
+      expect(pool.status).to.equal('cooldown');
+      expect(pool.cooldownUntil!.getTime()).to.be.at.least(order.graceEndsAt.getTime() + 60 * 60_000 - 1000);
+      clock.advance(5_000);
+      await produce(1);
+      await settle();
+      clock.advance(5_000);
+      const paid = await client.pay(order.address, 3_000_000n, 'USDC');
+      await finalize();
+      const [t] = await txRows(paid.signature);
+      expect(t, 'the late payment is seen').to.not.equal(undefined);
+      expect(t).to.include({ orderId: null, unattributedReason: 'paid_late', counted: false, credited: false });
+      expect(t.unattributedCandidates?.[0]).to.include({ relation: 'previous', orderId: order.id });
+      const row = await orderRow(ctx, order.id);
+      expect(row.status).to.equal('expired');
+      expect(row.latePaidAt).to.be.instanceOf(Date);
+      expect(row.unattributedPayments).to.equal(1);
     });
   });
 }
