@@ -11,7 +11,7 @@ import { html, type Html } from '../html';
 import { chromeText, langOf } from './chrome-text';
 import { formatDate, notice, offsetPager, pager } from './layout';
 import { orderBadges, sendOrderPage, txLink } from './money-pages';
-import { actorOf, attributeForm, attributionTargetFromForm, EXCEPTION_LABELS, EXCEPTION_WORDS, reasonFromForm, uncreditedWhy } from './reconciliation-views';
+import { actorOf, attributeForm, attributionTargetFromForm, EXCEPTION_WORDS, reasonFromForm, uncreditedWhy } from './reconciliation-views';
 import { pageNumber } from './settings-pages';
 import { action, field, page, sendPage, type Dashboard, type SignedIn } from './web';
 
@@ -22,7 +22,13 @@ const COUNT_UP_TO = 1_000;
 /** The view's lists, one at a time: the payments to decide, then orders by exception. */
 const SHOWN = ['payments', 'paidLate', 'unattributedPayments', 'underpaid', 'manual'] as const satisfies readonly ('payments' | OrderException)[];
 type Shown = (typeof SHOWN)[number];
-const SHOWN_LABELS: Record<Shown, string> = { payments: 'Payments to decide', ...EXCEPTION_LABELS };
+const SHOWN_LABELS: Record<Shown, string> = {
+  payments: 'Unattributed payments',
+  paidLate: 'Orders paid late',
+  unattributedPayments: 'Orders with payments to decide',
+  underpaid: 'Underpaid orders',
+  manual: 'Orders settled by hand',
+};
 
 /**
  * Issue 40 in the dashboard: "Needs attention" (what the service recorded but could not credit,
@@ -124,7 +130,7 @@ async function refusal(err: unknown, answer: (message: string, status: number) =
 
 /** The unattributed payments of the "Needs attention" view: why each was not credited, and who the evidence names. */
 function paymentsTable(d: Dashboard, transfers: TransferView[]): Html {
-  return html`<table id="attention-payments"><caption class="skip">Payments to decide</caption><thead><tr><th>Amount</th><th>To</th><th>Transaction</th><th>Why not credited</th><th>Meant for (evidence)</th><th>Detected</th><th></th></tr></thead><tbody>
+  return html`<table id="attention-payments"><caption class="skip">Unattributed payments</caption><thead><tr><th>Amount</th><th>To</th><th>Transaction</th><th>Why not credited</th><th>Meant for (evidence)</th><th>Detected</th><th></th></tr></thead><tbody>
 ${transfers.map(
   (t) => html`<tr data-transfer-id="${t.id}" data-reason="${t.unattributedReason ?? ''}"><td class="num">${t.amount} ${t.currency}</td><td class="mono">${t.to}</td><td>${txLink(d, t.chainId, t.txHash)}</td><td>${uncreditedWhy(t)}</td>
 <td>${candidateList(t)}</td><td>${formatDate(t.detectedAt)}</td><td><a href="/dashboard/transfers/${t.id}">Decide</a></td></tr>`,

@@ -282,8 +282,8 @@ ${order.unattributedPayments.map(
 ${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)}</dd>` : null}${order.expiredAt ? html`<dt>Expired</dt><dd>${formatDate(order.expiredAt)}</dd>` : null}
 ${exceptionFacts(order)}
 </dl></section>
-${admin && order.status !== 'completed' ? html`<section class="panel" aria-labelledby="settle-h"><h2 id="settle-h">${chromeText(lang, 'Settle by hand')}</h2><p>Paid in a way the service could not credit (off-chain, or outside its window)? Completing it by hand sends order.completed with resolution manual.</p>${settleForm(order.orderId, who.session, lang)}</section>` : null}
 <h2>${chromeText(lang, 'Payments to its address')}</h2><section class="panel">${payments}</section>
+${admin && order.status !== 'completed' ? html`<section class="panel" aria-labelledby="settle-h"><h2 id="settle-h">${chromeText(lang, 'Settle by hand')}</h2><p>Paid in a way the service could not credit (off-chain, or outside its window)? Completing it by hand sends order.completed with resolution manual.</p>${settleForm(order.orderId, who.session, lang)}</section>` : null}
 <h2>${chromeText(lang, 'Events and webhook deliveries')}</h2><section class="panel">${eventDeliveriesTable(events.items, admin ? redeliver : null)}</section>`,
     status,
   );

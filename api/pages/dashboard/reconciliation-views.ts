@@ -106,7 +106,7 @@ export function attributeToOrderForm(transferId: string, orderId: string, sessio
 export function settleForm(orderId: string, session: Session, lang: Language): Html {
   return html`<form method="post" action="/dashboard/orders/${orderId}/resolve" class="row settle">${csrfField(session)}
 <input type="hidden" name="status" value="completed">
-<div>${reasonInput('settle-reason')}</div><div><button type="submit">${chromeText(lang, 'Settle by hand')}</button></div></form>`;
+<div class="grow">${reasonInput('settle-reason')}</div><div><button type="submit">${chromeText(lang, 'Settle by hand')}</button></div></form>`;
 }
 
 /** An order's exceptions and its resolution (who, when, why), for its page's facts. */
