@@ -1,4 +1,4 @@
-import type { Express, Request, Response } from 'express';
+import type { Express, Response } from 'express';
 import { listTransfers, getTransfer } from '../../../core/transfers/transfers';
 import { listOrders } from '../../../core/orders/orders';
 import { presentOrder, type OrderException } from '../../../core/views/order';
