@@ -51,8 +51,7 @@ export async function attributeTransfer(ctx: ServiceContext, actor: Actor, trans
       .for('update');
     if (!t) throw notFound(`Transfer ${transferId}`);
     if (t.status === 'dropped') throw conflict(`Transfer ${transferId} was dropped (its block left the chain): there is no payment to attribute`);
-    const attributable = t.depositBindingId === null && t.attributedBy === null && (t.orderId === null || !t.counted);
-    if (!attributable) {
+    if (!awaitsAttribution(t)) {
       throw conflict(
         t.attributedBy !== null
           ? `Transfer ${transferId} was already attributed by hand (by ${t.attributedBy})`
@@ -111,6 +110,17 @@ export async function attributeTransfer(ctx: ServiceContext, actor: Actor, trans
     return getTransfer(tx, actor.organizationId, t.id);
   });
 }
+
+/**
+ * What attributeTransfer accepts (beside dropped, refused apart): attributed to nobody, or recorded
+ * against an order without counting (paid after its grace), and never attributed by hand. The
+ * dashboard offers its form on exactly these.
+ */
+export function awaitsAttribution(t: Pick<TransferRow, 'depositBindingId' | 'attributedBy' | 'orderId' | 'counted'>): boolean {
+  return t.depositBindingId === null && t.attributedBy === null && (t.orderId === null || !t.counted);
+}
+
+type TransferRow = typeof transfers.$inferSelect;
 
 const conflict = (message: string) => new AppError('CONFLICT', message);
 

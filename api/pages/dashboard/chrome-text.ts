@@ -73,6 +73,13 @@ const CHROME_TEXT = [
   'Completed volume per day (30 days)',
   'Events and webhook deliveries',
   'Webhook endpoints needing attention',
+  // Reconciliation (issue 40).
+  'Needs attention',
+  'Transfer',
+  'Attribute',
+  'Attribute to this order',
+  'Settle by hand',
+  'Payments to its address',
 ] as const;
 export type ChromeText = (typeof CHROME_TEXT)[number];
 
@@ -141,6 +148,12 @@ const es: Record<ChromeText, string> = {
   'Completed volume per day (30 days)': 'Volumen completado por día (30 días)',
   'Events and webhook deliveries': 'Eventos y entregas de webhooks',
   'Webhook endpoints needing attention': 'Endpoints de webhooks que requieren atención',
+  'Needs attention': 'Requiere atención',
+  Transfer: 'Transferencia',
+  Attribute: 'Atribuir',
+  'Attribute to this order': 'Atribuir a este pedido',
+  'Settle by hand': 'Liquidar a mano',
+  'Payments to its address': 'Pagos a su dirección',
 };
 
 const DICTIONARIES: Record<Exclude<Language, 'en'>, Record<ChromeText, string>> = { es };

@@ -1,10 +1,13 @@
-import type { Express, Request } from 'express';
+import type { Express, Request, Response } from 'express';
 import { explorerTxLink, type ChainRegistry } from '../../../core/chains/registry';
 import { chainLabel, confirmationsText, longValue } from './cells';
 import { getOrder, listOrders, ORDER_SORT_FIELDS, type ListOrdersQuery } from '../../../core/orders/orders';
 import { listTransfers, type TransferFilters } from '../../../core/transfers/transfers';
 import { listDeposits, type DepositFilters } from '../../../core/deposits/queries';
 import { presentOrder, type OrderView } from '../../../core/views/order';
+import { presentOrderWithPayments } from '../../../core/orders/exceptions';
+import { awaitsAttribution } from '../../../core/reconciliation/attribute-transfer';
+import { attributeToOrderForm, exceptionFacts, settleForm, uncreditedWhy, UNATTRIBUTED_REASON_WORDS } from './reconciliation-views';
 import { presentTransfer, type TransferView } from '../../../core/views/transfer';
 import { presentDeposit } from '../../../core/views/deposit';
 import { DEPOSIT_STATUSES } from '../../../core/views/deposit';
@@ -21,7 +24,7 @@ import { sendCsvDownload } from '../../csv-answer';
 import { eventDeliveriesTable } from './webhook-views';
 import { listWebhookEvents } from '../../../core/webhooks/history';
 import { roleAtLeast } from '../../../core/organizations/roles';
-import { page, sendPage, type Dashboard } from './web';
+import { page, sendPage, type Dashboard, type SignedIn } from './web';
 import { pageNumber } from './settings-pages';
 
 const PAGE_SIZE = 50;
@@ -85,16 +88,16 @@ export function orderBadges(o: OrderView): Html {
   if (received > 0) extra.push(html` <span class="badge warn">overpaid</span>`);
   if (received < 0 && o.amountReceived !== '0' && compareDecimal(o.amountReceived, '0') > 0) extra.push(html` <span class="badge warn">underpaid</span>`);
   if (o.completedAt && o.completedAt > o.expiresAt) extra.push(html` <span class="badge warn">late</span>`);
+  // Issue 40's exceptions that under- and overpaid above do not already say.
+  if (o.exceptions.includes('paidLate')) extra.push(html` <span class="badge warn">paid late</span>`);
+  if (o.exceptions.includes('unattributedPayments')) extra.push(html` <span class="badge warn">payments to decide</span>`);
+  if (o.exceptions.includes('manual')) extra.push(html` <span class="badge">settled by hand</span>`);
   return html`<span class="badge ${cls}" data-status="${o.status}">${o.status}</span>${extra}`;
 }
 
 export function mountMoneyPages(app: Express, d: Dashboard): void {
   const { deps } = d;
-  const txLink = (chainId: string, txHash: string) => {
-    const chain = deps.registry.get(chainId);
-    const href = chain ? explorerTxLink(chain, txHash) : null;
-    return longValue(txHash, href);
-  };
+  const link = (chainId: string, txHash: string) => txLink(d, chainId, txHash);
 
   app.get(
     '/dashboard/orders',
@@ -173,34 +176,7 @@ ${items.map(
 
   app.get(
     '/dashboard/orders/:orderId',
-    page(d, 'viewer', async (req, res, who) => {
-      const order = presentOrder(deps, await getOrder(deps.db, who.caller.organizationId, String(req.params.orderId)));
-      const { items } = await listTransfers(deps, who.caller.organizationId, { page: 1, limit: 100, sortBy: 'detectedAt', sortOrder: 'asc', orderId: order.orderId });
-      const transfers = items.map((t) => presentTransfer(deps.registry, t));
-      // The order's events with their deliveries: the API's event list (GET /webhooks/events), by order.
-      const events = await listWebhookEvents(deps.db, who.caller, { page: 1, limit: 50, sortOrder: 'asc', orderId: order.orderId });
-      const admin = roleAtLeast(who.session.role, 'admin');
-      const redeliver = (eventId: string, endpointId: string) =>
-        postButton(`/dashboard/settings/webhooks/${endpointId}/events/${eventId}/redeliver`, who.session, 'Redeliver', 'secondary', langOf(res));
-      await sendPage(
-          d,
-          res,
-          who,
-          '/dashboard/orders',
-          `${chromeText(langOf(res), 'Order')} ${order.orderReference}`,
-          html`<section class="panel"><dl>
-<dt>Order</dt><dd class="mono">${order.orderId}</dd>
-<dt>Status</dt><dd>${orderBadges(order)}</dd>
-<dt>Amount</dt><dd>${order.amount} ${order.currency} on ${order.chainId} (received ${order.amountReceived})</dd>
-<dt>Address</dt><dd class="mono">${order.address}</dd>
-<dt>Payment page</dt><dd><a href="${order.paymentUrl}" rel="noopener noreferrer">open</a></dd>
-<dt>Created</dt><dd>${formatDate(order.createdAt)}</dd><dt>Expires</dt><dd>${formatDate(order.expiresAt)} (grace until ${formatDate(order.graceEndsAt)})</dd>
-${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)}</dd>` : null}${order.expiredAt ? html`<dt>Expired</dt><dd>${formatDate(order.expiredAt)}</dd>` : null}
-</dl></section>
-<h2>${chromeText(langOf(res), 'Transfers')}</h2><section class="panel">${transferTable(transfers, txLink, deps.registry)}</section>
-<h2>${chromeText(langOf(res), 'Events and webhook deliveries')}</h2><section class="panel">${eventDeliveriesTable(events.items, admin ? redeliver : null)}</section>`,
-      );
-    }),
+    page(d, 'viewer', async (req, res, who) => sendOrderPage(d, res, who, String(req.params.orderId))),
   );
 
   app.get(
@@ -222,7 +198,7 @@ ${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)
 <div><button type="submit">${chromeText(langOf(res), 'Filter')}</button> ${exportLink('/dashboard/deposits.csv', filters, langOf(res))}</div></form>
 <section class="panel"><table id="deposits"><caption class="skip">Deposits</caption><thead><tr><th>Deposit</th><th>Reference</th><th>Amount</th><th>Chain</th><th>Status</th><th>Transaction</th><th>Detected</th></tr></thead><tbody>
 ${deposits.map(
-  (x) => html`<tr><td class="mono">${x.depositId}</td><td>${x.depositReference}</td><td class="num">${x.amount} ${x.currency}</td><td>${chainLabel(deps.registry, x.chainId)}</td><td><span class="badge">${x.status}</span> ${confirmationsText(x.status, x.confirmations, x.requiredConfirmations)}</td><td>${txLink(x.chainId, x.txHash)}</td><td>${formatDate(x.detectedAt)}</td></tr>`,
+  (x) => html`<tr><td class="mono">${x.depositId}</td><td>${x.depositReference}</td><td class="num">${x.amount} ${x.currency}</td><td>${chainLabel(deps.registry, x.chainId)}</td><td><span class="badge">${x.status}</span> ${confirmationsText(x.status, x.confirmations, x.requiredConfirmations)}</td><td>${link(x.chainId, x.txHash)}</td><td>${formatDate(x.detectedAt)}</td></tr>`,
 )}
 </tbody></table>${pager('/dashboard/deposits', filters, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
       );
@@ -243,11 +219,11 @@ ${deposits.map(
           who,
           '/dashboard/transfers',
           inbox ? 'Unattributed transfers' : 'Transfers',
-          html`<p>${inbox ? html`What arrived where nothing was expected (no order or deposit held the address). <a href="/dashboard/transfers">All transfers</a>` : html`<a href="/dashboard/transfers?view=unattributed">Unattributed inbox</a>`}</p>
+          html`<p>${inbox ? html`What no order or deposit reference took; each row says why. Decide them under <a href="/dashboard/attention">Needs attention</a>. <a href="/dashboard/transfers">All transfers</a>` : html`<a href="/dashboard/transfers?view=unattributed">Unattributed inbox</a>`}</p>
 ${notice(refused, 'error')}<form method="get" action="/dashboard/transfers" class="panel row" role="search">${inbox ? html`<input type="hidden" name="view" value="unattributed">` : null}
 <div><label for="q">Search</label><input id="q" name="q" type="text" value="${filters.search ?? ''}" placeholder="tx hash, address, ord_…, reference"></div>
 <div><button type="submit">${chromeText(langOf(res), 'Filter')}</button> ${exportLink('/dashboard/transfers.csv', { status: filters.status, q: filters.search, view: inbox ? 'unattributed' : undefined }, langOf(res))}</div></form>
-<section class="panel">${transferTable(items.map((t) => presentTransfer(deps.registry, t)), txLink, deps.registry)}${pager('/dashboard/transfers', { status: filters.status, q: filters.search, view: inbox ? 'unattributed' : undefined }, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
+<section class="panel">${transferTable(items.map((t) => presentTransfer(deps.registry, t)), link, deps.registry)}${pager('/dashboard/transfers', { status: filters.status, q: filters.search, view: inbox ? 'unattributed' : undefined }, pageNo, PAGE_SIZE, total, langOf(res))}</section>`,
           refused ? 400 : 200,
       );
     }),
@@ -269,6 +245,66 @@ ${notice(refused, 'error')}<form method="get" action="/dashboard/transfers" clas
 }
 
 /**
+ * An order's page: its facts, exceptions and resolution; every payment to its address during its
+ * life and its late window (its own transfers, and the unattributed ones that name it), with why
+ * each was not credited; and, for Admins and Owners, "Attribute to this order" on each one that
+ * waits for a decision and "Settle by hand" while it is not completed. `top` is an action's answer.
+ */
+export async function sendOrderPage(d: Dashboard, res: Response, who: SignedIn, orderId: string, top: Html | null = null, status = 200): Promise<void> {
+  const { deps } = d;
+  const lang = langOf(res);
+  const order = await presentOrderWithPayments(deps, await getOrder(deps.db, who.caller.organizationId, orderId));
+  const { items } = await listTransfers(deps, who.caller.organizationId, { page: 1, limit: 100, sortBy: 'detectedAt', sortOrder: 'asc', orderId: order.orderId });
+  // The order's events with their deliveries: the API's event list (GET /webhooks/events), by order.
+  const events = await listWebhookEvents(deps.db, who.caller, { page: 1, limit: 50, sortOrder: 'asc', orderId: order.orderId });
+  const admin = roleAtLeast(who.session.role, 'admin');
+  const redeliver = (eventId: string, endpointId: string) =>
+    postButton(`/dashboard/settings/webhooks/${endpointId}/events/${eventId}/redeliver`, who.session, 'Redeliver', 'secondary', lang);
+  // A payment the order may take by hand: one waiting for a decision, in the order's own chain and token.
+  const attributable = (t: { id: string; chainId: string; currency: string }, waits: boolean) =>
+    admin && waits && t.chainId === order.chainId && t.currency === order.currency ? attributeToOrderForm(t.id, order.orderId, who.session, lang) : null;
+  const own = items.map((r) => ({ view: presentTransfer(deps.registry, r), waits: awaitsAttribution(r.t) }));
+  const payments = html`<table class="payments"><caption class="skip">Payments to its address</caption><thead><tr><th>Amount</th><th>From</th><th>Transaction</th><th>Mined</th><th>State</th>${admin ? html`<th>Decision</th>` : null}</tr></thead><tbody>
+${own.map(
+  ({ view: t, waits }) => html`<tr data-transfer-id="${t.id}"><td class="num">${t.amount} ${t.currency}</td><td class="mono">${t.from}</td><td>${txLink(d, t.chainId, t.txHash)}</td><td>${formatDate(t.blockTimestamp)}</td>
+<td><span class="badge">${t.status}</span> ${t.credited ? html`<span class="badge ok">credited</span>` : null}${t.attributedBy ? html` attributed by hand: ${t.attributedBy}, ${formatDate(t.attributedAt)}: “${t.attributionReason}”` : null}${uncreditedWhy(t) ? html` <span class="why">${uncreditedWhy(t)}</span>` : null}</td>${admin ? html`<td>${attributable(t, waits)}</td>` : null}</tr>`,
+)}
+${order.unattributedPayments.map(
+  (p) => html`<tr data-transfer-id="${p.transferId}"><td class="num">${p.amount} ${p.currency}</td><td class="mono">${p.from}</td><td>${txLink(d, p.chainId, p.txHash)}</td><td>${formatDate(p.blockTimestamp)}</td>
+<td><span class="badge warn">unattributed</span> <span class="why">${UNATTRIBUTED_REASON_WORDS[p.reason]}</span> <a href="/dashboard/transfers/${p.transferId}">details</a></td>${admin ? html`<td>${attributable({ id: p.transferId, chainId: p.chainId, currency: p.currency }, true)}</td>` : null}</tr>`,
+)}
+</tbody></table>${own.length + order.unattributedPayments.length === 0 ? html`<p>None.</p>` : null}`;
+  await sendPage(
+    d,
+    res,
+    who,
+    '/dashboard/orders',
+    `${chromeText(lang, 'Order')} ${order.orderReference}`,
+    html`${top}<section class="panel"><dl>
+<dt>Order</dt><dd class="mono">${order.orderId}</dd>
+<dt>Status</dt><dd>${orderBadges(order)}</dd>
+<dt>Amount</dt><dd>${order.amount} ${order.currency} on ${chainLabel(deps.registry, order.chainId)} (received ${order.amountReceived})</dd>
+<dt>Address</dt><dd class="mono">${order.address}</dd>
+<dt>Payment page</dt><dd><a href="${order.paymentUrl}" rel="noopener noreferrer">open</a></dd>
+<dt>Created</dt><dd>${formatDate(order.createdAt)}</dd><dt>Expires</dt><dd>${formatDate(order.expiresAt)} (grace until ${formatDate(order.graceEndsAt)})</dd>
+${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)}</dd>` : null}${order.expiredAt ? html`<dt>Expired</dt><dd>${formatDate(order.expiredAt)}</dd>` : null}
+${exceptionFacts(order)}
+</dl></section>
+<h2>${chromeText(lang, 'Payments to its address')}</h2><section class="panel">${payments}</section>
+${admin && order.status !== 'completed' ? html`<section class="panel" aria-labelledby="settle-h"><h2 id="settle-h">${chromeText(lang, 'Settle by hand')}</h2><p>Paid in a way the service could not credit (off-chain, or outside its window)? Completing it by hand sends order.completed with resolution manual.</p>${settleForm(order.orderId, who.session, lang)}</section>` : null}
+<h2>${chromeText(lang, 'Events and webhook deliveries')}</h2><section class="panel">${eventDeliveriesTable(events.items, admin ? redeliver : null)}</section>`,
+    status,
+  );
+}
+
+/** A transaction hash, linked to the chain's explorer when it has one. */
+export function txLink(d: Dashboard, chainId: string, txHash: string): Html {
+  const chain = d.deps.registry.get(chainId);
+  const href = chain ? explorerTxLink(chain, txHash) : null;
+  return longValue(txHash, href);
+}
+
+/**
  * A list whose search text the list refuses (a mistyped address, core/chains/search-term.ts) is
  * answered by the list page itself: the reason above the box, the box keeping the text to correct,
  * no rows. Not the bare error page, which had neither the box nor the navigation.
@@ -283,11 +319,11 @@ async function listUnlessSearchRefused<T>(read: () => Promise<T>, none: T): Prom
   }
 }
 
-function transferTable(transfers: TransferView[], txLink: (chainId: string, txHash: string) => Html, registry: Pick<ChainRegistry, 'get'>): Html {
+function transferTable(transfers: TransferView[], link: (chainId: string, txHash: string) => Html, registry: Pick<ChainRegistry, 'get'>): Html {
   return html`<table class="transfers"><caption class="skip">Transfers</caption><thead><tr><th>Amount</th><th>Chain</th><th>To</th><th>Transaction</th><th>Status</th><th>For</th><th>Detected</th></tr></thead><tbody>
 ${transfers.map(
-  (t) => html`<tr><td class="num">${t.amount} ${t.currency}</td><td>${chainLabel(registry, t.chainId)}</td><td>${longValue(t.to)}</td><td>${txLink(t.chainId, t.txHash)}</td><td><span class="badge">${t.status}</span> ${confirmationsText(t.status, t.confirmations, t.requiredConfirmations)}</td>
-<td>${t.orderId ? html`<a href="/dashboard/orders/${t.orderId}">${t.orderReference}</a>` : t.depositReference ? html`deposit ${t.depositReference}` : html`<span class="badge warn">unattributed</span>`}</td><td>${formatDate(t.detectedAt)}</td></tr>`,
+  (t) => html`<tr data-transfer-id="${t.id}"><td class="num">${t.amount} ${t.currency}</td><td>${chainLabel(registry, t.chainId)}</td><td>${longValue(t.to)}</td><td>${link(t.chainId, t.txHash)}</td><td><span class="badge">${t.status}</span> ${confirmationsText(t.status, t.confirmations, t.requiredConfirmations)}</td>
+<td>${t.orderId ? html`<a href="/dashboard/orders/${t.orderId}">${t.orderReference}</a>` : t.depositReference ? html`deposit ${t.depositReference}` : html`<a href="/dashboard/transfers/${t.id}"><span class="badge warn">unattributed</span></a>`}${uncreditedWhy(t) ? html` <span class="why">${uncreditedWhy(t)}</span>` : null}</td><td>${formatDate(t.detectedAt)}</td></tr>`,
 )}
 </tbody></table>${transfers.length === 0 ? html`<p>None.</p>` : null}`;
 }
