@@ -292,7 +292,7 @@ for (const style of STYLES) {
 }
 
 describe('deposit references across chains of one family (testnet registry)', () => {
-  const { app } = buildTestApp({
+  const { app, deps } = buildTestApp({
     style: 'b',
     env: { NETWORK: 'testnet', SECRET_ENCRYPTION_KEY: 'ab'.repeat(32), PUBLIC_BASE_URL: 'https://pay.example.com' },
   });
@@ -311,7 +311,9 @@ describe('deposit references across chains of one family (testnet registry)', ()
     expect([a.status, b.status]).to.deep.equal([201, 201]);
     expect(a.body.address).to.equal(pool[0]);
     expect(b.body.address).to.equal(pool[0]);
-    expect(a.body.monitoredChains).to.deep.equal(['ethereum-sepolia', 'polygon-amoy']);
+    // Every enabled EVM chain of the deployment watches the family address.
+    expect(a.body.monitoredChains).to.include.members(['ethereum-sepolia', 'polygon-amoy', 'bsc-testnet', 'base-sepolia', 'arbitrum-sepolia', 'optimism-sepolia', 'avalanche-fuji']);
+    expect(a.body.monitoredChains).to.deep.equal(deps.registry.enabledChainsOf('evm').map((c) => c.chainId));
     expect((await post('/deposits/references', { depositReference: 'multi', currency: 'USDC', chainId: 'polygon-amoy' })).status).to.equal(409);
 
     const detail = await request(app).get(`${V1}/deposits/references/multi`).set('X-API-Key', org.keys.member);
