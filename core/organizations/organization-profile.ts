@@ -3,7 +3,7 @@ import type { Database, DbOrTx } from '../../db/client';
 import { organizations } from '../../db/schema';
 import { isEmailAddress } from '../platform/config';
 import { forbidden, notFound, validationError } from '../platform/errors';
-import { recordAudit, type AuditEntry } from '../users/audit';
+import { recordAudit, type AuditEntry } from '../platform/audit';
 import { isHttpUrl } from './org-config';
 import type { Caller } from './organizations';
 import { roleAtLeast } from './roles';

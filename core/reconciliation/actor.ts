@@ -1,5 +1,5 @@
 import type { Tx } from '../../db/client';
-import { recordAudit } from '../users/audit';
+import { recordAudit } from '../platform/audit';
 
 /**
  * Who takes a reconciliation action, as the audit log and the order's resolution name them: a

@@ -7,7 +7,7 @@ import type { Caller } from '../organizations/organizations';
 import { ROLES, roleAtLeast, type Role } from '../organizations/roles';
 import { DECOY_PASSWORD_HASH, hashPassword, passwordProblem, verifyPassword } from './passwords';
 import { issueSignInLink } from './sign-in-links';
-import { recordAudit } from './audit';
+import { recordAudit } from '../platform/audit';
 
 /**
  * People who sign in to the dashboard, and their memberships: a user belongs to organizations

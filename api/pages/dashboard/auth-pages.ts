@@ -1,6 +1,6 @@
 import type { Express, Request, Response } from 'express';
 import { notFound } from '../../../core/platform/errors';
-import { recordAudit } from '../../../core/users/audit';
+import { recordAudit } from '../../../core/platform/audit';
 import { passwordProblem } from '../../../core/users/passwords';
 import { createSession, endSession, endUserSessions, countUserSessions, switchSessionOrganization } from '../../../core/users/sessions';
 import { consumeSignInLink, peekSignInLink } from '../../../core/users/sign-in-links';

@@ -5,7 +5,7 @@ import { listConfig } from '../../../core/organizations/org-config';
 import { poolStatus } from '../../../core/pool/queries';
 import { roleAtLeast } from '../../../core/organizations/roles';
 import { organizationOverview, type Overview, type VolumeLine } from '../../../core/reports/overview';
-import { listAudit } from '../../../core/users/audit';
+import { listAudit } from '../../../core/platform/audit';
 import { listWebhookEndpoints } from '../../../core/webhooks/endpoints';
 import { chromeText, langOf } from './chrome-text';
 import { html, trustedHtml, type Html } from '../html';

@@ -6,7 +6,7 @@ import { constantTimeEqual, randomToken } from '../../../core/platform/secrets';
 import { roleAtLeast, type Role } from '../../../core/organizations/roles';
 import type { Caller } from '../../../core/organizations/organizations';
 import { loadSession, type Session, type SessionTimeouts } from '../../../core/users/sessions';
-import { recordAudit } from '../../../core/users/audit';
+import { recordAudit } from '../../../core/platform/audit';
 import type { ApiDeps } from '../../deps';
 import { addRequestLogFields, logRequestError } from '../../request-log';
 import { rejectUnstorableValues } from '../../validation';
