@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
-import { CURRENCIES, PROTOCOLS } from '../../core/chains/registry';
+import { PROTOCOLS } from '../../core/chains/registry';
+import { currencySymbolSchema } from '../../core/views/chain';
 import {
   bindDepositReference,
   registerDepositReference,
@@ -222,7 +223,7 @@ export function registerDepositRoutes(api: ApiBuilder, deps: ApiDeps): void {
         filters: {
           depositReference: Type.Optional(referenceSchema),
           status: Type.Optional(StringEnum(DEPOSIT_STATUSES)),
-          currency: Type.Optional(StringEnum(CURRENCIES)),
+          currency: Type.Optional(currencySymbolSchema()),
           chainId: Type.Optional(chainIdInput),
         },
       }),

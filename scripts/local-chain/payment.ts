@@ -75,7 +75,7 @@ export async function payOnLocalChain(
   } else {
     throw new PayError(`"${target}" is neither an order id (ord_…), an EVM address (0x…), a Tron address (T…) nor a Solana address`);
   }
-  if (!CURRENCIES.includes(currency)) throw new PayError(`unknown currency ${currency} (use ${CURRENCIES.join(', ')})`);
+  if (!(CURRENCIES as readonly string[]).includes(currency)) throw new PayError(`unknown currency ${currency} (use ${CURRENCIES.join(', ')})`);
   const token = chain.tokens[currency];
   if (!token?.address) throw new PayError(`${currency} is not deployed on the local chain: is it running (npm start / npm run chain)?`);
   const units = baseUnits(amountText, token.decimals);
