@@ -20,7 +20,7 @@ async function main(): Promise<number> {
   // Not createService: a payment needs the database, the registry and the local chains' state,
   // not the job queue, migrations or the service's other start-up (issue 38: pay took 7-33 s).
   const dbHandle = createDb(config.databaseUrl, { max: 1 });
-  const ctx: PayDeps = { config, db: dbHandle.db, registry: ChainRegistry.forNetwork(config.network, SCANNED_FAMILIES, config.chainOverrides) };
+  const ctx: PayDeps = { config, db: dbHandle.db, registry: ChainRegistry.forConfig(config, SCANNED_FAMILIES) };
   try {
     await loadLocalChainState(ctx);
     await loadTronLocalState(ctx);
