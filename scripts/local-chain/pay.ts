@@ -7,13 +7,13 @@ import { loadSolanaLocalState } from '../../core/chains/solana/solana-local-stat
 import { createDb } from '../../db/client';
 import { payOnLocalChain, PayError, type PayDeps } from './payment';
 
-/** `npm run pay -- <orderId|address> <amount> [currency] [--force]`: a test payment on a local chain (EVM, Tron or Solana by the address's form). */
+/** `npm run pay -- <orderId|address> <amount> [currency] [--force]`: a test payment on a local chain (EVM, Tron or Solana by the address's form; an order on an EVM chain of the chains file pays there). */
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   const force = argv.includes('--force');
   const [target, amount, currency] = argv.filter((a) => a !== '--force');
   if (!target || !amount) {
-    process.stderr.write('usage: npm run pay -- <orderId|0x…|T…|Solana address> <amount> [USDT|USDC|DAI] [--force]\n');
+    process.stderr.write('usage: npm run pay -- <orderId|0x…|T…|Solana address> <amount> [currency] [--force]\n');
     return 2;
   }
   const config = loadConfig({ ...process.env, NETWORK: 'local', LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' });

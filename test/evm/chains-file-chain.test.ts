@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,7 +8,8 @@ import { ManualClock } from '../../core/platform/clock';
 import { recomputeOrder } from '../../core/orders/order-state';
 import { createService } from '../../core/service/service';
 import { StartupError } from '../../core/platform/startup-errors';
-import { buildTestApp, createTestOrg, STYLES, testConfig, testLogger, type TestApp, type TestOrg } from '../helpers/harness';
+import { buildTestApp, createTestOrg, STYLES, TEST_DATABASE_URL, testConfig, testLogger, type TestApp, type TestOrg } from '../helpers/harness';
+import { ROOT } from '../helpers/processes';
 import { resetCheckpointToHead, startTestChain, type TestChain } from '../helpers/anvil';
 import { seedPoolAddresses } from '../helpers/pool';
 import { dataOf } from '../helpers/wire';
@@ -18,22 +20,23 @@ const BSC = 'bsc-local';
 const AMOUNT = '12.345678901234567891';
 const UNITS = 12_345_678_901_234_567_891n;
 
-function chainsFile(chain: TestChain, decimals = 18): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sg-bsc-'));
+/** A chains file with one local EVM chain whose one token the test chain runs. */
+function chainsFile(chain: TestChain, decimals = 18, spec = { chainId: BSC, name: 'Local BNB Smart Chain (anvil)', evmChainId: 56, currency: 'USDT' }): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sg-chains-'));
   const file = path.join(dir, 'chains.yaml');
   fs.writeFileSync(
     file,
     `chains:
-  - chainId: ${BSC}
-    name: Local BNB Smart Chain (anvil)
+  - chainId: ${spec.chainId}
+    name: ${spec.name}
     network: local
-    evmChainId: 56
+    evmChainId: ${spec.evmChainId}
     rpcUrls: [${chain.url}]
     blockTimeMs: 3000
     orderConfirmations: 3
     finality: { kind: depth, blocks: 15 }
     tokens:
-      USDT: { address: "${chain.tokens.USDT}", decimals: ${decimals} }
+      ${spec.currency}: { address: "${chain.tokens[spec.currency]}", decimals: ${decimals} }
 `,
   );
   return file;
@@ -148,5 +151,55 @@ describe('18-decimal USDT on a chain from the chains file (a second anvil, like 
     );
     expect(failure).to.be.instanceOf(StartupError);
     expect((failure as Error).message).to.include(`CHAINS_FILE ${config.chainsFile} line 11: ${BSC} USDT at ${chain.tokens.USDT} reports decimals 18, the registry expects 6`);
+    // The right decimals: the service starts with the chain in its registry.
+    const service = await createService(testConfig({ CHAINS_FILE: chainsFile(chain), START_LOCAL_CHAIN: 'false' }), { migrate: false, logger: testLogger() });
+    try {
+      expect(service.ctx.registry.get(BSC)!.tokens.USDT!.decimals).to.equal(18);
+    } finally {
+      await service.close();
+    }
+  });
+});
+
+describe('npm run pay on a chain from the chains file (a custom token: EURC, 6 decimals)', function () {
+  this.timeout(120_000);
+  const CHAIN_ID = 'eurc-local';
+  let chain: TestChain;
+  let app: TestApp;
+  let org: TestOrg;
+  let file: string;
+
+  before(async () => {
+    chain = await startTestChain({ evmChainId: 31338, tokens: [{ currency: 'EURC', name: 'Euro Coin (test)', decimals: 6 }] });
+    // pay waits for its transfer's receipt: this chain mines each transaction as it comes.
+    await chain.rpc('evm_setAutomine', [true]);
+    file = chainsFile(chain, 6, { chainId: CHAIN_ID, name: 'Local EURC chain (anvil)', evmChainId: 31338, currency: 'EURC' });
+    app = buildTestApp({ env: { CHAINS_FILE: file } });
+    org = await createTestOrg('EURC org');
+    await seedPoolAddresses(org.organizationId, 'evm', 3);
+    await resetCheckpointToHead(app.deps, chain, CHAIN_ID);
+  });
+  after(async () => chain?.stop());
+
+  it('the service lists the chain; an order in EURC on it is paid with npm run pay and completes', async () => {
+    const chains = await request(app.app).get('/api/v1/chains').set('X-API-Key', org.keys.viewer);
+    expect(chains.body.data.find((c: { chainId: string }) => c.chainId === CHAIN_ID).currencies).to.deep.equal([{ currency: 'EURC', token: chain.tokens.EURC, decimals: 6 }]);
+    const created = await request(app.app).post('/api/v1/orders').set('X-API-Key', org.keys.owner).send({ orderReference: `eurc-${Date.now()}`, amount: '7.25', currency: 'EURC', chainId: CHAIN_ID });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    const orderId: string = created.body.orderId;
+    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DATABASE_URL: TEST_DATABASE_URL, CHAINS_FILE: file };
+    const out = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+      execFile('npm', ['run', '--silent', 'pay', '--', orderId, '7.25'], { cwd: ROOT, env, timeout: 90_000 }, (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      ),
+    );
+    expect(out.code, out.stderr).to.equal(0);
+    expect(out.stdout).to.match(new RegExp(`^Sent 7\\.25 EURC to ${created.body.address}`));
+    await chain.mine(2);
+    await settle(app.deps, CHAIN_ID);
+    const row = await orderRow(app.deps, orderId);
+    expect(row).to.include({ status: 'completed', amountReceived: 7_250_000n, currency: 'EURC', chainId: CHAIN_ID });
+    const [completed] = await eventsFor(app.deps, 'order.completed', 'orderId', orderId);
+    expect(completed.data).to.include({ amount: '7.25', amountReceived: '7.25', currency: 'EURC' });
   });
 });
