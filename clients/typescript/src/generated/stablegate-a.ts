@@ -4144,7 +4144,7 @@ export type paths = {
                          * @example 10.50
                          */
                         amount: unknown;
-                        /** @description USDT, USDC or DAI, offered on the chain (INVALID_CURRENCY otherwise) */
+                        /** @description A token symbol the chain offers (GET /chains: USDT, USDC, DAI, or one the chains file adds), INVALID_CURRENCY otherwise */
                         currency: string;
                         /** @description An enabled chain, e.g. ethereum-sepolia (INVALID_CHAIN otherwise) */
                         chainId: string;
