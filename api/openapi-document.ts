@@ -19,7 +19,7 @@ export function openApiDocumentFor(config: Config): OpenApiDocument {
   const declaring = {
     config: { ...config, rateLimit: { ...config.rateLimit, enabled: false } },
     // Descriptions that depend on what is enabled are written from the registry.
-    registry: ChainRegistry.forNetwork(config.network, SCANNED_FAMILIES, config.chainOverrides),
+    registry: ChainRegistry.forConfig(config, SCANNED_FAMILIES),
   } as unknown as ApiDeps;
   const api = new ApiBuilder(declaring, new WireFormat(config.apiStyle), express(), '/api/v1');
   registerRoutes(api, declaring);

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
-import { CURRENCIES, PROTOCOLS } from '../../core/chains/registry';
+import { PROTOCOLS } from '../../core/chains/registry';
+import { currencySymbolSchema } from '../../core/views/chain';
 import {
   bindDepositReference,
   registerDepositReference,
@@ -33,7 +34,7 @@ const chainIdInput = Type.String({ minLength: 1, maxLength: 64 });
 export const DEPOSIT_LIST_FILTERS = {
   depositReference: Type.Optional(referenceSchema),
   status: Type.Optional(StringEnum(DEPOSIT_STATUSES)),
-  currency: Type.Optional(StringEnum(CURRENCIES)),
+  currency: Type.Optional(currencySymbolSchema()),
   chainId: Type.Optional(chainIdInput),
 };
 

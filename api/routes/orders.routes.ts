@@ -33,7 +33,7 @@ const createOrderBody = Type.Object(
       description: 'Positive decimal string in token units, at most the token\'s decimals, e.g. "10.50" (INVALID_AMOUNT otherwise)',
       examples: ['10.50'],
     }),
-    currency: Type.String({ minLength: 1, maxLength: 16, description: 'USDT, USDC or DAI, offered on the chain (INVALID_CURRENCY otherwise)' }),
+    currency: Type.String({ minLength: 1, maxLength: 16, description: 'A token symbol the chain offers (GET /chains: USDT, USDC, DAI, or one the chains file adds), INVALID_CURRENCY otherwise' }),
     chainId: Type.String({ minLength: 1, maxLength: 64, description: 'An enabled chain, e.g. ethereum-sepolia (INVALID_CHAIN otherwise)' }),
     successUrl: Type.Optional(Type.String({ maxLength: 2048, description: 'Absolute http(s) URL; the payer is sent there after completion' })),
     cancelUrl: Type.Optional(Type.String({ maxLength: 2048, description: 'Absolute http(s) URL; the payer is sent there after expiry' })),

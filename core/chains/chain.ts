@@ -8,8 +8,15 @@ import type { NetworkName } from '../platform/config';
 
 export type Protocol = 'evm' | 'tron' | 'solana';
 export const PROTOCOLS: readonly Protocol[] = ['evm', 'tron', 'solana'];
-export type Currency = 'USDT' | 'USDC' | 'DAI';
-export const CURRENCIES: readonly Currency[] = ['USDT', 'USDC', 'DAI'];
+/**
+ * A token's symbol on a chain (USDT, USDC, DAI, or one an operator adds in the chains file: EURC,
+ * PYUSD, USDT0): 2 to 12 uppercase letters or digits. Which symbols a chain offers is the registry's.
+ */
+export type Currency = string;
+export const CURRENCY_SYMBOL = /^[A-Z0-9]{2,12}$/;
+/** The symbols of the built-in test tokens and definitions (the local chain deploys these). */
+export type BuiltInCurrency = 'USDT' | 'USDC' | 'DAI';
+export const CURRENCIES: readonly BuiltInCurrency[] = ['USDT', 'USDC', 'DAI'];
 
 export interface TokenInfo {
   currency: Currency;

@@ -1,8 +1,9 @@
 import { AppError } from '../platform/errors';
-import type { NetworkName } from '../platform/config';
+import type { Config, NetworkName } from '../platform/config';
 import type { Chain, ChainDefinition, Currency, Protocol, SolanaScanMode, TokenInfo } from './chain';
 import { CHAIN_DEFINITIONS } from './chains.data';
 import { EXPLORER_TX_URLS } from './explorers.data';
+import { readChainsFile, type ChainsFile } from './chains-file';
 
 export { CURRENCIES, PROTOCOLS, type Chain, type ChainDefinition, type Currency, type FinalityRule, type Protocol, type TokenInfo } from './chain';
 
@@ -22,15 +23,25 @@ export class ChainRegistry {
 
   private readonly scannedFamilies: ReadonlySet<Protocol>;
 
+  /** Every definition this registry was given (all networks, the chains file's included): tokenDecimals' fallback. */
+  private readonly definitions: readonly ChainDefinition[];
+
+  /**
+   * `chainsFile`: the operator's additions and removals (./chains-file.ts), applied to
+   * `definitions` before anything else, so overrides by environment apply to its chains too.
+   */
   constructor(
     readonly network: NetworkName,
     definitions: readonly ChainDefinition[],
     scannedFamilies: Iterable<Protocol>,
     private readonly overrides: Record<string, string> = {},
+    readonly chainsFile: ChainsFile | null = null,
   ) {
     this.scannedFamilies = new Set(scannedFamilies);
-    for (const def of definitions) {
-      if (def.network !== network) continue;
+    this.definitions = chainsFile ? withChainsFile(definitions, chainsFile) : definitions;
+    const disabled = new Set(chainsFile?.disabledChains ?? []);
+    for (const def of this.definitions) {
+      if (def.network !== network || disabled.has(def.chainId)) continue;
       const env = envKey(def.chainId);
       const rpcOverride = overrides[`RPC_URLS_${env}`];
       const tokens: Partial<Record<Currency, TokenInfo>> = {};
@@ -75,8 +86,17 @@ export class ChainRegistry {
   }
 
   /** The chains of a network; `scannedFamilies` are offered (the others listed only). */
-  static forNetwork(network: NetworkName, scannedFamilies: Iterable<Protocol>, overrides: Record<string, string> = {}): ChainRegistry {
-    return new ChainRegistry(network, CHAIN_DEFINITIONS, scannedFamilies, overrides);
+  static forNetwork(network: NetworkName, scannedFamilies: Iterable<Protocol>, overrides: Record<string, string> = {}, chainsFile: ChainsFile | null = null): ChainRegistry {
+    return new ChainRegistry(network, CHAIN_DEFINITIONS, scannedFamilies, overrides, chainsFile);
+  }
+
+  /**
+   * The registry of a deployment: its network, the environment's overrides and its chains file
+   * (CHAINS_FILE), read and checked here (a ConfigError naming the file's lines if it is wrong).
+   */
+  static forConfig(config: Pick<Config, 'network' | 'chainOverrides' | 'chainsFile'>, scannedFamilies: Iterable<Protocol>): ChainRegistry {
+    const file = config.chainsFile ? readChainsFile(config.chainsFile, CHAIN_DEFINITIONS) : null;
+    return ChainRegistry.forNetwork(config.network, scannedFamilies, config.chainOverrides, file);
   }
 
   list(): Chain[] {
@@ -139,8 +159,9 @@ export class ChainRegistry {
    */
   tokenDecimals(chainId: string, currency: string): number {
     const decimals =
-      this.chains.get(chainId)?.tokens[currency as Currency]?.decimals ??
-      CHAIN_DEFINITIONS.find((d) => d.chainId === chainId)?.tokens[currency as Currency]?.decimals;
+      this.chains.get(chainId)?.tokens[currency]?.decimals ??
+      this.definitions.find((d) => d.chainId === chainId)?.tokens[currency]?.decimals ??
+      CHAIN_DEFINITIONS.find((d) => d.chainId === chainId)?.tokens[currency]?.decimals;
     if (decimals === undefined) throw new Error(`No decimals known for ${currency} on ${chainId}: the token is not in the chain registry`);
     return decimals;
   }
@@ -151,7 +172,7 @@ export class ChainRegistry {
    */
   knownTokens(): { chainId: string; currency: Currency; decimals: number }[] {
     const keys = new Map<string, { chainId: string; currency: Currency }>();
-    for (const def of CHAIN_DEFINITIONS) {
+    for (const def of [...CHAIN_DEFINITIONS, ...this.definitions]) {
       for (const t of Object.values(def.tokens)) if (t) keys.set(`${def.chainId}|${t.currency}`, { chainId: def.chainId, currency: t.currency });
     }
     for (const chain of this.chains.values()) {
@@ -203,6 +224,23 @@ export class ChainRegistry {
     if (!chain) throw new Error(`Unknown chain ${chainId}`);
     chain.wsUrls = [...urls];
   }
+}
+
+/**
+ * The definitions with the chains file applied: its chains added, its tokens added to their chains
+ * and its disabled tokens taken out (disabled chains stay: the registry skips them, tokenDecimals
+ * still knows their tokens for rows written before).
+ */
+function withChainsFile(definitions: readonly ChainDefinition[], file: ChainsFile): ChainDefinition[] {
+  return [...definitions, ...file.chains].map((def) => {
+    const added = file.tokens.filter((t) => t.chainId === def.chainId);
+    const removed = new Set(file.disabledTokens.filter((t) => t.chainId === def.chainId).map((t) => t.currency));
+    if (added.length === 0 && removed.size === 0) return def;
+    const tokens: ChainDefinition['tokens'] = { ...def.tokens };
+    for (const t of added) tokens[t.token.currency] = t.token;
+    for (const currency of removed) delete tokens[currency];
+    return { ...def, tokens };
+  });
 }
 
 /** A transaction's page on the chain's explorer, or null when the chain has none configured. */

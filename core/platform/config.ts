@@ -85,6 +85,11 @@ export interface Config {
   /** Queues this worker process consumes; 'all' or a list of queue names. */
   workerQueues: 'all' | string[];
   dataDir: string;
+  /**
+   * CHAINS_FILE: the operator's chains file (YAML or JSON; core/chains/chains-file.ts), an absolute
+   * path; null: the built-in chains only. Read and checked when a process builds its chain registry.
+   */
+  chainsFile: string | null;
   /** Per-chain overrides: RPC_URLS_<CHAIN>, TOKEN_<CHAIN>_<CURRENCY>, CONFIRMATIONS_<CHAIN>, EXPLORER_TX_URL_<CHAIN>, ATTRIBUTION_SKEW_SECONDS_<CHAIN>, HEAD_LAG_SECONDS(_<CHAIN>), CLOCK_WITNESS_SECONDS_<CHAIN>. */
   chainOverrides: Record<string, string>;
   webhooks: WebhookConfig;
@@ -297,6 +302,8 @@ const ENVIRONMENT = Type.Object({
   PUBLIC_BASE_URL: text(),
   ALLOW_INSECURE_PUBLIC_URL: bool(false),
   DATA_DIR: text(),
+  /** A YAML or JSON file of chains and tokens added or turned off (core/chains/chains-file.ts). */
+  CHAINS_FILE: text(),
 
   DATABASE_URL: url(['postgres:', 'postgresql:'], 'postgres://postgres@127.0.0.1:5432/stablegate'),
   DATABASE_POOL_SIZE: optionalInt(2, 200),
@@ -576,6 +583,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     importBodyLimitBytes: e.IMPORT_BODY_LIMIT_BYTES,
     workerQueues: workerQueuesText === 'all' || workerQueuesText === '' ? 'all' : workerQueuesText.split(',').map((q) => q.trim()).filter(Boolean),
     dataDir: path.resolve(e.DATA_DIR || '.data'),
+    chainsFile: e.CHAINS_FILE?.trim() ? path.resolve(e.CHAINS_FILE.trim()) : null,
     chainOverrides,
     webhooks: {
       allowInsecure: e.WEBHOOK_ALLOW_INSECURE ?? network === 'local',

@@ -15,6 +15,7 @@ import { loadLocalChainState } from '../chains/evm/local-chain-state';
 import { loadTronLocalState } from '../chains/tron/tron-local-state';
 import { loadSolanaLocalState } from '../chains/solana/solana-local-state';
 import { assertLocalChainTooling } from '../chains/local-tooling';
+import { verifyChainsFileTokens } from '../chains/chains-file-tokens';
 
 export interface ServiceHandle {
   ctx: ServiceContext;
@@ -35,6 +36,8 @@ export async function createService(
 ): Promise<ServiceHandle> {
   // Before any connection: an image without the development tooling refuses NETWORK=local at once.
   if (config.network === 'local') assertLocalChainTooling();
+  // Before any connection too: a wrong chains file (CHAINS_FILE) stops the start with its lines named.
+  const registry = ChainRegistry.forConfig(config, SCANNED_FAMILIES);
   const logger = opts.logger ?? createLogger(config.logLevel);
   if (opts.migrate !== false) await runMigrations(config.databaseUrl, { answerWithinMs: config.databaseMaintenanceTimeoutMs });
   // A process that answers requests (the API, npm start): a database it cannot reach or that went
@@ -53,7 +56,6 @@ export async function createService(
       logger.warn({ err: { message: (err as Error).message } }, 'could not create the webhook history partitions ahead; the history-partitions job will'),
     );
   }
-  const registry = ChainRegistry.forNetwork(config.network, SCANNED_FAMILIES, config.chainOverrides);
   if (config.secretEncryptionKeyIsDefault) {
     logger.warn('SECRET_ENCRYPTION_KEY is not set: using the local development key (never do this outside NETWORK=local)');
   }
@@ -67,6 +69,10 @@ export async function createService(
   // connects only if something else enqueues.
   const jobs = lazyJobQueue(redisTargetOf(config), queuePrefixOf(config));
   const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: opts.clock ?? systemClock, logger, jobs, detection: new DetectionState(), memory: newProcessMemory(config) };
+  await verifyChainsFileTokens(registry, ctx).catch(async (err: unknown) => {
+    await dbHandle.close();
+    throw err;
+  });
   // The local chain's deployed tokens (and RPC URL) are learnt at run time: every process loads them.
   if (config.network === 'local') {
     await loadLocalChainState(ctx);

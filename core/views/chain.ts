@@ -1,7 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Chain, ChainRegistry, FinalityRule } from '../chains/registry';
-import { CURRENCIES, PROTOCOLS } from '../chains/chain';
+import { CURRENCY_SYMBOL, PROTOCOLS } from '../chains/chain';
 import { StringEnum } from '../platform/wire-schema';
+
+/**
+ * A token symbol on the wire: USDT, USDC, DAI or one the operator's chains file adds (GET /chains
+ * lists what each chain offers), so not a fixed list.
+ */
+export const currencySymbolSchema = (options: { description?: string } = {}) =>
+  Type.String({ pattern: CURRENCY_SYMBOL.source, example: 'USDT', ...options });
 
 /** A chain of this deployment as clients see it (GET /api/v1/chains): built from the registry, never by hand. */
 export const chainSchema = Type.Object({
@@ -13,7 +20,7 @@ export const chainSchema = Type.Object({
   blockTimeSeconds: Type.Number({ description: 'Typical time between blocks' }),
   currencies: Type.Array(
     Type.Object({
-      currency: StringEnum([...CURRENCIES]),
+      currency: currencySymbolSchema(),
       token: Type.String({ description: 'Token contract (EVM, Tron) or mint (Solana) payments must use' }),
       decimals: Type.Integer({ description: 'Token decimals: amounts have at most this many fractional digits' }),
     }),

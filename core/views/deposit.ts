@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { CURRENCIES, PROTOCOLS } from '../chains/registry';
+import { PROTOCOLS } from '../chains/registry';
+import { currencySymbolSchema } from './chain';
 import { DateTime, iso, metadataOut, NullableDateTime, StringEnum } from '../platform/wire-schema';
 
 /**
@@ -49,7 +50,7 @@ export const depositSchema = Type.Object(
     id: Type.String({ description: 'Same as depositId' }),
     depositReference: Type.String(),
     amount: Type.String({ example: '10.5' }),
-    currency: Type.String({ enum: [...CURRENCIES] }),
+    currency: currencySymbolSchema(),
     chainId: Type.String(),
     chain: Type.String({ description: 'Same as chainId' }),
     protocol: Type.String({ enum: [...PROTOCOLS] }),

@@ -4,6 +4,7 @@ import type { orders } from '../../db/schema';
 import { Type, type Static } from '@sinclair/typebox';
 import { DateTime, metadataOut, Nullable, NullableDateTime, StringEnum } from '../platform/wire-schema';
 import { UNATTRIBUTED_REASONS } from '../transfers/transfers';
+import { currencySymbolSchema } from './chain';
 
 /**
  * How much of an order has been paid, derived from amount and amountReceived (base units of the
@@ -82,7 +83,7 @@ export const orderSchema = Type.Object({
     description:
       'Derived (not in the spec) from amount and amountReceived: unpaid (nothing received), partial (less than amount), paid (exactly amount), overpaid (more). Counts what amountReceived counts (pending and confirmed transfers); status says whether the order completed.',
   }),
-  currency: Type.String({ enum: ['USDT', 'USDC', 'DAI'] }),
+  currency: currencySymbolSchema(),
   chainId: Type.String({ example: 'ethereum-sepolia' }),
   protocol: Type.String({ enum: ['evm', 'tron', 'solana'] }),
   address: Type.String({ description: 'Payment address allocated from the pool' }),

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { formatAmount } from '../platform/amounts';
 import { DateTime, iso, metadataOut, Nullable, NullableDateTime, StringEnum } from '../platform/wire-schema';
 import type { ServiceContext } from '../service/context';
+import { currencySymbolSchema } from './chain';
 import { LINK_STATUSES, linkStatus, type Collected, type PaymentLinkRow } from '../payment-links/links';
 
 /** The public checkout URL of a link: <PUBLIC_BASE_URL>/l/<slug>. */
@@ -9,7 +10,7 @@ export function checkoutUrlOf(config: Pick<ServiceContext['config'], 'publicBase
   return `${config.publicBaseUrl}/l/${encodeURIComponent(link.slug)}`;
 }
 
-const currencyChoice = Type.Object({ currency: Type.String({ enum: ['USDT', 'USDC', 'DAI'] }), chainId: Type.String({ example: 'ethereum-sepolia' }) });
+const currencyChoice = Type.Object({ currency: currencySymbolSchema(), chainId: Type.String({ example: 'ethereum-sepolia' }) });
 
 export const paymentLinkSchema = Type.Object({
   id: Type.String({ example: 'pl_01jd3k…' }),

@@ -26,6 +26,8 @@ export interface AnvilOptions {
    * 100,000 empty blocks in about 4 s.
    */
   historyStates?: number;
+  /** EVM chain id (default anvil's 31337): a second local chain, configured like another network (56 like BSC). */
+  chainId?: number;
   /** Extra output lines go here (e.g. the terminal of `npm run chain`). */
   onOutput?: (line: string) => void;
 }
@@ -68,6 +70,7 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<RunningAnv
     '--cache-path', cacheDir,
   ];
   if (options.blockTime) args.push('--block-time', String(options.blockTime));
+  if (options.chainId !== undefined) args.push('--chain-id', String(options.chainId));
   if (options.genesisTimestamp !== undefined) args.push('--timestamp', String(options.genesisTimestamp));
   if (options.stateFile) {
     fs.mkdirSync(path.dirname(options.stateFile), { recursive: true });

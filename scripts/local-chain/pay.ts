@@ -7,20 +7,20 @@ import { loadSolanaLocalState } from '../../core/chains/solana/solana-local-stat
 import { createDb } from '../../db/client';
 import { payOnLocalChain, PayError, type PayDeps } from './payment';
 
-/** `npm run pay -- <orderId|address> <amount> [currency] [--force]`: a test payment on a local chain (EVM, Tron or Solana by the address's form). */
+/** `npm run pay -- <orderId|address> <amount> [currency] [--force]`: a test payment on a local chain (EVM, Tron or Solana by the address's form; an order on an EVM chain of the chains file pays there). */
 async function main(): Promise<number> {
   const argv = process.argv.slice(2);
   const force = argv.includes('--force');
   const [target, amount, currency] = argv.filter((a) => a !== '--force');
   if (!target || !amount) {
-    process.stderr.write('usage: npm run pay -- <orderId|0x…|T…|Solana address> <amount> [USDT|USDC|DAI] [--force]\n');
+    process.stderr.write('usage: npm run pay -- <orderId|0x…|T…|Solana address> <amount> [currency] [--force]\n');
     return 2;
   }
   const config = loadConfig({ ...process.env, NETWORK: 'local', LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' });
   // Not createService: a payment needs the database, the registry and the local chains' state,
   // not the job queue, migrations or the service's other start-up (issue 38: pay took 7-33 s).
   const dbHandle = createDb(config.databaseUrl, { max: 1 });
-  const ctx: PayDeps = { config, db: dbHandle.db, registry: ChainRegistry.forNetwork(config.network, SCANNED_FAMILIES, config.chainOverrides) };
+  const ctx: PayDeps = { config, db: dbHandle.db, registry: ChainRegistry.forConfig(config, SCANNED_FAMILIES) };
   try {
     await loadLocalChainState(ctx);
     await loadTronLocalState(ctx);

@@ -3,7 +3,7 @@ import { Contract, getAddress } from 'ethers';
 import { orders } from '../../db/schema';
 import { parseAmount } from '../../core/platform/amounts';
 import type { ServiceContext } from '../../core/service/context';
-import { CURRENCIES, type Currency } from '../../core/chains/registry';
+import type { Currency } from '../../core/chains/registry';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { TRON_LOCAL_CHAIN_ID } from '../../core/chains/tron/tron-local-state';
 import { SOLANA_LOCAL_CHAIN_ID } from '../../core/chains/solana/solana-local-state';
@@ -47,8 +47,9 @@ export async function payOnLocalChain(
     return payOnSolanaLocal(ctx, solanaOrder.address, amountText, currencyArg ?? solanaOrder.currency);
   }
   if (await isTronTarget(ctx, target)) return payOnTronLocal(ctx, target, amountText, currencyArg, options);
-  const chain = ctx.registry.get(LOCAL_CHAIN_ID);
-  if (!chain) throw new PayError('the local chain is not configured (NETWORK must be local)');
+  // An order pays on its own chain: ethereum-local, or an EVM chain of the chains file (CHAINS_FILE)
+  // that runs the test token; a bare address pays on ethereum-local.
+  let chainId = LOCAL_CHAIN_ID;
   let to: string;
   let currency: Currency;
   if (/^ord_/.test(target)) {
@@ -57,27 +58,31 @@ export async function payOnLocalChain(
       .from(orders)
       .where(eq(orders.id, target));
     if (!order) throw new PayError(`order ${target} not found`);
-    if (order.chainId !== LOCAL_CHAIN_ID) throw new PayError(`order ${target} is on ${order.chainId}, not ${LOCAL_CHAIN_ID}`);
+    const orderChain = ctx.registry.get(order.chainId);
+    if (orderChain?.protocol !== 'evm') throw new PayError(`order ${target} is on ${order.chainId}, not a local EVM chain (${localEvmChains(ctx).join(', ')})`);
+    chainId = order.chainId;
     refuseFinishedOrder(target, order.status, options);
     if (currencyArg && currencyArg.toUpperCase() !== order.currency) {
       // Allowed on purpose (wrong-token payments are a case to try), but said out loud.
       process.stderr.write(`note: order ${target} is in ${order.currency}; paying ${currencyArg.toUpperCase()} as asked\n`);
     }
     to = order.address;
-    currency = (currencyArg?.toUpperCase() ?? order.currency) as Currency;
+    currency = currencyArg?.toUpperCase() ?? order.currency;
   } else if (/^0x[0-9a-fA-F]{40}$/.test(target)) {
     try {
       to = getAddress(target);
     } catch {
       throw new PayError(`${target} is not a valid address (bad checksum)`);
     }
-    currency = (currencyArg?.toUpperCase() ?? 'USDT') as Currency;
+    currency = currencyArg?.toUpperCase() ?? 'USDT';
   } else {
     throw new PayError(`"${target}" is neither an order id (ord_…), an EVM address (0x…), a Tron address (T…) nor a Solana address`);
   }
-  if (!CURRENCIES.includes(currency)) throw new PayError(`unknown currency ${currency} (use ${CURRENCIES.join(', ')})`);
+  const chain = ctx.registry.get(chainId);
+  if (!chain) throw new PayError(`${chainId} is not configured (NETWORK must be local)`);
   const token = chain.tokens[currency];
-  if (!token?.address) throw new PayError(`${currency} is not deployed on the local chain: is it running (npm start / npm run chain)?`);
+  if (!token) throw new PayError(`${chain.chainId} has no ${currency} token (it has ${Object.keys(chain.tokens).join(', ') || 'none'})`);
+  if (!token.address) throw new PayError(`${currency} is not deployed on ${chain.chainId}: is it running (npm start / npm run chain)?`);
   const units = baseUnits(amountText, token.decimals);
   const rpcUrl = chain.rpcUrls[0];
   const provider = localProvider(rpcUrl);
@@ -86,7 +91,7 @@ export async function payOnLocalChain(
     try {
       accounts = await provider.send('eth_accounts', []);
     } catch {
-      throw new PayError(`the local chain does not answer at ${rpcUrl}: start it with npm start or npm run chain`);
+      throw new PayError(`${chain.chainId} does not answer at ${rpcUrl}: start it (ethereum-local: npm start or npm run chain)`);
     }
     if (accounts.length < 2) throw new PayError('the local chain has no funded dev account');
     const payer = await provider.getSigner(accounts[1]);
@@ -99,6 +104,11 @@ export async function payOnLocalChain(
   } finally {
     provider.destroy();
   }
+}
+
+/** The EVM chains of this (local) registry: ethereum-local and the chains file's. */
+function localEvmChains(ctx: PayDeps): string[] {
+  return ctx.registry.list().filter((c) => c.protocol === 'evm').map((c) => c.chainId);
 }
 
 /**

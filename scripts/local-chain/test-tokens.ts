@@ -10,7 +10,13 @@ import artifact from './contracts/TestToken.json';
  */
 export const TEST_TOKEN_ARTIFACT = artifact as TestTokenArtifact;
 
-export const TEST_TOKENS: { currency: Currency; name: string; decimals: number }[] = [
+export interface TestTokenSpec {
+  currency: Currency;
+  name: string;
+  decimals: number;
+}
+
+export const TEST_TOKENS: TestTokenSpec[] = [
   { currency: 'USDT', name: 'Tether USD (test)', decimals: 6 },
   { currency: 'USDC', name: 'USD Coin (test)', decimals: 6 },
   { currency: 'DAI', name: 'Dai Stablecoin (test)', decimals: 18 },
@@ -26,17 +32,18 @@ export const TEST_TOKEN_ABI = new Interface([
 ]);
 
 /**
- * Deploys USDT (6), USDC (6) and DAI (18) from a funded signer; returns their addresses. The three
- * are sent at once and, on a chain that mines on a timer, mined at once (not one block time each).
+ * Deploys USDT (6), USDC (6) and DAI (18), or the tokens given (a chains file's chain: an 18-decimal
+ * USDT, an EURC), from a funded signer; returns their addresses. They are sent at once and, on a
+ * chain that mines on a timer, mined at once (not one block time each).
  */
-export async function deployTestTokens(signer: JsonRpcSigner): Promise<Record<Currency, string>> {
+export async function deployTestTokens(signer: JsonRpcSigner, tokens: readonly TestTokenSpec[] = TEST_TOKENS): Promise<Record<Currency, string>> {
   const factory = new ContractFactory(TEST_TOKEN_ARTIFACT.abi as never, TEST_TOKEN_ARTIFACT.bytecode, signer);
   const nonce = await signer.getNonce('pending');
-  const contracts = await Promise.all(TEST_TOKENS.map((t, i) => factory.deploy(t.name, t.currency, t.decimals, { nonce: nonce + i })));
+  const contracts = await Promise.all(tokens.map((t, i) => factory.deploy(t.name, t.currency, t.decimals, { nonce: nonce + i })));
   const last = contracts[contracts.length - 1].deploymentTransaction()!;
   if (!(await signer.provider.getTransactionReceipt(last.hash))) await signer.provider.send('evm_mine', []);
   const out = {} as Record<Currency, string>;
-  for (const [i, t] of TEST_TOKENS.entries()) {
+  for (const [i, t] of tokens.entries()) {
     await contracts[i].waitForDeployment();
     out[t.currency] = await contracts[i].getAddress();
   }

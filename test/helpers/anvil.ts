@@ -1,7 +1,7 @@
 import { startTcpProxy, type TcpProxy } from './processes';
 import { Contract, FetchRequest, JsonRpcProvider, Network, type JsonRpcSigner } from 'ethers';
 import { startAnvil, type RunningAnvil } from '../../scripts/local-chain/anvil';
-import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS } from '../../scripts/local-chain/test-tokens';
+import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS, type TestTokenSpec } from '../../scripts/local-chain/test-tokens';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { initCheckpoint } from '../../core/detection/scan-position';
 import { recordHeadObservation } from '../../core/detection/head-observations';
@@ -48,14 +48,14 @@ const SETUP_ATTEMPTS = 3;
  * out its 90 s with no error); each attempt is now bounded, says at which step it stopped, and
  * is retried on a fresh anvil.
  */
-export async function startTestChain(): Promise<TestChain> {
+export async function startTestChain(options: TestChainOptions = {}): Promise<TestChain> {
   let lastError: unknown;
   for (let attempt = 1; attempt <= SETUP_ATTEMPTS; attempt++) {
     const progress = { step: 'starting anvil', anvil: undefined as RunningAnvil | undefined, provider: undefined as JsonRpcProvider | undefined };
     let timer: NodeJS.Timeout | undefined;
     try {
       return await Promise.race([
-        setUpTestChain(progress),
+        setUpTestChain(progress, options),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error(`test chain set-up took over ${SETUP_ATTEMPT_MS} ms at: ${progress.step}`)), SETUP_ATTEMPT_MS);
         }),
@@ -72,10 +72,17 @@ export async function startTestChain(): Promise<TestChain> {
   throw lastError;
 }
 
-async function setUpTestChain(progress: { step: string; anvil?: RunningAnvil; provider?: JsonRpcProvider }): Promise<TestChain> {
-  const anvil = await startAnvil({ port: 0 });
+/** A second local chain (a chains file's): its EVM chain id and its tokens, instead of anvil's 31337 with USDT, USDC and DAI. */
+export interface TestChainOptions {
+  evmChainId?: number;
+  tokens?: readonly TestTokenSpec[];
+}
+
+async function setUpTestChain(progress: { step: string; anvil?: RunningAnvil; provider?: JsonRpcProvider }, options: TestChainOptions): Promise<TestChain> {
+  const evmChainId = options.evmChainId ?? 31337;
+  const anvil = await startAnvil({ port: 0, ...(evmChainId !== 31337 ? { chainId: evmChainId } : {}) });
   progress.anvil = anvil;
-  const network = Network.from(31337);
+  const network = Network.from(evmChainId);
   const request = new FetchRequest(anvil.url);
   request.timeout = TEST_RPC_TIMEOUT_MS;
   const provider = new JsonRpcProvider(request, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1, pollingInterval: 50 });
@@ -83,7 +90,7 @@ async function setUpTestChain(progress: { step: string; anvil?: RunningAnvil; pr
   progress.step = 'eth_accounts';
   const accounts: string[] = await provider.send('eth_accounts', []);
   progress.step = 'deploying the test tokens';
-  const tokens = await deployTestTokens(await provider.getSigner(accounts[0]));
+  const tokens = await deployTestTokens(await provider.getSigner(accounts[0]), options.tokens);
   // From here on blocks are mined only when a test asks.
   progress.step = 'evm_setAutomine false';
   await provider.send('evm_setAutomine', [false]);
@@ -136,18 +143,18 @@ export function useTestChain(registry: ChainRegistry, chain: TestChain, rpcUrls:
   registry.setRpcUrls(LOCAL_CHAIN_ID, rpcUrls);
 }
 
-/** Starts the run database's ethereum-local checkpoint at the chain's current head. */
-export async function resetCheckpointToHead(ctx: ServiceContext, chain: TestChain): Promise<number> {
+/** Starts the run database's checkpoint of `chainId` (ethereum-local unless told) at the chain's current head. */
+export async function resetCheckpointToHead(ctx: ServiceContext, chain: TestChain, chainId: string = LOCAL_CHAIN_ID): Promise<number> {
   const askedAt = ctx.clock.now();
   const head = await chain.provider.send('eth_getBlockByNumber', ['latest', false]);
   // A fresh start of the scan: what was seen of the chain before (by a context with another clock) is forgotten,
   // and the head found is what the service has seen of it, as the scanner would have recorded.
-  await ctx.db.delete(chainHeadObservations).where(eq(chainHeadObservations.chainId, LOCAL_CHAIN_ID));
-  await recordHeadObservation(ctx.db, { chainId: LOCAL_CHAIN_ID, head: Number(head.number), askedAt, answeredAt: ctx.clock.now(), hash: head.hash });
+  await ctx.db.delete(chainHeadObservations).where(eq(chainHeadObservations.chainId, chainId));
+  await recordHeadObservation(ctx.db, { chainId, head: Number(head.number), askedAt, answeredAt: ctx.clock.now(), hash: head.hash });
   await ctx.db.transaction(async (tx) => {
-    await deleteCheckpoint(tx, LOCAL_CHAIN_ID);
-    await tx.delete(scannedBlocks).where(eq(scannedBlocks.chainId, LOCAL_CHAIN_ID));
-    await initCheckpoint(tx, LOCAL_CHAIN_ID, { number: Number(head.number), hash: head.hash, parentHash: head.parentHash, timestamp: Number(head.timestamp) });
+    await deleteCheckpoint(tx, chainId);
+    await tx.delete(scannedBlocks).where(eq(scannedBlocks.chainId, chainId));
+    await initCheckpoint(tx, chainId, { number: Number(head.number), hash: head.hash, parentHash: head.parentHash, timestamp: Number(head.timestamp) });
   });
   return Number(head.number);
 }

@@ -5,11 +5,11 @@ import type { ServiceContext } from '../../core/service/context';
 import { events, orders, transfers } from '../../db/schema';
 import type { TestChain } from './anvil';
 
-/** One scan and one confirmation count, as the two repeatable jobs would do. */
-export async function settle(ctx: ServiceContext): Promise<void> {
-  const scan = await runChainScan(ctx, LOCAL_CHAIN_ID);
+/** One scan and one confirmation count of a chain (ethereum-local unless told), as the two repeatable jobs would do. */
+export async function settle(ctx: ServiceContext, chainId: string = LOCAL_CHAIN_ID): Promise<void> {
+  const scan = await runChainScan(ctx, chainId);
   if ('skipped' in scan) throw new Error(`scan skipped: ${scan.skipped}`);
-  const conf = await runChainConfirmations(ctx, LOCAL_CHAIN_ID);
+  const conf = await runChainConfirmations(ctx, chainId);
   if ('skipped' in conf) throw new Error(`confirmations skipped: ${conf.skipped}`);
 }
 

@@ -251,7 +251,7 @@ export function testJobQueue(): JobQueue {
 
 /** A service context over the current file's database; each gets its own registry and (movable) clock. */
 export function testContext(config: Config = testConfig(), clock: Clock = new ManualClock()): ServiceContext {
-  return { config, db: testDb(), registry: ChainRegistry.forNetwork(config.network, SCANNED_FAMILIES, config.chainOverrides), clock, logger: testLogger(), jobs: testJobQueue(), detection: new DetectionState(), memory: newProcessMemory(config) };
+  return { config, db: testDb(), registry: ChainRegistry.forConfig(config, SCANNED_FAMILIES), clock, logger: testLogger(), jobs: testJobQueue(), detection: new DetectionState(), memory: newProcessMemory(config) };
 }
 
 export interface TestApp {

@@ -818,8 +818,8 @@ export type paths = {
                                     blockTimeSeconds: number;
                                     /** @description Currencies offered on this chain (orders in any other answer 400 INVALID_CURRENCY) */
                                     currencies: {
-                                        /** @enum {string} */
-                                        currency: "USDT" | "USDC" | "DAI";
+                                        /** @example USDT */
+                                        currency: string;
                                         /** @description Token contract (EVM, Tron) or mint (Solana) payments must use */
                                         token: string;
                                         /** @description Token decimals: amounts have at most this many fractional digits */
@@ -2076,8 +2076,8 @@ export type paths = {
                                     depositReference: string;
                                     /** @example 10.5 */
                                     amount: string;
-                                    /** @enum {string} */
-                                    currency: "USDT" | "USDC" | "DAI";
+                                    /** @example USDT */
+                                    currency: string;
                                     chainId: string;
                                     /** @description Same as chainId */
                                     chain: string;
@@ -2314,7 +2314,7 @@ export type paths = {
                     sortOrder?: "asc" | "desc";
                     depositReference?: string;
                     status?: "pending" | "confirmed" | "completed" | "dropped";
-                    currency?: "USDT" | "USDC" | "DAI";
+                    currency?: string;
                     chainId?: string;
                 };
                 header?: never;
@@ -2341,8 +2341,8 @@ export type paths = {
                                     depositReference: string;
                                     /** @example 10.5 */
                                     amount: string;
-                                    /** @enum {string} */
-                                    currency: "USDT" | "USDC" | "DAI";
+                                    /** @example USDT */
+                                    currency: string;
                                     chainId: string;
                                     /** @description Same as chainId */
                                     chain: string;
@@ -2492,8 +2492,8 @@ export type paths = {
                                 depositReference: string;
                                 /** @example 10.5 */
                                 amount: string;
-                                /** @enum {string} */
-                                currency: "USDT" | "USDC" | "DAI";
+                                /** @example USDT */
+                                currency: string;
                                 chainId: string;
                                 /** @description Same as chainId */
                                 chain: string;
@@ -3958,8 +3958,8 @@ export type paths = {
                                      * @enum {string}
                                      */
                                     paymentState: "unpaid" | "partial" | "paid" | "overpaid";
-                                    /** @enum {string} */
-                                    currency: "USDT" | "USDC" | "DAI";
+                                    /** @example USDT */
+                                    currency: string;
                                     /** @example ethereum-sepolia */
                                     chainId: string;
                                     /** @enum {string} */
@@ -4144,7 +4144,7 @@ export type paths = {
                          * @example 10.50
                          */
                         amount: unknown;
-                        /** @description USDT, USDC or DAI, offered on the chain (INVALID_CURRENCY otherwise) */
+                        /** @description A token symbol the chain offers (GET /chains: USDT, USDC, DAI, or one the chains file adds), INVALID_CURRENCY otherwise */
                         currency: string;
                         /** @description An enabled chain, e.g. ethereum-sepolia (INVALID_CHAIN otherwise) */
                         chainId: string;
@@ -4199,8 +4199,8 @@ export type paths = {
                                  * @enum {string}
                                  */
                                 paymentState: "unpaid" | "partial" | "paid" | "overpaid";
-                                /** @enum {string} */
-                                currency: "USDT" | "USDC" | "DAI";
+                                /** @example USDT */
+                                currency: string;
                                 /** @example ethereum-sepolia */
                                 chainId: string;
                                 /** @enum {string} */
@@ -4431,8 +4431,8 @@ export type paths = {
                                  * @enum {string}
                                  */
                                 paymentState: "unpaid" | "partial" | "paid" | "overpaid";
-                                /** @enum {string} */
-                                currency: "USDT" | "USDC" | "DAI";
+                                /** @example USDT */
+                                currency: string;
                                 /** @example ethereum-sepolia */
                                 chainId: string;
                                 /** @enum {string} */
@@ -4650,8 +4650,8 @@ export type paths = {
                                  * @enum {string}
                                  */
                                 paymentState: "unpaid" | "partial" | "paid" | "overpaid";
-                                /** @enum {string} */
-                                currency: "USDT" | "USDC" | "DAI";
+                                /** @example USDT */
+                                currency: string;
                                 /** @example ethereum-sepolia */
                                 chainId: string;
                                 /** @enum {string} */
@@ -4886,8 +4886,8 @@ export type paths = {
                                  * @enum {string}
                                  */
                                 paymentState: "unpaid" | "partial" | "paid" | "overpaid";
-                                /** @enum {string} */
-                                currency: "USDT" | "USDC" | "DAI";
+                                /** @example USDT */
+                                currency: string;
                                 /** @example ethereum-sepolia */
                                 chainId: string;
                                 /** @enum {string} */
@@ -6245,8 +6245,8 @@ export type paths = {
                                     minAmount: string | null;
                                     maxAmount: string | null;
                                     currencies: {
-                                        /** @enum {string} */
-                                        currency: "USDT" | "USDC" | "DAI";
+                                        /** @example USDT */
+                                        currency: string;
                                         /** @example ethereum-sepolia */
                                         chainId: string;
                                     }[];
@@ -6451,8 +6451,8 @@ export type paths = {
                                 minAmount: string | null;
                                 maxAmount: string | null;
                                 currencies: {
-                                    /** @enum {string} */
-                                    currency: "USDT" | "USDC" | "DAI";
+                                    /** @example USDT */
+                                    currency: string;
                                     /** @example ethereum-sepolia */
                                     chainId: string;
                                 }[];
@@ -6642,8 +6642,8 @@ export type paths = {
                                 minAmount: string | null;
                                 maxAmount: string | null;
                                 currencies: {
-                                    /** @enum {string} */
-                                    currency: "USDT" | "USDC" | "DAI";
+                                    /** @example USDT */
+                                    currency: string;
                                     /** @example ethereum-sepolia */
                                     chainId: string;
                                 }[];
@@ -6824,8 +6824,8 @@ export type paths = {
                                 minAmount: string | null;
                                 maxAmount: string | null;
                                 currencies: {
-                                    /** @enum {string} */
-                                    currency: "USDT" | "USDC" | "DAI";
+                                    /** @example USDT */
+                                    currency: string;
                                     /** @example ethereum-sepolia */
                                     chainId: string;
                                 }[];
@@ -7010,8 +7010,8 @@ export type paths = {
                                 minAmount: string | null;
                                 maxAmount: string | null;
                                 currencies: {
-                                    /** @enum {string} */
-                                    currency: "USDT" | "USDC" | "DAI";
+                                    /** @example USDT */
+                                    currency: string;
                                     /** @example ethereum-sepolia */
                                     chainId: string;
                                 }[];
@@ -7207,8 +7207,8 @@ export type paths = {
                                 minAmount: string | null;
                                 maxAmount: string | null;
                                 currencies: {
-                                    /** @enum {string} */
-                                    currency: "USDT" | "USDC" | "DAI";
+                                    /** @example USDT */
+                                    currency: string;
                                     /** @example ethereum-sepolia */
                                     chainId: string;
                                 }[];
@@ -7390,8 +7390,8 @@ export type paths = {
                                     minAmount: string | null;
                                     maxAmount: string | null;
                                     currencies: {
-                                        /** @enum {string} */
-                                        currency: "USDT" | "USDC" | "DAI";
+                                        /** @example USDT */
+                                        currency: string;
                                         /** @example ethereum-sepolia */
                                         chainId: string;
                                     }[];
@@ -7763,7 +7763,7 @@ export type paths = {
                     to?: string;
                     depositReference?: string;
                     status?: "pending" | "confirmed" | "completed" | "dropped";
-                    currency?: "USDT" | "USDC" | "DAI";
+                    currency?: string;
                     chainId?: string;
                 };
                 header?: never;

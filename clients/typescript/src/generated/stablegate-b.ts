@@ -787,8 +787,8 @@ export type paths = {
                                 blockTimeSeconds: number;
                                 /** @description Currencies offered on this chain (orders in any other answer 400 INVALID_CURRENCY) */
                                 currencies: {
-                                    /** @enum {string} */
-                                    currency: "USDT" | "USDC" | "DAI";
+                                    /** @example USDT */
+                                    currency: string;
                                     /** @description Token contract (EVM, Tron) or mint (Solana) payments must use */
                                     token: string;
                                     /** @description Token decimals: amounts have at most this many fractional digits */
@@ -2185,7 +2185,7 @@ export type paths = {
                     sortOrder?: "asc" | "desc";
                     depositReference?: string;
                     status?: "pending" | "confirmed" | "completed" | "dropped";
-                    currency?: "USDT" | "USDC" | "DAI";
+                    currency?: string;
                     chainId?: string;
                 };
                 header?: never;
@@ -2209,8 +2209,8 @@ export type paths = {
                                 depositReference: string;
                                 /** @example 10.5 */
                                 amount: string;
-                                /** @enum {string} */
-                                currency: "USDT" | "USDC" | "DAI";
+                                /** @example USDT */
+                                currency: string;
                                 chainId: string;
                                 /** @description Same as chainId */
                                 chain: string;
@@ -2355,8 +2355,8 @@ export type paths = {
                             depositReference: string;
                             /** @example 10.5 */
                             amount: string;
-                            /** @enum {string} */
-                            currency: "USDT" | "USDC" | "DAI";
+                            /** @example USDT */
+                            currency: string;
                             chainId: string;
                             /** @description Same as chainId */
                             chain: string;
@@ -3783,8 +3783,8 @@ export type paths = {
                                  * @enum {string}
                                  */
                                 paymentState: "unpaid" | "partial" | "paid" | "overpaid";
-                                /** @enum {string} */
-                                currency: "USDT" | "USDC" | "DAI";
+                                /** @example USDT */
+                                currency: string;
                                 /** @example ethereum-sepolia */
                                 chainId: string;
                                 /** @enum {string} */
@@ -3968,7 +3968,7 @@ export type paths = {
                          * @example 10.50
                          */
                         amount: unknown;
-                        /** @description USDT, USDC or DAI, offered on the chain (INVALID_CURRENCY otherwise) */
+                        /** @description A token symbol the chain offers (GET /chains: USDT, USDC, DAI, or one the chains file adds), INVALID_CURRENCY otherwise */
                         currency: string;
                         /** @description An enabled chain, e.g. ethereum-sepolia (INVALID_CHAIN otherwise) */
                         chainId: string;
@@ -4020,8 +4020,8 @@ export type paths = {
                              * @enum {string}
                              */
                             paymentState: "unpaid" | "partial" | "paid" | "overpaid";
-                            /** @enum {string} */
-                            currency: "USDT" | "USDC" | "DAI";
+                            /** @example USDT */
+                            currency: string;
                             /** @example ethereum-sepolia */
                             chainId: string;
                             /** @enum {string} */
@@ -4247,8 +4247,8 @@ export type paths = {
                              * @enum {string}
                              */
                             paymentState: "unpaid" | "partial" | "paid" | "overpaid";
-                            /** @enum {string} */
-                            currency: "USDT" | "USDC" | "DAI";
+                            /** @example USDT */
+                            currency: string;
                             /** @example ethereum-sepolia */
                             chainId: string;
                             /** @enum {string} */
@@ -4461,8 +4461,8 @@ export type paths = {
                              * @enum {string}
                              */
                             paymentState: "unpaid" | "partial" | "paid" | "overpaid";
-                            /** @enum {string} */
-                            currency: "USDT" | "USDC" | "DAI";
+                            /** @example USDT */
+                            currency: string;
                             /** @example ethereum-sepolia */
                             chainId: string;
                             /** @enum {string} */
@@ -4692,8 +4692,8 @@ export type paths = {
                              * @enum {string}
                              */
                             paymentState: "unpaid" | "partial" | "paid" | "overpaid";
-                            /** @enum {string} */
-                            currency: "USDT" | "USDC" | "DAI";
+                            /** @example USDT */
+                            currency: string;
                             /** @example ethereum-sepolia */
                             chainId: string;
                             /** @enum {string} */
@@ -6007,8 +6007,8 @@ export type paths = {
                                 minAmount: string | null;
                                 maxAmount: string | null;
                                 currencies: {
-                                    /** @enum {string} */
-                                    currency: "USDT" | "USDC" | "DAI";
+                                    /** @example USDT */
+                                    currency: string;
                                     /** @example ethereum-sepolia */
                                     chainId: string;
                                 }[];
@@ -6209,8 +6209,8 @@ export type paths = {
                             minAmount: string | null;
                             maxAmount: string | null;
                             currencies: {
-                                /** @enum {string} */
-                                currency: "USDT" | "USDC" | "DAI";
+                                /** @example USDT */
+                                currency: string;
                                 /** @example ethereum-sepolia */
                                 chainId: string;
                             }[];
@@ -6395,8 +6395,8 @@ export type paths = {
                             minAmount: string | null;
                             maxAmount: string | null;
                             currencies: {
-                                /** @enum {string} */
-                                currency: "USDT" | "USDC" | "DAI";
+                                /** @example USDT */
+                                currency: string;
                                 /** @example ethereum-sepolia */
                                 chainId: string;
                             }[];
@@ -6572,8 +6572,8 @@ export type paths = {
                             minAmount: string | null;
                             maxAmount: string | null;
                             currencies: {
-                                /** @enum {string} */
-                                currency: "USDT" | "USDC" | "DAI";
+                                /** @example USDT */
+                                currency: string;
                                 /** @example ethereum-sepolia */
                                 chainId: string;
                             }[];
@@ -6753,8 +6753,8 @@ export type paths = {
                             minAmount: string | null;
                             maxAmount: string | null;
                             currencies: {
-                                /** @enum {string} */
-                                currency: "USDT" | "USDC" | "DAI";
+                                /** @example USDT */
+                                currency: string;
                                 /** @example ethereum-sepolia */
                                 chainId: string;
                             }[];
@@ -6945,8 +6945,8 @@ export type paths = {
                             minAmount: string | null;
                             maxAmount: string | null;
                             currencies: {
-                                /** @enum {string} */
-                                currency: "USDT" | "USDC" | "DAI";
+                                /** @example USDT */
+                                currency: string;
                                 /** @example ethereum-sepolia */
                                 chainId: string;
                             }[];
@@ -7123,8 +7123,8 @@ export type paths = {
                                 minAmount: string | null;
                                 maxAmount: string | null;
                                 currencies: {
-                                    /** @enum {string} */
-                                    currency: "USDT" | "USDC" | "DAI";
+                                    /** @example USDT */
+                                    currency: string;
                                     /** @example ethereum-sepolia */
                                     chainId: string;
                                 }[];
@@ -7494,7 +7494,7 @@ export type paths = {
                     to?: string;
                     depositReference?: string;
                     status?: "pending" | "confirmed" | "completed" | "dropped";
-                    currency?: "USDT" | "USDC" | "DAI";
+                    currency?: string;
                     chainId?: string;
                 };
                 header?: never;
