@@ -1,6 +1,6 @@
 import { and, asc, desc, count, eq, inArray, notInArray, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
-import { deposits, depositBindings, orders, refunds, transfers, type RefundStatus } from '../../db/schema';
+import { deposits, depositBindings, orders, organizations, refunds, transfers, type RefundStatus } from '../../db/schema';
 import type { ServiceContext } from '../service/context';
 import type { Protocol } from '../chains/chain';
 import { AppError, notFound, validationError } from '../platform/errors';
@@ -192,10 +192,15 @@ export async function claimRefund(ctx: ServiceContext, claimToken: string, entry
   });
 }
 
-/** A refund by its claim page token (the public page), or null. */
-export async function refundByClaimToken(db: DbOrTx, claimToken: string): Promise<RefundRow | null> {
-  const [row] = await db.select().from(refunds).where(eq(refunds.claimToken, claimToken));
-  return row ?? null;
+/** What the public claim page shows: the refund by its token and who refunds it; null for an unknown token or a refund not issued yet. */
+export async function findRefundClaim(db: DbOrTx, claimToken: string): Promise<{ refund: RefundRow; organizationName: string; supportContact: string | null } | null> {
+  const [row] = await db
+    .select({ refund: refunds, organizationName: organizations.name, supportContact: organizations.supportContact })
+    .from(refunds)
+    .innerJoin(organizations, eq(organizations.id, refunds.organizationId))
+    .where(eq(refunds.claimToken, claimToken));
+  if (!row || row.refund.status === 'requested') return null;
+  return row;
 }
 
 export async function getRefund(db: DbOrTx, organizationId: string, refundId: string): Promise<RefundRow> {
