@@ -58,7 +58,7 @@ export function renderRefundPage(p: RefundPageInput, o: RefundPageText): string 
 <dl class="facts">
   <div class="fact"><dt>${r.amountLabel}</dt><dd><span class="value amount" id="amount">${refund.amount} ${refund.currency}</span></dd></div>
   <div class="fact"><dt>${r.networkLabel}</dt><dd><span class="value" id="network">${r.tokenOnNetwork(refund.currency, p.networkName)}</span></dd></div>
-  <div class="fact"><dt>${r.tokenContractLabel}</dt><dd><code class="value" id="token-contract">${refund.tokenAddress}</code></dd></div>
+  <div class="fact"><dt>${r.tokenContractLabel}</dt><dd><code class="value address" id="token-contract">${refund.tokenAddress}</code></dd></div>
 </dl>
 ${done ? html`<div class="status status-completed" role="status" aria-live="polite" id="claim-status"><h2>${done[0]}</h2><p>${done[1]}</p></div>` : null}
 ${p.claimable ? html`<p id="intro">${r.intro}</p>` : null}
