@@ -3,7 +3,7 @@ import type { ServiceContext } from '../service/context';
 import { REFUND_STATUSES, type refunds } from '../../db/schema';
 import { formatAmount } from '../platform/amounts';
 import { DateTime, Nullable, NullableDateTime, StringEnum } from '../platform/wire-schema';
-import { refundPaymentUri } from '../refunds/refund-payment';
+import { paymentRequestUri } from '../chains/payment-request-uri';
 
 /** A refund as stored. */
 export type RefundRow = typeof refunds.$inferSelect;
@@ -75,7 +75,7 @@ export function presentRefund(ctx: Pick<ServiceContext, 'registry' | 'config'>, 
     reason: r.reason,
     claimUrl: r.status === 'requested' ? null : claimUrlOf(ctx.config, r),
     destination: r.destination,
-    paymentUri: r.status === 'approved' && r.destination ? refundPaymentUri(ctx.registry, r, r.destination) : null,
+    paymentUri: r.status === 'approved' && r.destination ? paymentRequestUri(ctx.registry, r, r.destination) : null,
     requestedBy: r.requestedBy,
     issuedBy: r.issuedBy,
     issuedAt: r.issuedAt?.toISOString() ?? null,
