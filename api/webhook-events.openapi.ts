@@ -1,5 +1,6 @@
 import { EVENT_TYPES, type EventType } from '../core/events/events';
 import { transferUnattributedEventSchema } from '../core/views/transfer';
+import { refundSchema } from '../core/views/refund';
 
 /**
  * The events a merchant's endpoint receives, as the OpenAPI 3.1 `webhooks` section: one entry per
@@ -23,6 +24,14 @@ const DATA: Record<EventType, { summary: string; data: Record<string, unknown> }
     summary:
       'A payment into one of your pool addresses was recorded unattributed (no_holder: nobody held the address when it was mined; undecidable: the evidence cannot tell whether it was before or after the address changed hands; paid_late: after its order\'s grace, within the late-payment window). Nothing is credited; candidates name who it may have been meant for, for you to review (GET /transfers?attributed=false) and attribute (POST /transfers/{id}/attribute)',
     data: transferUnattributedEventSchema as unknown as Record<string, unknown>,
+  },
+  'refund.claimed': {
+    summary: 'The payer gave a destination on a refund\'s claim page: approve it (POST /refunds/{id}/approve) and pay it from your own wallet',
+    data: refundSchema as unknown as Record<string, unknown>,
+  },
+  'refund.expired': {
+    summary: 'A refund was not claimed before its expiresAt (requested, awaiting_claim or claimed): its amount is free to refund again',
+    data: refundSchema as unknown as Record<string, unknown>,
   },
   'alert.address_pool_low': {
     summary: "Available pool addresses of a protocol fell below the organization's threshold",

@@ -257,6 +257,11 @@ export const orders = pgTable(
     latePaidAt: ts('late_paid_at'),
     /** Transfers to its address during or just after its life left unattributed that name it as a candidate. */
     unattributedPayments: integer('unattributed_payments').notNull().default(0),
+    /**
+     * Its refunds not cancelled or expired, in base units of its token (0023_refunds.sql): kept by
+     * the refund operations under this row's lock; a refund never takes it past amountReceived.
+     */
+    amountRefunded: baseUnits('amount_refunded').notNull().default(sql`0`),
   },
   (t) => [
     uniqueIndex('orders_org_reference_uq').on(t.organizationId, t.orderReference),
@@ -749,4 +754,61 @@ export const paymentLinks = pgTable(
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
   (t) => [uniqueIndex('payment_links_slug_uq').on(t.slug), index('payment_links_org_created_idx').on(t.organizationId, t.createdAt)],
+);
+
+// ---------------------------------------------------------------------------
+// Refunds and payouts without custody (issue 42, 0023_refunds.sql): an expected outgoing payment
+// the merchant makes from its own wallet to a destination the payer gives on a claim page.
+// ---------------------------------------------------------------------------
+export const REFUND_STATUSES = ['requested', 'awaiting_claim', 'claimed', 'approved', 'completed', 'expired', 'cancelled'] as const;
+export type RefundStatus = (typeof REFUND_STATUSES)[number];
+
+export const refunds = pgTable(
+  'refunds',
+  {
+    id: text('id').primaryKey(),
+    organizationId: text('organization_id').notNull(),
+    /** refund: returns an order, a deposit reference's deposits or a transfer; payout: none. */
+    kind: text('kind').notNull().$type<'refund' | 'payout'>().default('refund'),
+    orderId: text('order_id').references(() => orders.id),
+    depositReference: text('deposit_reference'),
+    transferId: text('transfer_id').references(() => transfers.id),
+    /** Base units of its token. */
+    amount: baseUnits('amount').notNull(),
+    currency: text('currency').notNull(),
+    chainId: text('chain_id').notNull(),
+    protocol: text('protocol').notNull().$type<'evm' | 'tron' | 'solana'>(),
+    /** The token contract (mint on Solana) when it was issued: what the payment and the export name. */
+    tokenAddress: text('token_address').notNull(),
+    reason: text('reason').notNull(),
+    status: text('status').notNull().$type<RefundStatus>(),
+    /** The claim page's URL token: 128 random bits, base64url (never the refund id). */
+    claimToken: text('claim_token').notNull(),
+    /** Given by the payer on the claim page, in the family's normalised form. */
+    destination: text('destination'),
+    requestedBy: text('requested_by').notNull(),
+    issuedBy: text('issued_by'),
+    issuedAt: ts('issued_at'),
+    claimedAt: ts('claimed_at'),
+    approvedAt: ts('approved_at'),
+    approvedBy: text('approved_by'),
+    cancelledAt: ts('cancelled_at'),
+    cancelledBy: text('cancelled_by'),
+    expiresAt: ts('expires_at').notNull(),
+    expiredAt: ts('expired_at'),
+    /** The payment that completed it (next slice: the detection core watching the destination). */
+    txHash: text('tx_hash'),
+    completedAt: ts('completed_at'),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('refunds_claim_token_uq').on(t.claimToken),
+    index('refunds_org_created_idx').on(t.organizationId, t.createdAt, t.id),
+    index('refunds_order_idx').on(t.orderId).where(sql`${t.orderId} is not null`),
+    index('refunds_deposit_reference_idx').on(t.organizationId, t.depositReference).where(sql`${t.depositReference} is not null`),
+    index('refunds_transfer_idx').on(t.transferId).where(sql`${t.transferId} is not null`),
+    index('refunds_expiring_idx').on(t.expiresAt).where(sql`${t.status} in ('requested', 'awaiting_claim', 'claimed')`),
+    index('refunds_org_status_idx').on(t.organizationId, t.status, t.createdAt),
+  ],
 );

@@ -12,6 +12,7 @@ import { publicPageHeaders, publicPageHeaderSetter } from './public-headers';
 import { ASSETS_PATH, staticAssets } from './static-assets';
 import { landingPage } from './landing';
 import { checkoutRoutes } from './checkout/checkout-routes';
+import { refundClaimRoutes } from './refund/refund-routes';
 import { mountDashboard } from './dashboard';
 
 /**
@@ -73,6 +74,9 @@ export function mountPublicPages(
   // Payment links' checkout (its posts go through the public write kit, api/pages/public-write/).
   for (const { method, path, handler } of checkoutRoutes(deps)) app[method](path, page(handler as unknown as PageHandler));
   app.use('/l', notFoundPage);
+  // Refund claim pages (issue 42; the public write kit as the checkout).
+  for (const { method, path, handler } of refundClaimRoutes(deps)) app[method](path, page(handler));
+  app.use('/refund', notFoundPage);
   mountDashboard(app, deps, { setHeaders });
 
   // The status endpoint's canonical form, answered before the router (the app calls it first).

@@ -10,6 +10,7 @@ import { registerOrderRoutes } from './orders.routes';
 import { registerPaymentLinkRoutes } from './payment-links.routes';
 import { registerWebhookRoutes } from './webhooks.routes';
 import { registerTransferRoutes } from './transfers.routes';
+import { registerRefundRoutes } from './refunds.routes';
 
 /** Every resource's routes, mounted under /api/v1. */
 export function registerRoutes(api: ApiBuilder, deps: ApiDeps): void {
@@ -23,4 +24,5 @@ export function registerRoutes(api: ApiBuilder, deps: ApiDeps): void {
   registerWebhookRoutes(api, deps);
   registerPaymentLinkRoutes(api, deps);
   registerExportRoutes(api, deps);
+  registerRefundRoutes(api, deps);
 }

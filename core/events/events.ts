@@ -10,6 +10,8 @@ export const EVENT_TYPES = [
   'deposit.pending',
   'deposit.confirmed',
   'transfer.unattributed',
+  'refund.claimed',
+  'refund.expired',
   'alert.address_pool_low',
   'alert.webhook_endpoint_disabled',
   'alert.reorg_beyond_confirmations',

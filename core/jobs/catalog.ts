@@ -23,6 +23,8 @@ export interface JobPayloads {
   /** Raises or clears alert.address_pool_low per organization and protocol. */
   'pool-low-check': Record<string, never>;
   'order-expiry': Record<string, never>;
+  /** Expires refunds not claimed by their expiresAt (core/refunds/refunds.ts expireDueRefunds). */
+  'refund-expiry': Record<string, never>;
   'webhook-relay': Record<string, never>;
   /**
    * One attempt of one (event, endpoint) delivery, job id `webhook-delivery-<deliveryId>-<attempt>`;
@@ -59,6 +61,7 @@ export const QUEUES: Record<QueueName, QueueDefinition> = {
   'pool-cooldown': { concurrency: 1, defaultJobOptions: REPEATABLE },
   'pool-low-check': { concurrency: 1, defaultJobOptions: REPEATABLE },
   'order-expiry': { concurrency: 1, defaultJobOptions: REPEATABLE },
+  'refund-expiry': { concurrency: 1, defaultJobOptions: REPEATABLE },
   'webhook-relay': { concurrency: 1, defaultJobOptions: REPEATABLE },
   // Removed once finished so the relay can re-add the same job id if the row is still due;
   // retries are driven by the delivery row (core/webhooks/delivery.ts), not by BullMQ attempts.
@@ -86,6 +89,8 @@ export function repeatableSchedules(config: Config, registry: ChainRegistry): Sc
     { queue: 'pool-cooldown', schedulerId: 'pool-cooldown', everyMs: config.intervals.poolCooldownMs, data: {} },
     { queue: 'pool-low-check', schedulerId: 'pool-low-check', everyMs: config.intervals.poolLowCheckMs, data: {} },
     { queue: 'order-expiry', schedulerId: 'order-expiry', everyMs: config.intervals.orderExpiryMs, data: {} },
+    // The orders' expiry interval: a refund's deadline is days away, and one setting fewer.
+    { queue: 'refund-expiry', schedulerId: 'refund-expiry', everyMs: config.intervals.orderExpiryMs, data: {} },
     { queue: 'webhook-relay', schedulerId: 'webhook-relay', everyMs: config.intervals.webhookRelayMs, data: {} },
     { queue: 'table-maintenance', schedulerId: 'table-maintenance', everyMs: config.intervals.tableMaintenanceMs, data: {} },
     { queue: 'history-retention', schedulerId: 'history-retention', everyMs: config.retention.intervalMs, data: {} },

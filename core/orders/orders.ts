@@ -381,6 +381,7 @@ function storedOrder(values: CreateOrderStatementValues, made: { amount: bigint;
     lateWindowEndsAt: null,
     latePaidAt: null,
     unattributedPayments: 0,
+    amountRefunded: 0n,
   };
 }
 

@@ -1,5 +1,5 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
-import { depositBindings, orders, transfers } from '../../db/schema';
+import { depositBindings, orders, refunds, transfers } from '../../db/schema';
 import type { Tx } from '../../db/client';
 import type { ServiceContext } from '../service/context';
 import { AppError, notFound, validationError } from '../platform/errors';
@@ -58,6 +58,13 @@ export async function attributeTransfer(ctx: ServiceContext, actor: Actor, trans
           : `Transfer ${transferId} is already attributed to ${t.orderId ? `order ${t.orderId}` : 'a deposit reference'}`,
       );
     }
+    // A payment being returned to its payer (issue 42) is not credited as well: cancel the refund first.
+    const [refund] = await tx
+      .select({ id: refunds.id })
+      .from(refunds)
+      .where(and(eq(refunds.transferId, t.id), sql`${refunds.status} not in ('cancelled', 'expired')`))
+      .limit(1);
+    if (refund) throw conflict(`Transfer ${transferId} is being refunded (refund ${refund.id}): cancel the refund before attributing the payment`);
     const now = ctx.clock.now();
     const manual = { attributedBy: actor.name, attributedAt: now, attributionReason: why };
     let targetText: string;

@@ -79,6 +79,11 @@ export const orderSchema = Type.Object({
     description: 'Derived (not in the spec): amountReceived − amount when positive, else "0". An overpayment, in token units.',
     example: '0',
   }),
+  amountRefunded: Type.String({
+    description:
+      'What refunds of this order add up to, in token units: every refund not cancelled or expired (requested, awaiting_claim, claimed, approved or completed). A new refund may not take it past amountReceived. The refunds themselves: GET /refunds?orderId=',
+    example: '0',
+  }),
   paymentState: StringEnum(PAYMENT_STATES, {
     description:
       'Derived (not in the spec) from amount and amountReceived: unpaid (nothing received), partial (less than amount), paid (exactly amount), overpaid (more). Counts what amountReceived counts (pending and confirmed transfers); status says whether the order completed.',
@@ -154,6 +159,7 @@ export function presentOrder(ctx: Pick<ServiceContext, 'registry' | 'config'>, o
     amountReceived: formatAmount(order.amountReceived, decimals),
     amountDue: formatAmount(order.amount > order.amountReceived ? order.amount - order.amountReceived : 0n, decimals),
     amountExcess: formatAmount(order.amountReceived > order.amount ? order.amountReceived - order.amount : 0n, decimals),
+    amountRefunded: formatAmount(order.amountRefunded, decimals),
     paymentState: paymentStateOf(order.amount, order.amountReceived),
     currency: order.currency,
     chainId: order.chainId,

@@ -16,6 +16,8 @@ const ORDER_KEYS = [
   'address', 'paymentAddress', 'paymentUrl', 'status', 'metadata', 'successUrl', 'cancelUrl', 'requiredConfirmations', 'expiresAt', 'graceEndsAt', 'createdAt',
   // Issue 40: what happened off the happy path, on every order.
   'exceptions', 'resolution', 'resolvedBy', 'resolvedAt', 'resolutionReason', 'lateWindowEndsAt', 'unattributedPayments',
+  // Issue 42: what its refunds not cancelled or expired add up to.
+  'amountRefunded',
 ];
 
 let refSeq = 0;

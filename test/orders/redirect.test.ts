@@ -15,7 +15,7 @@ import { CHAIN, checkpointAt, tokenEnv } from '../helpers/orders';
 const TX = `0x${'ab'.repeat(32)}`;
 function view(overrides: Partial<OrderView> = {}): OrderView {
   return {
-    orderId: 'ord_1', orderReference: 'inv 42&x', amount: '10.5', amountReceived: '10.5', amountDue: '0', amountExcess: '0', paymentState: 'paid', currency: 'USDT', chainId: CHAIN,
+    orderId: 'ord_1', orderReference: 'inv 42&x', amount: '10.5', amountReceived: '10.5', amountDue: '0', amountExcess: '0', amountRefunded: '0', paymentState: 'paid', currency: 'USDT', chainId: CHAIN,
     protocol: 'evm', address: '0x0000000000000000000000000000000000000001', paymentAddress: '0x0000000000000000000000000000000000000001', paymentUrl: 'http://localhost/pay/ord_1',
     status: 'completed', metadata: {}, successUrl: 'https://shop.example/thanks?session=s1', cancelUrl: 'https://shop.example/cancel',
     requiredConfirmations: 3, expiresAt: '', graceEndsAt: '', createdAt: '', txHash: TX,

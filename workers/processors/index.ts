@@ -5,6 +5,7 @@ import { chainConfirmationsProcessor, chainScanProcessor } from './chain-scan.pr
 import { poolCooldownProcessor } from './pool-cooldown.processor';
 import { poolLowCheckProcessor } from './pool-low-check.processor';
 import { orderExpiryProcessor } from './order-expiry.processor';
+import { refundExpiryProcessor } from './refund-expiry.processor';
 import { webhookDeliveryProcessor } from './webhook-delivery.processor';
 import { webhookRelayProcessor } from './webhook-relay.processor';
 import { tableMaintenanceProcessor } from './table-maintenance.processor';
@@ -20,6 +21,7 @@ export const PROCESSORS: { [Q in QueueName]: Processor<Q> } = {
   'pool-cooldown': poolCooldownProcessor,
   'pool-low-check': poolLowCheckProcessor,
   'order-expiry': orderExpiryProcessor,
+  'refund-expiry': refundExpiryProcessor,
   'webhook-relay': webhookRelayProcessor,
   'webhook-delivery': webhookDeliveryProcessor,
   'table-maintenance': tableMaintenanceProcessor,

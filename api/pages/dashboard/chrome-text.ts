@@ -78,6 +78,13 @@ const CHROME_TEXT = [
   'Transfer',
   'Attribute',
   'Attribute to this order',
+  // Refunds (issue 42).
+  'Refunds',
+  'Refund',
+  'Issue refund',
+  'Issue',
+  'Approve',
+  'Cancel',
   'Settle by hand',
   'Payments to its address',
 ] as const;
@@ -154,6 +161,12 @@ const es: Record<ChromeText, string> = {
   'Attribute to this order': 'Atribuir a este pedido',
   'Settle by hand': 'Liquidar a mano',
   'Payments to its address': 'Pagos a su dirección',
+  Refunds: 'Reembolsos',
+  Refund: 'Reembolso',
+  'Issue refund': 'Emitir reembolso',
+  Issue: 'Emitir',
+  Approve: 'Aprobar',
+  Cancel: 'Cancelar',
 };
 
 const DICTIONARIES: Record<Exclude<Language, 'en'>, Record<ChromeText, string>> = { es };

@@ -3,6 +3,7 @@ import type { Express } from 'express';
 import type { ApiDeps } from '../../deps';
 import { mountAuthPages } from './auth-pages';
 import { mountMoneyPages } from './money-pages';
+import { mountRefundPages } from './refund-pages';
 import { mountAttentionPages } from './attention-pages';
 import { mountOverviewPages } from './overview-pages';
 import { mountPaymentLinkPages } from './payment-link-pages';
@@ -22,6 +23,7 @@ export function mountDashboard(app: Express, deps: ApiDeps, options: { setHeader
   mountAuthPages(app, d);
   mountOverviewPages(app, d);
   mountMoneyPages(app, d);
+  mountRefundPages(app, d);
   mountAttentionPages(app, d);
   mountPaymentLinkPages(app, d);
   mountPoolPages(app, d);

@@ -26,6 +26,7 @@ import { listWebhookEvents } from '../../../core/webhooks/history';
 import { roleAtLeast } from '../../../core/organizations/roles';
 import { page, sendPage, type Dashboard, type SignedIn } from './web';
 import { pageNumber } from './settings-pages';
+import { issueRefundForm, refundErrorOf } from './refund-pages';
 
 const PAGE_SIZE = 50;
 /** The order list counts its matches up to this many (a large organization's count would cost more than the page). */
@@ -176,7 +177,11 @@ ${items.map(
 
   app.get(
     '/dashboard/orders/:orderId',
-    page(d, 'viewer', async (req, res, who) => sendOrderPage(d, res, who, String(req.params.orderId))),
+    page(d, 'viewer', async (req, res, who) => {
+      // A refused "Issue refund" form comes back here with its reason (refund-pages.ts).
+      const refundError = refundErrorOf(req);
+      await sendOrderPage(d, res, who, String(req.params.orderId), refundError ? notice(refundError, 'error') : null, refundError ? 400 : 200);
+    }),
   );
 
   app.get(
@@ -291,6 +296,8 @@ ${order.completedAt ? html`<dt>Completed</dt><dd>${formatDate(order.completedAt)
 ${exceptionFacts(order)}
 </dl></section>
 <h2>${chromeText(lang, 'Payments to its address')}</h2><section class="panel">${payments}</section>
+<h2>${chromeText(lang, 'Refunds')}</h2><section class="panel" aria-labelledby="refunds-h"><p id="refunds-h">Refunded (not cancelled or expired): ${order.amountRefunded} ${order.currency} of ${order.amountReceived} received. <a href="/dashboard/refunds?orderId=${order.orderId}">Its refunds</a></p>
+${roleAtLeast(who.session.role, 'member') && order.amountReceived !== '0' ? issueRefundForm(order.orderId, who.session, lang, order.amountExcess !== '0' ? order.amountExcess : order.amountReceived) : null}</section>
 ${admin && order.status !== 'completed' ? html`<section class="panel" aria-labelledby="settle-h"><h2 id="settle-h">${chromeText(lang, 'Settle by hand')}</h2><p>Paid in a way the service could not credit (off-chain, or outside its window)? Completing it by hand sends order.completed with resolution manual.</p>${settleForm(order.orderId, who.session, lang)}</section>` : null}
 <h2>${chromeText(lang, 'Events and webhook deliveries')}</h2><section class="panel">${eventDeliveriesTable(events.items, admin ? redeliver : null)}</section>`,
     status,

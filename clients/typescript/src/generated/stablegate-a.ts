@@ -3954,6 +3954,11 @@ export type paths = {
                                      */
                                     amountExcess: string;
                                     /**
+                                     * @description What refunds of this order add up to, in token units: every refund not cancelled or expired (requested, awaiting_claim, claimed, approved or completed). A new refund may not take it past amountReceived. The refunds themselves: GET /refunds?orderId=
+                                     * @example 0
+                                     */
+                                    amountRefunded: string;
+                                    /**
                                      * @description Derived (not in the spec) from amount and amountReceived: unpaid (nothing received), partial (less than amount), paid (exactly amount), overpaid (more). Counts what amountReceived counts (pending and confirmed transfers); status says whether the order completed.
                                      * @enum {string}
                                      */
@@ -4195,6 +4200,11 @@ export type paths = {
                                  */
                                 amountExcess: string;
                                 /**
+                                 * @description What refunds of this order add up to, in token units: every refund not cancelled or expired (requested, awaiting_claim, claimed, approved or completed). A new refund may not take it past amountReceived. The refunds themselves: GET /refunds?orderId=
+                                 * @example 0
+                                 */
+                                amountRefunded: string;
+                                /**
                                  * @description Derived (not in the spec) from amount and amountReceived: unpaid (nothing received), partial (less than amount), paid (exactly amount), overpaid (more). Counts what amountReceived counts (pending and confirmed transfers); status says whether the order completed.
                                  * @enum {string}
                                  */
@@ -4427,6 +4437,11 @@ export type paths = {
                                  */
                                 amountExcess: string;
                                 /**
+                                 * @description What refunds of this order add up to, in token units: every refund not cancelled or expired (requested, awaiting_claim, claimed, approved or completed). A new refund may not take it past amountReceived. The refunds themselves: GET /refunds?orderId=
+                                 * @example 0
+                                 */
+                                amountRefunded: string;
+                                /**
                                  * @description Derived (not in the spec) from amount and amountReceived: unpaid (nothing received), partial (less than amount), paid (exactly amount), overpaid (more). Counts what amountReceived counts (pending and confirmed transfers); status says whether the order completed.
                                  * @enum {string}
                                  */
@@ -4645,6 +4660,11 @@ export type paths = {
                                  * @example 0
                                  */
                                 amountExcess: string;
+                                /**
+                                 * @description What refunds of this order add up to, in token units: every refund not cancelled or expired (requested, awaiting_claim, claimed, approved or completed). A new refund may not take it past amountReceived. The refunds themselves: GET /refunds?orderId=
+                                 * @example 0
+                                 */
+                                amountRefunded: string;
                                 /**
                                  * @description Derived (not in the spec) from amount and amountReceived: unpaid (nothing received), partial (less than amount), paid (exactly amount), overpaid (more). Counts what amountReceived counts (pending and confirmed transfers); status says whether the order completed.
                                  * @enum {string}
@@ -4882,6 +4902,11 @@ export type paths = {
                                  */
                                 amountExcess: string;
                                 /**
+                                 * @description What refunds of this order add up to, in token units: every refund not cancelled or expired (requested, awaiting_claim, claimed, approved or completed). A new refund may not take it past amountReceived. The refunds themselves: GET /refunds?orderId=
+                                 * @example 0
+                                 */
+                                amountRefunded: string;
+                                /**
                                  * @description Derived (not in the spec) from amount and amountReceived: unpaid (nothing received), partial (less than amount), paid (exactly amount), overpaid (more). Counts what amountReceived counts (pending and confirmed transfers); status says whether the order completed.
                                  * @enum {string}
                                  */
@@ -5104,7 +5129,7 @@ export type paths = {
                                     id: string;
                                     /** Format: uri */
                                     url: string;
-                                    events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                                    events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                                     enabled: boolean;
                                     /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                                     disabledReason: string | null;
@@ -5213,7 +5238,7 @@ export type paths = {
                 content: {
                     "application/json": {
                         url: string;
-                        events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                        events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                         /** @description Printable ASCII, 16 to 256 characters */
                         secret?: string;
                     };
@@ -5234,7 +5259,7 @@ export type paths = {
                                 id: string;
                                 /** Format: uri */
                                 url: string;
-                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                                 enabled: boolean;
                                 /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                                 disabledReason: string | null;
@@ -5376,7 +5401,7 @@ export type paths = {
                                 id: string;
                                 /** Format: uri */
                                 url: string;
-                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                                 enabled: boolean;
                                 /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                                 disabledReason: string | null;
@@ -5476,7 +5501,7 @@ export type paths = {
                 content: {
                     "application/json": {
                         url?: string;
-                        events?: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                        events?: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                         /** @description Printable ASCII, 16 to 256 characters */
                         secret?: string;
                         rotateSecret?: boolean;
@@ -5500,7 +5525,7 @@ export type paths = {
                                 id: string;
                                 /** Format: uri */
                                 url: string;
-                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                                 enabled: boolean;
                                 /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                                 disabledReason: string | null;
@@ -5630,7 +5655,7 @@ export type paths = {
                                 id: string;
                                 /** Format: uri */
                                 url: string;
-                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                                 enabled: boolean;
                                 /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                                 disabledReason: string | null;
@@ -5895,7 +5920,7 @@ export type paths = {
                     limit?: number;
                     sortBy?: "createdAt" | "type";
                     sortOrder?: "asc" | "desc";
-                    type?: "order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled" | "webhook.test";
+                    type?: "order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled" | "webhook.test";
                     status?: "pending" | "succeeded" | "failed";
                     endpoint?: string;
                 };
@@ -7854,6 +7879,1647 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orders/{orderId}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund an order
+         * @description Default amount: an overpaid order's excess (amountReceived − amount), else what it received. Admin and Owner: the refund is issued (status awaiting_claim) with a claimUrl to send to the payer, who gives a destination there (claimed, refund.claimed). Member: it is requested (status requested, no claimUrl) until an Admin or Owner issues it (POST /refunds/{id}/issue). The amount is in the payment's token and chain; the payment's row is locked while it is decided, so concurrent refunds never exceed what it received. Audit-logged.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Replays the original answer for 24 hours */
+                    "Idempotency-Key"?: string;
+                };
+                path: {
+                    orderId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Decimal string in token units. Default: the excess of an overpaid order, else all it received; never more than it received minus its refunds not cancelled or expired (400 INVALID_AMOUNT) */
+                        amount?: string;
+                        /** @description Default and only value: the payment's currency */
+                        currency?: string;
+                        /** @description Default and only value: the payment's chain */
+                        chainId?: string;
+                        /** @description Why, in your words: kept on the refund and in the audit log */
+                        reason: string;
+                        /** @description RFC 3339 with an offset, at most 90 days away; default 7 days. Not claimed by then: expired */
+                        expiresAt?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            success?: true;
+                            data?: {
+                                /** @example rf_01jd3k… */
+                                id: string;
+                                /** @enum {string} */
+                                kind: "refund" | "payout";
+                                /**
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                                 * @enum {string}
+                                 */
+                                status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
+                                /**
+                                 * @description Decimal string in token units
+                                 * @example 2.5
+                                 */
+                                amount: string;
+                                /** @example USDT */
+                                currency: string;
+                                /** @example ethereum-sepolia */
+                                chainId: string;
+                                /** @enum {string} */
+                                protocol: "evm" | "tron" | "solana";
+                                /** @description The token contract (the mint on Solana) the refund is paid in */
+                                tokenAddress: string;
+                                /** @description The order it refunds, if any */
+                                orderId: string | null;
+                                /** @description The deposit reference it refunds, if any */
+                                depositReference: string | null;
+                                /** @description The unattributed transfer it returns, if any */
+                                transferId: string | null;
+                                reason: string;
+                                /** @description The public claim page, <PUBLIC_BASE_URL>/refund/<token> (128 random bits): send it to the payer. null while requested */
+                                claimUrl: string | null;
+                                /** @description Where the payer wants it paid (claimed and later), in the family's normalised form */
+                                destination: string | null;
+                                /** @description Approved: what a wallet needs to pay it, for the exact amount to the destination: EIP-681 with the chain id (EVM), a tron: URI (Tron), a Solana Pay transfer request whose reference is derived from the refund id (Solana). null otherwise */
+                                paymentUri: string | null;
+                                /** @description Who created it (a user's e-mail or "api key <id>") */
+                                requestedBy: string;
+                                issuedBy: string | null;
+                                /** Format: date-time */
+                                issuedAt: string | null;
+                                /** Format: date-time */
+                                claimedAt: string | null;
+                                approvedBy: string | null;
+                                /** Format: date-time */
+                                approvedAt: string | null;
+                                cancelledBy: string | null;
+                                /** Format: date-time */
+                                cancelledAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Not claimed by then: expired
+                                 */
+                                expiresAt: string;
+                                /** Format: date-time */
+                                expiredAt: string | null;
+                                /** @description Completed: the payment */
+                                txHash: string | null;
+                                /** Format: date-time */
+                                completedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                            };
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR, INVALID_JSON */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description IDEMPOTENCY_KEY_REUSED, IDEMPOTENCY_IN_PROGRESS */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description PAYLOAD_TOO_LARGE */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/deposits/references/{depositReference}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund a deposit reference's deposits
+         * @description What it received: its confirmed deposits in the refund's token and chain (default: those of its latest deposit). Admin and Owner: the refund is issued (status awaiting_claim) with a claimUrl to send to the payer, who gives a destination there (claimed, refund.claimed). Member: it is requested (status requested, no claimUrl) until an Admin or Owner issues it (POST /refunds/{id}/issue). The amount is in the payment's token and chain; the payment's row is locked while it is decided, so concurrent refunds never exceed what it received. Audit-logged.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Replays the original answer for 24 hours */
+                    "Idempotency-Key"?: string;
+                };
+                path: {
+                    depositReference: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Decimal string in token units. Default: the excess of an overpaid order, else all it received; never more than it received minus its refunds not cancelled or expired (400 INVALID_AMOUNT) */
+                        amount?: string;
+                        /** @description Default and only value: the payment's currency */
+                        currency?: string;
+                        /** @description Default and only value: the payment's chain */
+                        chainId?: string;
+                        /** @description Why, in your words: kept on the refund and in the audit log */
+                        reason: string;
+                        /** @description RFC 3339 with an offset, at most 90 days away; default 7 days. Not claimed by then: expired */
+                        expiresAt?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            success?: true;
+                            data?: {
+                                /** @example rf_01jd3k… */
+                                id: string;
+                                /** @enum {string} */
+                                kind: "refund" | "payout";
+                                /**
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                                 * @enum {string}
+                                 */
+                                status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
+                                /**
+                                 * @description Decimal string in token units
+                                 * @example 2.5
+                                 */
+                                amount: string;
+                                /** @example USDT */
+                                currency: string;
+                                /** @example ethereum-sepolia */
+                                chainId: string;
+                                /** @enum {string} */
+                                protocol: "evm" | "tron" | "solana";
+                                /** @description The token contract (the mint on Solana) the refund is paid in */
+                                tokenAddress: string;
+                                /** @description The order it refunds, if any */
+                                orderId: string | null;
+                                /** @description The deposit reference it refunds, if any */
+                                depositReference: string | null;
+                                /** @description The unattributed transfer it returns, if any */
+                                transferId: string | null;
+                                reason: string;
+                                /** @description The public claim page, <PUBLIC_BASE_URL>/refund/<token> (128 random bits): send it to the payer. null while requested */
+                                claimUrl: string | null;
+                                /** @description Where the payer wants it paid (claimed and later), in the family's normalised form */
+                                destination: string | null;
+                                /** @description Approved: what a wallet needs to pay it, for the exact amount to the destination: EIP-681 with the chain id (EVM), a tron: URI (Tron), a Solana Pay transfer request whose reference is derived from the refund id (Solana). null otherwise */
+                                paymentUri: string | null;
+                                /** @description Who created it (a user's e-mail or "api key <id>") */
+                                requestedBy: string;
+                                issuedBy: string | null;
+                                /** Format: date-time */
+                                issuedAt: string | null;
+                                /** Format: date-time */
+                                claimedAt: string | null;
+                                approvedBy: string | null;
+                                /** Format: date-time */
+                                approvedAt: string | null;
+                                cancelledBy: string | null;
+                                /** Format: date-time */
+                                cancelledAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Not claimed by then: expired
+                                 */
+                                expiresAt: string;
+                                /** Format: date-time */
+                                expiredAt: string | null;
+                                /** @description Completed: the payment */
+                                txHash: string | null;
+                                /** Format: date-time */
+                                completedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                            };
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR, INVALID_JSON */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description IDEMPOTENCY_KEY_REUSED, IDEMPOTENCY_IN_PROGRESS */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description PAYLOAD_TOO_LARGE */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/transfers/{id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Return a payment nobody was credited with
+         * @description For a confirmed transfer left unattributed (or recorded against an order without counting): 409 CONFLICT for a credited one (refund its order or deposit reference) or one not confirmed. Admin and Owner: the refund is issued (status awaiting_claim) with a claimUrl to send to the payer, who gives a destination there (claimed, refund.claimed). Member: it is requested (status requested, no claimUrl) until an Admin or Owner issues it (POST /refunds/{id}/issue). The amount is in the payment's token and chain; the payment's row is locked while it is decided, so concurrent refunds never exceed what it received. Audit-logged.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Replays the original answer for 24 hours */
+                    "Idempotency-Key"?: string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Decimal string in token units. Default: the excess of an overpaid order, else all it received; never more than it received minus its refunds not cancelled or expired (400 INVALID_AMOUNT) */
+                        amount?: string;
+                        /** @description Default and only value: the payment's currency */
+                        currency?: string;
+                        /** @description Default and only value: the payment's chain */
+                        chainId?: string;
+                        /** @description Why, in your words: kept on the refund and in the audit log */
+                        reason: string;
+                        /** @description RFC 3339 with an offset, at most 90 days away; default 7 days. Not claimed by then: expired */
+                        expiresAt?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            success?: true;
+                            data?: {
+                                /** @example rf_01jd3k… */
+                                id: string;
+                                /** @enum {string} */
+                                kind: "refund" | "payout";
+                                /**
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                                 * @enum {string}
+                                 */
+                                status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
+                                /**
+                                 * @description Decimal string in token units
+                                 * @example 2.5
+                                 */
+                                amount: string;
+                                /** @example USDT */
+                                currency: string;
+                                /** @example ethereum-sepolia */
+                                chainId: string;
+                                /** @enum {string} */
+                                protocol: "evm" | "tron" | "solana";
+                                /** @description The token contract (the mint on Solana) the refund is paid in */
+                                tokenAddress: string;
+                                /** @description The order it refunds, if any */
+                                orderId: string | null;
+                                /** @description The deposit reference it refunds, if any */
+                                depositReference: string | null;
+                                /** @description The unattributed transfer it returns, if any */
+                                transferId: string | null;
+                                reason: string;
+                                /** @description The public claim page, <PUBLIC_BASE_URL>/refund/<token> (128 random bits): send it to the payer. null while requested */
+                                claimUrl: string | null;
+                                /** @description Where the payer wants it paid (claimed and later), in the family's normalised form */
+                                destination: string | null;
+                                /** @description Approved: what a wallet needs to pay it, for the exact amount to the destination: EIP-681 with the chain id (EVM), a tron: URI (Tron), a Solana Pay transfer request whose reference is derived from the refund id (Solana). null otherwise */
+                                paymentUri: string | null;
+                                /** @description Who created it (a user's e-mail or "api key <id>") */
+                                requestedBy: string;
+                                issuedBy: string | null;
+                                /** Format: date-time */
+                                issuedAt: string | null;
+                                /** Format: date-time */
+                                claimedAt: string | null;
+                                approvedBy: string | null;
+                                /** Format: date-time */
+                                approvedAt: string | null;
+                                cancelledBy: string | null;
+                                /** Format: date-time */
+                                cancelledAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Not claimed by then: expired
+                                 */
+                                expiresAt: string;
+                                /** Format: date-time */
+                                expiredAt: string | null;
+                                /** @description Completed: the payment */
+                                txHash: string | null;
+                                /** Format: date-time */
+                                completedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                            };
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR, INVALID_JSON */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description IDEMPOTENCY_KEY_REUSED, IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description PAYLOAD_TOO_LARGE */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List refunds
+         * @description Filters: status, orderId, depositReference, transferId. sortBy createdAt (default) or expiresAt; ties by id.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    page?: number;
+                    limit?: number;
+                    sortBy?: "createdAt" | "expiresAt";
+                    sortOrder?: "asc" | "desc";
+                    status?: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
+                    orderId?: string;
+                    depositReference?: string;
+                    transferId?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A page of refunds */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            success?: true;
+                            data?: {
+                                refunds?: {
+                                    /** @example rf_01jd3k… */
+                                    id: string;
+                                    /** @enum {string} */
+                                    kind: "refund" | "payout";
+                                    /**
+                                     * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                                     * @enum {string}
+                                     */
+                                    status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
+                                    /**
+                                     * @description Decimal string in token units
+                                     * @example 2.5
+                                     */
+                                    amount: string;
+                                    /** @example USDT */
+                                    currency: string;
+                                    /** @example ethereum-sepolia */
+                                    chainId: string;
+                                    /** @enum {string} */
+                                    protocol: "evm" | "tron" | "solana";
+                                    /** @description The token contract (the mint on Solana) the refund is paid in */
+                                    tokenAddress: string;
+                                    /** @description The order it refunds, if any */
+                                    orderId: string | null;
+                                    /** @description The deposit reference it refunds, if any */
+                                    depositReference: string | null;
+                                    /** @description The unattributed transfer it returns, if any */
+                                    transferId: string | null;
+                                    reason: string;
+                                    /** @description The public claim page, <PUBLIC_BASE_URL>/refund/<token> (128 random bits): send it to the payer. null while requested */
+                                    claimUrl: string | null;
+                                    /** @description Where the payer wants it paid (claimed and later), in the family's normalised form */
+                                    destination: string | null;
+                                    /** @description Approved: what a wallet needs to pay it, for the exact amount to the destination: EIP-681 with the chain id (EVM), a tron: URI (Tron), a Solana Pay transfer request whose reference is derived from the refund id (Solana). null otherwise */
+                                    paymentUri: string | null;
+                                    /** @description Who created it (a user's e-mail or "api key <id>") */
+                                    requestedBy: string;
+                                    issuedBy: string | null;
+                                    /** Format: date-time */
+                                    issuedAt: string | null;
+                                    /** Format: date-time */
+                                    claimedAt: string | null;
+                                    approvedBy: string | null;
+                                    /** Format: date-time */
+                                    approvedAt: string | null;
+                                    cancelledBy: string | null;
+                                    /** Format: date-time */
+                                    cancelledAt: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description Not claimed by then: expired
+                                     */
+                                    expiresAt: string;
+                                    /** Format: date-time */
+                                    expiredAt: string | null;
+                                    /** @description Completed: the payment */
+                                    txHash: string | null;
+                                    /** Format: date-time */
+                                    completedAt: string | null;
+                                    /** Format: date-time */
+                                    createdAt: string;
+                                }[];
+                                pagination?: {
+                                    page?: number;
+                                    limit?: number;
+                                    total?: number;
+                                    totalPages?: number;
+                                };
+                            };
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/refunds/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export approved refunds for your wallet to pay at once
+         * @description format=safe: a Safe Transaction Builder JSON batch ({version, chainId, createdAt, meta, transactions: [{to: token, value: "0", data: ERC-20 transfer calldata}]}) to load in the Safe app and sign there; format=csv: one row per refund (address, amount, token, chain) for other wallets and families. Nothing is signed or changed here.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    status?: "approved";
+                    format?: "safe" | "csv";
+                    chainId?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            success?: true;
+                            data?: Record<string, never>;
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/refunds/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One refund */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            success?: true;
+                            data?: {
+                                /** @example rf_01jd3k… */
+                                id: string;
+                                /** @enum {string} */
+                                kind: "refund" | "payout";
+                                /**
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                                 * @enum {string}
+                                 */
+                                status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
+                                /**
+                                 * @description Decimal string in token units
+                                 * @example 2.5
+                                 */
+                                amount: string;
+                                /** @example USDT */
+                                currency: string;
+                                /** @example ethereum-sepolia */
+                                chainId: string;
+                                /** @enum {string} */
+                                protocol: "evm" | "tron" | "solana";
+                                /** @description The token contract (the mint on Solana) the refund is paid in */
+                                tokenAddress: string;
+                                /** @description The order it refunds, if any */
+                                orderId: string | null;
+                                /** @description The deposit reference it refunds, if any */
+                                depositReference: string | null;
+                                /** @description The unattributed transfer it returns, if any */
+                                transferId: string | null;
+                                reason: string;
+                                /** @description The public claim page, <PUBLIC_BASE_URL>/refund/<token> (128 random bits): send it to the payer. null while requested */
+                                claimUrl: string | null;
+                                /** @description Where the payer wants it paid (claimed and later), in the family's normalised form */
+                                destination: string | null;
+                                /** @description Approved: what a wallet needs to pay it, for the exact amount to the destination: EIP-681 with the chain id (EVM), a tron: URI (Tron), a Solana Pay transfer request whose reference is derived from the refund id (Solana). null otherwise */
+                                paymentUri: string | null;
+                                /** @description Who created it (a user's e-mail or "api key <id>") */
+                                requestedBy: string;
+                                issuedBy: string | null;
+                                /** Format: date-time */
+                                issuedAt: string | null;
+                                /** Format: date-time */
+                                claimedAt: string | null;
+                                approvedBy: string | null;
+                                /** Format: date-time */
+                                approvedAt: string | null;
+                                cancelledBy: string | null;
+                                /** Format: date-time */
+                                cancelledAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Not claimed by then: expired
+                                 */
+                                expiresAt: string;
+                                /** Format: date-time */
+                                expiredAt: string | null;
+                                /** @description Completed: the payment */
+                                txHash: string | null;
+                                /** Format: date-time */
+                                completedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                            };
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/refunds/{id}/issue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issue a refund a Member requested
+         * @description requested → awaiting_claim: its claimUrl is valid from now. 409 INVALID_STATUS_TRANSITION otherwise. Admin and Owner.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            success?: true;
+                            data?: {
+                                /** @example rf_01jd3k… */
+                                id: string;
+                                /** @enum {string} */
+                                kind: "refund" | "payout";
+                                /**
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                                 * @enum {string}
+                                 */
+                                status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
+                                /**
+                                 * @description Decimal string in token units
+                                 * @example 2.5
+                                 */
+                                amount: string;
+                                /** @example USDT */
+                                currency: string;
+                                /** @example ethereum-sepolia */
+                                chainId: string;
+                                /** @enum {string} */
+                                protocol: "evm" | "tron" | "solana";
+                                /** @description The token contract (the mint on Solana) the refund is paid in */
+                                tokenAddress: string;
+                                /** @description The order it refunds, if any */
+                                orderId: string | null;
+                                /** @description The deposit reference it refunds, if any */
+                                depositReference: string | null;
+                                /** @description The unattributed transfer it returns, if any */
+                                transferId: string | null;
+                                reason: string;
+                                /** @description The public claim page, <PUBLIC_BASE_URL>/refund/<token> (128 random bits): send it to the payer. null while requested */
+                                claimUrl: string | null;
+                                /** @description Where the payer wants it paid (claimed and later), in the family's normalised form */
+                                destination: string | null;
+                                /** @description Approved: what a wallet needs to pay it, for the exact amount to the destination: EIP-681 with the chain id (EVM), a tron: URI (Tron), a Solana Pay transfer request whose reference is derived from the refund id (Solana). null otherwise */
+                                paymentUri: string | null;
+                                /** @description Who created it (a user's e-mail or "api key <id>") */
+                                requestedBy: string;
+                                issuedBy: string | null;
+                                /** Format: date-time */
+                                issuedAt: string | null;
+                                /** Format: date-time */
+                                claimedAt: string | null;
+                                approvedBy: string | null;
+                                /** Format: date-time */
+                                approvedAt: string | null;
+                                cancelledBy: string | null;
+                                /** Format: date-time */
+                                cancelledAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Not claimed by then: expired
+                                 */
+                                expiresAt: string;
+                                /** Format: date-time */
+                                expiredAt: string | null;
+                                /** @description Completed: the payment */
+                                txHash: string | null;
+                                /** Format: date-time */
+                                completedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                            };
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_STATUS_TRANSITION */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/refunds/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a claimed refund: you will pay it from your own wallet
+         * @description claimed → approved. The answer carries paymentUri: EIP-681 with the chain id (EVM), a tron: URI, or a Solana Pay transfer request, for the exact amount to the destination; many at once: GET /refunds/export. 409 INVALID_STATUS_TRANSITION for a refund not claimed. Admin and Owner.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            success?: true;
+                            data?: {
+                                /** @example rf_01jd3k… */
+                                id: string;
+                                /** @enum {string} */
+                                kind: "refund" | "payout";
+                                /**
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                                 * @enum {string}
+                                 */
+                                status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
+                                /**
+                                 * @description Decimal string in token units
+                                 * @example 2.5
+                                 */
+                                amount: string;
+                                /** @example USDT */
+                                currency: string;
+                                /** @example ethereum-sepolia */
+                                chainId: string;
+                                /** @enum {string} */
+                                protocol: "evm" | "tron" | "solana";
+                                /** @description The token contract (the mint on Solana) the refund is paid in */
+                                tokenAddress: string;
+                                /** @description The order it refunds, if any */
+                                orderId: string | null;
+                                /** @description The deposit reference it refunds, if any */
+                                depositReference: string | null;
+                                /** @description The unattributed transfer it returns, if any */
+                                transferId: string | null;
+                                reason: string;
+                                /** @description The public claim page, <PUBLIC_BASE_URL>/refund/<token> (128 random bits): send it to the payer. null while requested */
+                                claimUrl: string | null;
+                                /** @description Where the payer wants it paid (claimed and later), in the family's normalised form */
+                                destination: string | null;
+                                /** @description Approved: what a wallet needs to pay it, for the exact amount to the destination: EIP-681 with the chain id (EVM), a tron: URI (Tron), a Solana Pay transfer request whose reference is derived from the refund id (Solana). null otherwise */
+                                paymentUri: string | null;
+                                /** @description Who created it (a user's e-mail or "api key <id>") */
+                                requestedBy: string;
+                                issuedBy: string | null;
+                                /** Format: date-time */
+                                issuedAt: string | null;
+                                /** Format: date-time */
+                                claimedAt: string | null;
+                                approvedBy: string | null;
+                                /** Format: date-time */
+                                approvedAt: string | null;
+                                cancelledBy: string | null;
+                                /** Format: date-time */
+                                cancelledAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Not claimed by then: expired
+                                 */
+                                expiresAt: string;
+                                /** Format: date-time */
+                                expiredAt: string | null;
+                                /** @description Completed: the payment */
+                                txHash: string | null;
+                                /** Format: date-time */
+                                completedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                            };
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_STATUS_TRANSITION */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/refunds/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a refund that is not completed
+         * @description Its claim link stops working and its amount is free to refund again. 409 INVALID_STATUS_TRANSITION for a completed, expired or cancelled refund. Admin and Owner.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        reason?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            success?: true;
+                            data?: {
+                                /** @example rf_01jd3k… */
+                                id: string;
+                                /** @enum {string} */
+                                kind: "refund" | "payout";
+                                /**
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                                 * @enum {string}
+                                 */
+                                status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
+                                /**
+                                 * @description Decimal string in token units
+                                 * @example 2.5
+                                 */
+                                amount: string;
+                                /** @example USDT */
+                                currency: string;
+                                /** @example ethereum-sepolia */
+                                chainId: string;
+                                /** @enum {string} */
+                                protocol: "evm" | "tron" | "solana";
+                                /** @description The token contract (the mint on Solana) the refund is paid in */
+                                tokenAddress: string;
+                                /** @description The order it refunds, if any */
+                                orderId: string | null;
+                                /** @description The deposit reference it refunds, if any */
+                                depositReference: string | null;
+                                /** @description The unattributed transfer it returns, if any */
+                                transferId: string | null;
+                                reason: string;
+                                /** @description The public claim page, <PUBLIC_BASE_URL>/refund/<token> (128 random bits): send it to the payer. null while requested */
+                                claimUrl: string | null;
+                                /** @description Where the payer wants it paid (claimed and later), in the family's normalised form */
+                                destination: string | null;
+                                /** @description Approved: what a wallet needs to pay it, for the exact amount to the destination: EIP-681 with the chain id (EVM), a tron: URI (Tron), a Solana Pay transfer request whose reference is derived from the refund id (Solana). null otherwise */
+                                paymentUri: string | null;
+                                /** @description Who created it (a user's e-mail or "api key <id>") */
+                                requestedBy: string;
+                                issuedBy: string | null;
+                                /** Format: date-time */
+                                issuedAt: string | null;
+                                /** Format: date-time */
+                                claimedAt: string | null;
+                                approvedBy: string | null;
+                                /** Format: date-time */
+                                approvedAt: string | null;
+                                cancelledBy: string | null;
+                                /** Format: date-time */
+                                cancelledAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Not claimed by then: expired
+                                 */
+                                expiresAt: string;
+                                /** Format: date-time */
+                                expiredAt: string | null;
+                                /** @description Completed: the payment */
+                                txHash: string | null;
+                                /** Format: date-time */
+                                completedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                            };
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR, INVALID_JSON */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_STATUS_TRANSITION */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description PAYLOAD_TOO_LARGE */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -8206,6 +9872,242 @@ export type webhooks = {
                                  */
                                 heldUntil: string | null;
                             }[];
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: disables the endpoint */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.claimed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The payer gave a destination on a refund's claim page: approve it (POST /refunds/{id}/approve) and pay it from your own wallet
+         * @description Signed with X-Service-Signature (hex HMAC-SHA-256 of the body with the endpoint secret); X-Service-Event-Id is the id to deduplicate on; X-Service-Timestamp the attempt time. Answer 2xx.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @example evt_01jd... */
+                        id: string;
+                        /** @constant */
+                        type: "refund.claimed";
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            /** @example rf_01jd3k… */
+                            id: string;
+                            /** @enum {string} */
+                            kind: "refund" | "payout";
+                            /**
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                             * @enum {string}
+                             */
+                            status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
+                            /**
+                             * @description Decimal string in token units
+                             * @example 2.5
+                             */
+                            amount: string;
+                            /** @example USDT */
+                            currency: string;
+                            /** @example ethereum-sepolia */
+                            chainId: string;
+                            /** @enum {string} */
+                            protocol: "evm" | "tron" | "solana";
+                            /** @description The token contract (the mint on Solana) the refund is paid in */
+                            tokenAddress: string;
+                            /** @description The order it refunds, if any */
+                            orderId: string | null;
+                            /** @description The deposit reference it refunds, if any */
+                            depositReference: string | null;
+                            /** @description The unattributed transfer it returns, if any */
+                            transferId: string | null;
+                            reason: string;
+                            /** @description The public claim page, <PUBLIC_BASE_URL>/refund/<token> (128 random bits): send it to the payer. null while requested */
+                            claimUrl: string | null;
+                            /** @description Where the payer wants it paid (claimed and later), in the family's normalised form */
+                            destination: string | null;
+                            /** @description Approved: what a wallet needs to pay it, for the exact amount to the destination: EIP-681 with the chain id (EVM), a tron: URI (Tron), a Solana Pay transfer request whose reference is derived from the refund id (Solana). null otherwise */
+                            paymentUri: string | null;
+                            /** @description Who created it (a user's e-mail or "api key <id>") */
+                            requestedBy: string;
+                            issuedBy: string | null;
+                            /** Format: date-time */
+                            issuedAt: string | null;
+                            /** Format: date-time */
+                            claimedAt: string | null;
+                            approvedBy: string | null;
+                            /** Format: date-time */
+                            approvedAt: string | null;
+                            cancelledBy: string | null;
+                            /** Format: date-time */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Not claimed by then: expired
+                             */
+                            expiresAt: string;
+                            /** Format: date-time */
+                            expiredAt: string | null;
+                            /** @description Completed: the payment */
+                            txHash: string | null;
+                            /** Format: date-time */
+                            completedAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: disables the endpoint */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A refund was not claimed before its expiresAt (requested, awaiting_claim or claimed): its amount is free to refund again
+         * @description Signed with X-Service-Signature (hex HMAC-SHA-256 of the body with the endpoint secret); X-Service-Event-Id is the id to deduplicate on; X-Service-Timestamp the attempt time. Answer 2xx.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @example evt_01jd... */
+                        id: string;
+                        /** @constant */
+                        type: "refund.expired";
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            /** @example rf_01jd3k… */
+                            id: string;
+                            /** @enum {string} */
+                            kind: "refund" | "payout";
+                            /**
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                             * @enum {string}
+                             */
+                            status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
+                            /**
+                             * @description Decimal string in token units
+                             * @example 2.5
+                             */
+                            amount: string;
+                            /** @example USDT */
+                            currency: string;
+                            /** @example ethereum-sepolia */
+                            chainId: string;
+                            /** @enum {string} */
+                            protocol: "evm" | "tron" | "solana";
+                            /** @description The token contract (the mint on Solana) the refund is paid in */
+                            tokenAddress: string;
+                            /** @description The order it refunds, if any */
+                            orderId: string | null;
+                            /** @description The deposit reference it refunds, if any */
+                            depositReference: string | null;
+                            /** @description The unattributed transfer it returns, if any */
+                            transferId: string | null;
+                            reason: string;
+                            /** @description The public claim page, <PUBLIC_BASE_URL>/refund/<token> (128 random bits): send it to the payer. null while requested */
+                            claimUrl: string | null;
+                            /** @description Where the payer wants it paid (claimed and later), in the family's normalised form */
+                            destination: string | null;
+                            /** @description Approved: what a wallet needs to pay it, for the exact amount to the destination: EIP-681 with the chain id (EVM), a tron: URI (Tron), a Solana Pay transfer request whose reference is derived from the refund id (Solana). null otherwise */
+                            paymentUri: string | null;
+                            /** @description Who created it (a user's e-mail or "api key <id>") */
+                            requestedBy: string;
+                            issuedBy: string | null;
+                            /** Format: date-time */
+                            issuedAt: string | null;
+                            /** Format: date-time */
+                            claimedAt: string | null;
+                            approvedBy: string | null;
+                            /** Format: date-time */
+                            approvedAt: string | null;
+                            cancelledBy: string | null;
+                            /** Format: date-time */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Not claimed by then: expired
+                             */
+                            expiresAt: string;
+                            /** Format: date-time */
+                            expiredAt: string | null;
+                            /** @description Completed: the payment */
+                            txHash: string | null;
+                            /** Format: date-time */
+                            completedAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
                         };
                     };
                 };
