@@ -33,6 +33,15 @@ const DATA: Record<EventType, { summary: string; data: Record<string, unknown> }
     summary: 'A refund was not claimed before its expiresAt (requested, awaiting_claim or claimed): its amount is free to refund again',
     data: refundSchema as unknown as Record<string, unknown>,
   },
+  'refund.completed': {
+    summary:
+      "The merchant's payment of an approved refund was seen and confirmed: a transfer of its token to its claimed destination, mined after its approval, with the chain's confirmations (txHash: the payment that completed it)",
+    data: refundSchema as unknown as Record<string, unknown>,
+  },
+  'payout.completed': {
+    summary: 'The same for a payout: its payment to the destination was seen and confirmed',
+    data: refundSchema as unknown as Record<string, unknown>,
+  },
   'alert.address_pool_low': {
     summary: "Available pool addresses of a protocol fell below the organization's threshold",
     data: {

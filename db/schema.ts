@@ -437,6 +437,11 @@ export const transfers = pgTable(
     attributedBy: text('attributed_by'),
     attributedAt: ts('attributed_at'),
     attributionReason: text('attribution_reason'),
+    /**
+     * A payment into an approved refund's (or payout's) destination (0024_refund_payments.sql): the
+     * merchant paying it from its own wallet. Never attributed to an order or a deposit.
+     */
+    refundId: text('refund_id').references((): AnyPgColumn => refunds.id),
   },
   (t) => [
     // Re-scanning is harmless: one live row per transfer identity. A dropped row does not block a re-mined one.
@@ -449,6 +454,7 @@ export const transfers = pgTable(
     index('transfers_org_status_detected_idx').on(t.organizationId, t.status, t.detectedAt, t.id),
     index('transfers_tx_idx').on(t.txHash),
     // An order's unattributed payments, by its address (0021_reconciliation.sql).
+    index('transfers_refund_idx').on(t.refundId).where(sql`${t.refundId} is not null`),
     index('transfers_unattributed_address_idx')
       .on(t.poolAddressId, t.detectedAt)
       .where(sql`${t.orderId} is null and ${t.depositBindingId} is null`),
@@ -799,11 +805,14 @@ export const refunds = pgTable(
     /** The payment that completed it (next slice: the detection core watching the destination). */
     txHash: text('tx_hash'),
     completedAt: ts('completed_at'),
+    /** What its counted payments that are not dropped add up to, pending and confirmed (0024). */
+    amountPaid: baseUnits('amount_paid').notNull().default(sql`0`),
     createdAt: createdAt(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
   (t) => [
     uniqueIndex('refunds_claim_token_uq').on(t.claimToken),
+    index('refunds_watched_destination_idx').on(t.chainId, t.destination).where(sql`${t.status} = 'approved'`),
     index('refunds_org_created_idx').on(t.organizationId, t.createdAt, t.id),
     index('refunds_order_idx').on(t.orderId).where(sql`${t.orderId} is not null`),
     index('refunds_deposit_reference_idx').on(t.organizationId, t.depositReference).where(sql`${t.depositReference} is not null`),

@@ -138,6 +138,16 @@ function evidenceAgainst(spans: readonly AssignmentSpan[], transfer: { poolAddre
   };
 }
 
+/**
+ * Pure: whether the evidence proves the block did not exist yet at `t` (and was not seen before it),
+ * by the same reading as an assignment's start: a refund's payment counts only if it was mined
+ * after the refund was approved (core/refunds/refund-settlement.ts).
+ */
+export function minedAfterTime(evidence: MiningEvidence, t: Date, headLagSeconds: number): boolean {
+  const { notYetAt, existedAt } = evidenceAgainst([], { poolAddressId: 0, ...evidence }, headLagSeconds);
+  return notYetAt(t) && !existedAt(t);
+}
+
 /** Assignments that could have held the address when the block was mined (the evidence rules none out: undecidable). */
 function possibleHolders(spans: readonly AssignmentSpan[], transfer: { poolAddressId: number } & MiningEvidence, headLagSeconds: number): AssignmentSpan[] {
   const { own, existedAt, minedAfterEnd } = evidenceAgainst(spans, transfer, headLagSeconds);

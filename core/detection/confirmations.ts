@@ -3,6 +3,7 @@ import { deposits, transfers } from '../../db/schema';
 import type { Chain } from '../chains/registry';
 import type { ServiceContext } from '../service/context';
 import { completeDeposit, confirmDeposit } from '../deposits/lifecycle';
+import { recomputeRefund } from '../refunds/refund-settlement';
 import { recomputeOrder } from '../orders/order-state';
 import type { ChainAdapter } from '../chains/adapter-contract';
 import { recordHeadObservation } from './head-observations';
@@ -91,6 +92,7 @@ export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAda
         currency: transfers.currency,
         amount: transfers.amount,
         depositId: deposits.id,
+        refundId: transfers.refundId,
       })
       .from(transfers)
       .leftJoin(deposits, eq(deposits.transferId, transfers.id))
@@ -115,7 +117,7 @@ export async function updateConfirmations(ctx: ServiceContext, adapter: ChainAda
   // Blocks that credit an order or a deposit go first (still in block order), then those holding
   // only unattributed transfers: after an outage the catch-up leaves a backlog of strays pending,
   // one read each, and a payer's confirmation must not wait behind it.
-  const credits = (inBlock: typeof ready) => inBlock.some((t) => t.orderId !== null || t.depositId !== null);
+  const credits = (inBlock: typeof ready) => inBlock.some((t) => t.orderId !== null || t.depositId !== null || t.refundId !== null);
   const inTurn = [...blocks].sort(([, a], [, b]) => Number(credits(b)) - Number(credits(a)));
   let straysFrom: number | null = null;
   for (const [blockNumber, inBlock] of inTurn) {
@@ -174,12 +176,14 @@ type ReadyTransfer = {
   currency: string;
   amount: bigint | string;
   depositId: string | null;
+  /** A payment of an approved refund or payout (core/refunds/refund-settlement.ts). */
+  refundId: string | null;
 };
 
 /** Confirms transfers whose block hash was just verified: unattributed ones in bulk, the others one transaction each. */
 async function confirmVerified(ctx: ServiceContext, chain: Chain, head: number, verified: ReadyTransfer[], run: ConfirmationRun): Promise<void> {
   // Unattributed transfers: nothing to recompute, confirmed in bulk.
-  const plain = verified.filter((t) => !t.orderId && !t.depositId).map((t) => t.id);
+  const plain = verified.filter((t) => !t.orderId && !t.depositId && !t.refundId).map((t) => t.id);
   for (let i = 0; i < plain.length; i += 1000) {
     const done = await ctx.db
       .update(transfers)
@@ -192,11 +196,11 @@ async function confirmVerified(ctx: ServiceContext, chain: Chain, head: number, 
   }
 
   // Attributed ones: one transaction each, under a row lock, with the domain's recompute.
-  for (const t of verified.filter((v) => v.orderId || v.depositId)) {
+  for (const t of verified.filter((v) => v.orderId || v.depositId || v.refundId)) {
     const confirmations = head - t.blockNumber + 1;
     const confirmed = await ctx.db.transaction(async (tx) => {
       const [row] = await tx
-        .select({ status: transfers.status, counted: transfers.counted, orderId: transfers.orderId })
+        .select({ status: transfers.status, counted: transfers.counted, orderId: transfers.orderId, refundId: transfers.refundId })
         .from(transfers)
         .where(eq(transfers.id, t.id))
         .for('update');
@@ -210,6 +214,7 @@ async function confirmVerified(ctx: ServiceContext, chain: Chain, head: number, 
       // credits its transfer; the order's one state function credits its counted confirmed ones.
       if (deposit) await confirmDeposit(tx, ctx, t.id);
       if (row.orderId) await recomputeOrder(tx, ctx, row.orderId);
+      if (row.refundId) await recomputeRefund(tx, ctx, row.refundId);
       return true;
     });
     if (confirmed) {

@@ -14,6 +14,7 @@ import {
   attributeTransfer,
   CANDIDATE_NEXT_WINDOW_MS,
   CANDIDATE_PREVIOUS_WINDOW_MS,
+  minedAfterTime,
   unattributedCandidates,
   type AssignmentSpan,
   type UnattributedReason,
@@ -23,6 +24,8 @@ import { transferUnattributedEventData } from '../views/transfer';
 import { miningEvidence, type ClockWindow, type MiningEvidence } from './head-observations';
 import { clockWindows, usableClock } from './clock-witness';
 import { candidateOrderIds, forgetUnattributedPayment, noteLatePayment, noteUnattributedPayments } from '../orders/exceptions';
+import { recomputeRefund, type WatchedDestination } from '../refunds/refund-settlement';
+import type { Chain } from '../chains/registry';
 
 /**
  * Recording what the chain scanners see (design.md §4). Detection only records transfers and asks
@@ -81,16 +84,7 @@ export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: Observ
   const fresh = await moveKnownTransfers(tx, ctx, chainId, items);
   if (fresh.length === 0) return 0;
 
-  const evidence = await miningEvidence(tx, chainId, fresh.map((i) => i.observed.blockNumber));
-  // The block-timestamp witness, on the chains it is enabled for (clock-witness.ts).
-  const clocks =
-    chain.clockWitnessToleranceSeconds === undefined
-      ? new Map<number, ClockWindow>()
-      : await clockWindows(tx, chainId, fresh.map((i) => ({ number: i.observed.blockNumber, timestamp: i.observed.blockTimestamp })), chain.clockWitnessToleranceSeconds, chain.headLagSeconds);
-  const of = (item: ObservedItem): MiningEvidence => ({
-    ...(evidence.get(item.observed.blockNumber) ?? { minedAfter: null, minedBy: null }),
-    clock: clocks.get(item.observed.blockNumber) ?? null,
-  });
+  const of = await evidenceOf(tx, chain, fresh);
   const afters = fresh.map((i) => of(i).minedAfter);
   const bys = fresh.map((i) => of(i).minedBy);
   const lagMs = chain.headLagSeconds * 1000;
@@ -146,6 +140,73 @@ export async function recordTransfers(tx: Tx, ctx: ServiceContext, items: Observ
     );
     // transfer.unattributed for each, in the recording transaction (design.md §6 outbox): one statement for the batch.
     await emitEvents(tx, fresh.map((row) => unattributedEvent(ctx, row)));
+  }
+  return created;
+}
+
+/** When each observed transfer's block was mined, as the looks (and the clock witness where enabled) tell: one read for the range. */
+async function evidenceOf(tx: Tx, chain: Chain, items: readonly { observed: ChainTransfer }[]): Promise<(item: { observed: ChainTransfer }) => MiningEvidence> {
+  const evidence = await miningEvidence(tx, chain.chainId, items.map((i) => i.observed.blockNumber));
+  // The block-timestamp witness, on the chains it is enabled for (clock-witness.ts).
+  const clocks =
+    chain.clockWitnessToleranceSeconds === undefined
+      ? new Map<number, ClockWindow>()
+      : await clockWindows(tx, chain.chainId, items.map((i) => ({ number: i.observed.blockNumber, timestamp: i.observed.blockTimestamp })), chain.clockWitnessToleranceSeconds, chain.headLagSeconds);
+  return (item) => ({
+    ...(evidence.get(item.observed.blockNumber) ?? { minedAfter: null, minedBy: null }),
+    clock: clocks.get(item.observed.blockNumber) ?? null,
+  });
+}
+
+export interface RefundPaymentItem {
+  observed: ChainTransfer;
+  protocol: Protocol;
+  destination: WatchedDestination;
+}
+
+/**
+ * Records, inside the scan's transaction, the range's transfers into approved refunds' destinations
+ * (issue 42): each as a transfer row with its refund, never an order or a deposit; it counts
+ * toward the refund when it is in the refund's token and the evidence proves it was mined after
+ * the approval (a payment made before, or seen only around it, is recorded and does not count).
+ * Already recorded ones that moved block are moved (moveKnownTransfers). Returns the new rows.
+ */
+export async function recordRefundPayments(tx: Tx, ctx: ServiceContext, items: RefundPaymentItem[]): Promise<number> {
+  if (items.length === 0) return 0;
+  const chain = ctx.registry.get(items[0].observed.chainId);
+  if (!chain) throw new Error(`recordRefundPayments: unknown chain ${items[0].observed.chainId}`);
+  const fresh = await moveKnownTransfers(tx, ctx, chain.chainId, items);
+  if (fresh.length === 0) return 0;
+  const of = await evidenceOf(tx, chain, fresh);
+  let created = 0;
+  for (const item of fresh) {
+    const d = item.destination;
+    const evidence = of(item);
+    const sameToken = item.observed.currency === d.currency && item.observed.tokenAddress === d.tokenAddress;
+    const counted = sameToken && minedAfterTime(evidence, d.approvedAt, chain.headLagSeconds);
+    const row = {
+      ...transferRow(ctx, { observed: item.observed, protocol: item.protocol, watched: { poolAddressId: 0, organizationId: d.organizationId, address: d.destination } }, null, { counted, requiredConfirmations: chain.orderConfirmations }, evidence, null),
+      poolAddressId: null,
+      refundId: d.refundId,
+    };
+    const inserted = await tx.insert(transfers).values(row).onConflictDoNothing().returning({ id: transfers.id });
+    if (inserted.length === 0) continue;
+    created++;
+    logMoney(ctx.logger, 'refund payment seen', {
+      transferId: row.id,
+      refundId: d.refundId,
+      organizationId: d.organizationId,
+      counted,
+      chainId: row.chainId,
+      currency: row.currency,
+      amount: tokenAmount(ctx.registry, row.chainId, row.currency, row.amount as bigint),
+      to: row.toAddress,
+      from: row.fromAddress,
+      txHash: row.txHash,
+      minedAfter: row.minedAfter ?? null,
+      minedBy: row.minedBy ?? null,
+    });
+    await recomputeRefund(tx, ctx, d.refundId);
   }
   return created;
 }
@@ -336,7 +397,7 @@ async function recordAttributed(tx: Tx, ctx: ServiceContext, item: ObservedItem,
  * one counts toward its order is decided again on its new block (the grace end is about where the
  * payment is mined); a confirmed or reorged one was credited, and keeps counting.
  */
-async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, items: ObservedItem[]): Promise<ObservedItem[]> {
+async function moveKnownTransfers<T extends { observed: ChainTransfer }>(tx: Tx, ctx: ServiceContext, chainId: string, items: T[]): Promise<T[]> {
   const hashes = [...new Set(items.map((i) => i.observed.txHash))];
   const known = await tx
     .select({
@@ -349,6 +410,7 @@ async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, 
       orderId: transfers.orderId,
       depositBindingId: transfers.depositBindingId,
       unattributedCandidates: transfers.unattributedCandidates,
+      refundId: transfers.refundId,
     })
     .from(transfers)
     .where(and(eq(transfers.chainId, chainId), sql`${transfers.txHash} = ANY(${sql.param(hashes)}::text[])`))
@@ -361,7 +423,7 @@ async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, 
     if (!byIdentity.has(`${k.txHash}|${k.indexInTx}`)) byIdentity.set(`${k.txHash}|${k.indexInTx}`, k);
     if (k.status !== 'dropped' && !byPosition.has(`${k.blockHash}|${k.logIndex}`)) byPosition.set(`${k.blockHash}|${k.logIndex}`, k);
   }
-  const fresh: ObservedItem[] = [];
+  const fresh: T[] = [];
   for (const item of items) {
     const o = item.observed;
     const existing = byIdentity.get(`${o.txHash}|${o.indexInTx}`) ?? byPosition.get(`${o.blockHash}|${o.blockLogIndex}`);
@@ -396,8 +458,9 @@ async function moveKnownTransfers(tx: Tx, ctx: ServiceContext, chainId: string, 
       'a recorded transfer was re-mined in another block: moved to it',
     );
     if (existing.status === 'dropped' && existing.depositBindingId && !(await restorePendingDeposit(tx, ctx, existing.id))) await recordDeposit(tx, ctx, existing.id);
+    if (existing.refundId) await recomputeRefund(tx, ctx, existing.refundId);
     // Unattributed and back on the chain: the orders it names count it again (dropping forgot it).
-    if (existing.status === 'dropped' && !existing.orderId && !existing.depositBindingId) {
+    if (existing.status === 'dropped' && !existing.orderId && !existing.depositBindingId && !existing.refundId) {
       await noteUnattributedPayments(tx, [{ orderIds: candidateOrderIds(existing.unattributedCandidates), lateOrderId: null }], ctx.clock.now());
     }
     if (existing.orderId) {
@@ -458,10 +521,13 @@ export async function dropTransfers(tx: Tx, ctx: ServiceContext, transferIds: st
       currency: transfers.currency,
       amount: transfers.amount,
       unattributedCandidates: transfers.unattributedCandidates,
+      refundId: transfers.refundId,
     });
   for (const t of dropped) {
+    // A refund's payment that left the chain no longer pays it.
+    if (t.refundId) await recomputeRefund(tx, ctx, t.refundId);
     // Unattributed: the orders it named no longer wait on a payment that left the chain.
-    if (!t.orderId && !t.depositBindingId) await forgetUnattributedPayment(tx, candidateOrderIds(t.unattributedCandidates));
+    else if (!t.orderId && !t.depositBindingId) await forgetUnattributedPayment(tx, candidateOrderIds(t.unattributedCandidates));
     logMoney(ctx.logger, 'payment dropped', {
       transferId: t.id,
       organizationId: t.organizationId,

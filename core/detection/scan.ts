@@ -5,7 +5,8 @@ import { elapsedMs } from '../platform/clock';
 import { getCheckpoint, type Checkpoint } from '../chains/checkpoints';
 import { claimCheckpoint, initCheckpoint, recordHeadSeen, recordScanned, rememberBlocks, SCANNED_BLOCKS_KEPT, toCheckpoint } from './scan-position';
 import type { ServiceContext } from '../service/context';
-import { findWatchedAddresses, recordTransfers } from './record-transfer';
+import { findWatchedAddresses, recordRefundPayments, recordTransfers } from './record-transfer';
+import { findRefundDestinations, WATCHED_DESTINATIONS_SQL } from '../refunds/refund-settlement';
 import { RangeTooLargeError, UnstableChainError, type BlockRef, type ChainAdapter, type ChainTransfer, type WatchedAddressSource } from '../chains/adapter-contract';
 import { rangeEndBlock } from './heights';
 import { applyReorg, findForkPoint } from './reorg';
@@ -174,11 +175,21 @@ export async function scanChainOnce(ctx: ServiceContext, adapter: ChainAdapter):
     // Keyed by the family's one normalised form, the form the adapter reports recipients in.
     const watched = await findWatchedAddresses(tx, adapter.protocol, [...new Set(inRange.map((t) => t.toAddress))]);
     const matched = inRange.filter((t) => watched.has(t.toAddress));
-    const recorded = await recordTransfers(
+    let recorded = await recordTransfers(
       tx,
       ctx,
       matched.map((t) => ({ observed: t, protocol: adapter.protocol, watched: watched.get(t.toAddress)! })),
     );
+    // The merchant's refund and payout payments: approved refunds' destinations are watched too
+    // (never a pool address: the claim refuses those), one indexed query for the range's recipients.
+    const destinations = await findRefundDestinations(tx, chainId, adapter.protocol, [...new Set(inRange.filter((t) => !watched.has(t.toAddress)).map((t) => t.toAddress))]);
+    if (destinations.size > 0) {
+      recorded += await recordRefundPayments(
+        tx,
+        ctx,
+        inRange.flatMap((t) => (destinations.get(t.toAddress) ?? []).map((destination) => ({ observed: t, protocol: adapter.protocol, destination }))),
+      );
+    }
     await rememberBlocks(tx, chainId, [end]);
     await tx
       .update(chainCheckpoints)
@@ -209,7 +220,8 @@ const watchedStatement = prepareStatement<{ protocol: string }>(
 );
 const activeStatement = prepareStatement<{ protocol: string }>(
   'detection.active_addresses',
-  sql`select address from pool_addresses where protocol = ${sql.placeholder('protocol')} and status in ('allocated', 'bound', 'cooldown')`,
+  sql`select address from pool_addresses where protocol = ${sql.placeholder('protocol')} and status in ('allocated', 'bound', 'cooldown')
+      union ${WATCHED_DESTINATIONS_SQL}`,
 );
 
 function watchedSource(ctx: ServiceContext, adapter: ChainAdapter): WatchedAddressSource {

@@ -12,6 +12,8 @@ export const EVENT_TYPES = [
   'transfer.unattributed',
   'refund.claimed',
   'refund.expired',
+  'refund.completed',
+  'payout.completed',
   'alert.address_pool_low',
   'alert.webhook_endpoint_disabled',
   'alert.reorg_beyond_confirmations',

@@ -123,8 +123,9 @@ export async function attributeTransfer(ctx: ServiceContext, actor: Actor, trans
  * against an order without counting (paid after its grace), and never attributed by hand. The
  * dashboard offers its form on exactly these.
  */
-export function awaitsAttribution(t: Pick<TransferRow, 'depositBindingId' | 'attributedBy' | 'orderId' | 'counted'>): boolean {
-  return t.depositBindingId === null && t.attributedBy === null && (t.orderId === null || !t.counted);
+export function awaitsAttribution(t: Pick<TransferRow, 'depositBindingId' | 'attributedBy' | 'orderId' | 'counted' | 'refundId'>): boolean {
+  // A refund's payment is the merchant's own outgoing payment: never an incoming one to attribute.
+  return t.refundId === null && t.depositBindingId === null && t.attributedBy === null && (t.orderId === null || !t.counted);
 }
 
 type TransferRow = typeof transfers.$inferSelect;

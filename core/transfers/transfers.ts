@@ -148,7 +148,8 @@ export function transferFilterConditions(organizationId: string, q: TransferFilt
   if (q.orderId) where.push(eq(transfers.orderId, q.orderId));
   if (q.depositReference) where.push(eq(depositBindings.depositReference, q.depositReference));
   if (q.search !== undefined) where.push(searchCondition(organizationId, classifySearch(q.search)));
-  const nobody = sql`${transfers.orderId} is null and ${transfers.depositBindingId} is null`;
+  // A refund's payment (refund_id) is the merchant's own outgoing payment: attributed, to its refund.
+  const nobody = sql`${transfers.orderId} is null and ${transfers.depositBindingId} is null and ${transfers.refundId} is null`;
   if (q.attributed === false || q.unattributedReason) where.push(nobody);
   if (q.attributed === true) where.push(sql`not (${nobody})`);
   if (q.unattributedReason) where.push(eq(transfers.unattributedReason, q.unattributedReason));

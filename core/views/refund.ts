@@ -19,9 +19,13 @@ export const refundSchema = Type.Object({
   kind: StringEnum(['refund', 'payout'] as const),
   status: StringEnum(REFUND_STATUSES, {
     description:
-      'requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled',
+      'requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled',
   }),
   amount: Type.String({ description: 'Decimal string in token units', example: '2.5' }),
+  amountPaid: Type.String({
+    description:
+      "What the merchant's payments to the destination add up to so far (token units): transfers of its token mined after its approval, pending and confirmed. Below amount: partly paid; completed once the confirmed ones reach amount",
+  }),
   currency: Type.String({ example: 'USDT' }),
   chainId: Type.String({ example: 'ethereum-sepolia' }),
   protocol: StringEnum(['evm', 'tron', 'solana'] as const),
@@ -65,6 +69,7 @@ export function presentRefund(ctx: Pick<ServiceContext, 'registry' | 'config'>, 
     kind: r.kind,
     status: r.status,
     amount: formatAmount(r.amount, decimals),
+    amountPaid: formatAmount(r.amountPaid, decimals),
     currency: r.currency,
     chainId: r.chainId,
     protocol: r.protocol,

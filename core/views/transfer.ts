@@ -69,9 +69,11 @@ export const transferSchema = Type.Object({
     description:
       'dropped: its block was orphaned by a reorganisation before confirmation; never credited. reorged: confirmed, then its block was orphaned deeper than the required confirmations; the credit stays (confirmed again if the transaction is mined again)',
   }),
-  attribution: Nullable(StringEnum(['order', 'deposit']), {
-    description: 'null: attributed to nobody (recorded, never credited); unattributedReason says why',
+  attribution: Nullable(StringEnum(['order', 'deposit', 'refund']), {
+    description:
+      "null: attributed to nobody (recorded, never credited); unattributedReason says why. refund: the merchant's own payment of an approved refund or payout to its destination (refundId; counted says whether it pays it)",
   }),
+  refundId: Nullable(Type.String({ description: 'attribution refund: the refund or payout it pays' })),
   unattributedReason: Nullable(StringEnum(UNATTRIBUTED_REASONS), {
     description:
       'Why attribution is null. no_holder: the block was mined while nobody held the address (before it was first handed out, or after its holder ended: cooling down or back in the pool; a payment after an order completed or expired). undecidable: the block may have been mined before or after the address changed hands and the service cannot tell (its scanner was stalled or behind, or the workers were down, while the address was handed out; or it was mined in the last moments of an assignment and seen only after it ended). paid_late: mined after its order\'s grace, within the organization\'s late-payment window (the order shows paidLate). Never credited to a guess; the merchant decides (POST /transfers/{id}/attribute, or a refund). null when attributed',
@@ -121,8 +123,9 @@ export function presentTransfer(registry: ChainRegistry, r: TransferRecord): Tra
     // What the confirmations job confirms it at (core/chains/confirmation-policy.ts).
     requiredConfirmations: chain ? transferRequiredConfirmations(chain, t.requiredConfirmations) : t.requiredConfirmations,
     status: t.status,
-    attribution: t.orderId ? 'order' : t.depositBindingId ? 'deposit' : null,
-    unattributedReason: t.orderId || t.depositBindingId ? null : (t.unattributedReason ?? null),
+    attribution: t.orderId ? 'order' : t.depositBindingId ? 'deposit' : t.refundId ? 'refund' : null,
+    refundId: t.refundId,
+    unattributedReason: t.orderId || t.depositBindingId || t.refundId ? null : (t.unattributedReason ?? null),
     minedAfter: t.minedAfter?.toISOString() ?? null,
     minedBy: t.minedBy?.toISOString() ?? null,
     // Kept when it is attributed by hand: the evidence the merchant decided on stays on record.

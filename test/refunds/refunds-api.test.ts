@@ -12,7 +12,7 @@ import { insertTestTransfer } from '../helpers/transfers';
 import { claimRefund, expireDueRefunds } from '../../core/refunds/refunds';
 
 const REFUND_KEYS = [
-  'id', 'kind', 'status', 'amount', 'currency', 'chainId', 'protocol', 'tokenAddress', 'orderId', 'depositReference', 'transferId', 'reason',
+  'id', 'kind', 'status', 'amount', 'amountPaid', 'currency', 'chainId', 'protocol', 'tokenAddress', 'orderId', 'depositReference', 'transferId', 'reason',
   'claimUrl', 'destination', 'paymentUri', 'requestedBy', 'issuedBy', 'issuedAt', 'claimedAt', 'approvedBy', 'approvedAt', 'cancelledBy', 'cancelledAt',
   'expiresAt', 'expiredAt', 'txHash', 'completedAt', 'createdAt',
 ];

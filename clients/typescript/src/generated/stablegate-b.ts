@@ -2532,10 +2532,12 @@ export type paths = {
                                  */
                                 status: "pending" | "confirmed" | "dropped" | "reorged";
                                 /**
-                                 * @description null: attributed to nobody (recorded, never credited); unattributedReason says why
+                                 * @description null: attributed to nobody (recorded, never credited); unattributedReason says why. refund: the merchant's own payment of an approved refund or payout to its destination (refundId; counted says whether it pays it)
                                  * @enum {string|null}
                                  */
-                                attribution: "order" | "deposit" | null;
+                                attribution: "order" | "deposit" | "refund" | null;
+                                /** @description attribution refund: the refund or payout it pays */
+                                refundId: string | null;
                                 /**
                                  * @description Why attribution is null. no_holder: the block was mined while nobody held the address (before it was first handed out, or after its holder ended: cooling down or back in the pool; a payment after an order completed or expired). undecidable: the block may have been mined before or after the address changed hands and the service cannot tell (its scanner was stalled or behind, or the workers were down, while the address was handed out; or it was mined in the last moments of an assignment and seen only after it ended). paid_late: mined after its order's grace, within the organization's late-payment window (the order shows paidLate). Never credited to a guess; the merchant decides (POST /transfers/{id}/attribute, or a refund). null when attributed
                                  * @enum {string|null}
@@ -2742,10 +2744,12 @@ export type paths = {
                              */
                             status: "pending" | "confirmed" | "dropped" | "reorged";
                             /**
-                             * @description null: attributed to nobody (recorded, never credited); unattributedReason says why
+                             * @description null: attributed to nobody (recorded, never credited); unattributedReason says why. refund: the merchant's own payment of an approved refund or payout to its destination (refundId; counted says whether it pays it)
                              * @enum {string|null}
                              */
-                            attribution: "order" | "deposit" | null;
+                            attribution: "order" | "deposit" | "refund" | null;
+                            /** @description attribution refund: the refund or payout it pays */
+                            refundId: string | null;
                             /**
                              * @description Why attribution is null. no_holder: the block was mined while nobody held the address (before it was first handed out, or after its holder ended: cooling down or back in the pool; a payment after an order completed or expired). undecidable: the block may have been mined before or after the address changed hands and the service cannot tell (its scanner was stalled or behind, or the workers were down, while the address was handed out; or it was mined in the last moments of an assignment and seen only after it ended). paid_late: mined after its order's grace, within the organization's late-payment window (the order shows paidLate). Never credited to a guess; the merchant decides (POST /transfers/{id}/attribute, or a refund). null when attributed
                              * @enum {string|null}
@@ -2963,10 +2967,12 @@ export type paths = {
                              */
                             status: "pending" | "confirmed" | "dropped" | "reorged";
                             /**
-                             * @description null: attributed to nobody (recorded, never credited); unattributedReason says why
+                             * @description null: attributed to nobody (recorded, never credited); unattributedReason says why. refund: the merchant's own payment of an approved refund or payout to its destination (refundId; counted says whether it pays it)
                              * @enum {string|null}
                              */
-                            attribution: "order" | "deposit" | null;
+                            attribution: "order" | "deposit" | "refund" | null;
+                            /** @description attribution refund: the refund or payout it pays */
+                            refundId: string | null;
                             /**
                              * @description Why attribution is null. no_holder: the block was mined while nobody held the address (before it was first handed out, or after its holder ended: cooling down or back in the pool; a payment after an order completed or expired). undecidable: the block may have been mined before or after the address changed hands and the service cannot tell (its scanner was stalled or behind, or the workers were down, while the address was handed out; or it was mined in the last moments of an assignment and seen only after it ended). paid_late: mined after its order's grace, within the organization's late-payment window (the order shows paidLate). Never credited to a guess; the merchant decides (POST /transfers/{id}/attribute, or a refund). null when attributed
                              * @enum {string|null}
@@ -4930,7 +4936,7 @@ export type paths = {
                                 id: string;
                                 /** Format: uri */
                                 url: string;
-                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                                 enabled: boolean;
                                 /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                                 disabledReason: string | null;
@@ -5038,7 +5044,7 @@ export type paths = {
                 content: {
                     "application/json": {
                         url: string;
-                        events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                        events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                         /** @description Printable ASCII, 16 to 256 characters */
                         secret?: string;
                     };
@@ -5056,7 +5062,7 @@ export type paths = {
                             id: string;
                             /** Format: uri */
                             url: string;
-                            events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                            events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                             enabled: boolean;
                             /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                             disabledReason: string | null;
@@ -5193,7 +5199,7 @@ export type paths = {
                             id: string;
                             /** Format: uri */
                             url: string;
-                            events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                            events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                             enabled: boolean;
                             /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                             disabledReason: string | null;
@@ -5291,7 +5297,7 @@ export type paths = {
                 content: {
                     "application/json": {
                         url?: string;
-                        events?: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                        events?: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                         /** @description Printable ASCII, 16 to 256 characters */
                         secret?: string;
                         rotateSecret?: boolean;
@@ -5311,7 +5317,7 @@ export type paths = {
                             id: string;
                             /** Format: uri */
                             url: string;
-                            events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                            events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                             enabled: boolean;
                             /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                             disabledReason: string | null;
@@ -5436,7 +5442,7 @@ export type paths = {
                             id: string;
                             /** Format: uri */
                             url: string;
-                            events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                            events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                             enabled: boolean;
                             /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                             disabledReason: string | null;
@@ -5694,7 +5700,7 @@ export type paths = {
                     limit?: number;
                     sortBy?: "createdAt" | "type";
                     sortOrder?: "asc" | "desc";
-                    type?: "order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled" | "webhook.test";
+                    type?: "order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled" | "webhook.test";
                     status?: "pending" | "succeeded" | "failed";
                     endpoint?: string;
                 };
@@ -7664,7 +7670,7 @@ export type paths = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -7673,6 +7679,8 @@ export type paths = {
                              * @example 2.5
                              */
                             amount: string;
+                            /** @description What the merchant's payments to the destination add up to so far (token units): transfers of its token mined after its approval, pending and confirmed. Below amount: partly paid; completed once the confirmed ones reach amount */
+                            amountPaid: string;
                             /** @example USDT */
                             currency: string;
                             /** @example ethereum-sepolia */
@@ -7866,7 +7874,7 @@ export type paths = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -7875,6 +7883,8 @@ export type paths = {
                              * @example 2.5
                              */
                             amount: string;
+                            /** @description What the merchant's payments to the destination add up to so far (token units): transfers of its token mined after its approval, pending and confirmed. Below amount: partly paid; completed once the confirmed ones reach amount */
+                            amountPaid: string;
                             /** @example USDT */
                             currency: string;
                             /** @example ethereum-sepolia */
@@ -8068,7 +8078,7 @@ export type paths = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -8077,6 +8087,8 @@ export type paths = {
                              * @example 2.5
                              */
                             amount: string;
+                            /** @description What the merchant's payments to the destination add up to so far (token units): transfers of its token mined after its approval, pending and confirmed. Below amount: partly paid; completed once the confirmed ones reach amount */
+                            amountPaid: string;
                             /** @example USDT */
                             currency: string;
                             /** @example ethereum-sepolia */
@@ -8258,7 +8270,7 @@ export type paths = {
                                 /** @enum {string} */
                                 kind: "refund" | "payout";
                                 /**
-                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
                                  * @enum {string}
                                  */
                                 status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -8267,6 +8279,8 @@ export type paths = {
                                  * @example 2.5
                                  */
                                 amount: string;
+                                /** @description What the merchant's payments to the destination add up to so far (token units): transfers of its token mined after its approval, pending and confirmed. Below amount: partly paid; completed once the confirmed ones reach amount */
+                                amountPaid: string;
                                 /** @example USDT */
                                 currency: string;
                                 /** @example ethereum-sepolia */
@@ -8535,7 +8549,7 @@ export type paths = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -8544,6 +8558,8 @@ export type paths = {
                              * @example 2.5
                              */
                             amount: string;
+                            /** @description What the merchant's payments to the destination add up to so far (token units): transfers of its token mined after its approval, pending and confirmed. Below amount: partly paid; completed once the confirmed ones reach amount */
+                            amountPaid: string;
                             /** @example USDT */
                             currency: string;
                             /** @example ethereum-sepolia */
@@ -8703,7 +8719,7 @@ export type paths = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -8712,6 +8728,8 @@ export type paths = {
                              * @example 2.5
                              */
                             amount: string;
+                            /** @description What the merchant's payments to the destination add up to so far (token units): transfers of its token mined after its approval, pending and confirmed. Below amount: partly paid; completed once the confirmed ones reach amount */
+                            amountPaid: string;
                             /** @example USDT */
                             currency: string;
                             /** @example ethereum-sepolia */
@@ -8878,7 +8896,7 @@ export type paths = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -8887,6 +8905,8 @@ export type paths = {
                              * @example 2.5
                              */
                             amount: string;
+                            /** @description What the merchant's payments to the destination add up to so far (token units): transfers of its token mined after its approval, pending and confirmed. Below amount: partly paid; completed once the confirmed ones reach amount */
+                            amountPaid: string;
                             /** @example USDT */
                             currency: string;
                             /** @example ethereum-sepolia */
@@ -9059,7 +9079,7 @@ export type paths = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -9068,6 +9088,8 @@ export type paths = {
                              * @example 2.5
                              */
                             amount: string;
+                            /** @description What the merchant's payments to the destination add up to so far (token units): transfers of its token mined after its approval, pending and confirmed. Below amount: partly paid; completed once the confirmed ones reach amount */
+                            amountPaid: string;
                             /** @example USDT */
                             currency: string;
                             /** @example ethereum-sepolia */
@@ -9621,7 +9643,7 @@ export type webhooks = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -9630,6 +9652,8 @@ export type webhooks = {
                              * @example 2.5
                              */
                             amount: string;
+                            /** @description What the merchant's payments to the destination add up to so far (token units): transfers of its token mined after its approval, pending and confirmed. Below amount: partly paid; completed once the confirmed ones reach amount */
+                            amountPaid: string;
                             /** @example USDT */
                             currency: string;
                             /** @example ethereum-sepolia */
@@ -9739,7 +9763,7 @@ export type webhooks = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri), completed (paid), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -9748,6 +9772,248 @@ export type webhooks = {
                              * @example 2.5
                              */
                             amount: string;
+                            /** @description What the merchant's payments to the destination add up to so far (token units): transfers of its token mined after its approval, pending and confirmed. Below amount: partly paid; completed once the confirmed ones reach amount */
+                            amountPaid: string;
+                            /** @example USDT */
+                            currency: string;
+                            /** @example ethereum-sepolia */
+                            chainId: string;
+                            /** @enum {string} */
+                            protocol: "evm" | "tron" | "solana";
+                            /** @description The token contract (the mint on Solana) the refund is paid in */
+                            tokenAddress: string;
+                            /** @description The order it refunds, if any */
+                            orderId: string | null;
+                            /** @description The deposit reference it refunds, if any */
+                            depositReference: string | null;
+                            /** @description The unattributed transfer it returns, if any */
+                            transferId: string | null;
+                            reason: string;
+                            /** @description The public claim page, <PUBLIC_BASE_URL>/refund/<token> (128 random bits): send it to the payer. null while requested */
+                            claimUrl: string | null;
+                            /** @description Where the payer wants it paid (claimed and later), in the family's normalised form */
+                            destination: string | null;
+                            /** @description Approved: what a wallet needs to pay it, for the exact amount to the destination: EIP-681 with the chain id (EVM), a tron: URI (Tron), a Solana Pay transfer request whose reference is derived from the refund id (Solana). null otherwise */
+                            paymentUri: string | null;
+                            /** @description Who created it (a user's e-mail or "api key <id>") */
+                            requestedBy: string;
+                            issuedBy: string | null;
+                            /** Format: date-time */
+                            issuedAt: string | null;
+                            /** Format: date-time */
+                            claimedAt: string | null;
+                            approvedBy: string | null;
+                            /** Format: date-time */
+                            approvedAt: string | null;
+                            cancelledBy: string | null;
+                            /** Format: date-time */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Not claimed by then: expired
+                             */
+                            expiresAt: string;
+                            /** Format: date-time */
+                            expiredAt: string | null;
+                            /** @description Completed: the payment */
+                            txHash: string | null;
+                            /** Format: date-time */
+                            completedAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: disables the endpoint */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The merchant's payment of an approved refund was seen and confirmed: a transfer of its token to its claimed destination, mined after its approval, with the chain's confirmations (txHash: the payment that completed it)
+         * @description Signed with X-Service-Signature (hex HMAC-SHA-256 of the body with the endpoint secret); X-Service-Event-Id is the id to deduplicate on; X-Service-Timestamp the attempt time. Answer 2xx.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @example evt_01jd... */
+                        id: string;
+                        /** @constant */
+                        type: "refund.completed";
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            /** @example rf_01jd3k… */
+                            id: string;
+                            /** @enum {string} */
+                            kind: "refund" | "payout";
+                            /**
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @enum {string}
+                             */
+                            status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
+                            /**
+                             * @description Decimal string in token units
+                             * @example 2.5
+                             */
+                            amount: string;
+                            /** @description What the merchant's payments to the destination add up to so far (token units): transfers of its token mined after its approval, pending and confirmed. Below amount: partly paid; completed once the confirmed ones reach amount */
+                            amountPaid: string;
+                            /** @example USDT */
+                            currency: string;
+                            /** @example ethereum-sepolia */
+                            chainId: string;
+                            /** @enum {string} */
+                            protocol: "evm" | "tron" | "solana";
+                            /** @description The token contract (the mint on Solana) the refund is paid in */
+                            tokenAddress: string;
+                            /** @description The order it refunds, if any */
+                            orderId: string | null;
+                            /** @description The deposit reference it refunds, if any */
+                            depositReference: string | null;
+                            /** @description The unattributed transfer it returns, if any */
+                            transferId: string | null;
+                            reason: string;
+                            /** @description The public claim page, <PUBLIC_BASE_URL>/refund/<token> (128 random bits): send it to the payer. null while requested */
+                            claimUrl: string | null;
+                            /** @description Where the payer wants it paid (claimed and later), in the family's normalised form */
+                            destination: string | null;
+                            /** @description Approved: what a wallet needs to pay it, for the exact amount to the destination: EIP-681 with the chain id (EVM), a tron: URI (Tron), a Solana Pay transfer request whose reference is derived from the refund id (Solana). null otherwise */
+                            paymentUri: string | null;
+                            /** @description Who created it (a user's e-mail or "api key <id>") */
+                            requestedBy: string;
+                            issuedBy: string | null;
+                            /** Format: date-time */
+                            issuedAt: string | null;
+                            /** Format: date-time */
+                            claimedAt: string | null;
+                            approvedBy: string | null;
+                            /** Format: date-time */
+                            approvedAt: string | null;
+                            cancelledBy: string | null;
+                            /** Format: date-time */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Not claimed by then: expired
+                             */
+                            expiresAt: string;
+                            /** Format: date-time */
+                            expiredAt: string | null;
+                            /** @description Completed: the payment */
+                            txHash: string | null;
+                            /** Format: date-time */
+                            completedAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: disables the endpoint */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The same for a payout: its payment to the destination was seen and confirmed
+         * @description Signed with X-Service-Signature (hex HMAC-SHA-256 of the body with the endpoint secret); X-Service-Event-Id is the id to deduplicate on; X-Service-Timestamp the attempt time. Answer 2xx.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @example evt_01jd... */
+                        id: string;
+                        /** @constant */
+                        type: "payout.completed";
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            /** @example rf_01jd3k… */
+                            id: string;
+                            /** @enum {string} */
+                            kind: "refund" | "payout";
+                            /**
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @enum {string}
+                             */
+                            status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
+                            /**
+                             * @description Decimal string in token units
+                             * @example 2.5
+                             */
+                            amount: string;
+                            /** @description What the merchant's payments to the destination add up to so far (token units): transfers of its token mined after its approval, pending and confirmed. Below amount: partly paid; completed once the confirmed ones reach amount */
+                            amountPaid: string;
                             /** @example USDT */
                             currency: string;
                             /** @example ethereum-sepolia */
