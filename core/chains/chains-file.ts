@@ -95,6 +95,7 @@ export function parseChainsFile(filePath: string, text: string, builtIns: readon
   const lineOf = (segments: (string | number)[]) => lineAt(doc, lineCounter, segments);
 
   const problems: string[] = [];
+  const validate = fileValidator();
   if (!validate(content)) {
     for (const error of relevantErrors(validate.errors ?? [])) {
       const segments = pathSegments(error.instancePath);
@@ -190,8 +191,8 @@ export function parseChainsFile(filePath: string, text: string, builtIns: readon
   return { path: filePath, chains, tokens, disabledChains, disabledTokens, lines };
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
-const validate = ajv.compile(FILE_SCHEMA);
+/** The file's validator: compiled where it is used, once per start-up (no module-level instance). */
+const fileValidator = () => new Ajv({ allErrors: true, strict: false, verbose: true }).compile(FILE_SCHEMA);
 
 /** ajv's errors without the echoes a union or a record adds (one problem per mistake). */
 function relevantErrors(errors: ErrorObject[]): ErrorObject[] {

@@ -20,7 +20,7 @@ export type DestinationRefusal =
 
 export type DestinationCheck = { ok: true; address: string } | { ok: false; refusal: DestinationRefusal };
 
-const ZERO_ADDRESSES = new Set([
+const ZERO_ADDRESSES: ReadonlySet<string> = new Set([
   '0x0000000000000000000000000000000000000000',
   // Tron's zero address (base58check of 0x41 and 20 zero bytes), and Solana's all-zero key (the System Program).
   'T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb',

@@ -6,7 +6,7 @@ import { Interface } from 'ethers';
  * core/chains/payment-request-uri.ts.
  */
 
-const ERC20 = new Interface(['function transfer(address to, uint256 amount) returns (bool)']);
+const ERC20: Readonly<Interface> = new Interface(['function transfer(address to, uint256 amount) returns (bool)']);
 
 /** The calldata of an ERC-20 transfer of `amount` base units to `to`. */
 export function erc20TransferData(to: string, amount: bigint): string {
