@@ -12,15 +12,17 @@ import type { ServiceContext } from '../../core/service/context';
 import type { ManualClock } from '../../core/platform/clock';
 import { runChainConfirmations, runChainScan } from '../../core/detection/monitor';
 import { createOrder } from '../../core/orders/orders';
-import { approveRefund, claimRefund, issueRefund } from '../../core/refunds/refunds';
-import { apiKeyActor } from '../../core/reconciliation/actor';
 import { chainCheckpoints, chainHeadObservations, events, orders, refunds, scannedBlocks, transfers } from '../../db/schema';
 import { payOnLocalChain } from '../../scripts/local-chain/payment';
 import { TronLocalNode } from '../../scripts/local-chain/tron/tron-local-node';
 import { SolanaLocalClient } from '../../scripts/local-chain/solana/payer';
 import { startSolanaLocal, type RunningSolanaLocal } from '../../scripts/local-chain/solana/solana-local';
 import { solanaLocalStateOf } from '../../scripts/local-chain/solana/solana-local-chain';
-import { buildTestApp, createTestOrg, testConfig, testContext, type TestApp, type TestOrg } from '../helpers/harness';
+import http from 'node:http';
+import type { Browser } from 'playwright-core';
+import { artifactPath, launchBrowser } from '../helpers/browser';
+import { listenOnFreePort } from '../helpers/page-service';
+import { buildTestApp, createTestOrg, type TestApp, type TestOrg } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { randomEvmAddress, randomTronAddress, seedPoolAddresses } from '../helpers/pool';
 import { startReceiver, startTestWorkers, type Receiver } from '../helpers/webhooks';
@@ -38,19 +40,60 @@ const refundRow = async (ctx: ServiceContext, id: string) => (await ctx.db.selec
 const refundPayments = (ctx: ServiceContext, id: string) => ctx.db.select().from(transfers).where(eq(transfers.refundId, id));
 const refundEvents = (ctx: ServiceContext, type: string, id: string) => ctx.db.select().from(events).where(and(eq(events.type, type), sql`${events.data}->>'id' = ${id}`));
 
-/** An issued and claimed refund of `orderId` (its default amount: the overpaid part), then approved. */
-async function claimedRefund(ctx: ServiceContext, org: TestOrg, orderId: string, destination: string) {
-  const actor = apiKeyActor(org.organizationId, 'key_test', null);
-  const refund = await issueRefund(ctx, actor, true, { orderId }, { reason: 'paid too much' });
-  const claimed = await claimRefund(ctx, refund.claimToken, destination, destination, null);
-  if (!claimed.ok) throw new Error(`claim refused: ${JSON.stringify(claimed.refusal)}`);
-  return refund;
+/** A test app served on a real port (the claim page is opened in Chromium), with the browser. */
+interface Served {
+  t: TestApp;
+  base: string;
+  server: http.Server;
+  browser: Browser;
 }
+async function serve(options: { style?: 'a' | 'b'; env?: Record<string, string> } = {}): Promise<Served> {
+  const server = http.createServer();
+  const base = `http://127.0.0.1:${await listenOnFreePort(server)}`;
+  const t = buildTestApp({ style: options.style ?? 'b', env: { PUBLIC_BASE_URL: base, PAGE_RATE_LIMIT_PER_MINUTE: '10000', ...(options.env ?? {}) } });
+  server.on('request', t.app);
+  return { t, base, server, browser: await launchBrowser() };
+}
+async function unserve(s: Served | undefined): Promise<void> {
+  await s?.browser.close();
+  await new Promise((r) => s?.server.close(r));
+}
+
+/**
+ * The payer's side: the merchant issues a refund of `orderId` through the API (its default amount:
+ * the overpaid part), and the payer opens its claim link in Chromium and gives `destination`
+ * twice (screenshot `refund-<family>-claimed`). Returns the refund as the API shows it.
+ */
+async function claimedInBrowser(s: Served, org: TestOrg, orderId: string, destination: string, family: string) {
+  const issued = await request(s.base).post(`/api/v1/orders/${orderId}/refunds`).set('X-API-Key', org.keys.admin).send({ reason: 'paid too much' });
+  expect(issued.status, JSON.stringify(issued.body)).to.equal(201);
+  const page = await s.browser.newPage({ viewport: { width: 390, height: 900 } });
+  try {
+    await page.goto(issued.body.claimUrl);
+    await page.fill('#destination', destination);
+    await page.fill('#confirmation', destination);
+    await Promise.all([page.waitForURL(/\/refund\/[A-Za-z0-9_-]{22}\?lang=en$/), page.click('#claim-button')]);
+    await page.locator('#claim-status').waitFor();
+    expect(await page.locator('#claim-status').textContent()).to.include(destination);
+    await page.screenshot({ path: artifactPath(`refund-${family}-claimed`), fullPage: true });
+  } finally {
+    await page.close();
+  }
+  const refund = (await request(s.base).get(`/api/v1/refunds/${issued.body.id}`).set('X-API-Key', org.keys.viewer)).body;
+  expect(refund).to.include({ status: 'claimed', destination });
+  return refund as { id: string; amount: string };
+}
+const approve = async (s: Served, org: TestOrg, refundId: string) => {
+  const res = await request(s.base).post(`/api/v1/refunds/${refundId}/approve`).set('X-API-Key', org.keys.admin);
+  expect(res.status, JSON.stringify(res.body)).to.equal(200);
+  expect(res.body.paymentUri).to.be.a('string');
+};
 
 describe('refund payments on the local EVM chain (anvil): watched destination, completed by the merchant\'s payment', function () {
   this.timeout(120_000);
   let chain: TestChain;
   const apps: Record<'a' | 'b', TestApp> = {} as Record<'a' | 'b', TestApp>;
+  let served: Served;
   let ctx: ServiceContext;
   let clock: ManualClock;
   let org: TestOrg;
@@ -69,7 +112,8 @@ describe('refund payments on the local EVM chain (anvil): watched destination, c
 
   before(async () => {
     chain = await startTestChain();
-    apps.b = buildTestApp({ style: 'b' });
+    served = await serve();
+    apps.b = served.t;
     apps.a = buildTestApp({ style: 'a', clock: apps.b.clock });
     ctx = apps.b.deps;
     clock = apps.b.clock;
@@ -84,6 +128,7 @@ describe('refund payments on the local EVM chain (anvil): watched destination, c
   });
   after(async () => {
     await receiver?.close();
+    await unserve(served);
     await chain?.stop();
   });
 
@@ -96,14 +141,14 @@ describe('refund payments on the local EVM chain (anvil): watched destination, c
     expect(paidOrder).to.include({ status: 'completed', amountReceived: 12_500_000n });
 
     const destination = randomEvmAddress();
-    const refund = await claimedRefund(ctx, org, order.id, destination);
-    expect(refund.amount).to.equal(2_500_000n);
+    const refund = await claimedInBrowser(served, org, order.id, destination, 'evm');
+    expect(refund.amount).to.equal('2.5');
 
     // Paid before the approval (the merchant jumped the gun): recorded once watched, never counted.
     await tick();
     const early = await chain.pay(destination, 'USDT', 1_000_000n);
     clock.advance(5_000);
-    await approveRefund(ctx, apiKeyActor(org.organizationId, 'key_test', null), refund.id);
+    await approve(served, org, refund.id);
     await tick();
     // To another address: not the refund's payment at all.
     await chain.pay(randomEvmAddress(), 'USDT', 2_500_000n);
@@ -158,6 +203,7 @@ describe('refund payments on tron-local', function () {
   this.timeout(90_000);
   let node: TronLocalNode;
   let dir: string;
+  let served: Served;
   let ctx: ServiceContext;
   let clock: ManualClock;
   let org: TestOrg;
@@ -176,8 +222,9 @@ describe('refund payments on tron-local', function () {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tron-refund-'));
     node = new TronLocalNode({ stateFile: path.join(dir, 'state.json'), blockTimeMs: 0, solidificationLag: 2 });
     await node.start();
-    ctx = testContext();
-    clock = ctx.clock as ManualClock;
+    served = await serve();
+    ctx = served.t.deps;
+    clock = served.t.clock;
     applyTronLocalState(ctx.registry, { rpcUrl: node.url, genesisHash: node.genesisHash, token: node.token, startedAt: new Date().toISOString() });
     org = await createTestOrg('refund payments tron');
     await seedPoolAddresses(org.organizationId, 'tron', 3);
@@ -185,6 +232,7 @@ describe('refund payments on tron-local', function () {
     await settle();
   });
   after(async () => {
+    await unserve(served);
     await node?.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -197,14 +245,14 @@ describe('refund payments on tron-local', function () {
     await settle();
     expect((await ctx.db.select().from(orders).where(eq(orders.id, order.id)))[0].status).to.equal('completed');
     const destination = randomTronAddress();
-    const refund = await claimedRefund(ctx, org, order.id, destination);
-    expect(refund.amount).to.equal(2_000_000n);
+    const refund = await claimedInBrowser(served, org, order.id, destination, 'tron');
+    expect(refund.amount).to.equal('2');
     clock.advance(5_000);
     await settle();
     clock.advance(5_000);
     await dev('transfer', { to: destination, amount: '2000000' }); // before the approval
     clock.advance(5_000);
-    await approveRefund(ctx, apiKeyActor(org.organizationId, 'key_test', null), refund.id);
+    await approve(served, org, refund.id);
     clock.advance(5_000);
     await settle();
     clock.advance(5_000);
@@ -224,6 +272,7 @@ for (const mode of ['blocks', 'addresses'] as const) {
     this.timeout(90_000);
     let chain: RunningSolanaLocal;
     let client: SolanaLocalClient;
+    let served: Served;
     let ctx: ServiceContext;
     let clock: ManualClock;
     let org: TestOrg;
@@ -243,9 +292,10 @@ for (const mode of ['blocks', 'addresses'] as const) {
     before(async () => {
       chain = await startSolanaLocal({ dataDir: null, port: 0, slotMs: 0, confirmationLag: 1, finalizationLag: 4 });
       client = new SolanaLocalClient(chain.url, chain.wallet, chain.info, { produceSlots: true });
-      ctx = testContext(testConfig({ SOLANA_SCAN_MODE_SOLANA_LOCAL: mode }));
+      served = await serve({ env: { SOLANA_SCAN_MODE_SOLANA_LOCAL: mode } });
+      ctx = served.t.deps;
       applySolanaLocalState(ctx.registry, solanaLocalStateOf(chain));
-      clock = ctx.clock as ManualClock;
+      clock = served.t.clock;
       await ctx.db.delete(chainCheckpoints).where(eq(chainCheckpoints.chainId, SOLANA_LOCAL_CHAIN_ID));
       await ctx.db.delete(scannedBlocks).where(eq(scannedBlocks.chainId, SOLANA_LOCAL_CHAIN_ID));
       await ctx.db.delete(chainHeadObservations).where(eq(chainHeadObservations.chainId, SOLANA_LOCAL_CHAIN_ID));
@@ -255,6 +305,7 @@ for (const mode of ['blocks', 'addresses'] as const) {
       await settle();
     });
     after(async () => {
+      await unserve(served);
       await chain?.stop();
     });
 
@@ -264,10 +315,10 @@ for (const mode of ['blocks', 'addresses'] as const) {
       await finalize();
       expect((await ctx.db.select().from(orders).where(eq(orders.id, order.id)))[0].status).to.equal('completed');
       const destination = (await generateKeyPairSigner()).address;
-      const refund = await claimedRefund(ctx, org, order.id, destination);
-      expect(refund.amount).to.equal(1_000_000n);
+      const refund = await claimedInBrowser(served, org, order.id, destination, `solana-${mode}`);
+      expect(refund.amount).to.equal('1');
       clock.advance(5_000);
-      await approveRefund(ctx, apiKeyActor(org.organizationId, 'key_test', null), refund.id);
+      await approve(served, org, refund.id);
       clock.advance(5_000);
       await produce(1);
       await settle();
