@@ -164,9 +164,11 @@ describe('refund payments on the local EVM chain (anvil): watched destination, c
     ]);
     expect(await refundRow(ctx, refund.id)).to.include({ status: 'approved', amountPaid: 0n, txHash: null });
 
-    // The merchant pays it from the development payer wallet (the test chain mines on demand; the
-    // Tron case below pays through `npm run pay`'s own function).
-    const paid = await chain.pay(destination, 'USDT', 2_500_000n);
+    // The merchant pays it from the development payer wallet, as `npm run pay <destination> 2.5`
+    // does (its own function; the test chain mines when asked, so a block is mined while it waits).
+    const paying = payOnLocalChain(ctx, destination, '2.5');
+    const mining = setInterval(() => void chain.mine(1).catch(() => undefined), 250);
+    const paid = await paying.finally(() => clearInterval(mining));
     await settle();
     expect(await refundRow(ctx, refund.id)).to.include({ status: 'approved', amountPaid: 2_500_000n });
     await chain.mine(3);
@@ -323,6 +325,8 @@ for (const mode of ['blocks', 'addresses'] as const) {
       await produce(1);
       await settle();
       clock.advance(5_000);
+      // From the development payer wallet (`npm run pay` reads solana-local's state from its data
+      // directory, which this in-memory chain has none of; the wallet is the same).
       const paid = await client.pay(destination, 1_000_000n, 'USDC');
       await settle();
       expect(await refundRow(ctx, refund.id)).to.include({ status: 'approved', amountPaid: 1_000_000n });
