@@ -817,7 +817,7 @@ export const refunds = pgTable(
     index('refunds_order_idx').on(t.orderId).where(sql`${t.orderId} is not null`),
     index('refunds_deposit_reference_idx').on(t.organizationId, t.depositReference).where(sql`${t.depositReference} is not null`),
     index('refunds_transfer_idx').on(t.transferId).where(sql`${t.transferId} is not null`),
-    index('refunds_expiring_idx').on(t.expiresAt).where(sql`${t.status} in ('requested', 'awaiting_claim', 'claimed')`),
+    index('refunds_expiring_idx').on(t.expiresAt).where(sql`${t.status} in ('requested', 'awaiting_claim', 'claimed', 'approved')`),
     index('refunds_org_status_idx').on(t.organizationId, t.status, t.createdAt),
   ],
 );
