@@ -7942,7 +7942,7 @@ export type paths = {
                                 /** @enum {string} */
                                 kind: "refund" | "payout";
                                 /**
-                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                                  * @enum {string}
                                  */
                                 status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -7989,7 +7989,7 @@ export type paths = {
                                 cancelledAt: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description Not claimed by then: expired
+                                 * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                                  */
                                 expiresAt: string;
                                 /** Format: date-time */
@@ -8151,7 +8151,7 @@ export type paths = {
                                 /** @enum {string} */
                                 kind: "refund" | "payout";
                                 /**
-                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                                  * @enum {string}
                                  */
                                 status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -8198,7 +8198,7 @@ export type paths = {
                                 cancelledAt: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description Not claimed by then: expired
+                                 * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                                  */
                                 expiresAt: string;
                                 /** Format: date-time */
@@ -8360,7 +8360,7 @@ export type paths = {
                                 /** @enum {string} */
                                 kind: "refund" | "payout";
                                 /**
-                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                                  * @enum {string}
                                  */
                                 status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -8407,7 +8407,7 @@ export type paths = {
                                 cancelledAt: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description Not claimed by then: expired
+                                 * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                                  */
                                 expiresAt: string;
                                 /** Format: date-time */
@@ -8557,7 +8557,7 @@ export type paths = {
                                     /** @enum {string} */
                                     kind: "refund" | "payout";
                                     /**
-                                     * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                                     * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                                      * @enum {string}
                                      */
                                     status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -8604,7 +8604,7 @@ export type paths = {
                                     cancelledAt: string | null;
                                     /**
                                      * Format: date-time
-                                     * @description Not claimed by then: expired
+                                     * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                                      */
                                     expiresAt: string;
                                     /** Format: date-time */
@@ -8845,7 +8845,7 @@ export type paths = {
                                 /** @enum {string} */
                                 kind: "refund" | "payout";
                                 /**
-                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                                  * @enum {string}
                                  */
                                 status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -8892,7 +8892,7 @@ export type paths = {
                                 cancelledAt: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description Not claimed by then: expired
+                                 * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                                  */
                                 expiresAt: string;
                                 /** Format: date-time */
@@ -9020,7 +9020,7 @@ export type paths = {
                                 /** @enum {string} */
                                 kind: "refund" | "payout";
                                 /**
-                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                                  * @enum {string}
                                  */
                                 status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -9067,7 +9067,7 @@ export type paths = {
                                 cancelledAt: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description Not claimed by then: expired
+                                 * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                                  */
                                 expiresAt: string;
                                 /** Format: date-time */
@@ -9202,7 +9202,7 @@ export type paths = {
                                 /** @enum {string} */
                                 kind: "refund" | "payout";
                                 /**
-                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                                  * @enum {string}
                                  */
                                 status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -9249,7 +9249,7 @@ export type paths = {
                                 cancelledAt: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description Not claimed by then: expired
+                                 * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                                  */
                                 expiresAt: string;
                                 /** Format: date-time */
@@ -9390,7 +9390,7 @@ export type paths = {
                                 /** @enum {string} */
                                 kind: "refund" | "payout";
                                 /**
-                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                                  * @enum {string}
                                  */
                                 status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -9437,7 +9437,7 @@ export type paths = {
                                 cancelledAt: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description Not claimed by then: expired
+                                 * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                                  */
                                 expiresAt: string;
                                 /** Format: date-time */
@@ -9956,7 +9956,7 @@ export type webhooks = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -10003,7 +10003,7 @@ export type webhooks = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */
@@ -10076,7 +10076,7 @@ export type webhooks = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -10123,7 +10123,7 @@ export type webhooks = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */
@@ -10196,7 +10196,7 @@ export type webhooks = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -10243,7 +10243,7 @@ export type webhooks = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */
@@ -10316,7 +10316,7 @@ export type webhooks = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -10363,7 +10363,7 @@ export type webhooks = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */

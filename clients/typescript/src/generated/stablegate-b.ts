@@ -7670,7 +7670,7 @@ export type paths = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -7717,7 +7717,7 @@ export type paths = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */
@@ -7874,7 +7874,7 @@ export type paths = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -7921,7 +7921,7 @@ export type paths = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */
@@ -8078,7 +8078,7 @@ export type paths = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -8125,7 +8125,7 @@ export type paths = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */
@@ -8270,7 +8270,7 @@ export type paths = {
                                 /** @enum {string} */
                                 kind: "refund" | "payout";
                                 /**
-                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                                  * @enum {string}
                                  */
                                 status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -8317,7 +8317,7 @@ export type paths = {
                                 cancelledAt: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description Not claimed by then: expired
+                                 * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                                  */
                                 expiresAt: string;
                                 /** Format: date-time */
@@ -8549,7 +8549,7 @@ export type paths = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -8596,7 +8596,7 @@ export type paths = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */
@@ -8719,7 +8719,7 @@ export type paths = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -8766,7 +8766,7 @@ export type paths = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */
@@ -8896,7 +8896,7 @@ export type paths = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -8943,7 +8943,7 @@ export type paths = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */
@@ -9079,7 +9079,7 @@ export type paths = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -9126,7 +9126,7 @@ export type paths = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */
@@ -9643,7 +9643,7 @@ export type webhooks = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -9690,7 +9690,7 @@ export type webhooks = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */
@@ -9763,7 +9763,7 @@ export type webhooks = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -9810,7 +9810,7 @@ export type webhooks = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */
@@ -9883,7 +9883,7 @@ export type webhooks = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -9930,7 +9930,7 @@ export type webhooks = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */
@@ -10003,7 +10003,7 @@ export type webhooks = {
                             /** @enum {string} */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -10050,7 +10050,7 @@ export type webhooks = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */
