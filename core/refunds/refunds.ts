@@ -1,6 +1,6 @@
 import { and, asc, desc, count, eq, inArray, notInArray, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
-import { chainCheckpoints, deposits, depositBindings, orders, organizations, refunds, transfers, type RefundStatus } from '../../db/schema';
+import { chainCheckpoints, deposits, depositBindings, orders, organizations, refunds, transfers, type RefundKind, type RefundStatus } from '../../db/schema';
 import { getCheckpoint } from '../chains/checkpoints';
 import type { ServiceContext } from '../service/context';
 import type { Protocol } from '../chains/chain';
@@ -14,6 +14,7 @@ import { auditAction, type Actor } from '../reconciliation/actor';
 import { awaitsAttribution } from '../reconciliation/attribute-transfer';
 import { presentRefund, type RefundRow } from '../views/refund';
 import { checkRefundDestination, type DestinationRefusal } from './destination';
+import { refundEventType } from './refund-events';
 
 /**
  * Refunds without custody (issue 42, design.md §4d): an expected outgoing payment the merchant
@@ -146,7 +147,7 @@ export async function approveRefund(ctx: ServiceContext, actor: Actor, refundId:
     requireStatus(refund, ['claimed'], 'approved');
     const now = ctx.clock.now();
     const [row] = await tx.update(refunds).set({ status: 'approved', approvedBy: actor.name, approvedAt: now, updatedAt: now }).where(eq(refunds.id, refund.id)).returning();
-    await auditAction(tx, actor, 'refund.approved', refund.id, { destination: refund.destination });
+    await auditAction(tx, actor, `${refund.kind}.approved`, refund.id, { destination: refund.destination });
     return row;
   });
 }
@@ -162,7 +163,7 @@ export async function cancelRefund(ctx: ServiceContext, actor: Actor, refundId: 
     const now = ctx.clock.now();
     const [row] = await tx.update(refunds).set({ status: 'cancelled', cancelledBy: actor.name, cancelledAt: now, updatedAt: now }).where(eq(refunds.id, refund.id)).returning();
     await releaseFromOrder(tx, refund);
-    await auditAction(tx, actor, 'refund.cancelled', refund.id, { previousStatus: refund.status, reason: reason?.trim() || null });
+    await auditAction(tx, actor, `${refund.kind}.cancelled`, refund.id, { previousStatus: refund.status, reason: reason?.trim() || null });
     return row;
   });
 }
@@ -187,8 +188,8 @@ export async function claimRefund(ctx: ServiceContext, claimToken: string, entry
       .set({ status: 'claimed', destination: checked.address, claimedAt: now, updatedAt: now })
       .where(eq(refunds.id, refund.id))
       .returning();
-    await emitEvent(tx, { organizationId: row.organizationId, type: 'refund.claimed', data: presentRefund(ctx, row), createdAt: now });
-    await auditAction(tx, { organizationId: row.organizationId, userId: null, name: 'payer (claim page)', ip }, 'refund.claimed', row.id, { destination: checked.address });
+    await emitEvent(tx, { organizationId: row.organizationId, type: refundEventType(row.kind, 'claimed'), data: presentRefund(ctx, row), createdAt: now });
+    await auditAction(tx, { organizationId: row.organizationId, userId: null, name: `${row.kind === 'payout' ? 'recipient' : 'payer'} (claim page)`, ip }, `${row.kind}.claimed`, row.id, { destination: checked.address });
     return { ok: true, refund: row };
   });
 }
@@ -213,6 +214,8 @@ export async function getRefund(db: DbOrTx, organizationId: string, refundId: st
 export const REFUND_SORT_FIELDS = ['createdAt', 'expiresAt'] as const;
 
 export interface RefundFilters {
+  /** refund or payout (GET /refunds?kind=payout lists the payouts). */
+  kind?: RefundKind;
   status?: RefundStatus;
   orderId?: string;
   depositReference?: string;
@@ -229,6 +232,7 @@ export interface ListRefundsQuery extends RefundFilters {
 function filterCondition(organizationId: string, q: RefundFilters): SQL | undefined {
   return and(
     eq(refunds.organizationId, organizationId),
+    q.kind ? eq(refunds.kind, q.kind) : undefined,
     q.status ? eq(refunds.status, q.status) : undefined,
     q.orderId ? eq(refunds.orderId, q.orderId) : undefined,
     q.depositReference ? eq(refunds.depositReference, q.depositReference) : undefined,
@@ -325,7 +329,7 @@ export async function expireDueRefunds(ctx: ServiceContext, options: { batchSize
         if (!refundExpires(refund, checkpoints.get(refund.chainId) ?? null, now)) continue;
         const [row] = await tx.update(refunds).set({ status: 'expired', expiredAt: now, updatedAt: now }).where(eq(refunds.id, refund.id)).returning();
         await releaseFromOrder(tx, refund);
-        await emitEvent(tx, { organizationId: row.organizationId, type: 'refund.expired', data: presentRefund(ctx, row), createdAt: now });
+        await emitEvent(tx, { organizationId: row.organizationId, type: refundEventType(row.kind, 'expired'), data: presentRefund(ctx, row), createdAt: now });
         expired++;
       }
       return due.length;
@@ -341,13 +345,13 @@ export function newClaimToken(): string {
   return randomToken128();
 }
 
-function requireReason(text: string): string {
+export function requireReason(text: string, kind: RefundKind = 'refund'): string {
   const reason = text.trim();
-  if (reason === '') throw validationError('reason must say why the refund is made', [{ field: 'reason', message: 'must not be empty' }]);
+  if (reason === '') throw validationError(`reason must say why the ${kind} is made`, [{ field: 'reason', message: 'must not be empty' }]);
   return reason;
 }
 
-function expiryOf(text: string | undefined, now: Date): Date {
+export function expiryOf(text: string | undefined, now: Date): Date {
   if (text === undefined) return new Date(now.getTime() + DEFAULT_REFUND_DAYS * DAY_MS);
   const at = /(Z|[+-]\d{2}:\d{2})$/i.test(text) ? new Date(text) : new Date(NaN);
   if (Number.isNaN(at.getTime())) {
@@ -373,7 +377,8 @@ async function lockRefund(tx: Tx, organizationId: string, refundId: string): Pro
 
 function requireStatus(refund: RefundRow, allowed: RefundStatus[], becoming: string): void {
   if (!allowed.includes(refund.status)) {
-    throw new AppError('INVALID_STATUS_TRANSITION', `Refund ${refund.id} is ${refund.status}: only a refund that is ${allowed.join(' or ')} can be ${becoming}`);
+    const what = refund.kind === 'payout' ? 'payout' : 'refund';
+    throw new AppError('INVALID_STATUS_TRANSITION', `${what === 'payout' ? 'Payout' : 'Refund'} ${refund.id} is ${refund.status}: only a ${what} that is ${allowed.join(' or ')} can be ${becoming}`);
   }
 }
 
