@@ -30,7 +30,8 @@ const DATA: Record<EventType, { summary: string; data: Record<string, unknown> }
     data: refundSchema as unknown as Record<string, unknown>,
   },
   'refund.expired': {
-    summary: 'A refund was not claimed before its expiresAt (requested, awaiting_claim or claimed): its amount is free to refund again',
+    summary:
+      'A refund was not claimed before its expiresAt (requested, awaiting_claim or claimed), or was approved and nothing was paid toward it by then (once its chain was scanned past expiresAt): its amount is free to refund again',
     data: refundSchema as unknown as Record<string, unknown>,
   },
   'refund.completed': {
@@ -38,8 +39,16 @@ const DATA: Record<EventType, { summary: string; data: Record<string, unknown> }
       "The merchant's payment of an approved refund was seen and confirmed: a transfer of its token to its claimed destination, mined after its approval, with the chain's confirmations (txHash: the payment that completed it)",
     data: refundSchema as unknown as Record<string, unknown>,
   },
+  'payout.claimed': {
+    summary: 'The recipient gave a destination on a payout\'s claim link (POST /payouts without a destination): approve it (POST /refunds/{id}/approve) and pay it from your own wallet. A payout created with its destination sends none',
+    data: refundSchema as unknown as Record<string, unknown>,
+  },
+  'payout.expired': {
+    summary: 'A payout was not claimed before its expiresAt, or was approved and nothing was paid toward it by then (once its chain was scanned past expiresAt)',
+    data: refundSchema as unknown as Record<string, unknown>,
+  },
   'payout.completed': {
-    summary: 'The same for a payout: its payment to the destination was seen and confirmed',
+    summary: 'The same as refund.completed for a payout: its payment to the destination was seen and confirmed',
     data: refundSchema as unknown as Record<string, unknown>,
   },
   'alert.address_pool_low': {

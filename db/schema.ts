@@ -768,6 +768,8 @@ export const paymentLinks = pgTable(
 // ---------------------------------------------------------------------------
 export const REFUND_STATUSES = ['requested', 'awaiting_claim', 'claimed', 'approved', 'completed', 'expired', 'cancelled'] as const;
 export type RefundStatus = (typeof REFUND_STATUSES)[number];
+export const REFUND_KINDS = ['refund', 'payout'] as const;
+export type RefundKind = (typeof REFUND_KINDS)[number];
 
 export const refunds = pgTable(
   'refunds',
@@ -775,7 +777,7 @@ export const refunds = pgTable(
     id: text('id').primaryKey(),
     organizationId: text('organization_id').notNull(),
     /** refund: returns an order, a deposit reference's deposits or a transfer; payout: none. */
-    kind: text('kind').notNull().$type<'refund' | 'payout'>().default('refund'),
+    kind: text('kind').notNull().$type<RefundKind>().default('refund'),
     orderId: text('order_id').references(() => orders.id),
     depositReference: text('deposit_reference'),
     transferId: text('transfer_id').references(() => transfers.id),
@@ -817,7 +819,7 @@ export const refunds = pgTable(
     index('refunds_order_idx').on(t.orderId).where(sql`${t.orderId} is not null`),
     index('refunds_deposit_reference_idx').on(t.organizationId, t.depositReference).where(sql`${t.depositReference} is not null`),
     index('refunds_transfer_idx').on(t.transferId).where(sql`${t.transferId} is not null`),
-    index('refunds_expiring_idx').on(t.expiresAt).where(sql`${t.status} in ('requested', 'awaiting_claim', 'claimed')`),
+    index('refunds_expiring_idx').on(t.expiresAt).where(sql`${t.status} in ('requested', 'awaiting_claim', 'claimed', 'approved')`),
     index('refunds_org_status_idx').on(t.organizationId, t.status, t.createdAt),
   ],
 );

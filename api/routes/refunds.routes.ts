@@ -3,7 +3,7 @@ import type { ApiBuilder } from '../route-kit';
 import type { ApiDeps } from '../deps';
 import { listQuerySchema } from '../validation';
 import { StringEnum } from '../../core/platform/wire-schema';
-import { REFUND_STATUSES } from '../../db/schema';
+import { REFUND_KINDS, REFUND_STATUSES } from '../../db/schema';
 import { roleAtLeast } from '../../core/organizations/roles';
 import { apiKeyActor, REASON_MAX_LENGTH } from '../../core/reconciliation/actor';
 import {
@@ -19,6 +19,7 @@ import {
   type RefundSource,
 } from '../../core/refunds/refunds';
 import { exportApprovedRefundsCsv, REFUND_EXPORT_COLUMNS, safeBatchOfApprovedRefunds, SAFE_BATCH_MAX } from '../../core/refunds/refund-export';
+import { issuePayout } from '../../core/refunds/payouts';
 import { presentRefund, refundSchema } from '../../core/views/refund';
 import type { Caller } from '../../core/organizations/organizations';
 import type { EdgeRequest } from '../route-kit';
@@ -43,12 +44,34 @@ const issueBody = Type.Object(
   { additionalProperties: false },
 );
 
+const payoutBody = Type.Object(
+  {
+    amount: Type.String({ maxLength: 100, description: 'Decimal string in token units: any positive amount of the token (no more decimals than it has). Not capped by anything received, nor by max_order_amount (that bounds orders)' }),
+    currency: Type.String({ minLength: 1, maxLength: 16, example: 'USDT' }),
+    chainId: Type.String({ minLength: 1, maxLength: 64, example: 'ethereum-sepolia' }),
+    reason: Type.String({ minLength: 1, maxLength: REASON_MAX_LENGTH, description: 'What it pays, e.g. "affiliate March": kept on the payout and in the audit log' }),
+    expiresAt: Type.Optional(
+      Type.String({ maxLength: 64, description: `RFC 3339 with an offset, at most ${MAX_REFUND_DAYS} days away; default ${DEFAULT_REFUND_DAYS} days. Not claimed by then (or approved and unpaid): expired` }),
+    ),
+    destination: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description:
+          'Where to pay it, if you know: checked as a claim is (EVM checksum, Tron base58check, a Solana wallet on the curve; never the zero address, the token contract or a pool address: 400 VALIDATION_ERROR naming the reason), then the payout is claimed, awaiting your approval. Absent: awaiting_claim, and claimUrl is for the recipient to give it',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 const cancelBody = Type.Object({ reason: Type.Optional(Type.String({ maxLength: REASON_MAX_LENGTH })) }, { additionalProperties: false });
 
 const listQuery = listQuerySchema({
   sortBy: REFUND_SORT_FIELDS,
   defaultSortBy: 'createdAt',
   filters: {
+    kind: Type.Optional(StringEnum(REFUND_KINDS, { description: 'refund or payout (payouts are listed here: one resource, one presenter)' })),
     status: Type.Optional(StringEnum(REFUND_STATUSES)),
     orderId: Type.Optional(Type.String({ maxLength: 64 })),
     depositReference: Type.Optional(Type.String({ maxLength: 255 })),
@@ -103,10 +126,27 @@ export function registerRefundRoutes(api: ApiBuilder, deps: ApiDeps): void {
 
   api.route(
     {
+      method: 'post',
+      path: '/payouts',
+      summary: 'Pay out from your own wallet (an affiliate, a seller): no order',
+      description:
+        'A payout is a refund without an order (kind payout, id po_…): with a destination it is claimed at once; without one it is awaiting_claim and its claimUrl is for the recipient (payout.claimed when given). Then as a refund: approve (POST /refunds/{id}/approve), pay from your wallet (paymentUri, or GET /refunds/export with the approved refunds), Stablegate watches the destination (payout.completed); cancel, expiry. GET /refunds?kind=payout lists them. Admin and Owner. Audit-logged.',
+      tag: 'Payouts',
+      minRole: 'admin',
+      creates: true,
+      successStatus: 201,
+      body: payoutBody,
+      response: refundSchema,
+    },
+    async ({ caller, body, req, reply }) => reply.created(presentRefund(deps, await issuePayout(deps, actorOf(caller, req), body)), 'Payout created'),
+  );
+
+  api.route(
+    {
       method: 'get',
       path: '/refunds',
       summary: 'List refunds',
-      description: 'Filters: status, orderId, depositReference, transferId. sortBy createdAt (default) or expiresAt; ties by id.',
+      description: 'Refunds and payouts. Filters: kind (refund or payout), status, orderId, depositReference, transferId. sortBy createdAt (default) or expiresAt; ties by id.',
       tag: TAG,
       minRole: 'viewer',
       query: listQuery,
@@ -124,9 +164,9 @@ export function registerRefundRoutes(api: ApiBuilder, deps: ApiDeps): void {
     {
       method: 'get',
       path: '/refunds/export',
-      summary: 'Export approved refunds for your wallet to pay at once',
+      summary: 'Export approved refunds and payouts for your wallet to pay at once',
       description:
-        'format=safe: a Safe Transaction Builder JSON batch ({version, chainId, createdAt, meta, transactions: [{to: token, value: "0", data: ERC-20 transfer calldata}]}) to load in the Safe app and sign there; format=csv: one row per refund (address, amount, token, chain) for other wallets and families. Nothing is signed or changed here.',
+        'Approved refunds and payouts (kind). format=safe: a Safe Transaction Builder JSON batch ({version, chainId, createdAt, meta, transactions: [{to: token, value: "0", data: ERC-20 transfer calldata}]}) to load in the Safe app and sign there; format=csv: one row per refund (address, amount, token, chain) for other wallets and families. Nothing is signed or changed here.',
       tag: TAG,
       minRole: 'viewer',
       query: exportQuery,

@@ -13,6 +13,8 @@ export const EVENT_TYPES = [
   'refund.claimed',
   'refund.expired',
   'refund.completed',
+  'payout.claimed',
+  'payout.expired',
   'payout.completed',
   'alert.address_pool_low',
   'alert.webhook_endpoint_disabled',

@@ -23,7 +23,7 @@ export interface JobPayloads {
   /** Raises or clears alert.address_pool_low per organization and protocol. */
   'pool-low-check': Record<string, never>;
   'order-expiry': Record<string, never>;
-  /** Expires refunds not claimed by their expiresAt (core/refunds/refunds.ts expireDueRefunds). */
+  /** Expires refunds and payouts past their expiresAt, an approved one only unpaid and scanned past it (core/refunds/refunds.ts expireDueRefunds). */
   'refund-expiry': Record<string, never>;
   'webhook-relay': Record<string, never>;
   /**

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { decodeTime, encodeTime, monotonicFactory } from 'ulid';
 
 /** Identifier prefixes (design.md §4a). */
-export type IdPrefix = 'org' | 'key' | 'usr' | 'aud' | 'ord' | 'dep' | 'trf' | 'evt' | 'whe' | 'whd' | 'pl' | 'dr' | 'req' | 'rf';
+export type IdPrefix = 'org' | 'key' | 'usr' | 'aud' | 'ord' | 'dep' | 'trf' | 'evt' | 'whe' | 'whd' | 'pl' | 'dr' | 'req' | 'rf' | 'po';
 
 /**
  * ulid asks its PRNG once per character and its default makes a crypto call each time (16 per

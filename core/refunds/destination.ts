@@ -68,3 +68,23 @@ export async function checkRefundDestination(
   if (pool) return { ok: false, refusal: { code: 'pool_address' } };
   return { ok: true, address };
 }
+
+/** A refused destination in a sentence for the API and the dashboard (the merchant's own input; the claim page has its own, translated). */
+export function destinationRefusalMessage(refusal: DestinationRefusal): string {
+  switch (refusal.code) {
+    case 'empty':
+      return 'destination must not be empty';
+    case 'mismatch':
+      return 'destination and its confirmation are not the same address';
+    case 'invalid':
+      return `destination is not a valid address on this chain: ${refusal.detail}`;
+    case 'zero_address':
+      return 'destination is the zero address: tokens sent there are lost';
+    case 'token_contract':
+      return 'destination is the token contract itself: tokens sent there are lost';
+    case 'pool_address':
+      return 'destination is a pool address of this service: a payment there would be read as an incoming payment';
+    case 'off_curve':
+      return 'destination is off the ed25519 curve (a program-derived address): no key can move tokens sent to it; give a wallet address';
+  }
+}

@@ -12,12 +12,12 @@ import type { RefundRow } from '../views/refund';
  * file that common wallets import. Read-only: exporting approves, pays or changes nothing.
  */
 
-export const REFUND_EXPORT_COLUMNS = ['refundId', 'address', 'amount', 'token', 'tokenAddress', 'chain', 'protocol', 'orderId', 'depositReference', 'transferId'] as const;
+export const REFUND_EXPORT_COLUMNS = ['refundId', 'address', 'amount', 'token', 'tokenAddress', 'chain', 'protocol', 'orderId', 'depositReference', 'transferId', 'kind', 'reason'] as const;
 
 /** Transactions in one Safe batch at most: a Safe signs a batch as one multi-send transaction, whose gas grows with it. */
 export const SAFE_BATCH_MAX = 200;
 
-/** The approved refunds as CSV (address, amount, token, chain, …), oldest first, streamed in batches. */
+/** The approved refunds and payouts as CSV (address, amount, token, chain, …, kind, reason), oldest first, streamed in batches. */
 export async function exportApprovedRefundsCsv(ctx: Pick<ServiceContext, 'db' | 'registry'>, organizationId: string, chainId?: string): Promise<CsvDownload> {
   const where = and(eq(refunds.organizationId, organizationId), eq(refunds.status, 'approved'), chainId ? eq(refunds.chainId, chainId) : undefined);
   return openCsvDownload<RefundRow>({
@@ -41,6 +41,8 @@ export async function exportApprovedRefundsCsv(ctx: Pick<ServiceContext, 'db' | 
       r.orderId,
       r.depositReference,
       r.transferId,
+      r.kind,
+      r.reason,
     ],
   });
 }
@@ -77,7 +79,7 @@ export async function safeBatchOfApprovedRefunds(ctx: Pick<ServiceContext, 'db' 
   return safeTransactionBatch(
     chain?.evmChainId ?? 0,
     ctx.clock.now(),
-    `Stablegate refunds${chosen ? ` on ${chosen}` : ''}`,
+    `Stablegate refunds and payouts${chosen ? ` on ${chosen}` : ''}`,
     rows.map((r) => ({ id: r.id, tokenAddress: r.tokenAddress, destination: r.destination!, amount: r.amount })),
   );
 }

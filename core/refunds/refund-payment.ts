@@ -33,7 +33,7 @@ export function safeTransactionBatch(evmChainId: number, createdAt: Date, name: 
     createdAt: createdAt.getTime(),
     meta: {
       name,
-      description: `Stablegate: ${items.length} approved refund(s): ${items.map((i) => i.id).join(', ')}`,
+      description: `Stablegate: ${items.length} approved refund(s) and payout(s): ${items.map((i) => i.id).join(', ')}`,
       txBuilderVersion: '1.16.5',
       createdFromSafeAddress: '',
       createdFromOwnerAddress: '',

@@ -7,6 +7,7 @@ import { normalizeAddress } from '../chains/addresses';
 import { emitEvent } from '../events/events';
 import { logMoney, tokenAmount } from '../platform/money-log';
 import { presentRefund } from '../views/refund';
+import { refundEventType } from './refund-events';
 
 /**
  * Watching the chain for the merchant's refund and payout payments (issue 42): an approved
@@ -107,7 +108,7 @@ export async function recomputeRefund(tx: Tx, ctx: ServiceContext, refundId: str
   });
   await emitEvent(tx, {
     organizationId: completed.organizationId,
-    type: completed.kind === 'payout' ? 'payout.completed' : 'refund.completed',
+    type: refundEventType(completed.kind, 'completed'),
     data: presentRefund(ctx, completed),
     createdAt: now,
   });

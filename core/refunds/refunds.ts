@@ -1,6 +1,7 @@
-import { and, asc, desc, count, eq, inArray, notInArray, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, count, eq, inArray, notInArray, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
-import { deposits, depositBindings, orders, organizations, refunds, transfers, type RefundStatus } from '../../db/schema';
+import { chainCheckpoints, deposits, depositBindings, orders, organizations, refunds, transfers, type RefundKind, type RefundStatus } from '../../db/schema';
+import { getCheckpoint } from '../chains/checkpoints';
 import type { ServiceContext } from '../service/context';
 import type { Protocol } from '../chains/chain';
 import { AppError, notFound, validationError } from '../platform/errors';
@@ -13,6 +14,7 @@ import { auditAction, type Actor } from '../reconciliation/actor';
 import { awaitsAttribution } from '../reconciliation/attribute-transfer';
 import { presentRefund, type RefundRow } from '../views/refund';
 import { checkRefundDestination, type DestinationRefusal } from './destination';
+import { refundEventType } from './refund-events';
 
 /**
  * Refunds without custody (issue 42, design.md §4d): an expected outgoing payment the merchant
@@ -145,7 +147,7 @@ export async function approveRefund(ctx: ServiceContext, actor: Actor, refundId:
     requireStatus(refund, ['claimed'], 'approved');
     const now = ctx.clock.now();
     const [row] = await tx.update(refunds).set({ status: 'approved', approvedBy: actor.name, approvedAt: now, updatedAt: now }).where(eq(refunds.id, refund.id)).returning();
-    await auditAction(tx, actor, 'refund.approved', refund.id, { destination: refund.destination });
+    await auditAction(tx, actor, `${refund.kind}.approved`, refund.id, { destination: refund.destination });
     return row;
   });
 }
@@ -161,7 +163,7 @@ export async function cancelRefund(ctx: ServiceContext, actor: Actor, refundId: 
     const now = ctx.clock.now();
     const [row] = await tx.update(refunds).set({ status: 'cancelled', cancelledBy: actor.name, cancelledAt: now, updatedAt: now }).where(eq(refunds.id, refund.id)).returning();
     await releaseFromOrder(tx, refund);
-    await auditAction(tx, actor, 'refund.cancelled', refund.id, { previousStatus: refund.status, reason: reason?.trim() || null });
+    await auditAction(tx, actor, `${refund.kind}.cancelled`, refund.id, { previousStatus: refund.status, reason: reason?.trim() || null });
     return row;
   });
 }
@@ -186,8 +188,8 @@ export async function claimRefund(ctx: ServiceContext, claimToken: string, entry
       .set({ status: 'claimed', destination: checked.address, claimedAt: now, updatedAt: now })
       .where(eq(refunds.id, refund.id))
       .returning();
-    await emitEvent(tx, { organizationId: row.organizationId, type: 'refund.claimed', data: presentRefund(ctx, row), createdAt: now });
-    await auditAction(tx, { organizationId: row.organizationId, userId: null, name: 'payer (claim page)', ip }, 'refund.claimed', row.id, { destination: checked.address });
+    await emitEvent(tx, { organizationId: row.organizationId, type: refundEventType(row.kind, 'claimed'), data: presentRefund(ctx, row), createdAt: now });
+    await auditAction(tx, { organizationId: row.organizationId, userId: null, name: `${row.kind === 'payout' ? 'recipient' : 'payer'} (claim page)`, ip }, `${row.kind}.claimed`, row.id, { destination: checked.address });
     return { ok: true, refund: row };
   });
 }
@@ -212,6 +214,8 @@ export async function getRefund(db: DbOrTx, organizationId: string, refundId: st
 export const REFUND_SORT_FIELDS = ['createdAt', 'expiresAt'] as const;
 
 export interface RefundFilters {
+  /** refund or payout (GET /refunds?kind=payout lists the payouts). */
+  kind?: RefundKind;
   status?: RefundStatus;
   orderId?: string;
   depositReference?: string;
@@ -228,6 +232,7 @@ export interface ListRefundsQuery extends RefundFilters {
 function filterCondition(organizationId: string, q: RefundFilters): SQL | undefined {
   return and(
     eq(refunds.organizationId, organizationId),
+    q.kind ? eq(refunds.kind, q.kind) : undefined,
     q.status ? eq(refunds.status, q.status) : undefined,
     q.orderId ? eq(refunds.orderId, q.orderId) : undefined,
     q.depositReference ? eq(refunds.depositReference, q.depositReference) : undefined,
@@ -260,35 +265,75 @@ export interface RefundExpiryResult {
   expired: number;
 }
 
+/** Statuses whose refund expires by the clock alone: nothing can have been paid toward it yet. */
+const EXPIRING_BY_CLOCK: ReadonlySet<RefundStatus> = new Set<RefundStatus>(['requested', 'awaiting_claim', 'claimed']);
+
 /**
- * The refund-expiry job's work: refunds requested, awaiting their claim or claimed whose expiresAt
- * has passed become `expired` (refund.expired), and their amount is free to refund again. An
- * approved refund does not expire here: the merchant may already have paid it, and until the
- * detection watches destinations (the next slice) nothing can tell; expiry never beats detection
- * (design.md §4). Batches claimed with SKIP LOCKED, so overlapping runs share the work.
+ * Pure: whether a refund (or payout) expires now. Requested, awaiting its claim or claimed: once
+ * expiresAt has passed. Approved: the merchant may already have paid it, and expiry never beats
+ * detection (design.md §4), so only when expiresAt has passed, nothing counted was paid toward it
+ * (amountPaid 0: no counted payment, pending or confirmed) and its chain has been scanned past
+ * expiresAt (the checkpoint's block time ≥ expiresAt: a payment mined before then has been seen).
+ * A partly paid one stays approved: the merchant completes or cancels it. Others never expire.
+ */
+export function refundExpires(
+  refund: Pick<RefundRow, 'status' | 'expiresAt' | 'amountPaid'>,
+  checkpoint: { blockTimestamp: Date } | null,
+  now: Date,
+): boolean {
+  if (now.getTime() < refund.expiresAt.getTime()) return false;
+  if (EXPIRING_BY_CLOCK.has(refund.status)) return true;
+  if (refund.status !== 'approved') return false;
+  return refund.amountPaid === 0n && checkpoint !== null && checkpoint.blockTimestamp.getTime() >= refund.expiresAt.getTime();
+}
+
+/**
+ * The refund-expiry job's work: refunds (and payouts) for which refundExpires holds become
+ * `expired` (refund.expired), and their amount is free to refund again. The query applies the same
+ * rule in SQL (the approved ones against their chain's checkpoint) so a batch never holds refunds
+ * that are waiting for the scanner; each row is decided again by refundExpires once locked.
+ * Batches claimed with SKIP LOCKED, so overlapping runs share the work; the scanner records a
+ * refund's payment and moves the checkpoint in one transaction, so a checkpoint past expiresAt
+ * comes with every payment mined before it already in amount_paid.
  */
 export async function expireDueRefunds(ctx: ServiceContext, options: { batchSize?: number; maxBatches?: number } = {}): Promise<RefundExpiryResult> {
   const batchSize = options.batchSize ?? 100;
   const maxBatches = options.maxBatches ?? 50;
   const now = ctx.clock.now();
+  const at = sql`${now.toISOString()}::timestamptz`;
   let expired = 0;
   for (let batch = 0; batch < maxBatches; batch++) {
     const n = await ctx.db.transaction(async (tx) => {
       const due = await tx
         .select()
         .from(refunds)
-        .where(and(inArray(refunds.status, ['requested', 'awaiting_claim', 'claimed']), sql`${refunds.expiresAt} <= ${now.toISOString()}::timestamptz`))
+        .where(
+          and(
+            sql`${refunds.expiresAt} <= ${at}`,
+            or(
+              inArray(refunds.status, [...EXPIRING_BY_CLOCK]),
+              and(
+                eq(refunds.status, 'approved'),
+                sql`${refunds.amountPaid} = 0`,
+                sql`exists (select 1 from ${chainCheckpoints} where ${chainCheckpoints.chainId} = ${refunds.chainId} and ${chainCheckpoints.blockTimestamp} >= ${refunds.expiresAt})`,
+              ),
+            ),
+          ),
+        )
         .orderBy(asc(refunds.expiresAt))
         .limit(batchSize)
         .for('update', { skipLocked: true });
+      const checkpoints = new Map<string, Awaited<ReturnType<typeof getCheckpoint>>>();
       for (const refund of due) {
+        if (refund.status === 'approved' && !checkpoints.has(refund.chainId)) checkpoints.set(refund.chainId, await getCheckpoint(tx, refund.chainId));
+        if (!refundExpires(refund, checkpoints.get(refund.chainId) ?? null, now)) continue;
         const [row] = await tx.update(refunds).set({ status: 'expired', expiredAt: now, updatedAt: now }).where(eq(refunds.id, refund.id)).returning();
         await releaseFromOrder(tx, refund);
-        await emitEvent(tx, { organizationId: row.organizationId, type: 'refund.expired', data: presentRefund(ctx, row), createdAt: now });
+        await emitEvent(tx, { organizationId: row.organizationId, type: refundEventType(row.kind, 'expired'), data: presentRefund(ctx, row), createdAt: now });
+        expired++;
       }
       return due.length;
     });
-    expired += n;
     if (n < batchSize) break;
   }
   return { expired };
@@ -300,13 +345,13 @@ export function newClaimToken(): string {
   return randomToken128();
 }
 
-function requireReason(text: string): string {
+export function requireReason(text: string, kind: RefundKind = 'refund'): string {
   const reason = text.trim();
-  if (reason === '') throw validationError('reason must say why the refund is made', [{ field: 'reason', message: 'must not be empty' }]);
+  if (reason === '') throw validationError(`reason must say why the ${kind} is made`, [{ field: 'reason', message: 'must not be empty' }]);
   return reason;
 }
 
-function expiryOf(text: string | undefined, now: Date): Date {
+export function expiryOf(text: string | undefined, now: Date): Date {
   if (text === undefined) return new Date(now.getTime() + DEFAULT_REFUND_DAYS * DAY_MS);
   const at = /(Z|[+-]\d{2}:\d{2})$/i.test(text) ? new Date(text) : new Date(NaN);
   if (Number.isNaN(at.getTime())) {
@@ -332,7 +377,8 @@ async function lockRefund(tx: Tx, organizationId: string, refundId: string): Pro
 
 function requireStatus(refund: RefundRow, allowed: RefundStatus[], becoming: string): void {
   if (!allowed.includes(refund.status)) {
-    throw new AppError('INVALID_STATUS_TRANSITION', `Refund ${refund.id} is ${refund.status}: only a refund that is ${allowed.join(' or ')} can be ${becoming}`);
+    const what = refund.kind === 'payout' ? 'payout' : 'refund';
+    throw new AppError('INVALID_STATUS_TRANSITION', `${what === 'payout' ? 'Payout' : 'Refund'} ${refund.id} is ${refund.status}: only a ${what} that is ${allowed.join(' or ')} can be ${becoming}`);
   }
 }
 

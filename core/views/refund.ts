@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { ServiceContext } from '../service/context';
-import { REFUND_STATUSES, type refunds } from '../../db/schema';
+import { REFUND_KINDS, REFUND_STATUSES, type refunds } from '../../db/schema';
 import { formatAmount } from '../platform/amounts';
 import { DateTime, Nullable, NullableDateTime, StringEnum } from '../platform/wire-schema';
 import { paymentRequestUri } from '../chains/payment-request-uri';
@@ -15,11 +15,11 @@ export function claimUrlOf(config: Pick<ServiceContext['config'], 'publicBaseUrl
 
 /** The refund's wire object, declared once: the OpenAPI document shows this schema and RefundView is derived from it. */
 export const refundSchema = Type.Object({
-  id: Type.String({ example: 'rf_01jd3k…' }),
-  kind: StringEnum(['refund', 'payout'] as const),
+  id: Type.String({ example: 'rf_01jd3k…', description: 'rf_… for a refund, po_… for a payout' }),
+  kind: StringEnum(REFUND_KINDS, { description: 'refund: returns an order, a deposit reference or a transfer; payout: none (POST /payouts)' }),
   status: StringEnum(REFUND_STATUSES, {
     description:
-      'requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled',
+      'requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled',
   }),
   amount: Type.String({ description: 'Decimal string in token units', example: '2.5' }),
   amountPaid: Type.String({
@@ -52,7 +52,7 @@ export const refundSchema = Type.Object({
   approvedAt: NullableDateTime(),
   cancelledBy: Nullable(Type.String()),
   cancelledAt: NullableDateTime(),
-  expiresAt: DateTime({ description: 'Not claimed by then: expired' }),
+  expiresAt: DateTime({ description: 'Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)' }),
   expiredAt: NullableDateTime(),
   txHash: Nullable(Type.String({ description: 'Completed: the payment' })),
   completedAt: NullableDateTime(),

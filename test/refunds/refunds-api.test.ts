@@ -162,7 +162,7 @@ for (const style of STYLES) {
       expect(csv.status).to.equal(200);
       expect(csv.headers['content-type']).to.match(/text\/csv/);
       const lines = csv.text.trim().split(/\r?\n/);
-      expect(lines[0]).to.equal('"refundId","address","amount","token","tokenAddress","chain","protocol","orderId","depositReference","transferId"');
+      expect(lines[0]).to.equal('"refundId","address","amount","token","tokenAddress","chain","protocol","orderId","depositReference","transferId","kind","reason"');
       expect(lines.some((l) => l.startsWith(`"${refund.id}","${destination}","2.5","USDT"`))).to.equal(true);
       expectError(style, await get(org.keys.viewer, '/refunds/export', { status: 'approved', format: 'pdf' }), 400, 'VALIDATION_ERROR', 'ValidationError');
     });

@@ -87,6 +87,9 @@ const CHROME_TEXT = [
   'Cancel',
   'Settle by hand',
   'Payments to its address',
+  'Payouts',
+  'Payout',
+  'New payout',
 ] as const;
 export type ChromeText = (typeof CHROME_TEXT)[number];
 
@@ -167,6 +170,9 @@ const es: Record<ChromeText, string> = {
   Issue: 'Emitir',
   Approve: 'Aprobar',
   Cancel: 'Cancelar',
+  Payouts: 'Pagos salientes',
+  Payout: 'Pago saliente',
+  'New payout': 'Nuevo pago saliente',
 };
 
 const DICTIONARIES: Record<Exclude<Language, 'en'>, Record<ChromeText, string>> = { es };

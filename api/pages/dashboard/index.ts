@@ -4,6 +4,7 @@ import type { ApiDeps } from '../../deps';
 import { mountAuthPages } from './auth-pages';
 import { mountMoneyPages } from './money-pages';
 import { mountRefundPages } from './refund-pages';
+import { mountPayoutPages } from './payout-pages';
 import { mountAttentionPages } from './attention-pages';
 import { mountOverviewPages } from './overview-pages';
 import { mountPaymentLinkPages } from './payment-link-pages';
@@ -24,6 +25,7 @@ export function mountDashboard(app: Express, deps: ApiDeps, options: { setHeader
   mountOverviewPages(app, d);
   mountMoneyPages(app, d);
   mountRefundPages(app, d);
+  mountPayoutPages(app, d);
   mountAttentionPages(app, d);
   mountPaymentLinkPages(app, d);
   mountPoolPages(app, d);

@@ -14,6 +14,7 @@ export const SECTIONS: readonly { path: string; label: string; minRole: Role }[]
   { path: '/dashboard/transfers', label: 'Transfers', minRole: 'viewer' },
   { path: '/dashboard/attention', label: 'Needs attention', minRole: 'viewer' },
   { path: '/dashboard/refunds', label: 'Refunds', minRole: 'viewer' },
+  { path: '/dashboard/payouts', label: 'Payouts', minRole: 'viewer' },
   { path: '/dashboard/payment-links', label: 'Payment links', minRole: 'viewer' },
   { path: '/dashboard/pool', label: 'Address pool', minRole: 'admin' },
   { path: '/dashboard/settings/organization', label: 'Organization', minRole: 'viewer' },

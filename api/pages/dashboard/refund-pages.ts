@@ -35,7 +35,7 @@ export function mountRefundPages(app: Express, d: Dashboard): void {
       const status = (REFUND_STATUSES as readonly string[]).includes(statusParam) ? (statusParam as RefundStatus) : undefined;
       const orderId = typeof req.query.orderId === 'string' && req.query.orderId.length <= 64 ? req.query.orderId : undefined;
       const pageNo = pageNumber(req);
-      const { items, total } = await listRefunds(deps.db, who.caller.organizationId, { page: pageNo, limit: PAGE_SIZE, sortBy: 'createdAt', sortOrder: 'desc', status, orderId });
+      const { items, total } = await listRefunds(deps.db, who.caller.organizationId, { page: pageNo, limit: PAGE_SIZE, sortBy: 'createdAt', sortOrder: 'desc', kind: 'refund', status, orderId });
       const views = items.map((r) => presentRefund(deps, r));
       const filter = html`<form method="get" action="/dashboard/refunds" class="row filters"><div><label for="f-status">Status</label><select id="f-status" name="status"><option value="">any</option>${REFUND_STATUSES.map(
         (s) => html`<option value="${s}"${s === status ? html` selected` : null}>${s}</option>`,
@@ -46,7 +46,7 @@ ${views.map(
 <td>${sourceLink(r)}</td><td class="mono">${r.destination ?? '—'}</td><td>${formatDate(r.createdAt)}</td><td>${formatDate(r.expiresAt)}</td></tr>`,
 )}
 </tbody></table>${views.length === 0 ? html`<p>None.</p>` : null}`;
-      const exportLinks = html`<p>Approved refunds for your wallet: <a href="/dashboard/refunds/export?format=safe">Safe batch (JSON)</a> · <a href="/dashboard/refunds/export?format=csv">CSV</a></p>`;
+      const exportLinks = html`<p>Approved refunds and payouts for your wallet: <a href="/dashboard/refunds/export?format=safe">Safe batch (JSON)</a> · <a href="/dashboard/refunds/export?format=csv">CSV</a></p>`;
       await sendPage(
         d,
         res,
@@ -94,8 +94,8 @@ ${views.map(
 
   for (const [verb, minRole, run, done] of [
     ['issue', 'admin', (who: SignedIn, id: string) => issueRequestedRefund(deps, actorOf(who), id), 'Refund issued.'],
-    ['approve', 'admin', (who: SignedIn, id: string) => approveRefund(deps, actorOf(who), id), 'Refund approved: pay it from your wallet with the payment link below.'],
-    ['cancel', 'admin', (who: SignedIn, id: string) => cancelRefund(deps, actorOf(who), id), 'Refund cancelled.'],
+    ['approve', 'admin', (who: SignedIn, id: string) => approveRefund(deps, actorOf(who), id), 'Approved: pay it from your wallet with the payment link below.'],
+    ['cancel', 'admin', (who: SignedIn, id: string) => cancelRefund(deps, actorOf(who), id), 'Cancelled.'],
   ] as const) {
     app.post(
       `/dashboard/refunds/:refundId/${verb}`,
@@ -114,11 +114,12 @@ ${views.map(
 }
 
 /** A refund's page: its facts, its claim link to copy, its payment link once approved, and the buttons its status allows. */
-async function sendRefundPage(d: Dashboard, res: Response, who: SignedIn, refundId: string, top: Html | null = null, status = 200): Promise<void> {
+export async function sendRefundPage(d: Dashboard, res: Response, who: SignedIn, refundId: string, top: Html | null = null, status = 200): Promise<void> {
   const { deps } = d;
   const lang = langOf(res);
   const r = presentRefund(deps, await getRefund(deps.db, who.caller.organizationId, refundId));
   const admin = roleAtLeast(who.session.role, 'admin');
+  const payout = r.kind === 'payout';
   const button = (verb: string, label: string, cls = 'secondary') => postButton(`/dashboard/refunds/${r.id}/${verb}`, who.session, label, cls, lang);
   const buttons = admin
     ? html`${r.status === 'requested' ? button('issue', 'Issue', 'primary') : null}${r.status === 'claimed' ? button('approve', 'Approve', 'primary') : null}${['requested', 'awaiting_claim', 'claimed', 'approved'].includes(r.status) ? button('cancel', 'Cancel') : null}`
@@ -127,16 +128,17 @@ async function sendRefundPage(d: Dashboard, res: Response, who: SignedIn, refund
     d,
     res,
     who,
-    '/dashboard/refunds',
-    `${chromeText(lang, 'Refund')} ${r.id}`,
+    payout ? '/dashboard/payouts' : '/dashboard/refunds',
+    `${chromeText(lang, payout ? 'Payout' : 'Refund')} ${r.id}`,
     html`${top}<section class="panel"><dl>
-<dt>Refund</dt><dd class="mono">${r.id}</dd>
+<dt>${payout ? 'Payout' : 'Refund'}</dt><dd class="mono">${r.id}</dd>
 <dt>Status</dt><dd>${statusBadge(r.status)}</dd>
 <dt>Amount</dt><dd>${r.amount} ${r.currency} on ${chainLabel(deps.registry, r.chainId)}</dd>
-<dt>For</dt><dd>${sourceLink(r)}</dd>
+${payout ? null : html`<dt>For</dt><dd>${sourceLink(r)}</dd>`}
 <dt>Reason</dt><dd>${r.reason}</dd>
-<dt>Claim link</dt><dd>${r.claimUrl ? html`<input class="mono copy" id="claim-url" type="text" readonly value="${r.claimUrl}" aria-label="Claim link: copy it and send it to the payer">` : 'not issued yet (requested)'}</dd>
+<dt>Claim link</dt><dd>${r.claimUrl ? html`<input class="mono copy" id="claim-url" type="text" readonly value="${r.claimUrl}" aria-label="Claim link: copy it and send it to the ${payout ? 'recipient' : 'payer'}">` : 'not issued yet (requested)'}</dd>
 <dt>Destination</dt><dd class="mono">${r.destination ?? '—'}</dd>
+<dt>Paid</dt><dd>${r.amountPaid} ${r.currency}${r.txHash ? html` · <span class="mono" id="tx-hash">${r.txHash}</span>` : null}</dd>
 ${r.paymentUri ? html`<dt>Pay it</dt><dd><a id="payment-uri" class="mono" href="${r.paymentUri}">${r.paymentUri}</a></dd>` : null}
 <dt>Requested by</dt><dd>${r.requestedBy}, ${formatDate(r.createdAt)}</dd>
 ${r.issuedBy ? html`<dt>Issued by</dt><dd>${r.issuedBy}, ${formatDate(r.issuedAt)}</dd>` : null}
@@ -163,7 +165,7 @@ export function refundErrorOf(req: Request): string | null {
   return typeof text === 'string' && text.length <= 300 ? text : null;
 }
 
-function statusBadge(status: RefundView['status']): Html {
+export function statusBadge(status: RefundView['status']): Html {
   const cls = status === 'completed' ? 'ok' : status === 'cancelled' || status === 'expired' ? '' : 'warn';
   return html`<span class="badge ${cls}">${status.replace('_', ' ')}</span>`;
 }

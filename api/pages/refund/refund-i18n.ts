@@ -151,3 +151,36 @@ const es: RefundMessages = {
 };
 
 export const REFUND_MESSAGES: Record<Language, RefundMessages> = { en, es };
+
+/** A payout's claim page (POST /payouts without a destination): the same page, worded as a payment, not a refund. */
+type PayoutWording = Pick<RefundMessages, 'pageTitle' | 'fromLabel' | 'intro' | 'submit' | 'claimedText' | 'approvedTitle' | 'approvedText' | 'completedTitle' | 'completedText'>;
+
+const PAYOUT_WORDING: Record<Language, PayoutWording> = {
+  en: {
+    pageTitle: 'Payment',
+    fromLabel: (org) => `Payment from ${org}`,
+    intro: 'Tell us where to send your payment. Give an address of a wallet you control on this network; an exchange deposit address may lose it.',
+    submit: 'Send my payment here',
+    claimedText: (address) => `The payment will be sent to ${address}. The sender reviews it and sends it from their wallet; you do not need to do anything more.`,
+    approvedTitle: 'Your payment is on its way',
+    approvedText: (address) => `The sender approved the payment to ${address} and is sending it from their wallet.`,
+    completedTitle: 'Your payment was sent',
+    completedText: (address) => `The payment was made to ${address}.`,
+  },
+  es: {
+    pageTitle: 'Pago',
+    fromLabel: (org) => `Pago de ${org}`,
+    intro: 'Díganos adónde enviar su pago. Indique una dirección de una billetera que usted controle en esta red; una dirección de depósito de un exchange podría perderlo.',
+    submit: 'Enviar mi pago aquí',
+    claimedText: (address) => `El pago se enviará a ${address}. El remitente lo revisa y lo envía desde su billetera; no necesita hacer nada más.`,
+    approvedTitle: 'Su pago está en camino',
+    approvedText: (address) => `El remitente aprobó el pago a ${address} y lo está enviando desde su billetera.`,
+    completedTitle: 'Su pago fue enviado',
+    completedText: (address) => `El pago se hizo a ${address}.`,
+  },
+};
+
+/** The claim page's text for a refund or a payout. */
+export function claimMessagesFor(lang: Language, kind: 'refund' | 'payout'): RefundMessages {
+  return kind === 'payout' ? { ...REFUND_MESSAGES[lang], ...PAYOUT_WORDING[lang] } : REFUND_MESSAGES[lang];
+}

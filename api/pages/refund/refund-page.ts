@@ -2,7 +2,7 @@ import { html } from '../html';
 import type { Language, Messages } from '../i18n';
 import { layout, messagePage, supportLine } from '../layout';
 import type { RefundView } from '../../../core/views/refund';
-import type { RefundMessages } from './refund-i18n';
+import { claimMessagesFor, type RefundMessages } from './refund-i18n';
 
 export interface RefundPageText {
   lang: Language;
@@ -29,7 +29,8 @@ export interface RefundPageInput {
  * plain form where the payer types their address twice; after the claim, what happens next.
  */
 export function renderRefundPage(p: RefundPageInput, o: RefundPageText): string {
-  const { refund, r } = { refund: p.refund, r: o.r };
+  const refund = p.refund;
+  const r = refund.kind === 'payout' ? claimMessagesFor(o.lang, 'payout') : o.r;
   const describedBy = (hint: string) => (p.problem ? `${hint} form-problem` : hint);
   const form = p.claimable
     ? html`

@@ -5135,7 +5135,7 @@ export type paths = {
                                     id: string;
                                     /** Format: uri */
                                     url: string;
-                                    events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                                    events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.claimed" | "payout.expired" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                                     enabled: boolean;
                                     /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                                     disabledReason: string | null;
@@ -5244,7 +5244,7 @@ export type paths = {
                 content: {
                     "application/json": {
                         url: string;
-                        events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                        events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.claimed" | "payout.expired" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                         /** @description Printable ASCII, 16 to 256 characters */
                         secret?: string;
                     };
@@ -5265,7 +5265,7 @@ export type paths = {
                                 id: string;
                                 /** Format: uri */
                                 url: string;
-                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.claimed" | "payout.expired" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                                 enabled: boolean;
                                 /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                                 disabledReason: string | null;
@@ -5407,7 +5407,7 @@ export type paths = {
                                 id: string;
                                 /** Format: uri */
                                 url: string;
-                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.claimed" | "payout.expired" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                                 enabled: boolean;
                                 /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                                 disabledReason: string | null;
@@ -5507,7 +5507,7 @@ export type paths = {
                 content: {
                     "application/json": {
                         url?: string;
-                        events?: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                        events?: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.claimed" | "payout.expired" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                         /** @description Printable ASCII, 16 to 256 characters */
                         secret?: string;
                         rotateSecret?: boolean;
@@ -5531,7 +5531,7 @@ export type paths = {
                                 id: string;
                                 /** Format: uri */
                                 url: string;
-                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.claimed" | "payout.expired" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                                 enabled: boolean;
                                 /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                                 disabledReason: string | null;
@@ -5661,7 +5661,7 @@ export type paths = {
                                 id: string;
                                 /** Format: uri */
                                 url: string;
-                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
+                                events: ("order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.claimed" | "payout.expired" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled")[];
                                 enabled: boolean;
                                 /** @description Why it was disabled (410 Gone, failing for days, by hand) */
                                 disabledReason: string | null;
@@ -5926,7 +5926,7 @@ export type paths = {
                     limit?: number;
                     sortBy?: "createdAt" | "type";
                     sortOrder?: "asc" | "desc";
-                    type?: "order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled" | "webhook.test";
+                    type?: "order.completed" | "order.expired" | "deposit.pending" | "deposit.confirmed" | "transfer.unattributed" | "refund.claimed" | "refund.expired" | "refund.completed" | "payout.claimed" | "payout.expired" | "payout.completed" | "alert.address_pool_low" | "alert.webhook_endpoint_disabled" | "alert.reorg_beyond_confirmations" | "alert.chain_stalled" | "webhook.test";
                     status?: "pending" | "succeeded" | "failed";
                     endpoint?: string;
                 };
@@ -7937,12 +7937,18 @@ export type paths = {
                             /** @constant */
                             success?: true;
                             data?: {
-                                /** @example rf_01jd3k… */
+                                /**
+                                 * @description rf_… for a refund, po_… for a payout
+                                 * @example rf_01jd3k…
+                                 */
                                 id: string;
-                                /** @enum {string} */
+                                /**
+                                 * @description refund: returns an order, a deposit reference or a transfer; payout: none (POST /payouts)
+                                 * @enum {string}
+                                 */
                                 kind: "refund" | "payout";
                                 /**
-                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                                  * @enum {string}
                                  */
                                 status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -7989,7 +7995,7 @@ export type paths = {
                                 cancelledAt: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description Not claimed by then: expired
+                                 * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                                  */
                                 expiresAt: string;
                                 /** Format: date-time */
@@ -8146,12 +8152,18 @@ export type paths = {
                             /** @constant */
                             success?: true;
                             data?: {
-                                /** @example rf_01jd3k… */
+                                /**
+                                 * @description rf_… for a refund, po_… for a payout
+                                 * @example rf_01jd3k…
+                                 */
                                 id: string;
-                                /** @enum {string} */
+                                /**
+                                 * @description refund: returns an order, a deposit reference or a transfer; payout: none (POST /payouts)
+                                 * @enum {string}
+                                 */
                                 kind: "refund" | "payout";
                                 /**
-                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                                  * @enum {string}
                                  */
                                 status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -8198,7 +8210,7 @@ export type paths = {
                                 cancelledAt: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description Not claimed by then: expired
+                                 * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                                  */
                                 expiresAt: string;
                                 /** Format: date-time */
@@ -8355,12 +8367,18 @@ export type paths = {
                             /** @constant */
                             success?: true;
                             data?: {
-                                /** @example rf_01jd3k… */
+                                /**
+                                 * @description rf_… for a refund, po_… for a payout
+                                 * @example rf_01jd3k…
+                                 */
                                 id: string;
-                                /** @enum {string} */
+                                /**
+                                 * @description refund: returns an order, a deposit reference or a transfer; payout: none (POST /payouts)
+                                 * @enum {string}
+                                 */
                                 kind: "refund" | "payout";
                                 /**
-                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                                  * @enum {string}
                                  */
                                 status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -8407,7 +8425,7 @@ export type paths = {
                                 cancelledAt: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description Not claimed by then: expired
+                                 * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                                  */
                                 expiresAt: string;
                                 /** Format: date-time */
@@ -8512,6 +8530,221 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/payouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pay out from your own wallet (an affiliate, a seller): no order
+         * @description A payout is a refund without an order (kind payout, id po_…): with a destination it is claimed at once; without one it is awaiting_claim and its claimUrl is for the recipient (payout.claimed when given). Then as a refund: approve (POST /refunds/{id}/approve), pay from your wallet (paymentUri, or GET /refunds/export with the approved refunds), Stablegate watches the destination (payout.completed); cancel, expiry. GET /refunds?kind=payout lists them. Admin and Owner. Audit-logged.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Replays the original answer for 24 hours */
+                    "Idempotency-Key"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Decimal string in token units: any positive amount of the token (no more decimals than it has). Not capped by anything received, nor by max_order_amount (that bounds orders) */
+                        amount: string;
+                        /** @example USDT */
+                        currency: string;
+                        /** @example ethereum-sepolia */
+                        chainId: string;
+                        /** @description What it pays, e.g. "affiliate March": kept on the payout and in the audit log */
+                        reason: string;
+                        /** @description RFC 3339 with an offset, at most 90 days away; default 7 days. Not claimed by then (or approved and unpaid): expired */
+                        expiresAt?: string;
+                        /** @description Where to pay it, if you know: checked as a claim is (EVM checksum, Tron base58check, a Solana wallet on the curve; never the zero address, the token contract or a pool address: 400 VALIDATION_ERROR naming the reason), then the payout is claimed, awaiting your approval. Absent: awaiting_claim, and claimUrl is for the recipient to give it */
+                        destination?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            success?: true;
+                            data?: {
+                                /**
+                                 * @description rf_… for a refund, po_… for a payout
+                                 * @example rf_01jd3k…
+                                 */
+                                id: string;
+                                /**
+                                 * @description refund: returns an order, a deposit reference or a transfer; payout: none (POST /payouts)
+                                 * @enum {string}
+                                 */
+                                kind: "refund" | "payout";
+                                /**
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
+                                 * @enum {string}
+                                 */
+                                status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
+                                /**
+                                 * @description Decimal string in token units
+                                 * @example 2.5
+                                 */
+                                amount: string;
+                                /** @description What the merchant's payments to the destination add up to so far (token units): transfers of its token mined after its approval, pending and confirmed. Below amount: partly paid; completed once the confirmed ones reach amount */
+                                amountPaid: string;
+                                /** @example USDT */
+                                currency: string;
+                                /** @example ethereum-sepolia */
+                                chainId: string;
+                                /** @enum {string} */
+                                protocol: "evm" | "tron" | "solana";
+                                /** @description The token contract (the mint on Solana) the refund is paid in */
+                                tokenAddress: string;
+                                /** @description The order it refunds, if any */
+                                orderId: string | null;
+                                /** @description The deposit reference it refunds, if any */
+                                depositReference: string | null;
+                                /** @description The unattributed transfer it returns, if any */
+                                transferId: string | null;
+                                reason: string;
+                                /** @description The public claim page, <PUBLIC_BASE_URL>/refund/<token> (128 random bits): send it to the payer. null while requested */
+                                claimUrl: string | null;
+                                /** @description Where the payer wants it paid (claimed and later), in the family's normalised form */
+                                destination: string | null;
+                                /** @description Approved: what a wallet needs to pay it, for the exact amount to the destination: EIP-681 with the chain id (EVM), a tron: URI (Tron), a Solana Pay transfer request whose reference is derived from the refund id (Solana). null otherwise */
+                                paymentUri: string | null;
+                                /** @description Who created it (a user's e-mail or "api key <id>") */
+                                requestedBy: string;
+                                issuedBy: string | null;
+                                /** Format: date-time */
+                                issuedAt: string | null;
+                                /** Format: date-time */
+                                claimedAt: string | null;
+                                approvedBy: string | null;
+                                /** Format: date-time */
+                                approvedAt: string | null;
+                                cancelledBy: string | null;
+                                /** Format: date-time */
+                                cancelledAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
+                                 */
+                                expiresAt: string;
+                                /** Format: date-time */
+                                expiredAt: string | null;
+                                /** @description Completed: the payment */
+                                txHash: string | null;
+                                /** Format: date-time */
+                                completedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                            };
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR, INVALID_JSON */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description IDEMPOTENCY_KEY_REUSED, IDEMPOTENCY_IN_PROGRESS */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description PAYLOAD_TOO_LARGE */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/refunds": {
         parameters: {
             query?: never;
@@ -8521,7 +8754,7 @@ export type paths = {
         };
         /**
          * List refunds
-         * @description Filters: status, orderId, depositReference, transferId. sortBy createdAt (default) or expiresAt; ties by id.
+         * @description Refunds and payouts. Filters: kind (refund or payout), status, orderId, depositReference, transferId. sortBy createdAt (default) or expiresAt; ties by id.
          */
         get: {
             parameters: {
@@ -8530,6 +8763,7 @@ export type paths = {
                     limit?: number;
                     sortBy?: "createdAt" | "expiresAt";
                     sortOrder?: "asc" | "desc";
+                    kind?: "refund" | "payout";
                     status?: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
                     orderId?: string;
                     depositReference?: string;
@@ -8552,12 +8786,18 @@ export type paths = {
                             success?: true;
                             data?: {
                                 refunds?: {
-                                    /** @example rf_01jd3k… */
+                                    /**
+                                     * @description rf_… for a refund, po_… for a payout
+                                     * @example rf_01jd3k…
+                                     */
                                     id: string;
-                                    /** @enum {string} */
+                                    /**
+                                     * @description refund: returns an order, a deposit reference or a transfer; payout: none (POST /payouts)
+                                     * @enum {string}
+                                     */
                                     kind: "refund" | "payout";
                                     /**
-                                     * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                                     * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                                      * @enum {string}
                                      */
                                     status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -8604,7 +8844,7 @@ export type paths = {
                                     cancelledAt: string | null;
                                     /**
                                      * Format: date-time
-                                     * @description Not claimed by then: expired
+                                     * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                                      */
                                     expiresAt: string;
                                     /** Format: date-time */
@@ -8708,8 +8948,8 @@ export type paths = {
             cookie?: never;
         };
         /**
-         * Export approved refunds for your wallet to pay at once
-         * @description format=safe: a Safe Transaction Builder JSON batch ({version, chainId, createdAt, meta, transactions: [{to: token, value: "0", data: ERC-20 transfer calldata}]}) to load in the Safe app and sign there; format=csv: one row per refund (address, amount, token, chain) for other wallets and families. Nothing is signed or changed here.
+         * Export approved refunds and payouts for your wallet to pay at once
+         * @description Approved refunds and payouts (kind). format=safe: a Safe Transaction Builder JSON batch ({version, chainId, createdAt, meta, transactions: [{to: token, value: "0", data: ERC-20 transfer calldata}]}) to load in the Safe app and sign there; format=csv: one row per refund (address, amount, token, chain) for other wallets and families. Nothing is signed or changed here.
          */
         get: {
             parameters: {
@@ -8840,12 +9080,18 @@ export type paths = {
                             /** @constant */
                             success?: true;
                             data?: {
-                                /** @example rf_01jd3k… */
+                                /**
+                                 * @description rf_… for a refund, po_… for a payout
+                                 * @example rf_01jd3k…
+                                 */
                                 id: string;
-                                /** @enum {string} */
+                                /**
+                                 * @description refund: returns an order, a deposit reference or a transfer; payout: none (POST /payouts)
+                                 * @enum {string}
+                                 */
                                 kind: "refund" | "payout";
                                 /**
-                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                                  * @enum {string}
                                  */
                                 status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -8892,7 +9138,7 @@ export type paths = {
                                 cancelledAt: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description Not claimed by then: expired
+                                 * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                                  */
                                 expiresAt: string;
                                 /** Format: date-time */
@@ -9015,12 +9261,18 @@ export type paths = {
                             /** @constant */
                             success?: true;
                             data?: {
-                                /** @example rf_01jd3k… */
+                                /**
+                                 * @description rf_… for a refund, po_… for a payout
+                                 * @example rf_01jd3k…
+                                 */
                                 id: string;
-                                /** @enum {string} */
+                                /**
+                                 * @description refund: returns an order, a deposit reference or a transfer; payout: none (POST /payouts)
+                                 * @enum {string}
+                                 */
                                 kind: "refund" | "payout";
                                 /**
-                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                                  * @enum {string}
                                  */
                                 status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -9067,7 +9319,7 @@ export type paths = {
                                 cancelledAt: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description Not claimed by then: expired
+                                 * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                                  */
                                 expiresAt: string;
                                 /** Format: date-time */
@@ -9197,12 +9449,18 @@ export type paths = {
                             /** @constant */
                             success?: true;
                             data?: {
-                                /** @example rf_01jd3k… */
+                                /**
+                                 * @description rf_… for a refund, po_… for a payout
+                                 * @example rf_01jd3k…
+                                 */
                                 id: string;
-                                /** @enum {string} */
+                                /**
+                                 * @description refund: returns an order, a deposit reference or a transfer; payout: none (POST /payouts)
+                                 * @enum {string}
+                                 */
                                 kind: "refund" | "payout";
                                 /**
-                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                                  * @enum {string}
                                  */
                                 status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -9249,7 +9507,7 @@ export type paths = {
                                 cancelledAt: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description Not claimed by then: expired
+                                 * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                                  */
                                 expiresAt: string;
                                 /** Format: date-time */
@@ -9385,12 +9643,18 @@ export type paths = {
                             /** @constant */
                             success?: true;
                             data?: {
-                                /** @example rf_01jd3k… */
+                                /**
+                                 * @description rf_… for a refund, po_… for a payout
+                                 * @example rf_01jd3k…
+                                 */
                                 id: string;
-                                /** @enum {string} */
+                                /**
+                                 * @description refund: returns an order, a deposit reference or a transfer; payout: none (POST /payouts)
+                                 * @enum {string}
+                                 */
                                 kind: "refund" | "payout";
                                 /**
-                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                                 * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                                  * @enum {string}
                                  */
                                 status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -9437,7 +9701,7 @@ export type paths = {
                                 cancelledAt: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description Not claimed by then: expired
+                                 * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                                  */
                                 expiresAt: string;
                                 /** Format: date-time */
@@ -9951,12 +10215,18 @@ export type webhooks = {
                         /** Format: date-time */
                         createdAt: string;
                         data: {
-                            /** @example rf_01jd3k… */
+                            /**
+                             * @description rf_… for a refund, po_… for a payout
+                             * @example rf_01jd3k…
+                             */
                             id: string;
-                            /** @enum {string} */
+                            /**
+                             * @description refund: returns an order, a deposit reference or a transfer; payout: none (POST /payouts)
+                             * @enum {string}
+                             */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -10003,7 +10273,7 @@ export type webhooks = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */
@@ -10051,7 +10321,7 @@ export type webhooks = {
         get?: never;
         put?: never;
         /**
-         * A refund was not claimed before its expiresAt (requested, awaiting_claim or claimed): its amount is free to refund again
+         * A refund was not claimed before its expiresAt (requested, awaiting_claim or claimed), or was approved and nothing was paid toward it by then (once its chain was scanned past expiresAt): its amount is free to refund again
          * @description Signed with X-Service-Signature (hex HMAC-SHA-256 of the body with the endpoint secret); X-Service-Event-Id is the id to deduplicate on; X-Service-Timestamp the attempt time. Answer 2xx.
          */
         post: {
@@ -10071,12 +10341,18 @@ export type webhooks = {
                         /** Format: date-time */
                         createdAt: string;
                         data: {
-                            /** @example rf_01jd3k… */
+                            /**
+                             * @description rf_… for a refund, po_… for a payout
+                             * @example rf_01jd3k…
+                             */
                             id: string;
-                            /** @enum {string} */
+                            /**
+                             * @description refund: returns an order, a deposit reference or a transfer; payout: none (POST /payouts)
+                             * @enum {string}
+                             */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -10123,7 +10399,7 @@ export type webhooks = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */
@@ -10191,12 +10467,18 @@ export type webhooks = {
                         /** Format: date-time */
                         createdAt: string;
                         data: {
-                            /** @example rf_01jd3k… */
+                            /**
+                             * @description rf_… for a refund, po_… for a payout
+                             * @example rf_01jd3k…
+                             */
                             id: string;
-                            /** @enum {string} */
+                            /**
+                             * @description refund: returns an order, a deposit reference or a transfer; payout: none (POST /payouts)
+                             * @enum {string}
+                             */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -10243,7 +10525,259 @@ export type webhooks = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
+                             */
+                            expiresAt: string;
+                            /** Format: date-time */
+                            expiredAt: string | null;
+                            /** @description Completed: the payment */
+                            txHash: string | null;
+                            /** Format: date-time */
+                            completedAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: disables the endpoint */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.claimed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The recipient gave a destination on a payout's claim link (POST /payouts without a destination): approve it (POST /refunds/{id}/approve) and pay it from your own wallet. A payout created with its destination sends none
+         * @description Signed with X-Service-Signature (hex HMAC-SHA-256 of the body with the endpoint secret); X-Service-Event-Id is the id to deduplicate on; X-Service-Timestamp the attempt time. Answer 2xx.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @example evt_01jd... */
+                        id: string;
+                        /** @constant */
+                        type: "payout.claimed";
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            /**
+                             * @description rf_… for a refund, po_… for a payout
+                             * @example rf_01jd3k…
+                             */
+                            id: string;
+                            /**
+                             * @description refund: returns an order, a deposit reference or a transfer; payout: none (POST /payouts)
+                             * @enum {string}
+                             */
+                            kind: "refund" | "payout";
+                            /**
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
+                             * @enum {string}
+                             */
+                            status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
+                            /**
+                             * @description Decimal string in token units
+                             * @example 2.5
+                             */
+                            amount: string;
+                            /** @description What the merchant's payments to the destination add up to so far (token units): transfers of its token mined after its approval, pending and confirmed. Below amount: partly paid; completed once the confirmed ones reach amount */
+                            amountPaid: string;
+                            /** @example USDT */
+                            currency: string;
+                            /** @example ethereum-sepolia */
+                            chainId: string;
+                            /** @enum {string} */
+                            protocol: "evm" | "tron" | "solana";
+                            /** @description The token contract (the mint on Solana) the refund is paid in */
+                            tokenAddress: string;
+                            /** @description The order it refunds, if any */
+                            orderId: string | null;
+                            /** @description The deposit reference it refunds, if any */
+                            depositReference: string | null;
+                            /** @description The unattributed transfer it returns, if any */
+                            transferId: string | null;
+                            reason: string;
+                            /** @description The public claim page, <PUBLIC_BASE_URL>/refund/<token> (128 random bits): send it to the payer. null while requested */
+                            claimUrl: string | null;
+                            /** @description Where the payer wants it paid (claimed and later), in the family's normalised form */
+                            destination: string | null;
+                            /** @description Approved: what a wallet needs to pay it, for the exact amount to the destination: EIP-681 with the chain id (EVM), a tron: URI (Tron), a Solana Pay transfer request whose reference is derived from the refund id (Solana). null otherwise */
+                            paymentUri: string | null;
+                            /** @description Who created it (a user's e-mail or "api key <id>") */
+                            requestedBy: string;
+                            issuedBy: string | null;
+                            /** Format: date-time */
+                            issuedAt: string | null;
+                            /** Format: date-time */
+                            claimedAt: string | null;
+                            approvedBy: string | null;
+                            /** Format: date-time */
+                            approvedAt: string | null;
+                            cancelledBy: string | null;
+                            /** Format: date-time */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
+                             */
+                            expiresAt: string;
+                            /** Format: date-time */
+                            expiredAt: string | null;
+                            /** @description Completed: the payment */
+                            txHash: string | null;
+                            /** Format: date-time */
+                            completedAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: disables the endpoint */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A payout was not claimed before its expiresAt, or was approved and nothing was paid toward it by then (once its chain was scanned past expiresAt)
+         * @description Signed with X-Service-Signature (hex HMAC-SHA-256 of the body with the endpoint secret); X-Service-Event-Id is the id to deduplicate on; X-Service-Timestamp the attempt time. Answer 2xx.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @example evt_01jd... */
+                        id: string;
+                        /** @constant */
+                        type: "payout.expired";
+                        /** Format: date-time */
+                        createdAt: string;
+                        data: {
+                            /**
+                             * @description rf_… for a refund, po_… for a payout
+                             * @example rf_01jd3k…
+                             */
+                            id: string;
+                            /**
+                             * @description refund: returns an order, a deposit reference or a transfer; payout: none (POST /payouts)
+                             * @enum {string}
+                             */
+                            kind: "refund" | "payout";
+                            /**
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
+                             * @enum {string}
+                             */
+                            status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
+                            /**
+                             * @description Decimal string in token units
+                             * @example 2.5
+                             */
+                            amount: string;
+                            /** @description What the merchant's payments to the destination add up to so far (token units): transfers of its token mined after its approval, pending and confirmed. Below amount: partly paid; completed once the confirmed ones reach amount */
+                            amountPaid: string;
+                            /** @example USDT */
+                            currency: string;
+                            /** @example ethereum-sepolia */
+                            chainId: string;
+                            /** @enum {string} */
+                            protocol: "evm" | "tron" | "solana";
+                            /** @description The token contract (the mint on Solana) the refund is paid in */
+                            tokenAddress: string;
+                            /** @description The order it refunds, if any */
+                            orderId: string | null;
+                            /** @description The deposit reference it refunds, if any */
+                            depositReference: string | null;
+                            /** @description The unattributed transfer it returns, if any */
+                            transferId: string | null;
+                            reason: string;
+                            /** @description The public claim page, <PUBLIC_BASE_URL>/refund/<token> (128 random bits): send it to the payer. null while requested */
+                            claimUrl: string | null;
+                            /** @description Where the payer wants it paid (claimed and later), in the family's normalised form */
+                            destination: string | null;
+                            /** @description Approved: what a wallet needs to pay it, for the exact amount to the destination: EIP-681 with the chain id (EVM), a tron: URI (Tron), a Solana Pay transfer request whose reference is derived from the refund id (Solana). null otherwise */
+                            paymentUri: string | null;
+                            /** @description Who created it (a user's e-mail or "api key <id>") */
+                            requestedBy: string;
+                            issuedBy: string | null;
+                            /** Format: date-time */
+                            issuedAt: string | null;
+                            /** Format: date-time */
+                            claimedAt: string | null;
+                            approvedBy: string | null;
+                            /** Format: date-time */
+                            approvedAt: string | null;
+                            cancelledBy: string | null;
+                            /** Format: date-time */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */
@@ -10291,7 +10825,7 @@ export type webhooks = {
         get?: never;
         put?: never;
         /**
-         * The same for a payout: its payment to the destination was seen and confirmed
+         * The same as refund.completed for a payout: its payment to the destination was seen and confirmed
          * @description Signed with X-Service-Signature (hex HMAC-SHA-256 of the body with the endpoint secret); X-Service-Event-Id is the id to deduplicate on; X-Service-Timestamp the attempt time. Answer 2xx.
          */
         post: {
@@ -10311,12 +10845,18 @@ export type webhooks = {
                         /** Format: date-time */
                         createdAt: string;
                         data: {
-                            /** @example rf_01jd3k… */
+                            /**
+                             * @description rf_… for a refund, po_… for a payout
+                             * @example rf_01jd3k…
+                             */
                             id: string;
-                            /** @enum {string} */
+                            /**
+                             * @description refund: returns an order, a deposit reference or a transfer; payout: none (POST /payouts)
+                             * @enum {string}
+                             */
                             kind: "refund" | "payout";
                             /**
-                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt), cancelled
+                             * @description requested (asked by a Member; an Admin or Owner issues it), awaiting_claim (the payer has the claim link), claimed (the payer gave a destination), approved (you will pay it from your own wallet: see paymentUri; Stablegate watches the destination), completed (your payment to the destination, mined after the approval, reached the amount and is confirmed: txHash), expired (not claimed before expiresAt; an approved one only when nothing was paid toward it and its chain has been scanned past expiresAt), cancelled
                              * @enum {string}
                              */
                             status: "requested" | "awaiting_claim" | "claimed" | "approved" | "completed" | "expired" | "cancelled";
@@ -10363,7 +10903,7 @@ export type webhooks = {
                             cancelledAt: string | null;
                             /**
                              * Format: date-time
-                             * @description Not claimed by then: expired
+                             * @description Not claimed by then: expired. Approved and still unpaid once its chain has been scanned past it: expired too (partly paid: stays approved)
                              */
                             expiresAt: string;
                             /** Format: date-time */
