@@ -81,10 +81,12 @@ const listQuery = listQuerySchema({
 
 const exportQuery = Type.Object(
   {
-    status: StringEnum(['approved'] as const, { description: 'Only approved refunds are exported: the ones you are about to pay' }),
-    format: StringEnum(['safe', 'csv'] as const, {
-      description: `safe: a Safe Transaction Builder JSON batch (one ERC-20 transfer call per refund, at most ${SAFE_BATCH_MAX}) of one EVM chain; csv: ${REFUND_EXPORT_COLUMNS.join(', ')}`,
-    }),
+    status: Type.Optional(StringEnum(['approved'] as const, { description: 'Only approved refunds are exported: the ones you are about to pay (the default)' })),
+    format: Type.Optional(
+      StringEnum(['safe', 'csv'] as const, {
+        description: `csv (the default): ${REFUND_EXPORT_COLUMNS.join(', ')}; safe: a Safe Transaction Builder JSON batch (one ERC-20 transfer call per refund, at most ${SAFE_BATCH_MAX}) of one EVM chain`,
+      }),
+    ),
     chainId: Type.Optional(Type.String({ maxLength: 64, description: 'Only this chain (safe: required when approved EVM refunds are on several chains)' })),
   },
   { additionalProperties: false },
@@ -172,7 +174,7 @@ export function registerRefundRoutes(api: ApiBuilder, deps: ApiDeps): void {
       query: exportQuery,
     },
     async ({ caller, query, reply }) => {
-      if (query.format === 'csv') return reply.csv(await exportApprovedRefundsCsv(deps, caller.organizationId, query.chainId));
+      if ((query.format ?? 'csv') === 'csv') return reply.csv(await exportApprovedRefundsCsv(deps, caller.organizationId, query.chainId));
       return reply.raw(200, await safeBatchOfApprovedRefunds(deps, caller.organizationId, query.chainId));
     },
   );
