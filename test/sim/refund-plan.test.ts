@@ -40,8 +40,9 @@ describe('simulation refunds: the plan and the references', () => {
   });
 
   it('reports the refunds in two lines', () => {
-    const lines = formatRefunds({ planned: 3, issued: 3, claimed: 3, approved: 2, completed: 1, outcomes: { 'on-time': [1, 1], early: [1, 0] }, apart: {}, payments: { destination: 1, early: 1, wrong: 0 }, violations: [] });
+    const lines = formatRefunds({ planned: 4, skipped: { 'order expired': 1 }, issued: 3, claimed: 3, approved: 2, completed: 1, outcomes: { 'on-time': [1, 1], early: [1, 0] }, apart: {}, payments: { destination: 1, early: 1, wrong: 0 }, violations: [] });
     expect(lines).to.have.length(2);
+    expect(lines[0]).to.include('4 planned (not issued: order expired 1), 3 issued');
     expect(lines[1]).to.include('on time 1/1').and.include('before approval 0/1');
   });
 });
