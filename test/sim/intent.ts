@@ -21,7 +21,7 @@ import type { TraceEntry } from './trace';
 /** A payment sent shortly before its holder ended may be mined after the end (it is then nobody's). */
 const SLACK_MS = 60_000;
 
-export type Intent = { kind: 'order'; ref: string } | { kind: 'deposit'; ref: string } | null;
+export type Intent = { kind: 'order'; ref: string } | { kind: 'deposit'; ref: string } | { kind: 'refund'; ref: string } | null;
 
 export interface IntentReport {
   /** Recorded transfers whose intent the simulation knows. */
@@ -56,8 +56,14 @@ export interface IntentReport {
 /** An honest payer sends at least this long before the grace ends (a few blocks to be mined). */
 const ON_TIME_MARGIN_MS = 5_000;
 
-/** What a payment reference of the simulation means: `…-o<n>` an order, `…-d<n>` a deposit reference, `…-s<n>` nothing. */
+/**
+ * What a payment reference of the simulation means: `…-o<n>` an order, `…-d<n>` a deposit
+ * reference, `…-s<n>` nothing, `…-r<n>` (and `…-r<n>-early`, `…-r<n>-wrong`) the merchant paying
+ * refund n (judged by refund-oracle.ts; here only: never credited to an order or a deposit).
+ */
 export function intentOfRef(ref: string): Intent {
+  const refund = /^(.*-r\d+)(-(early|wrong))?$/.exec(ref);
+  if (refund) return { kind: 'refund', ref: refund[1] };
   const base = ref.replace(/-(reorg-bait|after-unbind)$/, '');
   if (/-o\d+$/.test(base)) return { kind: 'order', ref: base };
   if (/-d\d+$/.test(base)) return { kind: 'deposit', ref: base };
@@ -125,6 +131,14 @@ export async function judgeByIntent(
     const identity = transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx });
     const sent = payments.get(paymentKey({ chainId: r.chain_id, txHash: r.tx_hash, indexInTx: r.index_in_tx, to: r.to_address, currency: r.currency }));
     if (!sent) continue; // not one of the simulation's payments (none expected): the invariants cover it
+    if (intentOfRef(sent.ref)?.kind === 'refund') {
+      // The merchant's payment of a refund (issue 42): outgoing, never an incoming payment to anything.
+      if (r.order_id || r.deposit_binding_id) {
+        report.wrongCredit++;
+        report.violations.push(`credited to something it was not meant for: transfer ${identity} (${sent.ref}, the merchant paying a refund) attributed to ${r.order_id ? `order ${r.order_id}` : `deposit ${r.deposit_binding_id}`}`);
+      }
+      continue;
+    }
     report.judged++;
     report.judgedPerChain[r.chain_id] = (report.judgedPerChain[r.chain_id] ?? 0) + 1;
     const intent = intentOfRef(sent.ref);

@@ -36,7 +36,7 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
   // The evidence of when each recorded transfer was mined (the service's looks at the chain head).
   const evidence = new Map<string, NonNullable<ModelTransfer['evidence']>>();
   for (const r of await sql<{ tx_hash: string; index_in_tx: number; mined_after: Date | string | null; mined_by: Date | string | null; clock_mined_after: Date | string | null; clock_mined_by: Date | string | null }[]>`
-    select tx_hash, index_in_tx, mined_after, mined_by, clock_mined_after, clock_mined_by from transfers where status <> 'dropped'`) {
+    select tx_hash, index_in_tx, mined_after, mined_by, clock_mined_after, clock_mined_by from transfers where status <> 'dropped' and refund_id is null`) {
     evidence.set(transferIdentity({ txHash: r.tx_hash, indexInTx: r.index_in_tx }), {
       minedAfterMs: r.mined_after === null ? null : ms(r.mined_after),
       minedByMs: r.mined_by === null ? null : ms(r.mined_by),
@@ -44,6 +44,8 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
       clockByMs: r.clock_mined_by === null ? null : ms(r.clock_mined_by),
     });
   }
+  // The model predicts incoming payments; the merchant's refund payments (refund_id set) are
+  // refund-oracle.ts's to judge.
   const transfers: ModelTransfer[] = [];
   for (const h of input.histories) {
     for (const t of await h.transfers()) {
@@ -53,7 +55,7 @@ export async function compareWithModel(input: ModelCheckInput): Promise<string[]
   const canonical = new Set(transfers.map((t) => t.identity));
   const rows = await sql<{ chain_id: string; tx_hash: string; index_in_tx: number; status: string; order_id: string | null; deposit_binding_id: string | null; to_address: string; currency: string; amount: string; block_number: string | number; block_hash: string; block_timestamp: Date | string; confirmed_at: Date | string | null }[]>`
     select chain_id, tx_hash, index_in_tx, status, order_id, deposit_binding_id, to_address, currency, amount::text as amount, block_number, block_hash, block_timestamp, confirmed_at
-    from transfers where status <> 'dropped'`;
+    from transfers where status <> 'dropped' and refund_id is null`;
   // A solidifying chain credits a transfer when its block is solidified, not before.
   for (const r of rows) {
     const solidified = input.solidified.get(r.chain_id);

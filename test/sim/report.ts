@@ -1,4 +1,5 @@
 import { formatIntent } from './intent';
+import { formatRefunds } from './refund-oracle';
 import type { SimReport } from './simulation';
 
 /** The summary the CLI prints (and the test shows on failure). */
@@ -22,6 +23,7 @@ export function formatReport(r: SimReport): string {
     `mismatches            ${r.mismatches.length}`,
     `invariant violations  ${r.violations.length}`,
     ...(r.intent ? formatIntent(r.intent) : ['credited to something it was not meant for: not judged (the run did not finish)']),
+    ...(r.refunds ? formatRefunds(r.refunds) : ['refunds               not judged (the run did not finish)']),
     `webhook events        expected ${r.webhooks.expected}, delivered ${r.webhooks.delivered}, duplicated ${r.webhooks.duplicated} (${r.webhooks.posts} POSTs)`,
     `wall time             ${(r.wallMs / 1000).toFixed(1)} s`,
     `load average          ${r.loadAverage.map((l) => l.toFixed(2)).join(' ')} (at the end; 1, 5, 15 min)`,

@@ -134,6 +134,54 @@ export interface PlannedStray {
   hundredths: number;
 }
 
+/**
+ * What the merchant does when it pays a refund it approved (issue 42), from its own wallet:
+ * - `on-time`: the amount, a few seconds after approving;
+ * - `partial-then-rest`: part of it, then the rest later; `partial-only`: part of it, never the rest;
+ * - `wrong-address`: the amount to another address (a copy error), never to the destination;
+ *   `wrong-then-right`: the same, then the amount to the destination;
+ * - `early`: the amount to the destination before approving (it jumped the gun), never again;
+ *   `early-then-right`: the same, then the amount again after approving;
+ * - `late`: the amount, long after approving.
+ */
+export type RefundBehaviour = 'on-time' | 'partial-then-rest' | 'partial-only' | 'wrong-address' | 'wrong-then-right' | 'early' | 'early-then-right' | 'late';
+export const REFUND_BEHAVIOUR_WEIGHTS: Record<RefundBehaviour, number> = {
+  'on-time': 5,
+  'partial-then-rest': 2,
+  'partial-only': 1,
+  'wrong-address': 1,
+  'wrong-then-right': 1,
+  early: 1,
+  'early-then-right': 1,
+  late: 2,
+};
+/** Order kinds that end completed (a refund is issued once its order completes). */
+export const REFUNDABLE_KINDS: readonly OrderKind[] = ['exact', 'partial-topup', 'over', 'late-in-grace', 'duplicated', 'batched', 'paid-after-completion', 'instant'];
+/** At most this many refunds a run: the claim page allows 30 posts per IP an hour (every claim comes from the simulation's one IP). */
+export const MAX_REFUNDS = 20;
+
+/**
+ * A refund of a completed order (issue 42): issued by the merchant (default amount: the overpaid
+ * part, else everything received), claimed by the payer with a fresh address of the family,
+ * approved, then paid by the merchant as its behaviour says. Times are ms after the step before
+ * (issue: after the order completed; pay: after approval, or before it for `early`).
+ */
+export interface PlannedRefund {
+  n: number;
+  /** The order's n. */
+  order: number;
+  behaviour: RefundBehaviour;
+  issueAfterMs: number;
+  claimAfterMs: number;
+  approveAfterMs: number;
+  /** The first (or only) payment after approval. */
+  payAfterMs: number;
+  /** partial-*: the first payment's share of the amount, in millionths. */
+  firstPartPpm: number;
+  /** partial-then-rest, wrong-then-right, early-then-right: the next payment, ms after the first. */
+  restAfterMs: number;
+}
+
 export interface Scenario {
   seed: number;
   payments: number;
@@ -145,6 +193,8 @@ export interface Scenario {
   orders: PlannedOrder[];
   deposits: PlannedDeposit[];
   faults: FaultPlan[];
+  /** Refunds of completed orders (drawn from a stream of their own: the rest of a seed's scenario is as before refunds existed). */
+  refunds: PlannedRefund[];
 }
 
 export interface ScenarioShape {
@@ -256,7 +306,9 @@ export function describeFaults(faults: FaultSettings | undefined, pool: PoolMode
 }
 
 const SUBSCRIPTIONS: string[][] = [
-  ['order.completed', 'order.expired', 'deposit.pending', 'deposit.confirmed'],
+  // Every organization's first endpoint also hears of its refunds (refund-oracle.ts checks one
+  // refund.claimed per claim and one refund.completed per completion; the invariants, the delivery).
+  ['order.completed', 'order.expired', 'deposit.pending', 'deposit.confirmed', 'refund.claimed', 'refund.completed'],
   ['order.completed', 'deposit.confirmed'],
   ['order.expired', 'deposit.pending'],
 ];
@@ -464,5 +516,28 @@ export function buildScenario(seed: number, shape: ScenarioShape, rng: Rng): Sce
   };
   // solana-local stamps its blocks with the machine's clock (it has no clock offset to set).
   const chainLagSeconds = { evm: lagOf('evm'), tron: lagOf('tron'), solana: 0 };
-  return { seed, payments: planned + strays.length, spreadMs, chainLagSeconds, strays, orgs, orders, deposits, faults };
+  return { seed, payments: planned + strays.length, spreadMs, chainLagSeconds, strays, orgs, orders, deposits, faults, refunds: planRefunds(orders, rng.fork('refunds')) };
+}
+
+/** Refunds of some orders that complete, from their own stream (a fork draws nothing from the scenario's). */
+export function planRefunds(orders: readonly PlannedOrder[], rng: Rng): PlannedRefund[] {
+  const eligible = orders.filter((o) => REFUNDABLE_KINDS.includes(o.kind));
+  const rate = eligible.length === 0 ? 0 : Math.min(0.3, (MAX_REFUNDS * 0.8) / eligible.length);
+  const refunds: PlannedRefund[] = [];
+  for (const o of eligible) {
+    if (refunds.length >= MAX_REFUNDS || !rng.chance(rate)) continue;
+    const behaviour = rng.weighted(REFUND_BEHAVIOUR_WEIGHTS);
+    refunds.push({
+      n: refunds.length,
+      order: o.n,
+      behaviour,
+      issueAfterMs: rng.int(1_000, 10_000),
+      claimAfterMs: rng.int(1_000, 5_000),
+      approveAfterMs: rng.int(2_000, 6_000),
+      payAfterMs: behaviour === 'late' ? rng.int(40_000, 90_000) : rng.int(2_000, 8_000),
+      firstPartPpm: rng.int(200_000, 800_000),
+      restAfterMs: rng.int(8_000, 30_000),
+    });
+  }
+  return refunds;
 }

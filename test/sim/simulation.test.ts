@@ -20,6 +20,10 @@ describe('money simulation (fixed seed, real processes, anvil, tron-local and so
     expect(report.intent!.wrongCredit, summary).to.equal(0);
     expect(report.intent!.unattributed.unexplained ?? 0, summary).to.equal(0);
     expect(report.intent!.creditedAsMeant, summary).to.be.greaterThan(50);
+    // The refund oracle (issue 42): refunds were issued, claimed, approved and paid, and some completed.
+    expect(report.refunds, summary).to.not.equal(null);
+    expect(report.refunds!.approved, summary).to.be.greaterThan(0);
+    expect(report.refunds!.completed, summary).to.be.greaterThan(0);
     // Every difference from the reference model (which encodes the attribution rule) fails the run.
     expect(report.mismatches, summary).to.deep.equal([]);
     // The run exercised what it claims to: payments went out, faults happened, webhooks flowed.

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { JsonRpcProvider, Network } from 'ethers';
+import { JsonRpcProvider, Network, parseUnits } from 'ethers';
 import postgres from 'postgres';
 import { startAnvil, type RunningAnvil } from '../../scripts/local-chain/anvil';
 import { deployTestTokens, TEST_TOKEN_ABI } from '../../scripts/local-chain/test-tokens';
@@ -16,6 +16,7 @@ import { setServiceState } from '../../core/platform/service-state';
 import { createDb, type DbHandle } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
 import { poolAddresses } from '../../db/schema';
+import { generateKeyPairSigner } from '@solana/kit';
 import { randomEvmAddress, randomSolanaAddress, randomTronAddress } from '../helpers/addresses';
 import { BATCH_PAYER_ABI, deployBatchPayer } from './batch-payer';
 import { evmHistory, solanaHistory, tronHistory, type ChainHistory } from './chain-history';
@@ -23,10 +24,11 @@ import { checkInvariants, type InvariantInput } from './invariants';
 import { compareWithModel } from './model-check';
 import { headLagSecondsFor, skewSecondsFor } from './rules';
 import { judgeByIntent, paymentsOfTrace, type IntentReport } from './intent';
+import { judgeRefunds, type RefundRecord, type RefundReport } from './refund-oracle';
 import { reviewUnattributedPayments } from './merchant-review';
 import { Rng } from './rng';
 import { scaledRpcFaults, startFaultyRpcProxy, type FaultyRpcProxy, type RpcFaultKind } from './rpc-proxy';
-import { buildScenario, DECIMALS, describeFaults, FAMILIES, rpcFaultScaleOf, type Currency, type Family, type FaultSettings, type PlannedOrder, type PoolMode, type Scenario } from './scenario';
+import { buildScenario, DECIMALS, describeFaults, FAMILIES, rpcFaultScaleOf, type Currency, type Family, type FaultSettings, type PlannedOrder, type PlannedRefund, type PoolMode, type Scenario } from './scenario';
 import { startRestartableRedis, startServiceProcesses, type RestartableRedis, type ServiceProcesses } from './services';
 import { Trace } from './trace';
 import { startSimTron, type SimTron } from './tron-chain';
@@ -116,6 +118,8 @@ export interface SimReport {
   violations: string[];
   /** The intent oracle's verdict (issue 25). */
   intent: IntentReport | null;
+  /** The refund oracle's verdict (issue 42). */
+  refunds: RefundReport | null;
   webhooks: { expected: number; delivered: number; duplicated: number; posts: number };
   wallMs: number;
   tracePath: string | null;
@@ -183,6 +187,8 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     scenario.orders = keep(scenario.orders);
     scenario.deposits = keep(scenario.deposits);
     scenario.strays = keep(scenario.strays);
+    const kept = new Set(scenario.orders.map((o) => o.n));
+    scenario.refunds = scenario.refunds.filter((r) => kept.has(r.order));
     scenario.payments = scenario.strays.length + scenario.orders.reduce((s, o) => s + o.payments.length, 0) + scenario.deposits.reduce((s, d) => s + d.payments.length + (d.paidAfterUnbind ? 1 : 0), 0);
   }
   const runId = `${opts.seed}_${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
@@ -220,6 +226,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
   const mismatches: string[] = [];
   let report: SimReport | null = null;
   let intent: IntentReport | null = null;
+  let refundReport: RefundReport | null = null;
 
   try {
     // --- the chain ------------------------------------------------------------------------------
@@ -503,6 +510,97 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     let ordersCreated = 0;
     let depositsBound = 0;
 
+    // --- refunds (issue 42) ------------------------------------------------------------------------
+    // The merchant refunds some completed orders; the payer claims with a fresh address of the
+    // family; the merchant approves and pays from its own wallet (the payers' wallets, as a merchant's
+    // would be any wallet), as its planned behaviour says. refund-oracle.ts judges the outcome.
+    const refundOf = new Map(scenario.refunds.map((r) => [r.order, r]));
+    const refundRecords: RefundRecord[] = [];
+    const freshAddress = async (family: Family) => (family === 'solana' ? String((await generateKeyPairSigner()).address) : randomAddress[family]());
+    /** The claim page's JSON interface, as a payer's script would use it (no Origin: not a browser). */
+    const claimPost = async (token: string, destination: string) => {
+      for (let attempt = 0; ; attempt++) {
+        const res = await fetch(`${services.apiUrl}/refund/${encodeURIComponent(token)}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ destination, confirmation: destination }),
+          signal: AbortSignal.timeout(30_000),
+        }).catch((err: Error) => ({ status: 0, text: async () => err.message, headers: new Headers() }));
+        const text = await res.text();
+        trace.add('api', { method: 'POST', path: '/refund/:token', status: res.status });
+        // Redis down (the budgets answer busy) or an unreachable API: wait and post again.
+        if ((res.status === 503 || res.status === 0) && attempt < 10) {
+          await sleep(2_000);
+          continue;
+        }
+        return { status: res.status, text };
+      }
+    };
+    const refundPay = async (rec: RefundRecord, family: Family, to: 'destination' | 'wrong', address: string, amount: bigint, ref: string, afterApproval: boolean) => {
+      const sentAt = Date.now();
+      const hash = await pay(family, address, rec.currency as Currency, amount, ref);
+      rec.payments.push({ ref, to, address, amount, sentAt, txHash: hash, afterApproval });
+      return hash;
+    };
+    const runRefund = async (plan: PlannedRefund, o: PlannedOrder, orderId: string, graceEndsAt: number) => {
+      const org = orgs[o.org];
+      const ref = `sim-${opts.seed}-r${plan.n}`;
+      const rec: RefundRecord = { ref, behaviour: plan.behaviour, chainId: CHAIN_OF[o.family], currency: o.currency, orderId, skipped: null, refundId: null, amount: null, destination: null, claimed: false, approvedAnsweredAt: null, payments: [] };
+      refundRecords.push(rec);
+      const skip = (why: string, body?: unknown) => {
+        rec.skipped = why;
+        trace.add('refund-skipped', { ref, orderId, why, body });
+      };
+      // Issued once the order completed.
+      let status = 'pending';
+      while (Date.now() < graceEndsAt + 60_000) {
+        status = String((await api(org.key, 'GET', `/orders/${orderId}`)).body.status);
+        if (status !== 'pending') break;
+        await sleep(2_000);
+      }
+      if (status !== 'completed') return skip(`order ${status}`);
+      await sleep(plan.issueAfterMs);
+      const issued = await api(org.key, 'POST', `/orders/${orderId}/refunds`, { reason: `sim refund ${plan.n} (${plan.behaviour})` });
+      if (issued.status !== 201) return skip(`issue answered ${issued.status}`, issued.body);
+      rec.refundId = String(issued.body.id);
+      rec.amount = parseUnits(String(issued.body.amount), DECIMALS[o.currency]);
+      const amount = rec.amount;
+      const token = new URL(String(issued.body.claimUrl)).pathname.split('/').pop()!;
+      trace.add('refund', { ref, id: rec.refundId, orderId, behaviour: plan.behaviour, amount: amount.toString() });
+      // The payer claims with a fresh address of the family (a Solana owner on the curve: a key pair's).
+      await sleep(plan.claimAfterMs);
+      const destination = await freshAddress(o.family);
+      const claimed = await claimPost(token, destination);
+      if (claimed.status !== 200) return skip(`claim answered ${claimed.status}`, claimed.text.slice(0, 300));
+      rec.claimed = true;
+      rec.destination = destination;
+      trace.add('refund-claimed', { ref, id: rec.refundId, destination });
+      // Jumping the gun: paid before the approval, and mined (and looked at) well before it.
+      if (plan.behaviour === 'early' || plan.behaviour === 'early-then-right') {
+        const hash = await refundPay(rec, o.family, 'destination', destination, amount, `${ref}-early`, false);
+        if (hash && o.family === 'evm') for (let i = 0; i < 60 && !(await chain.getTransactionReceipt(hash)); i++) await sleep(250);
+        if (hash && o.family === 'tron') await tronChain.waitMined(hash, 15_000);
+        await sleep(4_000);
+      }
+      await sleep(plan.approveAfterMs);
+      const approved = await api(org.key, 'POST', `/refunds/${rec.refundId}/approve`);
+      if (approved.status !== 200) return skip(`approve answered ${approved.status}`, approved.body);
+      rec.approvedAnsweredAt = Date.now();
+      trace.add('refund-approved', { ref, id: rec.refundId, approvedAt: approved.body.approvedAt });
+      await sleep(plan.payAfterMs);
+      const first = plan.behaviour === 'partial-then-rest' || plan.behaviour === 'partial-only' ? (amount * BigInt(plan.firstPartPpm)) / 1_000_000n : amount;
+      if (plan.behaviour === 'wrong-address' || plan.behaviour === 'wrong-then-right') {
+        await refundPay(rec, o.family, 'wrong', await freshAddress(o.family), amount, `${ref}-wrong`, true);
+      } else if (plan.behaviour !== 'early' && first > 0n) {
+        await refundPay(rec, o.family, 'destination', destination, first, ref, true);
+      }
+      const rest = plan.behaviour === 'partial-then-rest' ? amount - first : plan.behaviour === 'wrong-then-right' || plan.behaviour === 'early-then-right' ? amount : 0n;
+      if (rest > 0n) {
+        await sleep(plan.restAfterMs);
+        await refundPay(rec, o.family, 'destination', destination, rest, ref, true);
+      }
+    };
+
     const runOrder = async (o: PlannedOrder) => {
       const org = orgs[o.org];
       const ref = `sim-${opts.seed}-o${o.n}`;
@@ -536,6 +634,8 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       const amount = (ppm: number, cur: Currency) => units(o.hundredths, cur, ppm);
       const lagMs = lagMsOf(o.family);
       const jobs: Promise<unknown>[] = [];
+      const refund = refundOf.get(o.n);
+      if (refund) jobs.push(runRefund(refund, o, id, g + lagMs));
       for (const p of o.payments) {
         const send = async () => {
           const value = amount(p.partsPerMillion, p.currency);
@@ -565,6 +665,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       await Promise.all(jobs);
     };
     for (const o of scenario.orders) at(o.createAtMs, () => runOrder(o));
+
     // Strays: a pool address of the organization paid for nothing.
     for (const st of scenario.strays) {
       at(st.atMs, async () => {
@@ -796,6 +897,19 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     intent = await judgeByIntent(db.sql, paymentsOfTrace(trace.entries, started), lagSeconds);
     violations.push(...intent.violations.slice(0, 40));
     if (intent.violations.length > 40) violations.push(`intent: … and ${intent.violations.length - 40} more`);
+    // The refund oracle: every refund judged by what the merchant did (issue 42).
+    const refundKeys = new Map(refundRecords.map((r) => [r.refundId, orgs[created.find((c) => c.id === r.orderId)!.org].key]));
+    refundReport = await judgeRefunds(
+      db.sql,
+      scenario.refunds.length,
+      refundRecords,
+      histories,
+      lagSeconds,
+      trace.entries.filter((e) => e.kind === 'reorg').map((e) => ({ chainId: String(e.chainId), at: e.at + started })),
+      (id) => api(refundKeys.get(id)!, 'GET', `/refunds/${id}`),
+    );
+    violations.push(...refundReport.violations.slice(0, 40));
+    if (refundReport.violations.length > 40) violations.push(`refund: … and ${refundReport.violations.length - 40} more`);
 
     report = {
       seed: opts.seed,
@@ -819,6 +933,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
       mismatches,
       violations,
       intent,
+      refunds: refundReport,
       webhooks: result.webhooks,
       wallMs: Date.now() - started,
       tracePath: null,
@@ -865,6 +980,7 @@ export async function runSimulation(opts: SimOptions): Promise<SimReport> {
     mismatches,
     violations,
     intent,
+    refunds: refundReport,
     webhooks: { expected: 0, delivered: 0, duplicated: 0, posts: 0 },
     wallMs: Date.now() - started,
     tracePath: null,
