@@ -239,7 +239,7 @@ describe('refund payments on tron-local', function () {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('a refund paid to its claimed T-address after approval completes at solidification; one paid before approval does not', async () => {
+  it('a refund paid to its claimed T-address after approval completes at solidification; one paid before approval or to another address does not', async () => {
     const order = await createOrder(ctx, org.organizationId, { orderReference: `rp-tron-${Date.now()}`, amount: '5', currency: 'USDT', chainId: TRON_LOCAL_CHAIN_ID });
     await dev('transfer', { to: order.address, amount: '7000000' });
     await dev('mine', { blocks: 3 });
@@ -253,6 +253,7 @@ describe('refund payments on tron-local', function () {
     await settle();
     clock.advance(5_000);
     await dev('transfer', { to: destination, amount: '2000000' }); // before the approval
+    await dev('transfer', { to: randomTronAddress(), amount: '2000000' }); // to another address
     clock.advance(5_000);
     await approve(served, org, refund.id);
     clock.advance(5_000);
@@ -311,7 +312,7 @@ for (const mode of ['blocks', 'addresses'] as const) {
       await chain?.stop();
     });
 
-    it('a refund paid to its claimed owner after approval completes once finalized, with its signature', async () => {
+    it('a refund paid to its claimed owner after approval completes once finalized, with its signature; one paid before approval or to another owner does not', async () => {
       const order = await createOrder(ctx, org.organizationId, { orderReference: `rp-sol-${mode}-${Date.now()}`, amount: '3', currency: 'USDC', chainId: SOLANA_LOCAL_CHAIN_ID });
       await client.pay(order.address, 4_000_000n, 'USDC');
       await finalize();
@@ -319,6 +320,13 @@ for (const mode of ['blocks', 'addresses'] as const) {
       const destination = (await generateKeyPairSigner()).address;
       const refund = await claimedInBrowser(served, org, order.id, destination, `solana-${mode}`);
       expect(refund.amount).to.equal('1');
+      clock.advance(5_000);
+      await produce(1);
+      await settle();
+      clock.advance(5_000);
+      // Paid before the approval: never counted. To another owner: not the refund's payment.
+      const early = await client.pay(destination, 1_000_000n, 'USDC');
+      await client.pay((await generateKeyPairSigner()).address, 1_000_000n, 'USDC');
       clock.advance(5_000);
       await approve(served, org, refund.id);
       clock.advance(5_000);
@@ -333,6 +341,11 @@ for (const mode of ['blocks', 'addresses'] as const) {
       await finalize();
       expect(await refundRow(ctx, refund.id)).to.include({ status: 'completed', amountPaid: 1_000_000n, txHash: paid.signature });
       expect(await refundEvents(ctx, 'refund.completed', refund.id)).to.have.length(1);
+      const rows = await refundPayments(ctx, refund.id);
+      expect(rows.map((r) => [r.txHash === early.signature, r.counted]).sort()).to.deep.equal([
+        [false, true],
+        [true, false],
+      ]);
     });
   });
 }
