@@ -3,7 +3,7 @@ import request from 'supertest';
 import { and, count, eq } from 'drizzle-orm';
 import { getAddress, Interface } from 'ethers';
 import { auditLog, refunds } from '../../db/schema';
-import { buildTestApp, createTestOrg, STYLES, testDb, type TestOrg } from '../helpers/harness';
+import { buildTestApp, createTestOrg, STYLES, testDb, type TestOrg, TEST_REDIS_PREFIX } from '../helpers/harness';
 import { seedPoolAddresses, randomEvmAddress } from '../helpers/pool';
 import { dataOf, expectError, listOf } from '../helpers/wire';
 import { CHAIN, eventsOf, tokenEnv } from '../helpers/orders';
@@ -20,7 +20,7 @@ const PUBLIC = 'https://pay.example.com';
 
 for (const style of STYLES) {
   describe(`payouts API (style ${style.toUpperCase()})`, () => {
-    const t = buildTestApp({ style, env: { ...tokenEnv(), PUBLIC_BASE_URL: PUBLIC, PAGE_RATE_LIMIT_PER_MINUTE: '1000000' } });
+    const t = buildTestApp({ style, env: { ...tokenEnv(), PUBLIC_BASE_URL: PUBLIC, PAGE_RATE_LIMIT_PER_MINUTE: '1000000', REDIS_PREFIX: `${TEST_REDIS_PREFIX}po${style}` } });
     let org: TestOrg;
     let other: TestOrg;
     let pool: string[];

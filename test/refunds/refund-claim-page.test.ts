@@ -6,7 +6,7 @@ import { address, getProgramDerivedAddress } from '@solana/kit';
 import { and, eq } from 'drizzle-orm';
 import { auditLog, refunds } from '../../db/schema';
 import { checkRefundDestination } from '../../core/refunds/destination';
-import { buildTestApp, createTestOrg, testDb, type TestOrg } from '../helpers/harness';
+import { buildTestApp, createTestOrg, testDb, type TestOrg, TEST_REDIS_PREFIX } from '../helpers/harness';
 import { eventsOf, tokenEnv } from '../helpers/orders';
 import { randomEvmAddress, randomTronAddress, seedPoolAddresses } from '../helpers/pool';
 import { paidOrder } from '../helpers/refunds';
@@ -14,7 +14,7 @@ import { paidOrder } from '../helpers/refunds';
 /** The refund claim page /refund/<token> over HTTP: what it shows, the address checks, the no-JS form, the public write kit. */
 describe('refund claim page', () => {
   const PUBLIC = 'https://pay.example.com';
-  const t = buildTestApp({ style: 'b', env: { ...tokenEnv(), PUBLIC_BASE_URL: PUBLIC, PAGE_RATE_LIMIT_PER_MINUTE: '1000000' } });
+  const t = buildTestApp({ style: 'b', env: { ...tokenEnv(), PUBLIC_BASE_URL: PUBLIC, PAGE_RATE_LIMIT_PER_MINUTE: '1000000', REDIS_PREFIX: `${TEST_REDIS_PREFIX}rcp` } });
   let org: TestOrg;
   let pool: string[];
 

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import request from 'supertest';
 import { artifactPath, launchBrowser } from '../helpers/browser';
-import { buildTestApp, createTestOrg, type TestApp, type TestOrg } from '../helpers/harness';
+import { buildTestApp, createTestOrg, type TestApp, type TestOrg, TEST_REDIS_PREFIX } from '../helpers/harness';
 import { tokenEnv } from '../helpers/orders';
 import { randomEvmAddress, seedPoolAddresses } from '../helpers/pool';
 import { listenOnFreePort } from '../helpers/page-service';
@@ -25,7 +25,7 @@ describe('refund claim page in a real browser (Chromium)', function () {
   before(async () => {
     api = http.createServer();
     base = `http://127.0.0.1:${await listenOnFreePort(api)}`;
-    t = buildTestApp({ env: { ...tokenEnv(), PUBLIC_BASE_URL: base, PAGE_RATE_LIMIT_PER_MINUTE: '10000' } });
+    t = buildTestApp({ env: { ...tokenEnv(), PUBLIC_BASE_URL: base, PAGE_RATE_LIMIT_PER_MINUTE: '10000', REDIS_PREFIX: `${TEST_REDIS_PREFIX}rcb` } });
     api.on('request', t.app);
     org = await createTestOrg('Tee Shop');
     await seedPoolAddresses(org.organizationId, 'evm', 10);

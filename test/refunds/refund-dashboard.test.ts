@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { eq } from 'drizzle-orm';
 import { refunds } from '../../db/schema';
 import { claimRefund } from '../../core/refunds/refunds';
-import { buildTestApp, createTestOrg, testDb, type TestOrg } from '../helpers/harness';
+import { buildTestApp, createTestOrg, testDb, type TestOrg, TEST_REDIS_PREFIX } from '../helpers/harness';
 import { tokenEnv } from '../helpers/orders';
 import { randomEvmAddress, seedPoolAddresses } from '../helpers/pool';
 import { paidOrder } from '../helpers/refunds';
@@ -14,7 +14,7 @@ import { createDashboardUser, dashboardClient } from '../helpers/dashboard';
  * (Admin only), all through the API's domain operations.
  */
 describe('dashboard: refunds', () => {
-  const t = buildTestApp({ env: { ...tokenEnv(), PUBLIC_BASE_URL: 'http://127.0.0.1' } });
+  const t = buildTestApp({ env: { ...tokenEnv(), PUBLIC_BASE_URL: 'http://127.0.0.1', REDIS_PREFIX: `${TEST_REDIS_PREFIX}rdash` } });
   let org: TestOrg;
   const users = {} as Record<'admin' | 'member' | 'viewer', { email: string; password: string }>;
   const as = async (who: 'admin' | 'member' | 'viewer') => {

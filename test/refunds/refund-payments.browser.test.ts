@@ -22,7 +22,7 @@ import http from 'node:http';
 import type { Browser } from 'playwright-core';
 import { artifactPath, launchBrowser } from '../helpers/browser';
 import { listenOnFreePort } from '../helpers/page-service';
-import { buildTestApp, createTestOrg, type TestApp, type TestOrg } from '../helpers/harness';
+import { buildTestApp, createTestOrg, TEST_REDIS_PREFIX, type TestApp, type TestOrg } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { randomEvmAddress, randomTronAddress, seedPoolAddresses } from '../helpers/pool';
 import { startReceiver, startTestWorkers, type Receiver } from '../helpers/webhooks';
@@ -47,10 +47,12 @@ interface Served {
   server: http.Server;
   browser: Browser;
 }
+/** Each served app its own Redis keys: the claim page's per-IP budget of 127.0.0.1 is not shared with the run's other files. */
+let servedApps = 0;
 async function serve(options: { style?: 'a' | 'b'; env?: Record<string, string> } = {}): Promise<Served> {
   const server = http.createServer();
   const base = `http://127.0.0.1:${await listenOnFreePort(server)}`;
-  const t = buildTestApp({ style: options.style ?? 'b', env: { PUBLIC_BASE_URL: base, PAGE_RATE_LIMIT_PER_MINUTE: '10000', ...(options.env ?? {}) } });
+  const t = buildTestApp({ style: options.style ?? 'b', env: { PUBLIC_BASE_URL: base, PAGE_RATE_LIMIT_PER_MINUTE: '10000', REDIS_PREFIX: `${TEST_REDIS_PREFIX}rpay${++servedApps}`, ...(options.env ?? {}) } });
   server.on('request', t.app);
   return { t, base, server, browser: await launchBrowser() };
 }

@@ -4,7 +4,7 @@ import { inArray } from 'drizzle-orm';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { runChainConfirmations, runChainScan } from '../../core/detection/monitor';
 import { refunds } from '../../db/schema';
-import { buildTestApp, createTestOrg, type TestApp, type TestOrg } from '../helpers/harness';
+import { buildTestApp, createTestOrg, type TestApp, type TestOrg, TEST_REDIS_PREFIX } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { randomEvmAddress, seedPoolAddresses } from '../helpers/pool';
 import { paidOrder } from '../helpers/refunds';
@@ -28,7 +28,7 @@ describe('refunds: the Safe Transaction Builder batch of ten approved refunds, r
 
   before(async () => {
     chain = await startTestChain();
-    t = buildTestApp({ style: 'b', env: { PUBLIC_BASE_URL: 'https://pay.example.com' } });
+    t = buildTestApp({ style: 'b', env: { PUBLIC_BASE_URL: 'https://pay.example.com', REDIS_PREFIX: `${TEST_REDIS_PREFIX}rsb` } });
     useTestChain(t.deps.registry, chain);
     await resetCheckpointToHead(t.deps, chain);
     org = await createTestOrg('Safe batch');
