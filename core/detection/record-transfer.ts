@@ -184,9 +184,9 @@ export async function recordRefundPayments(tx: Tx, ctx: ServiceContext, items: R
     const evidence = of(item);
     const sameToken = item.observed.currency === d.currency && item.observed.tokenAddress === d.tokenAddress;
     const counted = sameToken && minedAfterTime(evidence, d.approvedAt, chain.headLagSeconds);
+    const recipient = { poolAddressId: null, organizationId: d.organizationId, address: d.destination };
     const row = {
-      ...transferRow(ctx, { observed: item.observed, protocol: item.protocol, watched: { poolAddressId: 0, organizationId: d.organizationId, address: d.destination } }, null, { counted, requiredConfirmations: chain.orderConfirmations }, evidence, null),
-      poolAddressId: null,
+      ...transferRow(ctx, { observed: item.observed, protocol: item.protocol, watched: recipient }, null, { counted, requiredConfirmations: chain.orderConfirmations }, evidence, null),
       refundId: d.refundId,
     };
     const inserted = await tx.insert(transfers).values(row).onConflictDoNothing().returning({ id: transfers.id });
@@ -296,9 +296,15 @@ type Attribution = Pick<AssignmentSpan, 'assignmentId' | 'kind' | 'orderId' | 'd
  */
 type RecordedTerms = { counted: boolean; requiredConfirmations: number | null };
 
+/**
+ * Who received a recorded transfer: a pool address (watched), or an approved refund's destination
+ * (no pool address; recordRefundPayments).
+ */
+type Recipient = Pick<WatchedAddress, 'organizationId' | 'address'> & { poolAddressId: number | null };
+
 function transferRow(
   ctx: ServiceContext,
-  item: ObservedItem,
+  item: { observed: ChainTransfer; protocol: Protocol; watched: Recipient },
   assignment: Attribution | null,
   terms: RecordedTerms,
   evidence: MiningEvidence,

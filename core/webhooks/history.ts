@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, exists, gte, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import { sortedBy } from '../platform/list-order';
-import type { DbOrTx } from '../../db/client';
+import type { DbOrTx, Tx } from '../../db/client';
 import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema';
 import { AppError, notFound } from '../platform/errors';
 import { newIdInTimeOf } from '../platform/ids';
@@ -237,6 +237,17 @@ export async function sendTestWebhook(deps: WebhookDeps, caller: Caller, endpoin
  */
 export const REDELIVER_FAILED_AT_ONCE = 1_000;
 
+/** The caller's endpoint, to send to it now: 404 when it is not theirs, 409 when disabled. */
+async function enabledEndpointOf(tx: Tx, caller: Caller, endpointId: string) {
+  const [ep] = await tx
+    .select()
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.organizationId, caller.organizationId), isNull(webhookEndpoints.deletedAt)));
+  if (!ep) throw notFound('Webhook endpoint');
+  if (!ep.enabled) throw new AppError('CONFLICT', 'This webhook endpoint is disabled; re-enable it first');
+  return ep;
+}
+
 /**
  * Redelivers, to one endpoint, the deliveries that failed since a time (its last attempt, or its
  * creation when it never had one, at or after `since`), the oldest first and at most
@@ -253,12 +264,7 @@ export async function redeliverFailedSince(
   since: Date,
 ): Promise<{ count: number; more: boolean; jobs: DeliveryJob[] }> {
   return deps.db.transaction(async (tx) => {
-    const [ep] = await tx
-      .select()
-      .from(webhookEndpoints)
-      .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.organizationId, caller.organizationId), isNull(webhookEndpoints.deletedAt)));
-    if (!ep) throw notFound('Webhook endpoint');
-    if (!ep.enabled) throw new AppError('CONFLICT', 'This webhook endpoint is disabled; re-enable it first');
+    const ep = await enabledEndpointOf(tx, caller, endpointId);
     const failedSince = and(
       eq(webhookDeliveries.endpointId, ep.id),
       eq(webhookDeliveries.organizationId, caller.organizationId),
@@ -330,12 +336,7 @@ const retryingOf = (db: DbOrTx, caller: Caller, endpointId: string): SQL =>
  */
 export async function sendRetryingNow(deps: WebhookDeps, caller: Caller, endpointId: string): Promise<{ count: number; more: boolean; jobs: DeliveryJob[] }> {
   return deps.db.transaction(async (tx) => {
-    const [ep] = await tx
-      .select()
-      .from(webhookEndpoints)
-      .where(and(eq(webhookEndpoints.id, endpointId), eq(webhookEndpoints.organizationId, caller.organizationId), isNull(webhookEndpoints.deletedAt)));
-    if (!ep) throw notFound('Webhook endpoint');
-    if (!ep.enabled) throw new AppError('CONFLICT', 'This webhook endpoint is disabled; re-enable it first');
+    const ep = await enabledEndpointOf(tx, caller, endpointId);
     const retrying = and(retryingOf(tx, caller, ep.id), exists(tx.select({ one: sql`1` }).from(events).where(eq(events.id, webhookDeliveries.eventId))));
     const oldest = await tx
       .select({ id: webhookDeliveries.id })
