@@ -124,7 +124,7 @@ export async function presentPaymentPage(
     excess: formatAmount(received > order.amount ? received - order.amount : 0n, decimals),
     walletUri:
       invitesPayment && chain && token
-        ? walletUri(chain, token, order.address, remaining, { id: order.id, amount: formatAmount(remaining, decimals), label: facts.organizationName, message: `Order ${order.orderReference}` })
+        ? walletUri(chain, token, order.address, { units: remaining, amount: formatAmount(remaining, decimals), id: order.id, label: facts.organizationName, message: `Order ${order.orderReference}` })
         : null,
     confirmations,
     finality: chain?.finality.kind === 'solidified' ? 'solidified' : 'confirmations',

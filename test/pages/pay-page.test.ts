@@ -5,7 +5,7 @@ import { paymentStatusJson, paymentStatusText } from '../../api/pages/pay/pay-st
 import { loadConfig, ConfigError } from '../../core/platform/config';
 import { buildTestApp, capturedLogLines, createTestOrg, knownSecrets, STYLES, TEST_REDIS_PREFIX, type TestApp, type TestOrg } from '../helpers/harness';
 import { CHAIN, tokenEnv } from '../helpers/orders';
-import { seedPoolAddresses } from '../helpers/pool';
+import { randomTronAddress, seedPoolAddresses } from '../helpers/pool';
 import { eventually } from '../helpers/wait';
 import { processMetrics } from '../../core/platform/metrics';
 import { setCheckpoint } from '../../core/chains/checkpoints';
@@ -211,15 +211,39 @@ describe('payment page over HTTP', () => {
     expect(paymentStatusText({ ...view, detectionDelayed: true })).to.not.equal(paymentStatusText(view));
   });
 
-  it('QR content: EIP-681 on EVM chains, the bare address on Tron', () => {
+  it('QR content: EIP-681 on EVM chains, a tron: request with token contract and decimal amount on Tron', () => {
     const to = '0x00000000000000000000000000000000000000Aa';
     const token = { address: '0xdAC17F958D2ee523a2206206994597C13D831ec7' };
-    expect(walletUri({ protocol: 'evm', evmChainId: 1 }, token, to, 12_500_000n)).to.equal(
+    const request = { units: 12_500_000n, amount: '12.5', id: 'ord_qr' };
+    expect(walletUri({ protocol: 'evm', evmChainId: 1 }, token, to, request)).to.equal(
       `ethereum:0xdAC17F958D2ee523a2206206994597C13D831ec7@1/transfer?address=${to}&uint256=12500000`,
     );
-    expect(walletUri({ protocol: 'tron' }, { address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' }, 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', 5n)).to.equal(
-      'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf',
+    expect(walletUri({ protocol: 'tron' }, { address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' }, 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', request)).to.equal(
+      'tron:TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf?token=TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t&amount=12.5',
     );
+    // A token whose contract is not known yet: nothing to name, the bare address.
+    expect(walletUri({ protocol: 'tron' }, { address: null }, 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', request)).to.equal('TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf');
+  });
+
+  it("a Tron order's page: the QR and the wallet link carry tron:<address>?token=<contract>&amount=<exact decimal>, the bare address still shown and copyable", async () => {
+    const contract = randomTronAddress();
+    const t = buildTestApp({ env: { ...tokens, TOKEN_TRON_LOCAL_USDT: contract } });
+    await seedPoolAddresses(org.organizationId, 'tron', 2);
+    const { order, path } = await createOrder(t, { amount: '12.345678', currency: 'USDT', chainId: 'tron-local' });
+    expect(order.address).to.match(/^T[1-9A-HJ-NP-Za-km-z]{33}$/);
+    const page = await request(t.app).get(path);
+    expect(page.status).to.equal(200);
+    const unescape = (v: string) => v.replace(/&amp;/g, '&');
+    const qr = unescape(page.text.match(/id="qr"[^>]*data-uri="([^"]*)"/)![1]);
+    const link = unescape(page.text.match(/id="wallet-link" href="([^"]*)"/)![1]);
+    expect(link).to.equal(qr);
+    expect(qr).to.equal(`tron:${order.address}?token=${contract}&amount=12.345678`);
+    const uri = new URL(qr);
+    expect([uri.protocol, uri.pathname]).to.deep.equal(['tron:', order.address]);
+    expect(Object.fromEntries(uri.searchParams)).to.deep.equal({ token: contract, amount: '12.345678' });
+    // For wallets that read only an address: the bare address, with its copy button, as before.
+    expect(page.text).to.include(`<code class="value address" id="address" aria-labelledby="address-label">${order.address}</code>`);
+    expect(page.text).to.include(`data-copy="${order.address}"`);
   });
 
   describe('per-client-IP limit and TRUST_PROXY', () => {

@@ -8,7 +8,7 @@ import { presentPaymentPage } from '../../core/orders/payment-page-view';
 import { testConfig, testDb } from '../helpers/harness';
 import { checkSolanaAddress } from '../../core/chains/solana/solana-address';
 
-/** The page's view of orders the local chain cannot produce: Tron (solidification, bare-address QR). */
+/** The page's view of orders the local chain cannot produce: Tron (solidification, a tron: request in the QR). */
 describe('payment page view of a Tron order', () => {
   const ctx = { db: testDb(), registry: ChainRegistry.forNetwork('testnet', SCANNED_FAMILIES), config: testConfig() };
   const created = new Date('2026-01-01T10:00:00Z');
@@ -30,16 +30,17 @@ describe('payment page view of a Tron order', () => {
   const facts = (transfers: TransferFacts[]): PaymentPageFacts => ({ order, organizationName: 'Tron shop', supportContact: null, transfers });
   const now = new Date(created.getTime() + 120_000);
 
-  it('invites payment with the bare address as the QR content', async () => {
+  const nileUsdt = ctx.registry.get('tron-nile')!.tokens.USDT!.address!;
+  it('invites payment with a tron: request for the exact amount in the token as the QR content, the address shown beside it', async () => {
     const view = await presentPaymentPage(ctx, facts([]), now);
-    expect(view).to.include({ state: 'awaiting', walletUri: order.address, chainName: 'Tron Nile', finality: 'solidified' });
+    expect(view).to.include({ state: 'awaiting', address: order.address, walletUri: `tron:${order.address}?token=${nileUsdt}&amount=5`, chainName: 'Tron Nile', finality: 'solidified' });
   });
 
   it('a full payment waits for solidification; a partial one asks for the remainder', async () => {
     const seen = await presentPaymentPage(ctx, facts([transfer(5_000_000n)]), now);
     expect(seen).to.include({ state: 'confirming', finality: 'solidified', walletUri: null, amountReceived: '5' });
     const partial = await presentPaymentPage(ctx, facts([transfer(2_000_000n)]), now);
-    expect(partial).to.include({ state: 'underpaid', remaining: '3', walletUri: order.address });
+    expect(partial).to.include({ state: 'underpaid', remaining: '3', walletUri: `tron:${order.address}?token=${nileUsdt}&amount=3` });
   });
 
   it("a transfer in another token or on another chain is not this order's: the page says nothing about it", async () => {
