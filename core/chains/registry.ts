@@ -126,6 +126,15 @@ export class ChainRegistry {
     return Object.values(chain.tokens).filter((t): t is TokenInfo => !!t && !!t.address);
   }
 
+  /**
+   * Every token symbol an enabled chain offers (built-in or from the chains file), once each, sorted:
+   * what a list of orders can be filtered by.
+   */
+  offeredCurrencies(): Currency[] {
+    const symbols = new Set(this.list().filter((c) => c.enabled).flatMap((c) => this.offeredTokens(c).map((t) => t.currency)));
+    return [...symbols].sort();
+  }
+
   /** The chain for a merchant request: unknown or not enabled is INVALID_CHAIN. */
   requireOfferedChain(chainId: string): Chain {
     const chain = this.chains.get(chainId);

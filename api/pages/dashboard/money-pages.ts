@@ -144,6 +144,10 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
           )
         : offsetPager('/dashboard/orders', keep, pageNo, more, totalText, langOf(res));
       const chains = deps.registry.list();
+      // The symbols enabled chains offer (the chains file may add some); one asked for in the URL that
+      // no chain offers any more (an old order's token) stays selectable, so the form shows the filter applied.
+      const offered = deps.registry.offeredCurrencies();
+      const currencies = filters.currency && !offered.includes(filters.currency) ? [...offered, filters.currency].sort() : offered;
       await sendPage(
           d,
           res,
@@ -153,7 +157,7 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
           html`${notice(refused, 'error')}<form method="get" action="/dashboard/orders" class="panel row" role="search">
 <div><label for="q">Search</label><input id="q" name="q" type="text" value="${search ?? ''}" placeholder="reference, ord_…, tx hash, address"></div>
 <div><label for="status">Status</label><select id="status" name="status"><option value="">all</option>${['pending', 'completed', 'expired'].map((s) => html`<option${filters.status === s ? html` selected` : null}>${s}</option>`)}</select></div>
-<div><label for="currency">Currency</label><select id="currency" name="currency"><option value="">all</option>${['USDT', 'USDC', 'DAI'].map((c) => html`<option${filters.currency === c ? html` selected` : null}>${c}</option>`)}</select></div>
+<div><label for="currency">Currency</label><select id="currency" name="currency"><option value="">all</option>${currencies.map((c) => html`<option${filters.currency === c ? html` selected` : null}>${c}</option>`)}</select></div>
 <div><label for="chain">Chain</label><select id="chain" name="chainId"><option value="">all</option>${chains.map((c) => html`<option${filters.chainId === c.chainId ? html` selected` : null}>${c.chainId}</option>`)}</select></div>
 <div><button type="submit">${chromeText(langOf(res), 'Filter')}</button> ${exportLink('/dashboard/orders.csv', { q: search, ...filters }, langOf(res))}</div></form>
 <section class="panel"><table id="orders"><caption class="skip">Orders</caption><thead><tr><th>Order</th><th>Reference</th><th>Amount</th><th>Received</th><th>Chain</th><th>Status</th><th>Created</th></tr></thead><tbody>
