@@ -12,13 +12,15 @@ import { startWorkerProcess } from '../workers/runtime';
 function localChainTooling(): typeof import('./local-chain/local-chain') &
   typeof import('./local-chain/dev-pool') &
   typeof import('./local-chain/tron/tron-local') &
-  typeof import('./local-chain/solana/solana-local-chain') {
+  typeof import('./local-chain/solana/solana-local-chain') &
+  typeof import('./local-chain/file-chains') {
   return {
     /* eslint-disable @typescript-eslint/no-require-imports */
     ...require('./local-chain/local-chain'),
     ...require('./local-chain/dev-pool'),
     ...require('./local-chain/tron/tron-local'),
     ...require('./local-chain/solana/solana-local-chain'),
+    ...require('./local-chain/file-chains'),
     /* eslint-enable @typescript-eslint/no-require-imports */
   };
 }
@@ -46,6 +48,13 @@ runMain(async (main) => {
   if (solanaLocal) shutdown.add(() => solanaLocal.chain.stop());
   if (solanaLocal) process.stdout.write(`\n  Local chain solana-local on ${solanaLocal.chain.url} (USDC ${solanaLocal.state.mints.USDC}, USDT ${solanaLocal.state.mints.USDT})\n`);
   if (localChain) process.stdout.write(`\n  Local chain ethereum-local on ${localChain.anvil.url} (tokens: ${(['USDT', 'USDC', 'DAI'] as const).map((c) => `${c} ${localChain.state.tokens[c]}`).join(', ')})\n`);
+  // The chains file's chains run on nodes the operator starts: asked once the built-in ones run (so
+  // a file chain pointing at one of their ports is told apart), each one missing or answering as
+  // another chain is named on the terminal with how to start it.
+  if (config.network === 'local' && ctx.registry.chainsFile) {
+    const tooling = localChainTooling();
+    process.stdout.write(tooling.fileChainNodesMessage(await tooling.checkFileChainNodes(ctx.registry), ctx.registry.chainsFile.path));
+  }
 
   if (config.network === 'local' && (await countOrganizations(ctx.db)) > 0) {
     const upgraded = await localChainTooling().upgradeLocalDevPools(ctx.db);
