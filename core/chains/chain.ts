@@ -23,6 +23,25 @@ export interface TokenInfo {
   /** Contract (EVM, Tron) or mint (Solana). Null until known: the currency is then not offered. */
   address: string | null;
   decimals: number;
+  /**
+   * The fiat currency the token is a stablecoin of (ISO 4217, e.g. USD, EUR), as the chains file
+   * states it; absent: USD for the built-in symbols (USDT, USDC, DAI), none otherwise. A USD-priced
+   * order offers only USD stablecoins as routes (core/orders/routes.ts).
+   */
+  peg?: string;
+}
+
+/**
+ * The pricing currency of an order priced in dollars whose payer picks the route (issue 41). Not a
+ * token: its amounts are base units of USD_DECIMALS, enough for any route token's (at most 18), so a
+ * payment in any of them is counted exactly. A chains file may not name a token USD.
+ */
+export const USD = 'USD';
+export const USD_DECIMALS = 18;
+
+/** Whether a token is a USD stablecoin (a USD order may offer it as a route). */
+export function isUsdStablecoin(token: Pick<TokenInfo, 'currency' | 'peg'>): boolean {
+  return (token.peg ?? ((CURRENCIES as readonly string[]).includes(token.currency) ? 'USD' : null)) === 'USD';
 }
 
 export type FinalityRule =

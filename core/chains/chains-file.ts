@@ -20,7 +20,9 @@ interface FieldOptions {
 }
 
 const CHAIN_ID = Type.String({ pattern: '^[a-z0-9]+(-[a-z0-9]+)*$', maxLength: 64, mustBe: 'lowercase letters, digits and dashes, e.g. bsc-mainnet' });
-const SYMBOL = Type.String({ pattern: CURRENCY_SYMBOL.source, mustBe: 'a token symbol of 2 to 12 uppercase letters or digits, e.g. EURC' });
+// Not USD: that is the pricing currency of USD orders (core/chains/chain.ts), never a token.
+const SYMBOL = Type.String({ pattern: `^(?!USD$)${CURRENCY_SYMBOL.source.slice(1)}`, mustBe: 'a token symbol of 2 to 12 uppercase letters or digits other than USD, e.g. EURC' });
+const PEG = Type.String({ pattern: '^[A-Z]{3}$', mustBe: 'a fiat currency code of 3 uppercase letters, e.g. USD or EUR' });
 const DECIMALS = Type.Integer({ minimum: 0, maximum: 36 });
 const ADDRESS = Type.String({ minLength: 1 });
 
@@ -44,14 +46,14 @@ const FILE_SCHEMA = Type.Object(
               { additionalProperties: false },
             ),
             // A key that is not a symbol is an additional property: named by describe().
-            tokens: Type.Record(SYMBOL, Type.Object({ address: ADDRESS, decimals: DECIMALS }, { additionalProperties: false }), { additionalProperties: false }),
+            tokens: Type.Record(SYMBOL, Type.Object({ address: ADDRESS, decimals: DECIMALS, peg: Type.Optional(PEG) }, { additionalProperties: false }), { additionalProperties: false }),
           },
           { additionalProperties: false },
         ),
       ),
     ),
     tokens: Type.Optional(
-      Type.Array(Type.Object({ chainId: CHAIN_ID, currency: SYMBOL, address: ADDRESS, decimals: DECIMALS }, { additionalProperties: false })),
+      Type.Array(Type.Object({ chainId: CHAIN_ID, currency: SYMBOL, address: ADDRESS, decimals: DECIMALS, peg: Type.Optional(PEG) }, { additionalProperties: false })),
     ),
     disable: Type.Optional(Type.Array(Type.Object({ chainId: CHAIN_ID, currency: Type.Optional(SYMBOL) }, { additionalProperties: false }))),
   },
@@ -134,7 +136,7 @@ export function parseChainsFile(filePath: string, text: string, builtIns: readon
     for (const [symbol, t] of Object.entries(c.tokens)) {
       const checked = checkAddress('evm', t.address);
       if (!checked.ok) problems.push(at(line('tokens', symbol, 'address'), field(`tokens.${symbol}.address`), `${checked.error} (got "${t.address}")`));
-      tokens[symbol] = { currency: symbol, address: checked.ok ? checked.address : t.address, decimals: t.decimals };
+      tokens[symbol] = { currency: symbol, address: checked.ok ? checked.address : t.address, decimals: t.decimals, ...(t.peg ? { peg: t.peg } : {}) };
       lines[`${c.chainId}|${symbol}`] = line('tokens', symbol);
     }
     const def: ChainDefinition = {
@@ -170,7 +172,7 @@ export function parseChainsFile(filePath: string, text: string, builtIns: readon
     }
     const checked = checkAddress(chain.protocol, t.address);
     if (!checked.ok) problems.push(at(line('address'), field('address'), `${checked.error} (got "${t.address}")`));
-    tokens.push({ chainId: t.chainId, token: { currency: t.currency, address: checked.ok ? checked.address : t.address, decimals: t.decimals } });
+    tokens.push({ chainId: t.chainId, token: { currency: t.currency, address: checked.ok ? checked.address : t.address, decimals: t.decimals, ...(t.peg ? { peg: t.peg } : {}) } });
     lines[`${t.chainId}|${t.currency}`] = line();
   }
 
@@ -237,7 +239,7 @@ function describe(error: ErrorObject, segments: (string | number)[], lineOf: (s:
       return {
         field: fieldName([...segments, extra]),
         line: lineOf([...segments, extra]),
-        what: inTokens ? `"${extra}" is not a token symbol (2 to 12 uppercase letters or digits)` : `unknown field "${extra}"`,
+        what: inTokens ? `"${extra}" is not a token symbol (2 to 12 uppercase letters or digits, not USD)` : `unknown field "${extra}"`,
       };
     }
     case 'type':

@@ -1,11 +1,11 @@
 import { AppError } from '../platform/errors';
 import type { Config, NetworkName } from '../platform/config';
-import type { Chain, ChainDefinition, Currency, Protocol, SolanaScanMode, TokenInfo } from './chain';
+import { USD, USD_DECIMALS, type Chain, type ChainDefinition, type Currency, type Protocol, type SolanaScanMode, type TokenInfo } from './chain';
 import { CHAIN_DEFINITIONS } from './chains.data';
 import { EXPLORER_TX_URLS } from './explorers.data';
 import { readChainsFile, type ChainsFile } from './chains-file';
 
-export { CURRENCIES, PROTOCOLS, type Chain, type ChainDefinition, type Currency, type FinalityRule, type Protocol, type TokenInfo } from './chain';
+export { CURRENCIES, PROTOCOLS, USD, USD_DECIMALS, isUsdStablecoin, type Chain, type ChainDefinition, type Currency, type FinalityRule, type Protocol, type TokenInfo } from './chain';
 
 /**
  * The chain registry: the one owner of chain facts (design.md §3). Built from the static
@@ -166,7 +166,10 @@ export class ChainRegistry {
    * definition of the chain on another network (rows written under another NETWORK). Unknown is a
    * programming error.
    */
-  tokenDecimals(chainId: string, currency: string): number {
+  tokenDecimals(chainId: string | null, currency: string): number {
+    // A USD order's amounts (whatever its current route): USD base units.
+    if (currency === USD) return USD_DECIMALS;
+    if (chainId === null) throw new Error(`No decimals known for ${currency} without a chain`);
     const decimals =
       this.chains.get(chainId)?.tokens[currency]?.decimals ??
       this.definitions.find((d) => d.chainId === chainId)?.tokens[currency]?.decimals ??

@@ -50,7 +50,17 @@ interface DecimalKey extends KeyBase {
   maxDecimals: number;
   default: string | null;
 }
-export type ConfigKeyDefinition = IntegerKey | UrlKey | ThresholdKey | EmailListKey | DecimalKey;
+/** A comma-separated list of routes `CURRENCY@chainId` (stored normalised: trimmed, no duplicates). */
+interface RouteListKey extends KeyBase {
+  type: 'routes';
+  default: null;
+}
+export type ConfigKeyDefinition = IntegerKey | UrlKey | ThresholdKey | EmailListKey | DecimalKey | RouteListKey;
+
+/** The routes a USD order offers when its creator names none (core/orders/routes.ts); null: every one the deployment has. */
+export const USD_ROUTES_KEY = 'usd_routes';
+const ROUTE_ENTRY = /^[A-Z0-9]{2,12}@[a-z0-9]+(-[a-z0-9]+)*$/;
+const MAX_ROUTES = 100;
 
 /** The largest amount of one order, in token units (checked by the creation statements, core/orders/orders.ts). */
 export const MAX_ORDER_AMOUNT_KEY = 'max_order_amount';
@@ -173,6 +183,13 @@ export const CONFIG_KEYS: ConfigKeyDefinition[] = [
     description:
       'Off by default (0). Minutes after an order\'s grace during which payments to the expired order\'s address are recorded against it as paidLate (unattributed with reason paid_late: visible, never credited automatically; the merchant attributes or refunds them), and the address is not handed out again until the window ends (on Solana in addresses scan mode it stays watched). At most 1440 (a day). Applies to orders that expire afterwards.',
   },
+  {
+    key: USD_ROUTES_KEY,
+    type: 'routes',
+    default: null,
+    description:
+      'Off by default (null: every USD stablecoin on every enabled chain). The routes a USD-priced order offers its payer when it names none: comma-separated token@chain pairs, e.g. "USDT@tron-mainnet,USDC@base-mainnet,USDC@solana-mainnet". Pairs this deployment does not offer are skipped.',
+  },
 ];
 
 const BY_KEY: ReadonlyMap<string, ConfigKeyDefinition> = new Map(CONFIG_KEYS.map((k) => [k.key, k]));
@@ -202,6 +219,7 @@ export function validateConfigValue(def: ConfigKeyDefinition, value: unknown): C
     ]);
   }
   if (def.type === 'emails') return validateEmailList(def.key, value);
+  if (def.type === 'routes') return validateRouteList(def.key, value);
   if (def.type === 'decimal') return validateDecimal(def, value);
   if (value === null || value === '') return null;
   if (typeof value !== 'string' || !isHttpUrl(value)) {
@@ -257,6 +275,26 @@ function validateEmailList(key: string, value: unknown): string | null {
   if (routed >= 0) throw problem(`entry ${routed + 1} is a source-routed address (% or ! before the @): give the final address`);
   if (addresses.length > MAX_ALERT_EMAILS) throw problem(`may hold at most ${MAX_ALERT_EMAILS} addresses`);
   return addresses.join(',');
+}
+
+function validateRouteList(key: string, value: unknown): string | null {
+  if (value === null || (typeof value === 'string' && value.trim() === '')) return null;
+  const problem = (message: string) => validationError(`${key} ${message}`, [{ field: 'value', message }]);
+  if (typeof value !== 'string') throw problem('must be a comma-separated string of token@chain pairs, e.g. "USDT@tron-mainnet,USDC@base-mainnet"');
+  const routes = [...new Set(value.split(',').map((r) => r.trim()))];
+  const bad = routes.findIndex((r) => !ROUTE_ENTRY.test(r));
+  if (bad >= 0) throw problem(`entry ${bad + 1} ("${routes[bad]}") is not a token@chain pair such as USDT@tron-mainnet`);
+  if (routes.length > MAX_ROUTES) throw problem(`may hold at most ${MAX_ROUTES} routes`);
+  return routes.join(',');
+}
+
+/** A stored route list (usd_routes) as pairs; null: the key is off. */
+export function routeList(value: ConfigValue): { currency: string; chainId: string }[] | null {
+  if (typeof value !== 'string' || value === '') return null;
+  return value.split(',').map((entry) => {
+    const [currency, chainId] = entry.split('@');
+    return { currency, chainId };
+  });
 }
 
 export function isHttpUrl(value: string): boolean {

@@ -35,13 +35,13 @@ export function logMoney(logger: Logger | undefined, line: MoneyLine, fields: Re
 
 /** Who knows a token's decimals: the chain registry (core/chains/registry.ts), the one authority. */
 export interface TokenDecimals {
-  tokenDecimals(chainId: string, currency: string): number;
+  tokenDecimals(chainId: string | null, currency: string): number;
 }
 
 /**
  * A transfer's amount in token units ("12.5"), decimals from the registry's one authority; an
  * unknown token throws there, as it does for the wire amount of the same transfer.
  */
-export function tokenAmount(registry: TokenDecimals, chainId: string, currency: string, units: bigint | string): string {
+export function tokenAmount(registry: TokenDecimals, chainId: string | null, currency: string, units: bigint | string): string {
   return formatAmount(BigInt(units), registry.tokenDecimals(chainId, currency));
 }
