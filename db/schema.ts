@@ -195,6 +195,23 @@ export const poolAlertState = pgTable(
 // Orders
 // ---------------------------------------------------------------------------
 
+/** A route a USD order offers its payer: a token on a chain. */
+export interface OrderRouteOffer {
+  currency: string;
+  chainId: string;
+}
+
+/** A route a USD order was given (core/orders/routes.ts): payments to its address in its token count. */
+export interface ChosenOrderRoute extends OrderRouteOffer {
+  protocol: 'evm' | 'tron' | 'solana';
+  address: string;
+  poolAddressId: number;
+  requiredConfirmations: number;
+  chosenAt: string;
+  /** Counted, not dropped, in base units of the route's token (kept by recomputeOrder). */
+  received: string;
+}
+
 export const orders = pgTable(
   'orders',
   {
@@ -209,15 +226,17 @@ export const orders = pgTable(
     payToken: text('pay_token').notNull(),
     amount: baseUnits('amount').notNull(),
     amountReceived: baseUnits('amount_received').notNull().default(sql`0`),
+    /** The token's symbol, or USD for an order priced in dollars whose payer picks the route (0026_usd_orders.sql). */
     currency: text('currency').notNull(),
-    chainId: text('chain_id').notNull(),
-    protocol: text('protocol').notNull(),
-    address: text('address').notNull(),
+    /** A USD order's are its current route's, null until one is chosen (core/orders/routes.ts). */
+    chainId: text('chain_id'),
+    protocol: text('protocol'),
+    address: text('address'),
     // No foreign key to pool_addresses either: order creation writes the id of the pool row its
     // own statement has just taken (updated and locked), and pool rows are never deleted, so the
     // check could never fail; run as a trigger per order and per assignment, the two checks were
     // about a tenth of the creation statement's time in Postgres (issue 20).
-    poolAddressId: bigint('pool_address_id', { mode: 'number' }).notNull(),
+    poolAddressId: bigint('pool_address_id', { mode: 'number' }),
     status: text('status').notNull().$type<'pending' | 'completed' | 'expired'>().default('pending'),
     successUrl: text('success_url'),
     cancelUrl: text('cancel_url'),
@@ -262,6 +281,12 @@ export const orders = pgTable(
      * the refund operations under this row's lock; a refund never takes it past amountReceived.
      */
     amountRefunded: baseUnits('amount_refunded').notNull().default(sql`0`),
+    /** A USD order: the routes offered to its payer; null for a token order (0026_usd_orders.sql). */
+    routes: jsonb('routes').$type<OrderRouteOffer[]>(),
+    /** A USD order: every route it was given, in the order chosen (the current one is chain_id + route_currency). */
+    chosenRoutes: jsonb('chosen_routes').$type<ChosenOrderRoute[]>(),
+    /** A USD order: the token of its current route (currency stays USD). */
+    routeCurrency: text('route_currency'),
   },
   (t) => [
     uniqueIndex('orders_org_reference_uq').on(t.organizationId, t.orderReference),
@@ -744,6 +769,8 @@ export const paymentLinks = pgTable(
     minAmount: text('min_amount'),
     maxAmount: text('max_amount'),
     currencies: jsonb('currencies').notNull().$type<{ currency: string; chainId: string }[]>(),
+    /** USD: priced in dollars, its checkout makes USD orders whose payer picks one of `currencies` (0026_usd_orders.sql); null: token units. */
+    priceCurrency: text('price_currency').$type<'USD'>(),
     inventoryTotal: integer('inventory_total'),
     maxOpenOrders: integer('max_open_orders'),
     expiresAt: ts('expires_at'),

@@ -5,7 +5,7 @@ import { normalizeAddress } from '../chains/addresses';
 import type { ServiceContext } from '../service/context';
 import { dropDeposit, recordDeposit, restorePendingDeposit } from '../deposits/lifecycle';
 import { newId } from '../platform/ids';
-import { followMovedTransfer, recomputeOrder, transferCountsTowardOrder } from '../orders/order-state';
+import { followMovedTransfer, recomputeOrder, routeOfTransfer, transferCountsTowardOrder } from '../orders/order-state';
 import type { Protocol } from '../chains/registry';
 import type { ChainTransfer } from '../chains/adapter-contract';
 import { logMoney, tokenAmount } from '../platform/money-log';
@@ -348,14 +348,15 @@ function transferRow(
   };
 }
 
-type OrderTerms = Pick<typeof orders.$inferSelect, 'chainId' | 'currency' | 'createdAt' | 'graceEndsAt' | 'requiredConfirmations'>;
+type OrderTerms = Pick<typeof orders.$inferSelect, 'chainId' | 'currency' | 'chosenRoutes' | 'createdAt' | 'graceEndsAt' | 'requiredConfirmations'>;
 
-/** What the order fixed at its creation that the recording needs: its rule's inputs and its confirmations. */
+/** What the order fixed that the recording needs: its rule's inputs (its routes, for a USD order) and its confirmations. */
 async function orderTerms(tx: Tx, orderId: string): Promise<OrderTerms | null> {
   const [order] = await tx
     .select({
       chainId: orders.chainId,
       currency: orders.currency,
+      chosenRoutes: orders.chosenRoutes,
       createdAt: orders.createdAt,
       graceEndsAt: orders.graceEndsAt,
       requiredConfirmations: orders.requiredConfirmations,
@@ -377,10 +378,12 @@ function countsToward(order: OrderTerms | null, transfer: { chainId: string; cur
 async function recordAttributed(tx: Tx, ctx: ServiceContext, item: ObservedItem, assignment: Attribution, evidence: MiningEvidence): Promise<boolean> {
   const o = item.observed;
   const order = assignment.kind === 'order' && assignment.orderId ? await orderTerms(tx, assignment.orderId) : null;
+  // The route it came by (a USD order's routes need not share confirmations).
+  const route = order ? routeOfTransfer(order, o) : null;
   const terms: RecordedTerms = {
     // The order's rule, applied here once and stored (order-state.ts reads the flag as it is).
     counted: countsToward(order, { chainId: o.chainId, currency: o.currency, blockTimestamp: new Date(o.blockTimestamp * 1000) }),
-    requiredConfirmations: order?.requiredConfirmations ?? null,
+    requiredConfirmations: route?.requiredConfirmations ?? order?.requiredConfirmations ?? null,
   };
   const row = transferRow(ctx, item, assignment, terms, evidence, null);
   const inserted = await tx.insert(transfers).values(row).onConflictDoNothing().returning({ id: transfers.id });
@@ -388,7 +391,7 @@ async function recordAttributed(tx: Tx, ctx: ServiceContext, item: ObservedItem,
   logPaymentSeen(ctx, row);
   if (row.depositBindingId) await recordDeposit(tx, ctx, row.id!);
   // Its token, after its grace: a late payment to a still-held address, recorded against the order (paidLate).
-  if (row.orderId && order && !terms.counted && order.chainId === o.chainId && order.currency === o.currency) await noteLatePayment(tx, row.orderId, ctx.clock.now());
+  if (row.orderId && order && !terms.counted && route) await noteLatePayment(tx, row.orderId, ctx.clock.now());
   if (row.orderId) await recomputeOrder(tx, ctx, row.orderId);
   return true;
 }

@@ -3,7 +3,7 @@ import type { DbOrTx, Tx } from '../../db/client';
 import { orders, transfers, type StoredTransferCandidate } from '../../db/schema';
 import type { ChainRegistry } from '../chains/registry';
 import { formatAmount } from '../platform/amounts';
-import { presentOrder, type OrderException, type OrderRow, type OrderView, type UnattributedPaymentView } from '../views/order';
+import { heldPoolAddresses, presentOrder, type OrderException, type OrderRow, type OrderView, type UnattributedPaymentView } from '../views/order';
 import type { ServiceContext } from '../service/context';
 import type { UnattributedReason } from '../transfers/transfers';
 
@@ -86,7 +86,7 @@ export async function unattributedPaymentsOf(db: DbOrTx, registry: ChainRegistry
     .from(transfers)
     .where(
       and(
-        inArray(transfers.poolAddressId, [...new Set(asked.map((o) => o.poolAddressId))]),
+        inArray(transfers.poolAddressId, [...new Set(asked.flatMap((o) => heldPoolAddresses(o).map((h) => h.poolAddressId)))]),
         isNull(transfers.orderId),
         isNull(transfers.depositBindingId),
         ne(transfers.status, 'dropped'),
@@ -95,7 +95,8 @@ export async function unattributedPaymentsOf(db: DbOrTx, registry: ChainRegistry
     )
     .orderBy(transfers.detectedAt, transfers.id);
   for (const order of asked) {
-    const mine = found.filter((r) => r.poolAddressId === order.poolAddressId && r.candidates?.some((c) => c.orderId === order.id));
+    const held = new Set(heldPoolAddresses(order).map((h) => h.poolAddressId));
+    const mine = found.filter((r) => r.poolAddressId !== null && held.has(r.poolAddressId) && r.candidates?.some((c) => c.orderId === order.id));
     out.set(
       order.id,
       mine.map((r) => ({

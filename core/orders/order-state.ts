@@ -1,14 +1,14 @@
 import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client';
-import { orders, transfers } from '../../db/schema';
+import { orders, transfers, type ChosenOrderRoute } from '../../db/schema';
 import type { ServiceContext } from '../service/context';
 import { getCheckpoint } from '../chains/checkpoints';
 import { emitEvent } from '../events/events';
 import { releasePoolAddressFor } from '../pool/allocation';
 import { countOrderTransition } from '../platform/metrics';
 import { logMoney, tokenAmount } from '../platform/money-log';
-import type { Protocol } from '../chains/registry';
-import { presentOrder, type OrderRow, type OrderView } from '../views/order';
+
+import { heldPoolAddresses, presentOrder, tokenUnitsInUsd, type OrderRow, type OrderView } from '../views/order';
 import { settleLinkUnit } from './link-units';
 import { getConfigValue, getConfigValues } from '../organizations/org-config';
 
@@ -28,7 +28,8 @@ export interface OrderFacts {
   /** manual: a merchant settled it by hand (resolveOrder), which completes it whatever was paid. */
   resolution?: 'automatic' | 'manual' | null;
   amount: bigint;
-  chainId: string;
+  /** Null: a USD order whose route is not chosen yet. */
+  chainId: string | null;
   currency: string;
   createdAt: Date;
   graceEndsAt: Date;
@@ -94,13 +95,27 @@ export type OrderDecision<T extends TransferFacts = TransferFacts> =
  * timestamps lag wall time (the clock-skew rule). Dropped transfers are excluded by the caller's
  * reading (they never count while dropped).
  */
-export function transferCountsTowardOrder(
-  order: Pick<OrderFacts, 'chainId' | 'currency' | 'createdAt' | 'graceEndsAt'>,
-  transfer: Pick<TransferFacts, 'chainId' | 'currency' | 'blockTimestamp'>,
-): boolean {
-  if (transfer.chainId !== order.chainId) return false;
-  if (transfer.currency !== order.currency) return false;
+export function transferCountsTowardOrder(order: RoutedOrderFacts & Pick<OrderFacts, 'graceEndsAt'>, transfer: Pick<TransferFacts, 'chainId' | 'currency' | 'blockTimestamp'>): boolean {
+  if (!routeOfTransfer(order, transfer)) return false;
   return transfer.blockTimestamp.getTime() <= order.graceEndsAt.getTime();
+}
+
+/** What says which tokens on which chains an order accepts: its own (a token order), or the routes it was given (a USD order). */
+export type RoutedOrderFacts = Pick<OrderFacts, 'chainId' | 'currency'> & { chosenRoutes?: ChosenOrderRoute[] | null };
+
+/**
+ * The routes an order accepts payments on: a token order its one token on its one chain; a USD order
+ * every route it was given (core/orders/routes.ts), a payment to an earlier route's address counting
+ * in that route's token.
+ */
+export function acceptedRoutes(order: RoutedOrderFacts): { chainId: string; currency: string; requiredConfirmations?: number }[] {
+  if (order.chosenRoutes) return order.chosenRoutes;
+  return order.chainId === null ? [] : [{ chainId: order.chainId, currency: order.currency }];
+}
+
+/** The accepted route a transfer is on (same chain, same token), if any. */
+export function routeOfTransfer<R extends RoutedOrderFacts>(order: R, transfer: Pick<TransferFacts, 'chainId' | 'currency'>) {
+  return acceptedRoutes(order).find((r) => r.chainId === transfer.chainId && r.currency === transfer.currency) ?? null;
 }
 
 /** Chain order: block, then log index. */
@@ -184,12 +199,14 @@ const COMPLETED_EVENT_FIELDS = [
   'orderId', 'orderReference', 'status', 'amount', 'currency', 'chainId', 'address',
   'txHash', 'blockNumber', 'confirmations', 'amountReceived', 'amountDue', 'amountExcess', 'paymentState', 'completedAt', 'metadata',
   'exceptions', 'resolution', 'resolvedBy', 'resolvedAt', 'resolutionReason',
+  // A USD order: the route its completing payment came by (token amount), and every route it was given.
+  'route', 'chosenRoutes',
 ] as const satisfies readonly (keyof OrderView)[];
 
 /** Fields of the order.expired event data (an underpaid expiry shows as paymentState partial). */
 const EXPIRED_EVENT_FIELDS = [
   'orderId', 'orderReference', 'status', 'amount', 'amountReceived', 'amountDue', 'amountExcess', 'paymentState', 'currency', 'chainId',
-  'address', 'expiresAt', 'expiredAt', 'metadata',
+  'address', 'expiresAt', 'expiredAt', 'metadata', 'route', 'chosenRoutes',
 ] as const satisfies readonly (keyof OrderView)[];
 
 export function orderEventData(view: OrderView, fields: readonly (keyof OrderView)[]): Record<string, unknown> {
@@ -224,7 +241,7 @@ export async function recomputeOrder(tx: Tx, ctx: ServiceContext, orderId: strin
   const [order] = await tx.select().from(orders).where(eq(orders.id, orderId)).for('update');
   if (!order) throw new Error(`recomputeOrder: order ${orderId} does not exist`);
 
-  const counted = await tx
+  const countedInToken = await tx
     .select({
       id: transfers.id,
       chainId: transfers.chainId,
@@ -241,8 +258,10 @@ export async function recomputeOrder(tx: Tx, ctx: ServiceContext, orderId: strin
     })
     .from(transfers)
     .where(and(eq(transfers.orderId, orderId), eq(transfers.counted, true), ne(transfers.status, 'dropped')));
-  const checkpoint = await getCheckpoint(tx, order.chainId);
+  const checkpoint = await checkpointOfRoutes(tx, ctx, order);
   const now = ctx.clock.now();
+  // A USD order counts every route's payments in USD units (exact: core/orders/routes.ts).
+  const counted = order.chosenRoutes ? inUsdUnits(ctx, countedInToken) : countedInToken;
   let decision = decideOrderStatus(order, counted, checkpoint, now);
   // Short of its amount with something confirmed: does the organization tolerate the shortfall?
   // Read only then (a partial payment is rare; a full one never pays for the query).
@@ -254,8 +273,9 @@ export async function recomputeOrder(tx: Tx, ctx: ServiceContext, orderId: strin
   switch (decision.kind) {
     case 'final':
     case 'pending': {
-      if (decision.amountReceived !== order.amountReceived) {
-        await tx.update(orders).set({ amountReceived: decision.amountReceived, updatedAt: now }).where(eq(orders.id, orderId));
+      const routes = routesReceived(order, countedInToken);
+      if (decision.amountReceived !== order.amountReceived || routes !== order.chosenRoutes) {
+        await tx.update(orders).set({ amountReceived: decision.amountReceived, chosenRoutes: routes, updatedAt: now }).where(eq(orders.id, orderId));
       }
       return decision.status;
     }
@@ -276,6 +296,9 @@ export async function recomputeOrder(tx: Tx, ctx: ServiceContext, orderId: strin
         .set({
           status: 'completed',
           amountReceived: decision.amountReceived,
+          chosenRoutes: routesReceived(order, countedInToken),
+          // A USD order's route is the one its completing payment came by.
+          ...currentRoute(order, t),
           txHash: t.txHash,
           blockNumber: t.blockNumber,
           confirmations: t.confirmations,
@@ -297,7 +320,7 @@ export async function recomputeOrder(tx: Tx, ctx: ServiceContext, orderId: strin
       // resolveOrder wrote who, when and why; the decision completes it.
       const [updated] = await tx
         .update(orders)
-        .set({ status: 'completed', amountReceived: decision.amountReceived, completedAt: now, updatedAt: now })
+        .set({ status: 'completed', amountReceived: decision.amountReceived, chosenRoutes: routesReceived(order, countedInToken), completedAt: now, updatedAt: now })
         .where(and(eq(orders.id, orderId), inArray(orders.status, ['pending', 'expired'])))
         .returning();
       await tx
@@ -314,13 +337,56 @@ export async function recomputeOrder(tx: Tx, ctx: ServiceContext, orderId: strin
       const lateWindowEndsAt = lateMinutes > 0 ? new Date(order.graceEndsAt.getTime() + lateMinutes * 60_000) : null;
       const [updated] = await tx
         .update(orders)
-        .set({ status: 'expired', amountReceived: decision.amountReceived, expiredAt: now, updatedAt: now, lateWindowEndsAt })
+        .set({ status: 'expired', amountReceived: decision.amountReceived, chosenRoutes: routesReceived(order, countedInToken), expiredAt: now, updatedAt: now, lateWindowEndsAt })
         .where(and(eq(orders.id, orderId), eq(orders.status, 'pending')))
         .returning();
       await finishOrder(tx, ctx, updated, now, 'order.expired', EXPIRED_EVENT_FIELDS, order.status);
       return 'expired';
     }
   }
+}
+
+/**
+ * How far the chains the order accepts payments on have been scanned: the least scanned of its
+ * routes' chains (null when one never was). A USD order with no route chosen has no address, so
+ * nothing can still arrive for it: scanned as of now.
+ */
+async function checkpointOfRoutes(tx: Tx, ctx: ServiceContext, order: OrderRow): Promise<CheckpointFacts | null> {
+  const chains = [...new Set(acceptedRoutes(order).map((r) => r.chainId))];
+  if (chains.length === 0) return { blockTimestamp: ctx.clock.now() };
+  let least: CheckpointFacts | null = null;
+  for (const chainId of chains) {
+    const checkpoint = await getCheckpoint(tx, chainId);
+    if (!checkpoint) return null;
+    if (!least || checkpoint.blockTimestamp.getTime() < least.blockTimestamp.getTime()) least = checkpoint;
+  }
+  return least;
+}
+
+/** Transfers' amounts in USD base units (a USD order's decision compares them with its USD amount). */
+function inUsdUnits<T extends TransferFacts>(ctx: ServiceContext, counted: T[]): T[] {
+  return counted.map((t) => ({ ...t, amount: tokenUnitsInUsd(t.amount, ctx.registry.tokenDecimals(t.chainId, t.currency)) }));
+}
+
+/**
+ * A USD order's chosen routes with what each received (counted, not dropped, in its token); the same
+ * array when nothing changed (and null for a token order), so an unchanged order is not written.
+ */
+function routesReceived(order: OrderRow, counted: readonly TransferFacts[]): ChosenOrderRoute[] | null {
+  if (!order.chosenRoutes) return order.chosenRoutes;
+  const live = counted.filter((t) => t.counted && t.status !== 'dropped');
+  const routes = order.chosenRoutes.map((r) => ({
+    ...r,
+    received: live.filter((t) => t.chainId === r.chainId && t.currency === r.currency).reduce((sum, t) => sum + t.amount, 0n).toString(),
+  }));
+  return routes.every((r, i) => r.received === order.chosenRoutes![i].received) ? order.chosenRoutes : routes;
+}
+
+/** A USD order's current route set to the one a transfer came by (nothing for a token order). */
+function currentRoute(order: OrderRow, t: Pick<TransferFacts, 'chainId' | 'currency'>): Partial<OrderRow> {
+  const route = order.chosenRoutes?.find((r) => r.chainId === t.chainId && r.currency === t.currency);
+  if (!route) return {};
+  return { chainId: route.chainId, protocol: route.protocol, address: route.address, poolAddressId: route.poolAddressId, routeCurrency: route.currency, requiredConfirmations: route.requiredConfirmations };
 }
 
 /**
@@ -360,13 +426,16 @@ async function finishOrder(
   if (before === 'pending') {
     // The late window keeps the address out of the pool (and watched) until it ends.
     const lateSeconds = order.lateWindowEndsAt ? Math.ceil((order.lateWindowEndsAt.getTime() - now.getTime()) / 1000) : 0;
-    await releasePoolAddressFor(tx, {
-      poolAddressId: order.poolAddressId,
-      organizationId: order.organizationId,
-      reason: 'order',
-      now,
-      minimumCooldownSeconds: Math.max(ctx.registry.minimumCooldownSeconds(order.protocol as Protocol), lateSeconds),
-    });
+    // Every address it held (a USD order: one per family it was given a route of; none if it never chose).
+    for (const held of heldPoolAddresses(order)) {
+      await releasePoolAddressFor(tx, {
+        poolAddressId: held.poolAddressId,
+        organizationId: order.organizationId,
+        reason: 'order',
+        now,
+        minimumCooldownSeconds: Math.max(ctx.registry.minimumCooldownSeconds(held.protocol), lateSeconds),
+      });
+    }
     // An expired order completed by hand later has already returned its link unit: the merchant's
     // decision does not take one back from the link's stock.
     await settleLinkUnit(tx, order, type === 'order.completed' ? 'completed' : 'expired');

@@ -12,7 +12,7 @@ import { assertNoSeedPhrase } from '../pool/secret-scan';
 import { countOrderCreationStatement, countOrderTransition } from '../platform/metrics';
 import type { Protocol } from '../chains/registry';
 import { classifySearch, type SearchTerm } from '../chains/search-term';
-import type { OrderException, OrderRow, PaymentState } from '../views/order';
+import type { OrderException, OrderRow, PaymentState, TokenOrderRow } from '../views/order';
 import { chainConfirmations, requiredConfirmationsSql } from '../chains/confirmation-policy';
 import { newPayToken } from './pay-token';
 import { assertNoLinkClaim, PAYMENT_LINK_ID_KEY } from './link-units';
@@ -40,7 +40,7 @@ export interface CreateOrderInput {
   graceMinutes?: number;
 }
 
-const duplicateReference = (orderReference: string, existingOrderId: string) =>
+export const duplicateReference = (orderReference: string, existingOrderId: string) =>
   new AppError('DUPLICATE_ORDER_REFERENCE', `An order with orderReference "${orderReference}" already exists`, undefined, { existingOrderId });
 
 /**
@@ -57,26 +57,13 @@ export async function createOrder(
   organizationId: string,
   input: CreateOrderInput,
   fromLink?: { paymentLinkId: string },
-): Promise<OrderRow> {
+): Promise<TokenOrderRow> {
   const chain = ctx.registry.requireOfferedChain(input.chainId);
   const token = ctx.registry.requireToken(chain, input.currency);
   const amount = parseAmount(input.amount, token.decimals);
-  assertNoSeedPhrase({ orderReference: input.orderReference, metadata: input.metadata });
-  assertNoLinkClaim(input.metadata);
-  for (const field of ['successUrl', 'cancelUrl'] as const) {
-    const url = input[field];
-    if (url !== undefined && !isHttpUrl(url)) {
-      throw validationError(`${field} must be an absolute http(s) URL`, [{ field, message: 'must be an absolute http(s) URL' }]);
-    }
-  }
-  // paymentWindowMinutes and graceMinutes are bounded once, by the request schema
-  // (api/routes/orders.routes.ts, from PAYMENT_WINDOW_MINUTES and GRACE_MINUTES); the
-  // organization's payment_window_minutes was bounded when it was set, and the statement reads it.
-  const graceMinutes = input.graceMinutes ?? GRACE_MINUTES.fallback;
+  const { graceMinutes, paymentLinkId, metadata } = checkedOrderTerms(input, fromLink);
 
   const now = ctx.clock.now();
-  const paymentLinkId = fromLink?.paymentLinkId ?? null;
-  const metadata = paymentLinkId === null ? (input.metadata ?? {}) : { ...input.metadata, [PAYMENT_LINK_ID_KEY]: paymentLinkId };
   const values: CreateOrderStatementValues = {
     id: newId('ord'),
     organizationId,
@@ -124,7 +111,35 @@ export async function createOrder(
   }
 }
 
-const aboveMaximum = (maximum: string | undefined) =>
+/**
+ * What every order creation checks and derives alike (token and USD orders, core/orders/routes.ts):
+ * no seed phrase, no link claim in the caller's metadata, absolute redirect URLs; the grace, and
+ * the metadata with the payment link's id when made from one.
+ */
+export function checkedOrderTerms(
+  input: Pick<CreateOrderInput, 'orderReference' | 'metadata' | 'successUrl' | 'cancelUrl' | 'graceMinutes'>,
+  fromLink: { paymentLinkId: string } | undefined,
+): { graceMinutes: number; paymentLinkId: string | null; metadata: Record<string, unknown> } {
+  assertNoSeedPhrase({ orderReference: input.orderReference, metadata: input.metadata });
+  assertNoLinkClaim(input.metadata);
+  for (const field of ['successUrl', 'cancelUrl'] as const) {
+    const url = input[field];
+    if (url !== undefined && !isHttpUrl(url)) {
+      throw validationError(`${field} must be an absolute http(s) URL`, [{ field, message: 'must be an absolute http(s) URL' }]);
+    }
+  }
+  // paymentWindowMinutes and graceMinutes are bounded once, by the request schema
+  // (api/routes/orders.routes.ts, from PAYMENT_WINDOW_MINUTES and GRACE_MINUTES); the
+  // organization's payment_window_minutes was bounded when it was set, and the statement reads it.
+  const paymentLinkId = fromLink?.paymentLinkId ?? null;
+  return {
+    graceMinutes: input.graceMinutes ?? GRACE_MINUTES.fallback,
+    paymentLinkId,
+    metadata: paymentLinkId === null ? (input.metadata ?? {}) : { ...input.metadata, [PAYMENT_LINK_ID_KEY]: paymentLinkId },
+  };
+}
+
+export const aboveMaximum = (maximum: string | undefined) =>
   new AppError(
     'INVALID_AMOUNT',
     `amount is above this organization's maximum order amount${maximum ? ` of ${maximum}` : ''} (configuration key ${MAX_ORDER_AMOUNT_KEY}): amounts are in token units, e.g. "10.50", not base units`,
@@ -133,7 +148,7 @@ const aboveMaximum = (maximum: string | undefined) =>
   );
 
 /** The statement's check made alone (the empty-pool path, where the statement took nothing to check). */
-async function assertWithinMaximum(db: DbOrTx, organizationId: string, amount: bigint, decimals: number): Promise<void> {
+export async function assertWithinMaximum(db: DbOrTx, organizationId: string, amount: bigint, decimals: number): Promise<void> {
   const maximum = await getConfigValue<string>(db, organizationId, MAX_ORDER_AMOUNT_KEY);
   // Both at the finer of the two scales (the maximum may have more decimals than the token).
   const [whole, fraction = ''] = maximum.split('.');
@@ -342,7 +357,7 @@ const createdOrderById = prepareStatement<{ id: string; organizationId: string }
  * and `now` as the values they were made from) and what Postgres decided (the address, the
  * window, the confirmations, the deadlines).
  */
-function storedOrder(values: CreateOrderStatementValues, made: { amount: bigint; metadata: Record<string, unknown>; now: Date }, created: CreatedRow): OrderRow {
+function storedOrder(values: CreateOrderStatementValues, made: { amount: bigint; metadata: Record<string, unknown>; now: Date }, created: CreatedRow): TokenOrderRow {
   const windowMinutes = Number(created.payment_window_minutes);
   const { expiresAt, graceEndsAt } = readDeadlines(created);
   return {
@@ -382,6 +397,9 @@ function storedOrder(values: CreateOrderStatementValues, made: { amount: bigint;
     latePaidAt: null,
     unattributedPayments: 0,
     amountRefunded: 0n,
+    routes: null,
+    chosenRoutes: null,
+    routeCurrency: null,
   };
 }
 
@@ -415,7 +433,7 @@ async function findIdAfterAllocationsInFlight(db: DbOrTx, organizationId: string
   return null;
 }
 
-async function findIdByReference(db: DbOrTx, organizationId: string, orderReference: string): Promise<string | null> {
+export async function findIdByReference(db: DbOrTx, organizationId: string, orderReference: string): Promise<string | null> {
   const [row] = await db
     .select({ id: orders.id })
     .from(orders)

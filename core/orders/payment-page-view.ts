@@ -1,11 +1,11 @@
 import { formatAmount } from '../platform/amounts';
-import { explorerTxLink, type Currency } from '../chains/registry';
+import { explorerTxLink, USD_DECIMALS, type Currency } from '../chains/registry';
 import { walletUri } from '../chains/wallet-uri';
 import type { ServiceContext } from '../service/context';
 import { decideOrderStatus } from './order-state';
 import type { PaymentPageFacts } from './payment-page';
 import { buildOrderRedirect } from './redirect';
-import { orderDecimals } from '../views/order';
+import { orderDecimals, tokenUnitsInUsd, usdInTokenUnits } from '../views/order';
 
 /**
  * What the hosted payment page shows for an order (issue 18), from what core/orders/payment-page.ts
@@ -15,6 +15,8 @@ import { orderDecimals } from '../views/order';
  */
 
 export type PaymentPageState =
+  /** A USD order with no route chosen yet, window open: the payer picks token and network. */
+  | 'choosing'
   /** Window open, nothing counted yet. */
   | 'awaiting'
   /** Window open, counted payments below the amount: send the remainder. */
@@ -39,11 +41,21 @@ export interface PaymentPageView {
   supportContact: string | null;
   /** The merchant's reference of the order, so a payer can tell which order the page is for. */
   orderReference: string;
+  /** The token to pay in (a USD order: its current route's; USD until one is chosen). Amounts below are in it. */
   currency: string;
-  chainId: string;
-  chainName: string;
-  protocol: string;
-  address: string;
+  chainId: string | null;
+  chainName: string | null;
+  protocol: string | null;
+  address: string | null;
+  /** A USD order: its price in dollars (the amounts above are in its route's token); null for a token order. */
+  priceUsd: string | null;
+  /**
+   * A USD order the payer may still choose or switch the route of (pending, window open, nothing
+   * counted short of the whole): every route it offers, the current one marked; null otherwise.
+   */
+  routeChoice: { value: string; currency: string; chainName: string; amount: string; current: boolean }[] | null;
+  /** A USD order: payments counted by a route other than the current one (the payer switched after paying by it). */
+  otherRoutePayments: { currency: string; chainName: string; address: string; amount: string }[];
   amount: string;
   amountReceived: string;
   /** amount − received when positive, else "0". */
@@ -72,6 +84,11 @@ export interface PaymentPageView {
   detectionDelayed: boolean;
 }
 
+/** USD units in a route token's units, rounded as asked (what is due up, what arrived down). */
+function inRouteToken(usd: bigint, decimals: number, round: 'up' | 'down'): bigint {
+  return round === 'up' ? usdInTokenUnits(usd, decimals) : usd / 10n ** BigInt(USD_DECIMALS - decimals);
+}
+
 /** The page's view of an order at `now` (pure but for the redirect's default URLs, read only for a final order). */
 export async function presentPaymentPage(
   ctx: Pick<ServiceContext, 'db' | 'registry' | 'config'>,
@@ -79,10 +96,14 @@ export async function presentPaymentPage(
   now: Date,
   chainHealth: { degraded: boolean } = { degraded: false },
 ): Promise<PaymentPageView> {
-  const { order, transfers } = facts;
-  const chain = ctx.registry.get(order.chainId);
-  const token = chain?.tokens[order.currency as Currency];
-  const decimals = orderDecimals(ctx, order);
+  const { order } = facts;
+  const chain = order.chainId === null ? undefined : ctx.registry.get(order.chainId);
+  const routeToken = order.routes ? order.routeCurrency : order.currency;
+  const token = routeToken ? chain?.tokens[routeToken as Currency] : undefined;
+  // A USD order: the decision in USD units, the page in its route's token (none chosen: dollars).
+  const transfers = order.routes ? facts.transfers.map((t) => ({ ...t, amount: tokenUnitsInUsd(t.amount, ctx.registry.tokenDecimals(t.chainId, t.currency)) })) : facts.transfers;
+  const decimals = order.routes && token ? token.decimals : orderDecimals(ctx, order);
+  const shown = (units: bigint, round: 'up' | 'down') => formatAmount(order.routes && token ? inRouteToken(units, token.decimals, round) : units, decimals);
   // No checkpoint: the page never declares expiry itself; only the order's status does.
   const decision = decideOrderStatus(order, transfers, null, now);
   const received = decision.amountReceived;
@@ -94,6 +115,7 @@ export async function presentPaymentPage(
   else if (order.status === 'expired') state = 'expired';
   else if (received >= order.amount) state = 'confirming';
   else if (!inWindow) state = 'grace';
+  else if (order.routes && order.chainId === null) state = 'choosing';
   else state = received > 0n ? 'underpaid' : 'awaiting';
 
   let confirmations: PaymentPageView['confirmations'] = null;
@@ -107,24 +129,46 @@ export async function presentPaymentPage(
 
   const invitesPayment = state === 'awaiting' || state === 'underpaid';
   const txHash = state === 'paid' ? order.txHash : null;
+  const remainingShown = shown(remaining, 'up');
+  const chainNameOf = (chainId: string) => ctx.registry.get(chainId)?.name ?? chainId;
   return {
     state,
     underReview: order.status === 'expired' && (order.latePaidAt !== null || order.unattributedPayments > 0),
     organizationName: facts.organizationName,
     supportContact: facts.supportContact,
     orderReference: order.orderReference,
-    currency: order.currency,
+    currency: routeToken ?? order.currency,
     chainId: order.chainId,
     chainName: chain?.name ?? order.chainId,
     protocol: order.protocol,
     address: order.address,
-    amount: formatAmount(order.amount, decimals),
-    amountReceived: formatAmount(received, decimals),
-    remaining: formatAmount(remaining, decimals),
-    excess: formatAmount(received > order.amount ? received - order.amount : 0n, decimals),
+    priceUsd: order.routes ? formatAmount(order.amount, USD_DECIMALS) : null,
+    routeChoice:
+      order.routes && (state === 'choosing' || (state === 'awaiting' && order.status === 'pending'))
+        ? order.routes.map((r) => ({
+            value: `${r.currency}@${r.chainId}`,
+            currency: r.currency,
+            chainName: chainNameOf(r.chainId),
+            amount: formatAmount(usdInTokenUnits(order.amount, ctx.registry.tokenDecimals(r.chainId, r.currency)), ctx.registry.tokenDecimals(r.chainId, r.currency)),
+            current: r.chainId === order.chainId && r.currency === order.routeCurrency,
+          }))
+        : null,
+    otherRoutePayments: (order.chosenRoutes ?? [])
+      .filter((r) => r.received !== '0' && !(r.chainId === order.chainId && r.currency === order.routeCurrency))
+      .map((r) => ({ currency: r.currency, chainName: chainNameOf(r.chainId), address: r.address, amount: formatAmount(BigInt(r.received), ctx.registry.tokenDecimals(r.chainId, r.currency)) })),
+    amount: shown(order.amount, 'up'),
+    amountReceived: shown(received, 'down'),
+    remaining: remainingShown,
+    excess: shown(received > order.amount ? received - order.amount : 0n, 'down'),
     walletUri:
-      invitesPayment && chain && token
-        ? walletUri(chain, token, order.address, { units: remaining, amount: formatAmount(remaining, decimals), id: order.id, label: facts.organizationName, message: `Order ${order.orderReference}` })
+      invitesPayment && chain && token && order.address
+        ? walletUri(chain, token, order.address, {
+            units: order.routes ? usdInTokenUnits(remaining, token.decimals) : remaining,
+            amount: remainingShown,
+            id: order.id,
+            label: facts.organizationName,
+            message: `Order ${order.orderReference}`,
+          })
         : null,
     confirmations,
     finality: chain?.finality.kind === 'solidified' ? 'solidified' : 'confirmations',

@@ -27,6 +27,8 @@ const PAGE_ORDER = columnsReader(orders, [
   'successUrl', 'cancelUrl', 'requiredConfirmations', 'createdAt', 'expiresAt', 'graceEndsAt', 'txHash',
   // Issue 40: an expired order with a payment seen after it ended says "being reviewed", not "expired".
   'latePaidAt', 'unattributedPayments',
+  // Issue 41: a USD order's routes (offered and given) and its current route's token.
+  'routes', 'chosenRoutes', 'routeCurrency',
 ]);
 export type PageOrder = ReturnType<typeof PAGE_ORDER.read>;
 

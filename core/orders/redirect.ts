@@ -41,7 +41,8 @@ export function orderRedirectUrl(order: RedirectFields, defaults: RedirectDefaul
     ['status', order.status],
     ['amount', order.amount],
     ['currency', order.currency],
-    ['chainId', order.chainId],
+    // A USD order that never chose a route has no chain.
+    ...(order.chainId === null ? [] : [['chainId', order.chainId] as [string, string]]),
   ];
   if (completed && order.txHash) params.push(['txHash', order.txHash]);
   for (const [k, v] of params) url.searchParams.set(k, v);

@@ -1,3 +1,4 @@
+import { USD } from '../chains/chain';
 import { randomBytes } from 'node:crypto';
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
@@ -325,18 +326,21 @@ export async function listPaymentLinks(ctx: Pick<ServiceContext, 'db' | 'clock'>
 export interface Collected {
   linkId: string;
   currency: string;
-  chainId: string;
+  /** Null for USD (orders priced in dollars, whatever their routes' chains). */
+  chainId: string | null;
   units: bigint;
 }
 
 export async function amountsCollected(db: DbOrTx, organizationId: string, linkIds: string[]): Promise<Collected[]> {
   if (linkIds.length === 0) return [];
   const linkId = sql<string>`${orders.paymentLinkId}`;
+  // USD orders add up in dollars, whatever route each was paid by.
+  const chainId = sql<string | null>`(case when ${orders.currency} = ${USD} then null else ${orders.chainId} end)`;
   const rows = await db
-    .select({ linkId, currency: orders.currency, chainId: orders.chainId, units: sql<string>`sum(${orders.amountReceived})::text` })
+    .select({ linkId, currency: orders.currency, chainId, units: sql<string>`sum(${orders.amountReceived})::text` })
     .from(orders)
     .where(and(inArray(orders.paymentLinkId, linkIds), eq(orders.organizationId, organizationId), eq(orders.status, 'completed')))
-    .groupBy(linkId, orders.currency, orders.chainId)
-    .orderBy(linkId, orders.currency, orders.chainId);
+    .groupBy(linkId, orders.currency, chainId)
+    .orderBy(linkId, orders.currency, chainId);
   return rows.map((r) => ({ ...r, units: BigInt(r.units) }));
 }

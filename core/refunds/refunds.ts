@@ -1,9 +1,9 @@
 import { and, asc, desc, count, eq, inArray, notInArray, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
-import { chainCheckpoints, deposits, depositBindings, orders, organizations, refunds, transfers, type RefundKind, type RefundStatus } from '../../db/schema';
+import { chainCheckpoints, deposits, depositBindings, orders, organizations, refunds, transfers, type ChosenOrderRoute, type RefundKind, type RefundStatus } from '../../db/schema';
 import { getCheckpoint } from '../chains/checkpoints';
 import type { ServiceContext } from '../service/context';
-import type { Protocol } from '../chains/chain';
+import { USD, USD_DECIMALS, type Protocol } from '../chains/chain';
 import { AppError, notFound, validationError } from '../platform/errors';
 import { formatAmount, parseAmount } from '../platform/amounts';
 import { newId } from '../platform/ids';
@@ -13,6 +13,7 @@ import { emitEvent } from '../events/events';
 import { auditAction, type Actor } from '../reconciliation/actor';
 import { awaitsAttribution } from '../reconciliation/attribute-transfer';
 import { presentRefund, type RefundRow } from '../views/refund';
+import { tokenUnitsInUsd } from '../views/order';
 import { checkRefundDestination, type DestinationRefusal } from './destination';
 import { refundEventType } from './refund-events';
 
@@ -66,7 +67,7 @@ export async function issueRefund(ctx: ServiceContext, actor: Actor, mayIssue: b
   const now = ctx.clock.now();
   const expiresAt = expiryOf(input.expiresAt, now);
   return ctx.db.transaction(async (tx) => {
-    const refundable = await lockRefundable(tx, actor.organizationId, source, input);
+    const refundable = await lockRefundable(tx, ctx.registry, actor.organizationId, source, input);
     const chain = ctx.registry.requireOfferedChain(refundable.chainId);
     const token = ctx.registry.requireToken(chain, refundable.currency);
     const decimals = token.decimals;
@@ -112,7 +113,7 @@ export async function issueRefund(ctx: ServiceContext, actor: Actor, mayIssue: b
         updatedAt: now,
       })
       .returning();
-    if ('orderId' in source) await addToOrderRefunded(tx, source.orderId, amount);
+    if ('orderId' in source) await addToOrderRefunded(tx, source.orderId, amount, decimals);
     await auditAction(tx, actor, mayIssue ? 'refund.issued' : 'refund.requested', row.id, {
       source: sourceText(source),
       amount: formatAmount(amount, decimals),
@@ -162,7 +163,7 @@ export async function cancelRefund(ctx: ServiceContext, actor: Actor, refundId: 
     requireStatus(refund, ['requested', 'awaiting_claim', 'claimed', 'approved'], 'cancelled');
     const now = ctx.clock.now();
     const [row] = await tx.update(refunds).set({ status: 'cancelled', cancelledBy: actor.name, cancelledAt: now, updatedAt: now }).where(eq(refunds.id, refund.id)).returning();
-    await releaseFromOrder(tx, refund);
+    await releaseFromOrder(tx, ctx, refund);
     await auditAction(tx, actor, `${refund.kind}.cancelled`, refund.id, { previousStatus: refund.status, reason: reason?.trim() || null });
     return row;
   });
@@ -328,7 +329,7 @@ export async function expireDueRefunds(ctx: ServiceContext, options: { batchSize
         if (refund.status === 'approved' && !checkpoints.has(refund.chainId)) checkpoints.set(refund.chainId, await getCheckpoint(tx, refund.chainId));
         if (!refundExpires(refund, checkpoints.get(refund.chainId) ?? null, now)) continue;
         const [row] = await tx.update(refunds).set({ status: 'expired', expiredAt: now, updatedAt: now }).where(eq(refunds.id, refund.id)).returning();
-        await releaseFromOrder(tx, refund);
+        await releaseFromOrder(tx, ctx, refund);
         await emitEvent(tx, { organizationId: row.organizationId, type: refundEventType(row.kind, 'expired'), data: presentRefund(ctx, row), createdAt: now });
         expired++;
       }
@@ -382,18 +383,23 @@ function requireStatus(refund: RefundRow, allowed: RefundStatus[], becoming: str
   }
 }
 
-async function addToOrderRefunded(tx: Tx, orderId: string, amount: bigint): Promise<void> {
-  await tx.update(orders).set({ amountRefunded: sql`${orders.amountRefunded} + ${amount.toString()}::numeric` }).where(eq(orders.id, orderId));
+async function addToOrderRefunded(tx: Tx, orderId: string, amount: bigint, decimals: number): Promise<void> {
+  await tx.update(orders).set({ amountRefunded: sql`${orders.amountRefunded} + ${inOrderUnits(amount, decimals)}` }).where(eq(orders.id, orderId));
 }
 
 /** A refund cancelled or expired no longer holds its order's money. */
-async function releaseFromOrder(tx: Tx, refund: RefundRow): Promise<void> {
+async function releaseFromOrder(tx: Tx, ctx: Pick<ServiceContext, 'registry'>, refund: RefundRow): Promise<void> {
   if (refund.orderId === null) return;
+  const held = inOrderUnits(refund.amount, ctx.registry.tokenDecimals(refund.chainId, refund.currency));
   await tx
     .update(orders)
-    .set({ amountRefunded: sql`greatest(${orders.amountRefunded} - ${refund.amount.toString()}::numeric, 0)` })
+    .set({ amountRefunded: sql`greatest(${orders.amountRefunded} - ${held}, 0)` })
     .where(eq(orders.id, refund.orderId));
 }
+
+/** A refund's amount (base units of its token) in its order's units: USD base units for a USD order (core/orders/routes.ts). */
+const inOrderUnits = (amount: bigint, decimals: number): SQL =>
+  sql`(case when ${orders.currency} = ${USD} then ${tokenUnitsInUsd(amount, decimals).toString()}::numeric else ${amount.toString()}::numeric end)`;
 
 /** The currency and chain the refund is paid in: the payment's; another is refused (amounts are in its token's units). */
 function sameTokenAs(input: Pick<IssueRefundInput, 'currency' | 'chainId'>, payment: { currency: string; chainId: string }, what: string): { currency: string; chainId: string } {
@@ -406,15 +412,25 @@ function sameTokenAs(input: Pick<IssueRefundInput, 'currency' | 'chainId'>, paym
 }
 
 /** Locks what a refund returns and says how much it received and how much refunds already take. */
-async function lockRefundable(tx: Tx, organizationId: string, source: RefundSource, input: IssueRefundInput): Promise<Refundable> {
+async function lockRefundable(tx: Tx, registry: Pick<ServiceContext['registry'], 'tokenDecimals'>, organizationId: string, source: RefundSource, input: IssueRefundInput): Promise<Refundable> {
   if ('orderId' in source) {
     const [order] = await tx
-      .select({ id: orders.id, amount: orders.amount, received: orders.amountReceived, refunded: orders.amountRefunded, currency: orders.currency, chainId: orders.chainId })
+      .select({
+        id: orders.id,
+        amount: orders.amount,
+        received: orders.amountReceived,
+        refunded: orders.amountRefunded,
+        currency: orders.currency,
+        chainId: orders.chainId,
+        routeCurrency: orders.routeCurrency,
+        chosenRoutes: orders.chosenRoutes,
+      })
       .from(orders)
       .where(and(eq(orders.id, source.orderId), eq(orders.organizationId, organizationId)))
       .for('update');
     if (!order) throw notFound('Order');
-    const { currency, chainId } = sameTokenAs(input, order, `Order ${order.id}`);
+    if (order.chosenRoutes) return usdOrderRefundable(tx, registry, source, input, { ...order, chosenRoutes: order.chosenRoutes });
+    const { currency, chainId } = sameTokenAs(input, { currency: order.currency, chainId: order.chainId! }, `Order ${order.id}`);
     const suggested = order.received > order.amount ? order.received - order.amount : order.received;
     return { source, currency, chainId, received: order.received, alreadyRefunded: order.refunded, suggested };
   }
@@ -461,6 +477,34 @@ async function lockRefundable(tx: Tx, organizationId: string, source: RefundSour
     and(eq(refunds.organizationId, organizationId), eq(refunds.depositReference, source.depositReference), eq(refunds.currency, currency), eq(refunds.chainId, chainId))!,
   );
   return { source, currency, chainId, received: total, alreadyRefunded, suggested: total };
+}
+
+/**
+ * A USD order's refundable: a refund is paid in one of the routes it was paid by (the one named, else
+ * its current route), up to what that route received less refunds in that token; by default the
+ * order's excess in that token (rounded down), else what the route received.
+ */
+async function usdOrderRefundable(
+  tx: Tx,
+  registry: Pick<ServiceContext['registry'], 'tokenDecimals'>,
+  source: RefundSource & { orderId: string },
+  input: IssueRefundInput,
+  order: { id: string; amount: bigint; received: bigint; chainId: string | null; routeCurrency: string | null; chosenRoutes: ChosenOrderRoute[] },
+): Promise<Refundable> {
+  const chainId = input.chainId ?? order.chainId;
+  const currency = input.currency ?? order.routeCurrency;
+  const route = order.chosenRoutes.find((r) => r.chainId === chainId && r.currency === currency);
+  if (!route) {
+    const paidBy = order.chosenRoutes.map((r) => `${r.currency} on ${r.chainId}`).join(', ') || 'no route yet';
+    throw validationError(`Order ${order.id} is priced in USD and was given these routes: ${paidBy}. A refund is paid in the token and on the chain of one of them (name it with currency and chainId)`, [
+      { field: 'currency', message: 'must be one of the order\'s routes' },
+    ]);
+  }
+  const decimals = registry.tokenDecimals(route.chainId, route.currency);
+  const excess = order.received > order.amount ? (order.received - order.amount) / 10n ** BigInt(USD_DECIMALS - decimals) : 0n;
+  const received = BigInt(route.received);
+  const alreadyRefunded = await refundedOf(tx, and(eq(refunds.orderId, order.id), eq(refunds.currency, route.currency), eq(refunds.chainId, route.chainId))!);
+  return { source, currency: route.currency, chainId: route.chainId, received, alreadyRefunded, suggested: excess > 0n ? excess : received };
 }
 
 async function refundedOf(tx: Tx, where: SQL): Promise<bigint> {

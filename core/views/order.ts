@@ -5,6 +5,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { DateTime, metadataOut, Nullable, NullableDateTime, StringEnum } from '../platform/wire-schema';
 import { UNATTRIBUTED_REASONS } from '../transfers/transfers';
 import { currencySymbolSchema } from './chain';
+import { USD, USD_DECIMALS, type Protocol } from '../chains/registry';
 
 /**
  * How much of an order has been paid, derived from amount and amountReceived (base units of the
@@ -49,9 +50,56 @@ export function orderExceptions(
 /** An order as stored. */
 export type OrderRow = typeof orders.$inferSelect;
 
-/** Decimals of an order's token (the registry's one authority). */
+/** An order priced in a token (today's form): its chain, address and pool address are never null. */
+export type TokenOrderRow = OrderRow & { chainId: string; protocol: string; address: string; poolAddressId: number };
+
+/** The pool addresses an order holds: its own (a token order) or those of its chosen routes (a USD order), each once. */
+export function heldPoolAddresses(order: Pick<OrderRow, 'chosenRoutes' | 'poolAddressId' | 'protocol'>): { poolAddressId: number; protocol: Protocol }[] {
+  if (order.chosenRoutes) {
+    return [...new Map(order.chosenRoutes.map((r) => [r.poolAddressId, { poolAddressId: r.poolAddressId, protocol: r.protocol }])).values()];
+  }
+  return order.poolAddressId === null ? [] : [{ poolAddressId: order.poolAddressId, protocol: order.protocol as Protocol }];
+}
+
+/** Decimals of an order's token (the registry's one authority): USD base units for a USD order. */
 export function orderDecimals(ctx: Pick<ServiceContext, 'registry'>, order: Pick<OrderRow, 'chainId' | 'currency'>): number {
-  return ctx.registry.tokenDecimals(order.chainId, order.currency);
+  return order.currency === USD ? USD_DECIMALS : ctx.registry.tokenDecimals(order.chainId, order.currency);
+}
+
+/** A USD amount (base units) in a token's base units, rounded up: what a payer must send to cover it. */
+export function usdInTokenUnits(usd: bigint, decimals: number): bigint {
+  const scale = 10n ** BigInt(USD_DECIMALS - decimals);
+  return (usd + scale - 1n) / scale;
+}
+
+/** A token amount (base units) in USD base units: exact (a route token has at most USD_DECIMALS). */
+export function tokenUnitsInUsd(units: bigint, decimals: number): bigint {
+  return units * 10n ** BigInt(USD_DECIMALS - decimals);
+}
+
+/** A USD order's routes on the wire (all null for a token order). */
+function presentRoutes(ctx: Pick<ServiceContext, 'registry'>, order: OrderRow): Pick<OrderView, 'routes' | 'route' | 'chosenRoutes'> {
+  if (!order.routes) return { routes: null, route: null, chosenRoutes: null };
+  const inToken = (route: { chainId: string; currency: string }, usd: bigint) => {
+    const decimals = ctx.registry.tokenDecimals(route.chainId, route.currency);
+    return formatAmount(usdInTokenUnits(usd, decimals), decimals);
+  };
+  const chosen = order.chosenRoutes ?? [];
+  const current = chosen.find((r) => r.chainId === order.chainId && r.currency === order.routeCurrency);
+  const due = order.amount > order.amountReceived ? order.amount - order.amountReceived : 0n;
+  return {
+    routes: order.routes.map((r) => ({ currency: r.currency, chainId: r.chainId, amount: inToken(r, order.amount) })),
+    route: current
+      ? { currency: current.currency, chainId: current.chainId, protocol: current.protocol, address: current.address, amount: inToken(current, order.amount), amountDue: inToken(current, due), chosenAt: current.chosenAt }
+      : null,
+    chosenRoutes: chosen.map((r) => ({
+      currency: r.currency,
+      chainId: r.chainId,
+      address: r.address,
+      amountReceived: formatAmount(BigInt(r.received), ctx.registry.tokenDecimals(r.chainId, r.currency)),
+      chosenAt: r.chosenAt,
+    })),
+  };
 }
 
 /** The hosted payment page of an order: its unguessable token, never its id. */
@@ -66,7 +114,7 @@ export function paymentUrlOf(config: Pick<ServiceContext['config'], 'publicBaseU
 export const orderSchema = Type.Object({
   orderId: Type.String({ example: 'ord_01jd3k…' }),
   orderReference: Type.String({ maxLength: 255 }),
-  amount: Type.String({ description: 'Decimal string in token units', example: '10.5' }),
+  amount: Type.String({ description: 'Decimal string in token units (a USD order: in dollars)', example: '10.5' }),
   amountReceived: Type.String({
     description:
       'Sum of the transfers counted toward this order that are not dropped (pending and confirmed): right chain, right token, block time between creation and graceEndsAt. Overpayment shows as the excess over amount.',
@@ -88,11 +136,51 @@ export const orderSchema = Type.Object({
     description:
       'Derived (not in the spec) from amount and amountReceived: unpaid (nothing received), partial (less than amount), paid (exactly amount), overpaid (more). Counts what amountReceived counts (pending and confirmed transfers); status says whether the order completed.',
   }),
-  currency: currencySymbolSchema(),
-  chainId: Type.String({ example: 'ethereum-sepolia' }),
-  protocol: Type.String({ enum: ['evm', 'tron', 'solana'] }),
-  address: Type.String({ description: 'Payment address allocated from the pool' }),
-  paymentAddress: Type.String({ description: 'The same address under the name the spec also uses ("also seen under the name paymentAddress")' }),
+  currency: Type.String({
+    description: 'The token symbol the order is priced and paid in (USDT, USDC, DAI, or one the chains file adds); USD for an order priced in dollars whose payer picks the route (see routes, route)',
+    example: 'USDT',
+  }),
+  chainId: Nullable(Type.String({ example: 'ethereum-sepolia', description: 'A USD order: its current route\'s chain, null until a route is chosen' })),
+  protocol: Nullable(Type.String({ enum: ['evm', 'tron', 'solana'], description: 'A USD order: its current route\'s, null until a route is chosen' })),
+  address: Nullable(Type.String({ description: 'Payment address allocated from the pool (a USD order: its current route\'s, null until a route is chosen)' })),
+  paymentAddress: Nullable(Type.String({ description: 'The same address under the name the spec also uses ("also seen under the name paymentAddress")' })),
+  routes: Nullable(
+    Type.Array(
+      Type.Object({
+        currency: Type.String({ example: 'USDT' }),
+        chainId: Type.String({ example: 'tron-nile' }),
+        amount: Type.String({ description: 'The order\'s amount in this token (1 token = 1 USD), decimal string in token units', example: '12.34' }),
+      }),
+      { description: 'A USD order: the routes its payer may pay by (a USD stablecoin on a chain each); null for a token order' },
+    ),
+  ),
+  route: Nullable(
+    Type.Object({
+      currency: Type.String({ example: 'USDT' }),
+      chainId: Type.String({ example: 'tron-nile' }),
+      protocol: Type.String({ enum: ['evm', 'tron', 'solana'] }),
+      address: Type.String(),
+      amount: Type.String({ description: 'The order\'s amount in the route\'s token' }),
+      amountDue: Type.String({ description: 'What is still to pay, in the route\'s token (rounded up to its decimals)' }),
+      chosenAt: DateTime(),
+    }),
+    { description: 'A USD order: its current route (chosen on its payment page or with POST /orders/{id}/route; a completed order: the route of the payment that completed it); null until one is chosen, and for a token order' },
+  ),
+  chosenRoutes: Nullable(
+    Type.Array(
+      Type.Object({
+        currency: Type.String(),
+        chainId: Type.String(),
+        address: Type.String(),
+        amountReceived: Type.String({ description: 'Counted payments by this route, in its token' }),
+        chosenAt: DateTime(),
+      }),
+    ),
+    {
+      description:
+        'A USD order: every route it was given, in the order chosen. Payments to each of their addresses in that route\'s token count toward the order until it ends, so a payment still made by a route the payer switched away from is credited (amountReceived sums them in USD). null for a token order',
+    },
+  ),
   paymentUrl: Type.String({ description: 'Hosted payment page: <PUBLIC_BASE_URL>/pay/<token>, the token 128 random bits (not the order id)' }),
   status: StringEnum(['pending', 'completed', 'expired']),
   metadata: metadataOut(),
@@ -166,6 +254,7 @@ export function presentOrder(ctx: Pick<ServiceContext, 'registry' | 'config'>, o
     protocol: order.protocol,
     address: order.address,
     paymentAddress: order.address,
+    ...presentRoutes(ctx, order),
     paymentUrl: paymentUrlOf(ctx.config, order),
     status: order.status,
     metadata: (order.metadata ?? {}) as Record<string, unknown>,

@@ -39,7 +39,7 @@ export const paymentLinkSchema = Type.Object({
     ordersCreated: Type.Integer(),
     ordersCompleted: Type.Integer(),
     openOrders: Type.Integer({ description: 'Pending orders: each holds one unit (reserved) and one pool address' }),
-    amountCollected: Type.Array(Type.Object({ currency: Type.String(), chainId: Type.String(), amount: Type.String() }), {
+    amountCollected: Type.Array(Type.Object({ currency: Type.String(), chainId: Nullable(Type.String({ description: 'null for USD' })), amount: Type.String() }), {
       description: 'Received by completed orders, per token',
     }),
     inventory: Type.Object({
