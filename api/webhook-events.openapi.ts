@@ -14,7 +14,7 @@ const DATA: Record<EventType, { summary: string; data: Record<string, unknown> }
     data: {
       type: 'object',
       description:
-        'The order as GET /orders/:orderId shows it (without unattributedPayments), with txHash when a payment completed it; paymentState paid, overpaid (amountExcess says by how much) or, when underpaid or settled by hand, partial or unpaid; resolution automatic or manual with resolvedBy, resolvedAt and resolutionReason',
+        'The order as GET /orders/:orderId shows it (without unattributedPayments), with txHash when a payment completed it; paymentState paid, overpaid (amountExcess says by how much) or, when underpaid or settled by hand, partial or unpaid; resolution automatic or manual with resolvedBy, resolvedAt and resolutionReason. A USD order (currency USD, amounts in dollars): route is the route its completing payment came by, with the token amount (route.amount), and chosenRoutes every route it was given with what each received',
     },
   },
   'order.expired': { summary: 'An order expired unpaid or underpaid', data: { type: 'object', description: 'The order as GET /orders/:orderId shows it; paymentState unpaid or partial (amountDue says what was missing)' } },

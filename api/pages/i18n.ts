@@ -22,7 +22,17 @@ export interface Messages {
   supportLabel: string;
   /** Beside the merchant's reference of the order. */
   orderReferenceLabel: string;
-  headings: Record<'awaiting' | 'underpaid' | 'confirming' | 'grace' | 'paid' | 'overpaid' | 'expired' | 'reviewing', string>;
+  headings: Record<'choosing' | 'awaiting' | 'underpaid' | 'confirming' | 'grace' | 'paid' | 'overpaid' | 'expired' | 'reviewing', string>;
+  /** A USD order: pick the token and network to pay with. */
+  choosing: string;
+  priceLabel: string;
+  /** The route picker's legend and its submit button (a token on a network, with its amount). */
+  routeLegend: string;
+  payWithRoute: (token: string, network: string, amount: string) => string;
+  /** The switch, collapsed under the payment instructions. */
+  switchRoute: string;
+  /** A payment by a route the payer switched away from: it still counts. */
+  otherRoutePayment: (amount: string, network: string) => string;
   awaiting: string;
   underpaid: (received: string, remaining: string) => string;
   confirming: (current: number, required: number) => string;
@@ -73,6 +83,7 @@ const en: Messages = {
   orderReferenceLabel: 'Order',
   supportLabel: 'Questions about this payment? Contact',
   headings: {
+    choosing: 'Choose how to pay',
     awaiting: 'Waiting for your payment',
     underpaid: 'Partial payment received',
     confirming: 'Payment seen, confirming',
@@ -82,6 +93,12 @@ const en: Messages = {
     expired: 'Payment request expired',
     reviewing: 'Payment seen, being reviewed',
   },
+  choosing: 'Pick the token and network your wallet holds. The price is in US dollars; each stablecoin counts one for one.',
+  priceLabel: 'Price',
+  routeLegend: 'Pay with',
+  payWithRoute: (token, network, amount) => `${amount} ${token} on ${network}`,
+  switchRoute: 'Pay with another token or network',
+  otherRoutePayment: (amount, network) => `Your payment of ${amount} on ${network}, sent to the address of the route you chose first, counts toward this order.`,
   awaiting: 'Send the amount below to the address below. This page updates by itself.',
   underpaid: (received, remaining) => `We received ${received}. Send the remainder: ${remaining}.`,
   confirming: (current, required) => `Confirmations: ${current} of ${required}. No need to do anything.`,
@@ -135,6 +152,7 @@ const es: Messages = {
   orderReferenceLabel: 'Pedido',
   supportLabel: '¿Preguntas sobre este pago? Contacto:',
   headings: {
+    choosing: 'Elija cómo pagar',
     awaiting: 'Esperando su pago',
     underpaid: 'Pago parcial recibido',
     confirming: 'Pago detectado, confirmando',
@@ -144,6 +162,12 @@ const es: Messages = {
     expired: 'Solicitud de pago vencida',
     reviewing: 'Pago recibido, en revisión',
   },
+  choosing: 'Elija el token y la red que tiene su billetera. El precio está en dólares estadounidenses; cada stablecoin cuenta uno por uno.',
+  priceLabel: 'Precio',
+  routeLegend: 'Pagar con',
+  payWithRoute: (token, network, amount) => `${amount} ${token} en ${network}`,
+  switchRoute: 'Pagar con otro token u otra red',
+  otherRoutePayment: (amount, network) => `Su pago de ${amount} en ${network}, enviado a la dirección de la primera opción que eligió, cuenta para este pedido.`,
   awaiting: 'Envíe el importe indicado a la dirección indicada. Esta página se actualiza sola.',
   underpaid: (received, remaining) => `Hemos recibido ${received}. Envíe el resto: ${remaining}.`,
   confirming: (current, required) => `Confirmaciones: ${current} de ${required}. No tiene que hacer nada.`,

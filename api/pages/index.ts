@@ -7,6 +7,7 @@ import { clientIpOf, type TrustProxy } from '../client-ip';
 import { ipRateLimit, ipRateLimiter } from './ip-rate-limit';
 import { payStatusEndpoint } from './pay/status-endpoint';
 import { pageFailure, payRoutes, sendPageError, type PageHandler } from './pay/pay-routes';
+import { routeChoiceHandler } from './pay/route-choice';
 import { alertConfirmRoutes } from './alerts/confirm-routes';
 import { publicPageHeaders, publicPageHeaderSetter } from './public-headers';
 import { ASSETS_PATH, staticAssets } from './static-assets';
@@ -67,6 +68,8 @@ export function mountPublicPages(
       }
     };
   for (const { path, handler } of payRoutes(deps)) app.get(path, page(handler));
+  // A USD order's payer picks or switches its route (issue 41; the public write kit as the checkout).
+  app.post('/pay/:token/route', page(routeChoiceHandler(deps)));
   for (const { method, path, handler } of alertConfirmRoutes(deps)) app[method](path, page(handler));
   // Anything else under /pay (any method): the not-found page, behind the same headers and limit.
   const notFoundPage = page(async (req, res) => sendPageError(req, res, 404, 'notFound'));

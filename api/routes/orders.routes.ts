@@ -4,8 +4,8 @@ import { Type } from '@sinclair/typebox';
 import { listQuerySchema, metadataSchema } from '../validation';
 import { SEARCH_MAX_LENGTH } from '../../core/chains/search-term';
 import { StringEnum } from '../../core/platform/wire-schema';
+import { chooseOrderRoute, placeOrder } from '../../core/orders/routes';
 import {
-  createOrder,
   getOrder,
   getOrderByReference,
   listOrders,
@@ -33,8 +33,23 @@ const createOrderBody = Type.Object(
       description: 'Positive decimal string in token units, at most the token\'s decimals, e.g. "10.50" (INVALID_AMOUNT otherwise)',
       examples: ['10.50'],
     }),
-    currency: Type.String({ minLength: 1, maxLength: 16, description: 'A token symbol the chain offers (GET /chains: USDT, USDC, DAI, or one the chains file adds), INVALID_CURRENCY otherwise' }),
-    chainId: Type.String({ minLength: 1, maxLength: 64, description: 'An enabled chain, e.g. ethereum-sepolia (INVALID_CHAIN otherwise)' }),
+    currency: Type.String({
+      minLength: 1,
+      maxLength: 16,
+      description:
+        'A token symbol the chain offers (GET /chains: USDT, USDC, DAI, or one the chains file adds), INVALID_CURRENCY otherwise; or USD: an order priced in dollars (amount with at most 2 decimals) whose payer picks the route (token and network) on its payment page, or your server with POST /orders/{id}/route',
+    }),
+    chainId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'A token order: an enabled chain, e.g. ethereum-sepolia (INVALID_CHAIN otherwise). Not with currency USD' }),
+    ),
+    routes: Type.Optional(
+      Type.Array(Type.Object({ currency: Type.String({ minLength: 1, maxLength: 16 }), chainId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }), {
+        minItems: 1,
+        maxItems: 100,
+        description:
+          'currency USD only: the routes its payer may pick, each a USD stablecoin on an enabled chain (INVALID_CURRENCY otherwise). Default: the organization\'s usd_routes, else every USD stablecoin on every enabled chain',
+      }),
+    ),
     successUrl: Type.Optional(Type.String({ maxLength: 2048, description: 'Absolute http(s) URL; the payer is sent there after completion' })),
     cancelUrl: Type.Optional(Type.String({ maxLength: 2048, description: 'Absolute http(s) URL; the payer is sent there after expiry' })),
     metadata: Type.Optional(metadataSchema),
@@ -78,6 +93,14 @@ export const ORDER_LIST_FILTERS = {
 
 const listQuery = listQuerySchema({ sortBy: ORDER_SORT_FIELDS, defaultSortBy: 'createdAt', filters: ORDER_LIST_FILTERS });
 
+const routeBody = Type.Object(
+  {
+    currency: Type.String({ minLength: 1, maxLength: 16, description: 'The route\'s token, e.g. USDT' }),
+    chainId: Type.String({ minLength: 1, maxLength: 64, description: 'The route\'s chain, e.g. tron-mainnet' }),
+  },
+  { additionalProperties: false },
+);
+
 const resolveBody = Type.Object(
   {
     status: StringEnum(['completed'] as const, { description: 'What the order becomes: completed (settled by hand)' }),
@@ -102,8 +125,27 @@ export function registerOrderRoutes(api: ApiBuilder, deps: ApiDeps): void {
       response: orderSchema,
     },
     async ({ caller, body, reply }) => {
-      const order = await createOrder(deps, caller.organizationId, body);
+      const order = await placeOrder(deps, caller.organizationId, body);
       return reply.created(presentOrder(deps, order), 'Order created');
+    },
+  );
+
+  api.route(
+    {
+      method: 'post',
+      path: '/orders/:orderId/route',
+      summary: 'Choose the route of a USD order (token and network)',
+      description:
+        'For an order priced in USD: the route (one of its routes) its payer will pay by, as if the payer picked it on the payment page. The first choice takes an address of the route\'s family from the pool and starts the payment window; a later one switches (the window is kept). The order keeps every route it was given until it ends: a payment still made by an earlier route counts, in that route\'s token. Choosing the current route again changes nothing. 409 CONFLICT for a token order; 400 ORDER_EXPIRED once its window ended, ORDER_ALREADY_PAID when completed; 400 INVALID_CURRENCY for a route it does not offer; 503 NO_AVAILABLE_ADDRESSES when the family\'s pool is empty (nothing changes).',
+      tag: 'Orders',
+      minRole: 'member',
+      creates: true,
+      body: routeBody,
+      response: orderSchema,
+    },
+    async ({ caller, params, body, reply }) => {
+      const order = await chooseOrderRoute(deps, { organizationId: caller.organizationId }, params.orderId, body);
+      return reply.ok(await presentOrderWithPayments(deps, order), 'Route chosen');
     },
   );
 

@@ -208,10 +208,10 @@ async function main(): Promise<void> {
       const order = created[i * 7];
       await ctx.db.transaction(async (tx) => {
         await tx.insert(transfers).values({
-          id: newId('trf'), chainId: order.chainId, protocol: 'evm', currency: order.currency, tokenAddress: randomAddress(),
-          amount: order.amount, fromAddress: randomAddress(), toAddress: order.address, txHash: hexlify(randomBytes(32)), indexInTx: 0, logIndex: 0,
+          id: newId('trf'), chainId: order.chainId!, protocol: 'evm', currency: order.currency, tokenAddress: randomAddress(),
+          amount: order.amount, fromAddress: randomAddress(), toAddress: order.address!, txHash: hexlify(randomBytes(32)), indexInTx: 0, logIndex: 0,
           blockNumber: 100 + i, blockHash: hexlify(randomBytes(32)), blockTimestamp: new Date(), confirmations: 3, status: 'confirmed',
-          organizationId, poolAddressId: order.poolAddressId, orderId: order.id, counted: true, confirmedAt: new Date(),
+          organizationId, poolAddressId: order.poolAddressId!, orderId: order.id, counted: true, confirmedAt: new Date(),
         });
         await recomputeOrder(tx, ctx, order.id);
       });

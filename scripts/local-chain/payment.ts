@@ -53,10 +53,7 @@ export async function payOnLocalChain(
   let to: string;
   let currency: Currency;
   if (/^ord_/.test(target)) {
-    const [order] = await ctx.db
-      .select({ address: orders.address, currency: orders.currency, chainId: orders.chainId, status: orders.status })
-      .from(orders)
-      .where(eq(orders.id, target));
+    const order = await orderTarget(ctx, target);
     if (!order) throw new PayError(`order ${target} not found`);
     const orderChain = ctx.registry.get(order.chainId);
     if (orderChain?.protocol !== 'evm') throw new PayError(`order ${target} is on ${order.chainId}, not a local EVM chain (${localEvmChains(ctx).join(', ')})`);
@@ -134,8 +131,24 @@ async function isTronTarget(ctx: PayDeps, target: string): Promise<boolean> {
 /** An order on solana-local (its address and currency), or null. */
 async function solanaOrderOf(ctx: PayDeps, target: string): Promise<{ address: string; currency: string; status: string } | null> {
   if (!/^ord_/.test(target)) return null;
-  const [order] = await ctx.db.select({ address: orders.address, currency: orders.currency, status: orders.status, chainId: orders.chainId }).from(orders).where(eq(orders.id, target));
+  const order = await orderTarget(ctx, target);
   return order?.chainId === SOLANA_LOCAL_CHAIN_ID ? order : null;
+}
+
+/**
+ * Where an order is paid: its address, token and chain (a USD order: its current route's, and one
+ * with no route chosen yet is refused with what to do). Null: no such order.
+ */
+async function orderTarget(ctx: PayDeps, orderId: string): Promise<{ address: string; currency: string; chainId: string; status: string } | null> {
+  const [order] = await ctx.db
+    .select({ address: orders.address, currency: orders.currency, routeCurrency: orders.routeCurrency, chainId: orders.chainId, status: orders.status })
+    .from(orders)
+    .where(eq(orders.id, orderId));
+  if (!order) return null;
+  if (order.address === null || order.chainId === null) {
+    throw new PayError(`order ${orderId} is priced in USD and its payer has not chosen a route yet: choose one on its payment page or with POST /api/v1/orders/${orderId}/route`);
+  }
+  return { address: order.address, currency: order.routeCurrency ?? order.currency, chainId: order.chainId, status: order.status };
 }
 
 /** A test payment on tron-local: its faucet sends the test USDT (a dev-only endpoint of the node). */
@@ -144,7 +157,8 @@ async function payOnTronLocal(ctx: PayDeps, target: string, amountText: string, 
   if (!chain) throw new PayError('tron-local is not configured (NETWORK must be local)');
   let to = target;
   if (/^ord_/.test(target)) {
-    const [order] = await ctx.db.select({ address: orders.address, status: orders.status }).from(orders).where(eq(orders.id, target));
+    const order = await orderTarget(ctx, target);
+    if (!order) throw new PayError(`order ${target} not found`);
     refuseFinishedOrder(target, order.status, options);
     to = order.address;
   } else if (!normalizeTronAddress(target)) {

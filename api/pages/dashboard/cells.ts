@@ -23,7 +23,9 @@ export function longValue(value: string, href?: string | null): Html {
 }
 
 /** A chain as people know it: the registry's name (its id in the title); an unknown id as itself. */
-export function chainLabel(registry: Pick<ChainRegistry, 'get'>, chainId: string): Html {
+export function chainLabel(registry: Pick<ChainRegistry, 'get'>, chainId: string | null): Html {
+  // A USD order whose payer has not chosen a route yet.
+  if (chainId === null) return html`<span class="muted">no route chosen yet</span>`;
   const name = registry.get(chainId)?.name;
   return name ? html`<span title="${chainId}">${name}</span>` : html`${chainId}`;
 }

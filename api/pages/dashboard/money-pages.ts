@@ -1,3 +1,4 @@
+import { USD } from '../../../core/chains/chain';
 import type { Express, Request, Response } from 'express';
 import { explorerTxLink, type ChainRegistry } from '../../../core/chains/registry';
 import { chainLabel, confirmationsText, longValue } from './cells';
@@ -146,7 +147,8 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
       const chains = deps.registry.list();
       // The symbols enabled chains offer (the chains file may add some); one asked for in the URL that
       // no chain offers any more (an old order's token) stays selectable, so the form shows the filter applied.
-      const offered = deps.registry.offeredCurrencies();
+      // USD: orders priced in dollars whose payer picks the route.
+      const offered = [...deps.registry.offeredCurrencies(), USD];
       const currencies = filters.currency && !offered.includes(filters.currency) ? [...offered, filters.currency].sort() : offered;
       await sendPage(
           d,
@@ -292,7 +294,8 @@ ${order.unattributedPayments.map(
     html`${top}<section class="panel"><dl>
 <dt>Order</dt><dd class="mono">${order.orderId}</dd>
 <dt>Status</dt><dd>${orderBadges(order)}</dd>
-<dt>Amount</dt><dd>${order.amount} ${order.currency} on ${chainLabel(deps.registry, order.chainId)} (received ${order.amountReceived})</dd>
+<dt>Amount</dt><dd>${order.amount} ${order.currency} ${order.route ? `by ${order.route.currency} ` : ''}on ${chainLabel(deps.registry, order.chainId)} (received ${order.amountReceived})</dd>
+${order.chosenRoutes && order.chosenRoutes.length > 1 ? html`<dt>Routes given</dt><dd>${order.chosenRoutes.map((r) => html`<div>${r.currency} on ${chainLabel(deps.registry, r.chainId)}: <span class="mono">${r.address}</span>, received ${r.amountReceived}</div>`)}</dd>` : null}
 <dt>Address</dt><dd class="mono">${order.address}</dd>
 <dt>Payment page</dt><dd><a href="${order.paymentUrl}" rel="noopener noreferrer">open</a></dd>
 <dt>Created</dt><dd>${formatDate(order.createdAt)}</dd><dt>Expires</dt><dd>${formatDate(order.expiresAt)} (grace until ${formatDate(order.graceEndsAt)})</dd>

@@ -24,6 +24,8 @@ function formatLeft(ms: number): string {
 function statusText(v: PaymentPageView, t: Messages): { heading: string; text: string } {
   const money = (x: string) => `${x} ${v.currency}`;
   switch (v.state) {
+    case 'choosing':
+      return { heading: t.headings.choosing, text: t.choosing };
     case 'awaiting':
       return { heading: t.headings.awaiting, text: t.awaiting };
     case 'underpaid':
@@ -34,7 +36,7 @@ function statusText(v: PaymentPageView, t: Messages): { heading: string; text: s
         text: v.finality === 'solidified' || !v.confirmations ? t.solidifying : t.confirming(v.confirmations.current, v.confirmations.required),
       };
     case 'grace':
-      return { heading: t.headings.grace, text: v.detectionDelayed ? t.graceDelayed(v.chainName) : t.grace };
+      return { heading: t.headings.grace, text: v.detectionDelayed && v.chainName ? t.graceDelayed(v.chainName) : t.grace };
     case 'paid':
       return v.excess !== '0'
         ? { heading: t.headings.overpaid, text: `${t.paid} ${t.overpaid(money(v.excess))}` }
@@ -49,16 +51,20 @@ function statusText(v: PaymentPageView, t: Messages): { heading: string; text: s
 async function paymentInstructions(v: PaymentPageView, t: Messages): Promise<Html> {
   const partial = v.state === 'underpaid';
   const due = `${v.remaining} ${v.currency}`;
+  const address = v.address ?? '';
+  const chainName = v.chainName ?? '';
   return html`
+${otherRoutePayments(v, t)}
 <dl class="facts">
+  ${priceFact(v, t)}
   ${partial ? html`<div class="fact"><dt>${t.receivedLabel}</dt><dd>${v.amountReceived} ${v.currency}</dd></div>` : null}
   <div class="fact"><dt id="amount-label">${partial ? t.remainderLabel : t.amountLabel}</dt>
     <dd><span class="value amount" id="amount" aria-labelledby="amount-label">${due}</span> ${copyButton(v.remaining, t.copyAmount, t)}</dd></div>
-  <div class="fact"><dt>${t.networkLabel}</dt><dd>${t.tokenOnNetwork(v.currency, v.chainName)}</dd></div>
+  <div class="fact"><dt>${t.networkLabel}</dt><dd>${t.tokenOnNetwork(v.currency, chainName)}</dd></div>
   <div class="fact"><dt id="address-label">${t.addressLabel}</dt>
-    <dd><code class="value address" id="address" aria-labelledby="address-label">${v.address}</code> ${copyButton(v.address, t.copyAddress, t)}</dd></div>
+    <dd><code class="value address" id="address" aria-labelledby="address-label">${address}</code> ${copyButton(address, t.copyAddress, t)}</dd></div>
 </dl>
-<p class="warning" role="note"><strong>!</strong> ${t.warning(v.currency, v.chainName)}</p>
+<p class="warning" role="note"><strong>!</strong> ${t.warning(v.currency, chainName)}</p>
 ${v.walletUri
   ? html`<figure class="qr">
   <div class="qr-code" id="qr" role="img" aria-label="${t.qrLabel}" data-uri="${v.walletUri}">${await qrSvg(v.walletUri)}</div>
@@ -68,14 +74,47 @@ ${v.walletUri
   : null}`;
 }
 
-async function stateBody(v: PaymentPageView, t: Messages): Promise<Html> {
+/** A USD order's price in dollars (its amounts are shown in the route's token). */
+function priceFact(v: PaymentPageView, t: Messages): Html | null {
+  return v.priceUsd === null ? null : html`<div class="fact"><dt>${t.priceLabel}</dt><dd><span class="value" id="price">${v.priceUsd} USD</span></dd></div>`;
+}
+
+/** Payments by a route the payer switched away from: they count, and the page says so. */
+function otherRoutePayments(v: PaymentPageView, t: Messages): Html | null {
+  if (v.otherRoutePayments.length === 0) return null;
+  return html`${v.otherRoutePayments.map((p) => html`<p class="note other-route-payment" role="note">${t.otherRoutePayment(`${p.amount} ${p.currency}`, p.chainName)}</p>`)}`;
+}
+
+/**
+ * A USD order's routes as one plain form (no script needed): a button per token and network, with
+ * its amount. Posting it chooses the route (POST /pay/<token>/route), or switches to it.
+ */
+function routeForm(v: PaymentPageView, t: Messages, path: string): Html | null {
+  if (!v.routeChoice) return null;
+  return html`<form class="routes" method="post" action="${path}/route">
+<fieldset><legend>${t.routeLegend}</legend>
+${v.routeChoice.map(
+  (r) => html`<button type="submit" name="route" value="${r.value}" class="${r.current ? 'button route current' : 'button route'}" data-route="${r.value}"${r.current ? html` aria-current="true" disabled` : null}>${t.payWithRoute(r.currency, r.chainName, r.amount)}</button>`,
+)}
+</fieldset>
+</form>`;
+}
+
+async function stateBody(v: PaymentPageView, t: Messages, path: string): Promise<Html> {
   const now = Date.parse(v.serverTime);
+  const countdown = html`<p class="countdown">${t.timeLeft}: <time id="countdown" datetime="${v.expiresAt}" data-expires-at="${v.expiresAt}">${formatLeft(Date.parse(v.expiresAt) - now)}</time></p>`;
   switch (v.state) {
+    case 'choosing':
+      return html`
+${countdown}
+<dl class="facts">${priceFact(v, t)}</dl>
+${routeForm(v, t, path)}`;
     case 'awaiting':
     case 'underpaid':
       return html`
-<p class="countdown">${t.timeLeft}: <time id="countdown" datetime="${v.expiresAt}" data-expires-at="${v.expiresAt}">${formatLeft(Date.parse(v.expiresAt) - now)}</time></p>
-${await paymentInstructions(v, t)}`;
+${countdown}
+${await paymentInstructions(v, t)}
+${v.routeChoice ? html`<details class="switch-route"><summary>${t.switchRoute}</summary>${routeForm(v, t, path)}</details>` : null}`;
     case 'confirming':
       return html`
 <dl class="facts">
@@ -89,7 +128,7 @@ ${await paymentInstructions(v, t)}`;
 <dl class="facts">
   ${v.amountReceived !== '0' ? html`<div class="fact"><dt>${t.receivedLabel}</dt><dd>${v.amountReceived} ${v.currency}</dd></div>` : null}
   <div class="fact"><dt>${t.amountLabel}</dt><dd>${v.amount} ${v.currency}</dd></div>
-  <div class="fact"><dt>${t.networkLabel}</dt><dd>${t.tokenOnNetwork(v.currency, v.chainName)}</dd></div>
+  ${v.chainName ? html`<div class="fact"><dt>${t.networkLabel}</dt><dd>${t.tokenOnNetwork(v.currency, v.chainName)}</dd></div>` : null}
 </dl>`;
     case 'paid':
       return html`
@@ -112,7 +151,7 @@ ${v.redirectUrl ? html`<p><a class="button" id="return" href="${v.redirectUrl}">
 
 /** While the chain's detection is delayed (the grace text says it itself). */
 function delayNotice(v: PaymentPageView, t: Messages): Html | null {
-  if (!v.detectionDelayed || v.state === 'grace') return null;
+  if (!v.detectionDelayed || v.state === 'grace' || !v.chainName) return null;
   return html`<p class="warning" id="detection-delayed" role="note"><strong>!</strong> ${t.detectionDelayed(v.chainName)}</p>`;
 }
 
@@ -131,7 +170,7 @@ export async function renderPayPage(
   <h1 id="status-heading">${heading}</h1>
   <p id="status-text">${text}</p>
 </div>
-<div id="pay-body">${delayNotice(v, o.t)}${await stateBody(v, o.t)}</div>
+<div id="pay-body">${delayNotice(v, o.t)}${await stateBody(v, o.t, o.path)}</div>
 ${supportLine(v.supportContact, o.t)}
 </main>`;
   return layout({

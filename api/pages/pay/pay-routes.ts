@@ -67,7 +67,8 @@ export async function answerPaymentStatus(deps: ApiDeps, token: string, res: Ser
 async function presentPage(deps: ApiDeps, facts: PaymentPageFacts) {
   const now = deps.clock.now();
   const final = facts.order.status !== 'pending';
-  const degraded = !final && (await isChainDegraded(deps, facts.order.chainId, now));
+  // A USD order with no route yet is on no chain.
+  const degraded = !final && facts.order.chainId !== null && (await isChainDegraded(deps, facts.order.chainId, now));
   return presentPaymentPage(deps, facts, now, { degraded });
 }
 

@@ -9,7 +9,10 @@ export interface PaymentStatusJson {
   remaining: string;
   excess: string;
   currency: string;
-  chainName: string;
+  chainName: string | null;
+  /** A USD order: its price in dollars, and the routes the payer may pick (a choice or a switch re-renders the page). */
+  priceUsd: string | null;
+  routes: string[] | null;
   confirmations: PaymentPageView['confirmations'];
   finality: PaymentPageView['finality'];
   expiresAt: string;
@@ -54,6 +57,8 @@ function shownOf(view: PaymentPageView): Omit<PaymentStatusJson, 'version' | 'se
     excess: view.excess,
     currency: view.currency,
     chainName: view.chainName,
+    priceUsd: view.priceUsd,
+    routes: view.routeChoice?.map((r) => `${r.value}${r.current ? '*' : ''}`) ?? null,
     confirmations: view.confirmations,
     finality: view.finality,
     expiresAt: view.expiresAt,

@@ -933,7 +933,7 @@ export type paths = {
         };
         /**
          * The organization's configuration (every known key with its effective value)
-         * @description A list in the API's list shape (style A: data.config), in the order of the known keys: address_pool.cooldown_minutes, address_pool.unbind_cooldown_minutes, payment_window_minutes, max_order_amount, confirmations.orders, confirmations.deposits, default_order_success_url, default_order_cancel_url, address_pool.low_threshold.evm, address_pool.low_threshold.tron, address_pool.low_threshold.solana, alerts.email, underpayment_tolerance.percent, underpayment_tolerance.amount, late_payment_window_minutes.
+         * @description A list in the API's list shape (style A: data.config), in the order of the known keys: address_pool.cooldown_minutes, address_pool.unbind_cooldown_minutes, payment_window_minutes, max_order_amount, confirmations.orders, confirmations.deposits, default_order_success_url, default_order_cancel_url, address_pool.low_threshold.evm, address_pool.low_threshold.tron, address_pool.low_threshold.solana, alerts.email, underpayment_tolerance.percent, underpayment_tolerance.amount, late_payment_window_minutes, usd_routes.
          */
         get: {
             parameters: {
@@ -3943,7 +3943,7 @@ export type paths = {
                                     orderId: string;
                                     orderReference: string;
                                     /**
-                                     * @description Decimal string in token units
+                                     * @description Decimal string in token units (a USD order: in dollars)
                                      * @example 10.5
                                      */
                                     amount: string;
@@ -3969,16 +3969,63 @@ export type paths = {
                                      * @enum {string}
                                      */
                                     paymentState: "unpaid" | "partial" | "paid" | "overpaid";
-                                    /** @example USDT */
+                                    /**
+                                     * @description The token symbol the order is priced and paid in (USDT, USDC, DAI, or one the chains file adds); USD for an order priced in dollars whose payer picks the route (see routes, route)
+                                     * @example USDT
+                                     */
                                     currency: string;
-                                    /** @example ethereum-sepolia */
-                                    chainId: string;
-                                    /** @enum {string} */
-                                    protocol: "evm" | "tron" | "solana";
-                                    /** @description Payment address allocated from the pool */
-                                    address: string;
+                                    /**
+                                     * @description A USD order: its current route's chain, null until a route is chosen
+                                     * @example ethereum-sepolia
+                                     */
+                                    chainId: string | null;
+                                    /**
+                                     * @description A USD order: its current route's, null until a route is chosen
+                                     * @enum {string|null}
+                                     */
+                                    protocol: "evm" | "tron" | "solana" | null;
+                                    /** @description Payment address allocated from the pool (a USD order: its current route's, null until a route is chosen) */
+                                    address: string | null;
                                     /** @description The same address under the name the spec also uses ("also seen under the name paymentAddress") */
-                                    paymentAddress: string;
+                                    paymentAddress: string | null;
+                                    /** @description A USD order: the routes its payer may pay by (a USD stablecoin on a chain each); null for a token order */
+                                    routes: {
+                                        /** @example USDT */
+                                        currency: string;
+                                        /** @example tron-nile */
+                                        chainId: string;
+                                        /**
+                                         * @description The order's amount in this token (1 token = 1 USD), decimal string in token units
+                                         * @example 12.34
+                                         */
+                                        amount: string;
+                                    }[] | null;
+                                    /** @description A USD order: its current route (chosen on its payment page or with POST /orders/{id}/route; a completed order: the route of the payment that completed it); null until one is chosen, and for a token order */
+                                    route: {
+                                        /** @example USDT */
+                                        currency: string;
+                                        /** @example tron-nile */
+                                        chainId: string;
+                                        /** @enum {string} */
+                                        protocol: "evm" | "tron" | "solana";
+                                        address: string;
+                                        /** @description The order's amount in the route's token */
+                                        amount: string;
+                                        /** @description What is still to pay, in the route's token (rounded up to its decimals) */
+                                        amountDue: string;
+                                        /** Format: date-time */
+                                        chosenAt: string;
+                                    } | null;
+                                    /** @description A USD order: every route it was given, in the order chosen. Payments to each of their addresses in that route's token count toward the order until it ends, so a payment still made by a route the payer switched away from is credited (amountReceived sums them in USD). null for a token order */
+                                    chosenRoutes: {
+                                        currency: string;
+                                        chainId: string;
+                                        address: string;
+                                        /** @description Counted payments by this route, in its token */
+                                        amountReceived: string;
+                                        /** Format: date-time */
+                                        chosenAt: string;
+                                    }[] | null;
                                     /** @description Hosted payment page: <PUBLIC_BASE_URL>/pay/<token>, the token 128 random bits (not the order id) */
                                     paymentUrl: string;
                                     /** @enum {string} */
@@ -4155,10 +4202,15 @@ export type paths = {
                          * @example 10.50
                          */
                         amount: unknown;
-                        /** @description A token symbol the chain offers (GET /chains: USDT, USDC, DAI, or one the chains file adds), INVALID_CURRENCY otherwise */
+                        /** @description A token symbol the chain offers (GET /chains: USDT, USDC, DAI, or one the chains file adds), INVALID_CURRENCY otherwise; or USD: an order priced in dollars (amount with at most 2 decimals) whose payer picks the route (token and network) on its payment page, or your server with POST /orders/{id}/route */
                         currency: string;
-                        /** @description An enabled chain, e.g. ethereum-sepolia (INVALID_CHAIN otherwise) */
-                        chainId: string;
+                        /** @description A token order: an enabled chain, e.g. ethereum-sepolia (INVALID_CHAIN otherwise). Not with currency USD */
+                        chainId?: string;
+                        /** @description currency USD only: the routes its payer may pick, each a USD stablecoin on an enabled chain (INVALID_CURRENCY otherwise). Default: the organization's usd_routes, else every USD stablecoin on every enabled chain */
+                        routes?: {
+                            currency: string;
+                            chainId: string;
+                        }[];
                         /** @description Absolute http(s) URL; the payer is sent there after completion */
                         successUrl?: string;
                         /** @description Absolute http(s) URL; the payer is sent there after expiry */
@@ -4189,7 +4241,7 @@ export type paths = {
                                 orderId: string;
                                 orderReference: string;
                                 /**
-                                 * @description Decimal string in token units
+                                 * @description Decimal string in token units (a USD order: in dollars)
                                  * @example 10.5
                                  */
                                 amount: string;
@@ -4215,16 +4267,63 @@ export type paths = {
                                  * @enum {string}
                                  */
                                 paymentState: "unpaid" | "partial" | "paid" | "overpaid";
-                                /** @example USDT */
+                                /**
+                                 * @description The token symbol the order is priced and paid in (USDT, USDC, DAI, or one the chains file adds); USD for an order priced in dollars whose payer picks the route (see routes, route)
+                                 * @example USDT
+                                 */
                                 currency: string;
-                                /** @example ethereum-sepolia */
-                                chainId: string;
-                                /** @enum {string} */
-                                protocol: "evm" | "tron" | "solana";
-                                /** @description Payment address allocated from the pool */
-                                address: string;
+                                /**
+                                 * @description A USD order: its current route's chain, null until a route is chosen
+                                 * @example ethereum-sepolia
+                                 */
+                                chainId: string | null;
+                                /**
+                                 * @description A USD order: its current route's, null until a route is chosen
+                                 * @enum {string|null}
+                                 */
+                                protocol: "evm" | "tron" | "solana" | null;
+                                /** @description Payment address allocated from the pool (a USD order: its current route's, null until a route is chosen) */
+                                address: string | null;
                                 /** @description The same address under the name the spec also uses ("also seen under the name paymentAddress") */
-                                paymentAddress: string;
+                                paymentAddress: string | null;
+                                /** @description A USD order: the routes its payer may pay by (a USD stablecoin on a chain each); null for a token order */
+                                routes: {
+                                    /** @example USDT */
+                                    currency: string;
+                                    /** @example tron-nile */
+                                    chainId: string;
+                                    /**
+                                     * @description The order's amount in this token (1 token = 1 USD), decimal string in token units
+                                     * @example 12.34
+                                     */
+                                    amount: string;
+                                }[] | null;
+                                /** @description A USD order: its current route (chosen on its payment page or with POST /orders/{id}/route; a completed order: the route of the payment that completed it); null until one is chosen, and for a token order */
+                                route: {
+                                    /** @example USDT */
+                                    currency: string;
+                                    /** @example tron-nile */
+                                    chainId: string;
+                                    /** @enum {string} */
+                                    protocol: "evm" | "tron" | "solana";
+                                    address: string;
+                                    /** @description The order's amount in the route's token */
+                                    amount: string;
+                                    /** @description What is still to pay, in the route's token (rounded up to its decimals) */
+                                    amountDue: string;
+                                    /** Format: date-time */
+                                    chosenAt: string;
+                                } | null;
+                                /** @description A USD order: every route it was given, in the order chosen. Payments to each of their addresses in that route's token count toward the order until it ends, so a payment still made by a route the payer switched away from is credited (amountReceived sums them in USD). null for a token order */
+                                chosenRoutes: {
+                                    currency: string;
+                                    chainId: string;
+                                    address: string;
+                                    /** @description Counted payments by this route, in its token */
+                                    amountReceived: string;
+                                    /** Format: date-time */
+                                    chosenAt: string;
+                                }[] | null;
                                 /** @description Hosted payment page: <PUBLIC_BASE_URL>/pay/<token>, the token 128 random bits (not the order id) */
                                 paymentUrl: string;
                                 /** @enum {string} */
@@ -4393,6 +4492,307 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orders/{orderId}/route": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Choose the route of a USD order (token and network)
+         * @description For an order priced in USD: the route (one of its routes) its payer will pay by, as if the payer picked it on the payment page. The first choice takes an address of the route's family from the pool and starts the payment window; a later one switches (the window is kept). The order keeps every route it was given until it ends: a payment still made by an earlier route counts, in that route's token. Choosing the current route again changes nothing. 409 CONFLICT for a token order; 400 ORDER_EXPIRED once its window ended, ORDER_ALREADY_PAID when completed; 400 INVALID_CURRENCY for a route it does not offer; 503 NO_AVAILABLE_ADDRESSES when the family's pool is empty (nothing changes).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Replays the original answer for 24 hours */
+                    "Idempotency-Key"?: string;
+                };
+                path: {
+                    orderId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The route's token, e.g. USDT */
+                        currency: string;
+                        /** @description The route's chain, e.g. tron-mainnet */
+                        chainId: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @constant */
+                            success?: true;
+                            data?: {
+                                /** @example ord_01jd3k… */
+                                orderId: string;
+                                orderReference: string;
+                                /**
+                                 * @description Decimal string in token units (a USD order: in dollars)
+                                 * @example 10.5
+                                 */
+                                amount: string;
+                                /** @description Sum of the transfers counted toward this order that are not dropped (pending and confirmed): right chain, right token, block time between creation and graceEndsAt. Overpayment shows as the excess over amount. */
+                                amountReceived: string;
+                                /**
+                                 * @description Derived (not in the spec): amount − amountReceived when positive, else "0". What the payer still has to send, in token units.
+                                 * @example 4.5
+                                 */
+                                amountDue: string;
+                                /**
+                                 * @description Derived (not in the spec): amountReceived − amount when positive, else "0". An overpayment, in token units.
+                                 * @example 0
+                                 */
+                                amountExcess: string;
+                                /**
+                                 * @description What refunds of this order add up to, in token units: every refund not cancelled or expired (requested, awaiting_claim, claimed, approved or completed). A new refund may not take it past amountReceived. The refunds themselves: GET /refunds?orderId=
+                                 * @example 0
+                                 */
+                                amountRefunded: string;
+                                /**
+                                 * @description Derived (not in the spec) from amount and amountReceived: unpaid (nothing received), partial (less than amount), paid (exactly amount), overpaid (more). Counts what amountReceived counts (pending and confirmed transfers); status says whether the order completed.
+                                 * @enum {string}
+                                 */
+                                paymentState: "unpaid" | "partial" | "paid" | "overpaid";
+                                /**
+                                 * @description The token symbol the order is priced and paid in (USDT, USDC, DAI, or one the chains file adds); USD for an order priced in dollars whose payer picks the route (see routes, route)
+                                 * @example USDT
+                                 */
+                                currency: string;
+                                /**
+                                 * @description A USD order: its current route's chain, null until a route is chosen
+                                 * @example ethereum-sepolia
+                                 */
+                                chainId: string | null;
+                                /**
+                                 * @description A USD order: its current route's, null until a route is chosen
+                                 * @enum {string|null}
+                                 */
+                                protocol: "evm" | "tron" | "solana" | null;
+                                /** @description Payment address allocated from the pool (a USD order: its current route's, null until a route is chosen) */
+                                address: string | null;
+                                /** @description The same address under the name the spec also uses ("also seen under the name paymentAddress") */
+                                paymentAddress: string | null;
+                                /** @description A USD order: the routes its payer may pay by (a USD stablecoin on a chain each); null for a token order */
+                                routes: {
+                                    /** @example USDT */
+                                    currency: string;
+                                    /** @example tron-nile */
+                                    chainId: string;
+                                    /**
+                                     * @description The order's amount in this token (1 token = 1 USD), decimal string in token units
+                                     * @example 12.34
+                                     */
+                                    amount: string;
+                                }[] | null;
+                                /** @description A USD order: its current route (chosen on its payment page or with POST /orders/{id}/route; a completed order: the route of the payment that completed it); null until one is chosen, and for a token order */
+                                route: {
+                                    /** @example USDT */
+                                    currency: string;
+                                    /** @example tron-nile */
+                                    chainId: string;
+                                    /** @enum {string} */
+                                    protocol: "evm" | "tron" | "solana";
+                                    address: string;
+                                    /** @description The order's amount in the route's token */
+                                    amount: string;
+                                    /** @description What is still to pay, in the route's token (rounded up to its decimals) */
+                                    amountDue: string;
+                                    /** Format: date-time */
+                                    chosenAt: string;
+                                } | null;
+                                /** @description A USD order: every route it was given, in the order chosen. Payments to each of their addresses in that route's token count toward the order until it ends, so a payment still made by a route the payer switched away from is credited (amountReceived sums them in USD). null for a token order */
+                                chosenRoutes: {
+                                    currency: string;
+                                    chainId: string;
+                                    address: string;
+                                    /** @description Counted payments by this route, in its token */
+                                    amountReceived: string;
+                                    /** Format: date-time */
+                                    chosenAt: string;
+                                }[] | null;
+                                /** @description Hosted payment page: <PUBLIC_BASE_URL>/pay/<token>, the token 128 random bits (not the order id) */
+                                paymentUrl: string;
+                                /** @enum {string} */
+                                status: "pending" | "completed" | "expired";
+                                metadata: Record<string, never>;
+                                successUrl: string | null;
+                                cancelUrl: string | null;
+                                /** @description Confirmations a payment needs before it completes the order */
+                                requiredConfirmations: number;
+                                /**
+                                 * Format: date-time
+                                 * @description End of the payment window
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description expiresAt + grace: payments mined up to this time still count. The order expires only after this time has passed, the chain has been scanned past it, and no counted payment awaits confirmations.
+                                 */
+                                graceEndsAt: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** @description Completed orders: the transaction whose confirmation completed the order */
+                                txHash?: string;
+                                /** @description Completed orders: the block that transaction is in now (follows it when a reorg re-mines it) */
+                                blockNumber?: number;
+                                /** @description Completed orders: confirmations of that transaction at completion */
+                                confirmations?: number;
+                                /**
+                                 * Format: date-time
+                                 * @description Completed orders
+                                 */
+                                completedAt?: string;
+                                /**
+                                 * Format: date-time
+                                 * @description Expired orders
+                                 */
+                                expiredAt?: string;
+                                /** @description What happened off the happy path (filter with ?exception=): underpaid (completed short of its amount, within the organization's underpayment tolerance), overpaid (received more than its amount), paidLate (a payment reached its address after its grace: recorded, never credited automatically), unattributedPayments (transfers into its address during or just after its life were left unattributed naming this order; see unattributedPayments), manual (completed by a merchant's decision) */
+                                exceptions: ("underpaid" | "overpaid" | "paidLate" | "unattributedPayments" | "manual")[];
+                                /**
+                                 * @description Completed orders: automatic (by its payments as detected) or manual (a payment attributed by hand, or settled by hand: see resolvedBy, resolvedAt, resolutionReason). null otherwise
+                                 * @enum {string|null}
+                                 */
+                                resolution: "automatic" | "manual" | null;
+                                /** @description manual: who decided (a user's e-mail, or the API key) */
+                                resolvedBy: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description manual: when
+                                 */
+                                resolvedAt: string | null;
+                                /** @description manual: why, as given */
+                                resolutionReason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Expired in an organization with a late-payment window: until then payments to its address are recorded against it (paidLate) and the address is not handed out again
+                                 */
+                                lateWindowEndsAt: string | null;
+                                /** @description The transfers into its address still unattributed that name this order as a candidate (paid late, paid twice, undecidable), with their reason; attribute one with POST /transfers/{id}/attribute. Not in webhook event data */
+                                unattributedPayments: {
+                                    transferId: string;
+                                    /** @enum {string} */
+                                    reason: "no_holder" | "undecidable" | "paid_late";
+                                    /** @enum {string} */
+                                    relation: "possible" | "previous" | "next";
+                                    /** @description Decimal string in token units of the transfer's token */
+                                    amount: string;
+                                    currency: string;
+                                    chainId: string;
+                                    txHash: string;
+                                    from: string;
+                                    /** Format: date-time */
+                                    blockTimestamp: string;
+                                }[];
+                            };
+                            message?: string;
+                        };
+                    };
+                };
+                /** @description VALIDATION_ERROR, INVALID_JSON, ORDER_EXPIRED, INVALID_CURRENCY */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INVALID_API_KEY */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INSUFFICIENT_PERMISSIONS */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RESOURCE_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description IDEMPOTENCY_KEY_REUSED, IDEMPOTENCY_IN_PROGRESS, CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description PAYLOAD_TOO_LARGE */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description RATE_LIMIT_EXCEEDED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description NO_AVAILABLE_ADDRESSES, SERVICE_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/orders/by-reference/{orderReference}": {
         parameters: {
             query?: never;
@@ -4426,7 +4826,7 @@ export type paths = {
                                 orderId: string;
                                 orderReference: string;
                                 /**
-                                 * @description Decimal string in token units
+                                 * @description Decimal string in token units (a USD order: in dollars)
                                  * @example 10.5
                                  */
                                 amount: string;
@@ -4452,16 +4852,63 @@ export type paths = {
                                  * @enum {string}
                                  */
                                 paymentState: "unpaid" | "partial" | "paid" | "overpaid";
-                                /** @example USDT */
+                                /**
+                                 * @description The token symbol the order is priced and paid in (USDT, USDC, DAI, or one the chains file adds); USD for an order priced in dollars whose payer picks the route (see routes, route)
+                                 * @example USDT
+                                 */
                                 currency: string;
-                                /** @example ethereum-sepolia */
-                                chainId: string;
-                                /** @enum {string} */
-                                protocol: "evm" | "tron" | "solana";
-                                /** @description Payment address allocated from the pool */
-                                address: string;
+                                /**
+                                 * @description A USD order: its current route's chain, null until a route is chosen
+                                 * @example ethereum-sepolia
+                                 */
+                                chainId: string | null;
+                                /**
+                                 * @description A USD order: its current route's, null until a route is chosen
+                                 * @enum {string|null}
+                                 */
+                                protocol: "evm" | "tron" | "solana" | null;
+                                /** @description Payment address allocated from the pool (a USD order: its current route's, null until a route is chosen) */
+                                address: string | null;
                                 /** @description The same address under the name the spec also uses ("also seen under the name paymentAddress") */
-                                paymentAddress: string;
+                                paymentAddress: string | null;
+                                /** @description A USD order: the routes its payer may pay by (a USD stablecoin on a chain each); null for a token order */
+                                routes: {
+                                    /** @example USDT */
+                                    currency: string;
+                                    /** @example tron-nile */
+                                    chainId: string;
+                                    /**
+                                     * @description The order's amount in this token (1 token = 1 USD), decimal string in token units
+                                     * @example 12.34
+                                     */
+                                    amount: string;
+                                }[] | null;
+                                /** @description A USD order: its current route (chosen on its payment page or with POST /orders/{id}/route; a completed order: the route of the payment that completed it); null until one is chosen, and for a token order */
+                                route: {
+                                    /** @example USDT */
+                                    currency: string;
+                                    /** @example tron-nile */
+                                    chainId: string;
+                                    /** @enum {string} */
+                                    protocol: "evm" | "tron" | "solana";
+                                    address: string;
+                                    /** @description The order's amount in the route's token */
+                                    amount: string;
+                                    /** @description What is still to pay, in the route's token (rounded up to its decimals) */
+                                    amountDue: string;
+                                    /** Format: date-time */
+                                    chosenAt: string;
+                                } | null;
+                                /** @description A USD order: every route it was given, in the order chosen. Payments to each of their addresses in that route's token count toward the order until it ends, so a payment still made by a route the payer switched away from is credited (amountReceived sums them in USD). null for a token order */
+                                chosenRoutes: {
+                                    currency: string;
+                                    chainId: string;
+                                    address: string;
+                                    /** @description Counted payments by this route, in its token */
+                                    amountReceived: string;
+                                    /** Format: date-time */
+                                    chosenAt: string;
+                                }[] | null;
                                 /** @description Hosted payment page: <PUBLIC_BASE_URL>/pay/<token>, the token 128 random bits (not the order id) */
                                 paymentUrl: string;
                                 /** @enum {string} */
@@ -4650,7 +5097,7 @@ export type paths = {
                                 orderId: string;
                                 orderReference: string;
                                 /**
-                                 * @description Decimal string in token units
+                                 * @description Decimal string in token units (a USD order: in dollars)
                                  * @example 10.5
                                  */
                                 amount: string;
@@ -4676,16 +5123,63 @@ export type paths = {
                                  * @enum {string}
                                  */
                                 paymentState: "unpaid" | "partial" | "paid" | "overpaid";
-                                /** @example USDT */
+                                /**
+                                 * @description The token symbol the order is priced and paid in (USDT, USDC, DAI, or one the chains file adds); USD for an order priced in dollars whose payer picks the route (see routes, route)
+                                 * @example USDT
+                                 */
                                 currency: string;
-                                /** @example ethereum-sepolia */
-                                chainId: string;
-                                /** @enum {string} */
-                                protocol: "evm" | "tron" | "solana";
-                                /** @description Payment address allocated from the pool */
-                                address: string;
+                                /**
+                                 * @description A USD order: its current route's chain, null until a route is chosen
+                                 * @example ethereum-sepolia
+                                 */
+                                chainId: string | null;
+                                /**
+                                 * @description A USD order: its current route's, null until a route is chosen
+                                 * @enum {string|null}
+                                 */
+                                protocol: "evm" | "tron" | "solana" | null;
+                                /** @description Payment address allocated from the pool (a USD order: its current route's, null until a route is chosen) */
+                                address: string | null;
                                 /** @description The same address under the name the spec also uses ("also seen under the name paymentAddress") */
-                                paymentAddress: string;
+                                paymentAddress: string | null;
+                                /** @description A USD order: the routes its payer may pay by (a USD stablecoin on a chain each); null for a token order */
+                                routes: {
+                                    /** @example USDT */
+                                    currency: string;
+                                    /** @example tron-nile */
+                                    chainId: string;
+                                    /**
+                                     * @description The order's amount in this token (1 token = 1 USD), decimal string in token units
+                                     * @example 12.34
+                                     */
+                                    amount: string;
+                                }[] | null;
+                                /** @description A USD order: its current route (chosen on its payment page or with POST /orders/{id}/route; a completed order: the route of the payment that completed it); null until one is chosen, and for a token order */
+                                route: {
+                                    /** @example USDT */
+                                    currency: string;
+                                    /** @example tron-nile */
+                                    chainId: string;
+                                    /** @enum {string} */
+                                    protocol: "evm" | "tron" | "solana";
+                                    address: string;
+                                    /** @description The order's amount in the route's token */
+                                    amount: string;
+                                    /** @description What is still to pay, in the route's token (rounded up to its decimals) */
+                                    amountDue: string;
+                                    /** Format: date-time */
+                                    chosenAt: string;
+                                } | null;
+                                /** @description A USD order: every route it was given, in the order chosen. Payments to each of their addresses in that route's token count toward the order until it ends, so a payment still made by a route the payer switched away from is credited (amountReceived sums them in USD). null for a token order */
+                                chosenRoutes: {
+                                    currency: string;
+                                    chainId: string;
+                                    address: string;
+                                    /** @description Counted payments by this route, in its token */
+                                    amountReceived: string;
+                                    /** Format: date-time */
+                                    chosenAt: string;
+                                }[] | null;
                                 /** @description Hosted payment page: <PUBLIC_BASE_URL>/pay/<token>, the token 128 random bits (not the order id) */
                                 paymentUrl: string;
                                 /** @enum {string} */
@@ -4891,7 +5385,7 @@ export type paths = {
                                 orderId: string;
                                 orderReference: string;
                                 /**
-                                 * @description Decimal string in token units
+                                 * @description Decimal string in token units (a USD order: in dollars)
                                  * @example 10.5
                                  */
                                 amount: string;
@@ -4917,16 +5411,63 @@ export type paths = {
                                  * @enum {string}
                                  */
                                 paymentState: "unpaid" | "partial" | "paid" | "overpaid";
-                                /** @example USDT */
+                                /**
+                                 * @description The token symbol the order is priced and paid in (USDT, USDC, DAI, or one the chains file adds); USD for an order priced in dollars whose payer picks the route (see routes, route)
+                                 * @example USDT
+                                 */
                                 currency: string;
-                                /** @example ethereum-sepolia */
-                                chainId: string;
-                                /** @enum {string} */
-                                protocol: "evm" | "tron" | "solana";
-                                /** @description Payment address allocated from the pool */
-                                address: string;
+                                /**
+                                 * @description A USD order: its current route's chain, null until a route is chosen
+                                 * @example ethereum-sepolia
+                                 */
+                                chainId: string | null;
+                                /**
+                                 * @description A USD order: its current route's, null until a route is chosen
+                                 * @enum {string|null}
+                                 */
+                                protocol: "evm" | "tron" | "solana" | null;
+                                /** @description Payment address allocated from the pool (a USD order: its current route's, null until a route is chosen) */
+                                address: string | null;
                                 /** @description The same address under the name the spec also uses ("also seen under the name paymentAddress") */
-                                paymentAddress: string;
+                                paymentAddress: string | null;
+                                /** @description A USD order: the routes its payer may pay by (a USD stablecoin on a chain each); null for a token order */
+                                routes: {
+                                    /** @example USDT */
+                                    currency: string;
+                                    /** @example tron-nile */
+                                    chainId: string;
+                                    /**
+                                     * @description The order's amount in this token (1 token = 1 USD), decimal string in token units
+                                     * @example 12.34
+                                     */
+                                    amount: string;
+                                }[] | null;
+                                /** @description A USD order: its current route (chosen on its payment page or with POST /orders/{id}/route; a completed order: the route of the payment that completed it); null until one is chosen, and for a token order */
+                                route: {
+                                    /** @example USDT */
+                                    currency: string;
+                                    /** @example tron-nile */
+                                    chainId: string;
+                                    /** @enum {string} */
+                                    protocol: "evm" | "tron" | "solana";
+                                    address: string;
+                                    /** @description The order's amount in the route's token */
+                                    amount: string;
+                                    /** @description What is still to pay, in the route's token (rounded up to its decimals) */
+                                    amountDue: string;
+                                    /** Format: date-time */
+                                    chosenAt: string;
+                                } | null;
+                                /** @description A USD order: every route it was given, in the order chosen. Payments to each of their addresses in that route's token count toward the order until it ends, so a payment still made by a route the payer switched away from is credited (amountReceived sums them in USD). null for a token order */
+                                chosenRoutes: {
+                                    currency: string;
+                                    chainId: string;
+                                    address: string;
+                                    /** @description Counted payments by this route, in its token */
+                                    amountReceived: string;
+                                    /** Format: date-time */
+                                    chosenAt: string;
+                                }[] | null;
                                 /** @description Hosted payment page: <PUBLIC_BASE_URL>/pay/<token>, the token 128 random bits (not the order id) */
                                 paymentUrl: string;
                                 /** @enum {string} */
@@ -6315,7 +6856,8 @@ export type paths = {
                                         /** @description Received by completed orders, per token */
                                         amountCollected: {
                                             currency: string;
-                                            chainId: string;
+                                            /** @description null for USD */
+                                            chainId: string | null;
                                             amount: string;
                                         }[];
                                         inventory: {
@@ -6521,7 +7063,8 @@ export type paths = {
                                     /** @description Received by completed orders, per token */
                                     amountCollected: {
                                         currency: string;
-                                        chainId: string;
+                                        /** @description null for USD */
+                                        chainId: string | null;
                                         amount: string;
                                     }[];
                                     inventory: {
@@ -6712,7 +7255,8 @@ export type paths = {
                                     /** @description Received by completed orders, per token */
                                     amountCollected: {
                                         currency: string;
-                                        chainId: string;
+                                        /** @description null for USD */
+                                        chainId: string | null;
                                         amount: string;
                                     }[];
                                     inventory: {
@@ -6894,7 +7438,8 @@ export type paths = {
                                     /** @description Received by completed orders, per token */
                                     amountCollected: {
                                         currency: string;
-                                        chainId: string;
+                                        /** @description null for USD */
+                                        chainId: string | null;
                                         amount: string;
                                     }[];
                                     inventory: {
@@ -7080,7 +7625,8 @@ export type paths = {
                                     /** @description Received by completed orders, per token */
                                     amountCollected: {
                                         currency: string;
-                                        chainId: string;
+                                        /** @description null for USD */
+                                        chainId: string | null;
                                         amount: string;
                                     }[];
                                     inventory: {
@@ -7277,7 +7823,8 @@ export type paths = {
                                     /** @description Received by completed orders, per token */
                                     amountCollected: {
                                         currency: string;
-                                        chainId: string;
+                                        /** @description null for USD */
+                                        chainId: string | null;
                                         amount: string;
                                     }[];
                                     inventory: {
@@ -7460,7 +8007,8 @@ export type paths = {
                                         /** @description Received by completed orders, per token */
                                         amountCollected: {
                                             currency: string;
-                                            chainId: string;
+                                            /** @description null for USD */
+                                            chainId: string | null;
                                             amount: string;
                                         }[];
                                         inventory: {
@@ -9878,7 +10426,7 @@ export type webhooks = {
                         type: "order.completed";
                         /** Format: date-time */
                         createdAt: string;
-                        /** @description The order as GET /orders/:orderId shows it (without unattributedPayments), with txHash when a payment completed it; paymentState paid, overpaid (amountExcess says by how much) or, when underpaid or settled by hand, partial or unpaid; resolution automatic or manual with resolvedBy, resolvedAt and resolutionReason */
+                        /** @description The order as GET /orders/:orderId shows it (without unattributedPayments), with txHash when a payment completed it; paymentState paid, overpaid (amountExcess says by how much) or, when underpaid or settled by hand, partial or unpaid; resolution automatic or manual with resolvedBy, resolvedAt and resolutionReason. A USD order (currency USD, amounts in dollars): route is the route its completing payment came by, with the token amount (route.amount), and chosenRoutes every route it was given with what each received */
                         data: Record<string, never>;
                     };
                 };
