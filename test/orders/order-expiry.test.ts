@@ -49,7 +49,7 @@ for (const style of STYLES) {
       const rows = await testDb().select().from(orders).where(inArray(orders.id, ids));
       const evts = (await testDb().select().from(events).where(and(eq(events.organizationId, org.organizationId), eq(events.type, 'order.expired'))))
         .filter((e) => ids.includes((e.data as any).orderId));
-      const pool = await testDb().select().from(poolAddresses).where(inArray(poolAddresses.id, rows.map((r) => r.poolAddressId)));
+      const pool = await testDb().select().from(poolAddresses).where(inArray(poolAddresses.id, rows.map((r) => r.poolAddressId!)));
       const open = await testDb().select().from(addressAssignments).where(inArray(addressAssignments.orderId, ids));
       return { rows, evts, pool, open };
     }

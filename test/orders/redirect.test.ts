@@ -19,6 +19,7 @@ function view(overrides: Partial<OrderView> = {}): OrderView {
     protocol: 'evm', address: '0x0000000000000000000000000000000000000001', paymentAddress: '0x0000000000000000000000000000000000000001', paymentUrl: 'http://localhost/pay/ord_1',
     status: 'completed', metadata: {}, successUrl: 'https://shop.example/thanks?session=s1', cancelUrl: 'https://shop.example/cancel',
     requiredConfirmations: 3, expiresAt: '', graceEndsAt: '', createdAt: '', txHash: TX,
+    routes: null, route: null, chosenRoutes: null,
     exceptions: [], resolution: 'automatic', resolvedBy: null, resolvedAt: null, resolutionReason: null, lateWindowEndsAt: null, unattributedPayments: [], ...overrides,
   };
 }

@@ -204,7 +204,7 @@ describe('payment page over HTTP', () => {
       state: 'confirming', organizationName: 'X "Y"', orderReference: 'r-1', supportContact: null, currency: 'USDT', chainId: CHAIN, chainName: 'Local "chain"', protocol: 'evm', address: '0xabc',
       amount: '2', amountReceived: '2.5', remaining: '0', excess: '0.5', walletUri: null, confirmations: { current: 1, required: 3 },
       finality: 'confirmations', expiresAt: '2026-01-01T10:10:00.000Z', graceEndsAt: '2026-01-01T10:15:00.000Z', serverTime: '2026-01-01T10:01:00.000Z',
-      txHash: null, explorerUrl: null, redirectUrl: 'https://shop.example/ok?a=1&b="2"', detectionDelayed: false, underReview: false,
+      txHash: null, explorerUrl: null, redirectUrl: 'https://shop.example/ok?a=1&b="2"', detectionDelayed: false, underReview: false, priceUsd: null, routeChoice: null, otherRoutePayments: [] as { currency: string; chainName: string; address: string; amount: string }[],
     } as const;
     expect(paymentStatusText(view)).to.equal(JSON.stringify(paymentStatusJson(view)));
     expect(paymentStatusText({ ...view, state: 'paid' })).to.not.equal(paymentStatusText(view));

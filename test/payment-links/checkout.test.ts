@@ -217,7 +217,7 @@ describe('payment link checkout', () => {
     // Completion sells one unit: a confirmed payment to the first order's address.
     const token = (loc: string) => loc.split('/')[2];
     const [paid] = await testDb().select().from(orders).where(eq(orders.payToken, token(first.headers.location)));
-    await insertTestTransfer({ chainId: CHAIN, currency: 'USDT', amount: 12_500_000n, toAddress: paid.address, orderId: paid.id, organizationId: org.organizationId, counted: true, status: 'confirmed', confirmations: 3, blockTimestamp: new Date(paid.createdAt.getTime() + 1000) });
+    await insertTestTransfer({ chainId: CHAIN, currency: 'USDT', amount: 12_500_000n, toAddress: paid.address!, orderId: paid.id, organizationId: org.organizationId, counted: true, status: 'confirmed', confirmations: 3, blockTimestamp: new Date(paid.createdAt.getTime() + 1000) });
     expect(await testDb().transaction((tx) => recomputeOrder(tx, ctx, paid.id))).to.equal('completed');
     const sold = await getLink(t, link.id);
     expect(sold.counters).to.deep.include({ ordersCompleted: 1, openOrders: 1 });
