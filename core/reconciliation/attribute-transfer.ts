@@ -70,12 +70,15 @@ export async function attributeTransfer(ctx: ServiceContext, actor: Actor, trans
     let targetText: string;
     if ('orderId' in target) {
       const [order] = await tx
-        .select({ id: orders.id, chainId: orders.chainId, currency: orders.currency, requiredConfirmations: orders.requiredConfirmations })
+        .select({ id: orders.id, chainId: orders.chainId, currency: orders.currency, routes: orders.routes, requiredConfirmations: orders.requiredConfirmations })
         .from(orders)
         .where(and(eq(orders.id, target.orderId), eq(orders.organizationId, actor.organizationId)));
       if (!order) throw notFound('Order');
-      if (order.chainId !== t.chainId || order.currency !== t.currency) {
-        throw validationError(`Order ${order.id} is ${order.currency} on ${order.chainId}; the transfer is ${t.currency} on ${t.chainId}: a payment counts only toward an order of its own chain and token`, [
+      // A USD order takes a payment by any route it offers (the merchant decides; the payer may have paid by one not chosen).
+      const accepted = order.routes ?? (order.chainId === null ? [] : [{ chainId: order.chainId, currency: order.currency }]);
+      if (!accepted.some((r) => r.chainId === t.chainId && r.currency === t.currency)) {
+        const pricedIn = order.routes ? `priced in USD, paid by ${order.routes.map((r) => `${r.currency} on ${r.chainId}`).join(', ')}` : `${order.currency} on ${order.chainId}`;
+        throw validationError(`Order ${order.id} is ${pricedIn}; the transfer is ${t.currency} on ${t.chainId}: a payment counts only toward an order of its own chain and token`, [
           { field: 'orderId', message: `must be an order in ${t.currency} on ${t.chainId}` },
         ]);
       }

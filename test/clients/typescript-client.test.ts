@@ -48,7 +48,7 @@ describe('typed TypeScript client (clients/typescript)', function () {
         expect(shop.order).to.include({ amount: '10', currency: 'USDT', status: 'pending', paymentState: 'unpaid' });
         // The payment, as the scanner records it, and the order's recompute.
         await insertTestTransfer({
-          chainId: CHAIN, currency: 'USDT', amount: 10_000_000n, toAddress: shop.order.address, orderId: shop.order.orderId, organizationId: org.organizationId,
+          chainId: CHAIN, currency: 'USDT', amount: 10_000_000n, toAddress: shop.order.address!, orderId: shop.order.orderId, organizationId: org.organizationId,
           counted: true, status: 'confirmed', confirmations: 5, blockTimestamp: new Date(Date.parse(shop.order.createdAt) + 1000),
         });
         await t.deps.db.transaction((tx) => recomputeOrder(tx, t.deps, shop.order.orderId));

@@ -118,8 +118,8 @@ for (const style of ['b', 'a'] as const) {
       expect(pool.status).to.equal('cooldown');
     });
 
-    it('a payment in a token that is no route of the order is recorded against it and not counted', async () => {
-      const order = dataOf(style, await create({ amount: '3', currency: 'USD', routes: [USDT] }));
+    it('a payment by an offered route that was not chosen is recorded against the order, not counted, and the merchant may attribute it by hand', async () => {
+      const order = dataOf(style, await create({ amount: '3', currency: 'USD', routes: [USDT, USDC] }));
       const chosen = dataOf(style, await choose(order.orderId, USDT));
       await tick();
       await chain.pay(chosen.address, 'USDC', 3_000_000n);
@@ -131,6 +131,15 @@ for (const style of ['b', 'a'] as const) {
       // Recorded against the order (its address, while it held it), not counted.
       const paid = await ctx.db.select().from(transfers).where(eq(transfers.orderId, order.orderId));
       expect(paid.map((p) => [p.currency, p.counted])).to.deep.equal([['USDC', false]]);
+      // To an order none of whose routes is USDC on this chain: refused, nothing changes.
+      const other = dataOf(style, await create({ amount: '3', currency: 'USD', routes: [USDT] }));
+      const refused = await api().post(`/api/v1/transfers/${paid[0].id}/attribute`).set('X-API-Key', org.keys.admin).send({ orderId: other.orderId, reason: 'x' });
+      expectError(style, refused, 400, 'VALIDATION_ERROR', 'ValidationError');
+      // USDC is a route this order offers (not the one chosen): the merchant may attribute it by hand, which completes it.
+      const attributed = await api().post(`/api/v1/transfers/${paid[0].id}/attribute`).set('X-API-Key', org.keys.admin).send({ orderId: order.orderId, reason: 'paid USDC instead of USDT' });
+      expect(attributed.status, JSON.stringify(attributed.body)).to.equal(200);
+      const settled = dataOf(style, await api().get(`/api/v1/orders/${order.orderId}`).set('X-API-Key', org.keys.viewer));
+      expect(settled).to.include({ status: 'completed', amountReceived: '3', resolution: 'manual' });
     });
 
     it('refuses what does not fit, changing nothing', async () => {
