@@ -108,20 +108,26 @@ describe('chains file (CHAINS_FILE): operator-defined chains and tokens', () => 
     const badChainToken = GOOD_YAML.replace(`"${BSC_USDT.toLowerCase()}"`, '"T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb"');
     expect(problemsOf(badChainToken)[0]).to.match(/^CHAINS_FILE chains\.yaml line 12 \(chains\[0\]\.tokens\.USDT\.address\): not an EVM address/);
 
+    // USD is the pricing currency of USD orders, never a token; a peg is a 3-letter fiat code.
+    expect(problemsOf(GOOD_YAML.replace('currency: EURC', 'currency: USD'))).to.deep.equal([
+      'CHAINS_FILE chains.yaml line 15 (tokens[0].currency): must be a token symbol of 2 to 12 uppercase letters or digits other than USD, e.g. EURC (got "USD")',
+    ]);
+    expect(problemsOf(GOOD_YAML.replace('decimals: 6', 'decimals: 6\n    peg: euro'))[0]).to.match(/^CHAINS_FILE chains\.yaml line 18 \(tokens\[0\]\.peg\): must be a fiat currency code/);
+
     // Several problems at once, each with its own line.
     const several = GOOD_YAML.replace('blockTimeMs: 3000', 'blockTimeMs: fast').replace('decimals: 6', 'decimals: -1').replace('currency: EURC', 'currency: eurc').replace('network: local', 'network: moon').replace('kind: depth', 'kind: sometimes');
     expect(problemsOf(several)).to.have.members([
       'CHAINS_FILE chains.yaml line 5 (chains[0].network): must be one of local, testnet, mainnet (got "moon")',
       'CHAINS_FILE chains.yaml line 8 (chains[0].blockTimeMs): must be a whole number (got "fast")',
       'CHAINS_FILE chains.yaml line 10 (chains[0].finality.kind): must be one of depth, finalized-tag (got "sometimes")',
-      'CHAINS_FILE chains.yaml line 15 (tokens[0].currency): must be a token symbol of 2 to 12 uppercase letters or digits, e.g. EURC (got "eurc")',
+      'CHAINS_FILE chains.yaml line 15 (tokens[0].currency): must be a token symbol of 2 to 12 uppercase letters or digits other than USD, e.g. EURC (got "eurc")',
       'CHAINS_FILE chains.yaml line 17 (tokens[0].decimals): must be from 0 to 36 (got -1)',
     ]);
     expect(problemsOf(GOOD_YAML.replace('    orderConfirmations: 5\n', '    orderConfirmations: 5\n    confirmations: 5\n'))).to.deep.equal([
       'CHAINS_FILE chains.yaml line 10 (chains[0].confirmations): unknown field "confirmations"',
     ]);
     expect(problemsOf(GOOD_YAML.replace('      USDT: {', '      usdt: {'))).to.deep.equal([
-      'CHAINS_FILE chains.yaml line 12 (chains[0].tokens.usdt): "usdt" is not a token symbol (2 to 12 uppercase letters or digits)',
+      'CHAINS_FILE chains.yaml line 12 (chains[0].tokens.usdt): "usdt" is not a token symbol (2 to 12 uppercase letters or digits, not USD)',
     ]);
   });
 
