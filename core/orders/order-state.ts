@@ -199,14 +199,18 @@ const COMPLETED_EVENT_FIELDS = [
   'orderId', 'orderReference', 'status', 'amount', 'currency', 'chainId', 'address',
   'txHash', 'blockNumber', 'confirmations', 'amountReceived', 'amountDue', 'amountExcess', 'paymentState', 'completedAt', 'metadata',
   'exceptions', 'resolution', 'resolvedBy', 'resolvedAt', 'resolutionReason',
-  // A USD order: the route its completing payment came by (token amount), and every route it was given.
-  'route', 'chosenRoutes',
 ] as const satisfies readonly (keyof OrderView)[];
+
+/**
+ * Added to a USD order's events (a token order's stay as they were): the route its completing payment
+ * came by (with the token amount), and every route it was given with what each received.
+ */
+const USD_ORDER_EVENT_FIELDS = ['routes', 'route', 'chosenRoutes'] as const satisfies readonly (keyof OrderView)[];
 
 /** Fields of the order.expired event data (an underpaid expiry shows as paymentState partial). */
 const EXPIRED_EVENT_FIELDS = [
   'orderId', 'orderReference', 'status', 'amount', 'amountReceived', 'amountDue', 'amountExcess', 'paymentState', 'currency', 'chainId',
-  'address', 'expiresAt', 'expiredAt', 'metadata', 'route', 'chosenRoutes',
+  'address', 'expiresAt', 'expiredAt', 'metadata',
 ] as const satisfies readonly (keyof OrderView)[];
 
 export function orderEventData(view: OrderView, fields: readonly (keyof OrderView)[]): Record<string, unknown> {
@@ -455,7 +459,7 @@ async function finishOrder(
   await emitEvent(tx, {
     organizationId: order.organizationId,
     type,
-    data: orderEventData(presentOrder(ctx, order), fields),
+    data: orderEventData(presentOrder(ctx, order), order.routes ? [...fields, ...USD_ORDER_EVENT_FIELDS] : fields),
     createdAt: now,
   });
 }

@@ -171,7 +171,7 @@ export async function placeOrder(ctx: ServiceContext, organizationId: string, in
     throw validationError('routes belong to an order priced in USD (currency "USD"); a token order names its chainId', [{ field: 'routes', message: 'only with currency USD' }]);
   }
   if (chainId === undefined) {
-    throw new AppError('INVALID_CHAIN', 'chainId is required for an order priced in a token (or use currency "USD" with routes)', [{ field: 'chainId', message: 'is required' }]);
+    throw validationError('chainId is required for an order priced in a token (or use currency "USD" with routes)', [{ field: 'chainId', message: 'is required' }]);
   }
   return createOrder(ctx, organizationId, { ...rest, chainId }, fromLink);
 }

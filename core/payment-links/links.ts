@@ -335,7 +335,8 @@ export async function amountsCollected(db: DbOrTx, organizationId: string, linkI
   if (linkIds.length === 0) return [];
   const linkId = sql<string>`${orders.paymentLinkId}`;
   // USD orders add up in dollars, whatever route each was paid by.
-  const chainId = sql<string | null>`(case when ${orders.currency} = ${USD} then null else ${orders.chainId} end)`;
+  // A literal, not a parameter: the select list and the group by must be the same expression.
+  const chainId = sql<string | null>`(case when ${orders.currency} = ${sql.raw(`'${USD}'`)} then null else ${orders.chainId} end)`;
   const rows = await db
     .select({ linkId, currency: orders.currency, chainId, units: sql<string>`sum(${orders.amountReceived})::text` })
     .from(orders)

@@ -72,12 +72,12 @@ describe('dashboard: the orders currency filter comes from the chain registry', 
 
   it('without a chains file: the built-in tokens the local chain offers', async () => {
     const t = buildTestApp({ env: tokenEnv() });
-    expect(currencyFilter(await ordersPage(t)).options).to.deep.equal(['all', 'DAI', 'USDC', 'USDT']);
+    expect(currencyFilter(await ordersPage(t)).options).to.deep.equal(['all', 'DAI', 'USD', 'USDC', 'USDT']);
   });
 
   it("with a chains file: its added tokens (EURC, PYUSD) are offered, USDT of two chains once, the disabled DAI not; filtering by EURC lists the EURC order", async () => {
     const t = buildTestApp({ env: { ...tokenEnv(), CHAINS_FILE: chainsFile() } });
-    expect(currencyFilter(await ordersPage(t)).options).to.deep.equal(['all', 'EURC', 'PYUSD', 'USDC', 'USDT']);
+    expect(currencyFilter(await ordersPage(t)).options).to.deep.equal(['all', 'EURC', 'PYUSD', 'USD', 'USDC', 'USDT']);
 
     const create = async (currency: string) => {
       const res = await request(t.app)
@@ -98,6 +98,6 @@ describe('dashboard: the orders currency filter comes from the chain registry', 
   it("a currency asked for in the URL that no enabled chain offers stays selected (an old order's token)", async () => {
     const t = buildTestApp({ env: { ...tokenEnv(), CHAINS_FILE: chainsFile() } });
     const filter = currencyFilter(await ordersPage(t, '?currency=dai'));
-    expect(filter).to.deep.equal({ options: ['all', 'DAI', 'EURC', 'PYUSD', 'USDC', 'USDT'], selected: 'DAI' });
+    expect(filter).to.deep.equal({ options: ['all', 'DAI', 'EURC', 'PYUSD', 'USD', 'USDC', 'USDT'], selected: 'DAI' });
   });
 });

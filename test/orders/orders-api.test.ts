@@ -18,6 +18,8 @@ const ORDER_KEYS = [
   'exceptions', 'resolution', 'resolvedBy', 'resolvedAt', 'resolutionReason', 'lateWindowEndsAt', 'unattributedPayments',
   // Issue 42: what its refunds not cancelled or expired add up to.
   'amountRefunded',
+  // Issue 41: a USD order's routes (null on a token order).
+  'routes', 'route', 'chosenRoutes',
 ];
 
 let refSeq = 0;

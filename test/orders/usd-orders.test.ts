@@ -146,7 +146,7 @@ for (const style of ['b', 'a'] as const) {
       expectError(style, await create({ amount: '12.345', currency: 'USD' }), 400, 'INVALID_AMOUNT', 'ValidationError');
       expectError(style, await create({ amount: '10', currency: 'USD', chainId: LOCAL_CHAIN_ID }), 400, 'VALIDATION_ERROR', 'ValidationError');
       expectError(style, await create({ amount: '10', currency: 'USDT', chainId: LOCAL_CHAIN_ID, routes: [USDT] }), 400, 'VALIDATION_ERROR', 'ValidationError');
-      expectError(style, await create({ amount: '10', currency: 'USDT' }), 400, 'INVALID_CHAIN', 'ValidationError');
+      expectError(style, await create({ amount: '10', currency: 'USDT' }), 400, 'VALIDATION_ERROR', 'ValidationError');
       expectError(style, await create({ amount: '10', currency: 'USD', routes: [{ currency: 'USDT', chainId: 'nowhere-1' }] }), 400, 'INVALID_CHAIN', 'ValidationError');
       const usd = dataOf(style, await create({ amount: '10', currency: 'USD', routes: [USDT] }));
       expectError(style, await choose(usd.orderId, USDC), 400, 'INVALID_CURRENCY', 'ValidationError');

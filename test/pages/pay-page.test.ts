@@ -117,7 +117,7 @@ describe('payment page over HTTP', () => {
     expect(res.headers['cache-control']).to.equal('no-store');
     expect(Object.keys(res.body).sort()).to.deep.equal(
       ['amount', 'amountReceived', 'chainName', 'confirmations', 'currency', 'detectionDelayed', 'excess', 'expiresAt', 'explorerUrl', 'finality',
-        'graceEndsAt', 'redirectUrl', 'remaining', 'serverTime', 'state', 'txHash', 'underReview', 'version'].sort(),
+        'graceEndsAt', 'redirectUrl', 'remaining', 'serverTime', 'state', 'txHash', 'underReview', 'version', 'priceUsd', 'routes'].sort(),
     );
     expect(res.body).to.include({ state: 'awaiting', amount: '2', amountReceived: '0', remaining: '2', currency: 'USDT', redirectUrl: null });
     expect(JSON.stringify(res.body)).to.not.include(order.orderId);

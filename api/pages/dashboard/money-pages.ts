@@ -148,7 +148,7 @@ export function mountMoneyPages(app: Express, d: Dashboard): void {
       // The symbols enabled chains offer (the chains file may add some); one asked for in the URL that
       // no chain offers any more (an old order's token) stays selectable, so the form shows the filter applied.
       // USD: orders priced in dollars whose payer picks the route.
-      const offered = [...deps.registry.offeredCurrencies(), USD];
+      const offered = [...deps.registry.offeredCurrencies(), USD].sort();
       const currencies = filters.currency && !offered.includes(filters.currency) ? [...offered, filters.currency].sort() : offered;
       await sendPage(
           d,
