@@ -116,6 +116,27 @@ for (const style of ['b', 'a'] as const) {
       const [row] = await ctx.db.select().from(orders).where(eq(orders.id, order.orderId));
       const [pool] = await ctx.db.select().from(poolAddresses).where(eq(poolAddresses.id, row.poolAddressId!));
       expect(pool.status).to.equal('cooldown');
+
+      // A refund is paid by one of its routes: by default its current one, up to what that route received.
+      const refundBy = (body: Record<string, unknown>) => api().post(`/api/v1/orders/${order.orderId}/refunds`).set('X-API-Key', org.keys.admin).send({ reason: 'returned', ...body });
+      expectError(style, await refundBy({ currency: 'DAI', chainId: LOCAL_CHAIN_ID }), 400, 'VALIDATION_ERROR', 'ValidationError');
+      expectError(style, await refundBy({ ...USDT, amount: '5.01' }), 400, 'INVALID_AMOUNT', 'ValidationError');
+      const byUsdt = await refundBy(USDT);
+      expect(byUsdt.status, JSON.stringify(byUsdt.body)).to.equal(201);
+      expect(dataOf(style, byUsdt)).to.include({ amount: '5', currency: 'USDT', chainId: LOCAL_CHAIN_ID });
+      const byCurrent = dataOf(style, await refundBy({ amount: '1.5' }));
+      expect(byCurrent).to.include({ amount: '1.5', currency: 'USDC' });
+      const refunded = dataOf(style, await api().get(`/api/v1/orders/${order.orderId}`).set('X-API-Key', org.keys.viewer));
+      expect(refunded.amountRefunded).to.equal('6.5');
+      // Nothing of USDT is left to refund.
+      expectError(style, await refundBy(USDT), 400, 'INVALID_AMOUNT', 'ValidationError');
+
+      // The orders export shows it in dollars.
+      const csv = await api().get('/api/v1/exports/orders.csv').query({ currency: 'USD' }).set('X-API-Key', org.keys.viewer);
+      expect(csv.status).to.equal(200);
+      const line = csv.text.split('\n').find((l) => l.includes(order.orderId));
+      expect(line).to.include('12.34');
+      expect(line).to.include('USD');
     });
 
     it('a payment by an offered route that was not chosen is recorded against the order, not counted, and the merchant may attribute it by hand', async () => {
