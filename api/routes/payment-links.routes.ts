@@ -4,6 +4,7 @@ import type { ApiDeps } from '../deps';
 import { listQuerySchema, metadataSchema } from '../validation';
 import { Nullable, StringEnum } from '../../core/platform/wire-schema';
 import {
+  LINK_PRICE_CURRENCIES,
   amountsCollected,
   archivePaymentLink,
   createPaymentLink,
@@ -36,10 +37,14 @@ const decimal = (description: string) => Type.String({ maxLength: 80, descriptio
 const changeFields = {
   title: Type.String({ minLength: 1, maxLength: LINK_LIMITS.titleMax }),
   description: Nullable(Type.String({ maxLength: LINK_LIMITS.descriptionMax })),
-  amount: decimal('Decimal string in token units, valid for every offered token\'s decimals; "0": the payer chooses the amount'),
+  amount: decimal('Decimal string in token units, valid for every offered token\'s decimals (priceCurrency USD: dollars, at most 2 decimals); "0": the payer chooses the amount'),
   minAmount: Nullable(decimal('With amount "0": the least a payer may choose')),
   maxAmount: Nullable(decimal('With amount "0": the most a payer may choose')),
   currencies,
+  priceCurrency: Nullable(StringEnum(LINK_PRICE_CURRENCIES), {
+    description:
+      'USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of `currencies` as its route on the payment page (each must be a USD stablecoin route of this deployment: INVALID_CURRENCY naming the entry otherwise). null or absent: token units',
+  }),
   inventoryTotal: Nullable(Type.Integer({ minimum: 1, maximum: LINK_LIMITS.inventoryMax, description: 'Units for sale: each order reserves one, expiry returns it, completion sells it' })),
   maxOpenOrders: Nullable(Type.Integer({ minimum: 1, description: 'Cap on the link\'s unpaid orders at once (each holds a pool address)' })),
   expiresAt: Nullable(Type.String({ format: 'date-time', description: 'In the future; past it the checkout answers 410' })),
@@ -62,6 +67,7 @@ const createBody = Type.Object(
     minAmount: Type.Optional(f.minAmount),
     maxAmount: Type.Optional(f.maxAmount),
     currencies: f.currencies,
+    priceCurrency: Type.Optional(f.priceCurrency),
     inventoryTotal: Type.Optional(f.inventoryTotal),
     maxOpenOrders: Type.Optional(f.maxOpenOrders),
     expiresAt: Type.Optional(f.expiresAt),
@@ -104,7 +110,7 @@ export function registerPaymentLinkRoutes(api: ApiBuilder, deps: ApiDeps): void 
       path: '/payment-links',
       summary: 'Create a payment link (a draft; publish it to open its checkout page)',
       description:
-        'A shareable checkout page at checkoutUrl: each visit that proceeds makes a fresh order (same rules as POST /orders) carrying the link\'s metadata and paymentLinkId. 400 INVALID_CURRENCY / INVALID_CHAIN / INVALID_AMOUNT / VALIDATION_ERROR; 409 DUPLICATE_SLUG.',
+        'A shareable checkout page at checkoutUrl: each visit that proceeds makes a fresh order (same rules as POST /orders) carrying the link\'s metadata and paymentLinkId; priceCurrency USD makes it a USD order (amount in dollars) whose payer picks one of currencies as its route on the payment page. 400 INVALID_CURRENCY / INVALID_CHAIN / INVALID_AMOUNT / VALIDATION_ERROR; 409 DUPLICATE_SLUG.',
       tag: 'Payment links',
       minRole: 'member',
       creates: true,
@@ -177,7 +183,7 @@ export function registerPaymentLinkRoutes(api: ApiBuilder, deps: ApiDeps): void 
       path: '/payment-links/:id',
       summary: 'Change a payment link (fields sent change; null clears)',
       description:
-        'A draft changes freely. A published link keeps amount, minAmount, maxAmount, currencies and slug (409 PAYMENT_LINK_FROZEN: a payer never pays a price they did not see); title, description, inventory, expiry, redirects and metadata may change. An archived link is 409 INVALID_STATUS_TRANSITION.',
+        'A draft changes freely. A published link keeps amount, minAmount, maxAmount, currencies, priceCurrency and slug (409 PAYMENT_LINK_FROZEN: a payer never pays a price they did not see); title, description, inventory, expiry, redirects and metadata may change. An archived link is 409 INVALID_STATUS_TRANSITION.',
       tag: 'Payment links',
       minRole: 'member',
       body: updateBody,

@@ -1,4 +1,3 @@
-import { USD } from '../chains/chain';
 import { randomBytes } from 'node:crypto';
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
@@ -11,6 +10,8 @@ import { assertNoSeedPhrase } from '../pool/secret-scan';
 import type { ServiceContext } from '../service/context';
 import { escapeLike, paginate } from '../platform/sql-fragments';
 import { PAYMENT_LINK_ID_KEY } from '../orders/link-units';
+import { deploymentUsdRoutes } from '../orders/routes';
+import { USD } from '../chains/chain';
 
 /** A payment link as stored. */
 export type PaymentLinkRow = typeof paymentLinks.$inferSelect;
@@ -38,6 +39,13 @@ export const LINK_LIMITS = {
 /** The payer chooses the amount. */
 export const PAYER_CHOOSES = '0';
 
+/** What a link may be priced in besides its tokens: USD (each checkout makes a USD order whose payer picks the route). */
+export const LINK_PRICE_CURRENCIES = [USD] as const;
+export type LinkPriceCurrency = (typeof LINK_PRICE_CURRENCIES)[number];
+
+/** A USD price has cents: at most 2 decimals (as a USD order's amount). */
+export const USD_PRICE_DECIMALS = 2;
+
 export interface LinkInput {
   title?: string;
   description?: string | null;
@@ -45,6 +53,12 @@ export interface LinkInput {
   minAmount?: string | null;
   maxAmount?: string | null;
   currencies?: CurrencyChoice[];
+  /**
+   * USD: amount, minAmount and maxAmount are dollars (at most 2 decimals) and each checkout makes a
+   * USD order whose payer picks one of `currencies` (each a USD stablecoin route of the deployment)
+   * on its payment page; null or absent: token units.
+   */
+  priceCurrency?: LinkPriceCurrency | null;
   inventoryTotal?: number | null;
   maxOpenOrders?: number | null;
   expiresAt?: string | null;
@@ -71,22 +85,43 @@ function field(name: string, message: string): AppError {
   return validationError(`${name} ${message}`, [{ field: name, message }]);
 }
 
-/** The pairs offered by the registry and enabled (INVALID_CHAIN / INVALID_CURRENCY otherwise), without repeats. */
-function checkCurrencies(ctx: Pick<ServiceContext, 'registry'>, currencies: CurrencyChoice[]): { currency: string; chainId: string; decimals: number }[] {
+/**
+ * The pairs offered by the registry and enabled (INVALID_CHAIN / INVALID_CURRENCY otherwise), without
+ * repeats. A link priced in USD offers routes of a USD order: each must be a USD stablecoin route of
+ * this deployment (INVALID_CURRENCY naming the entry otherwise), and its amounts have cents (2 decimals).
+ */
+function checkCurrencies(
+  ctx: Pick<ServiceContext, 'registry'>,
+  currencies: CurrencyChoice[],
+  priceCurrency: LinkPriceCurrency | null,
+): { currency: string; chainId: string; decimals: number }[] {
   if (currencies.length === 0) throw field('currencies', 'must offer at least one {currency, chainId}');
   const seen = new Set<string>();
-  return currencies.map(({ currency, chainId }) => {
+  const usdRoutes = priceCurrency === USD ? deploymentUsdRoutes(ctx.registry) : null;
+  return currencies.map(({ currency, chainId }, i) => {
     const chain = ctx.registry.requireOfferedChain(chainId);
     const token = ctx.registry.requireToken(chain, currency);
     const key = `${token.currency}@${chain.chainId}`;
     if (seen.has(key)) throw field('currencies', `offers ${token.currency} on ${chain.chainId} twice`);
     seen.add(key);
-    return { currency: token.currency, chainId: chain.chainId, decimals: token.decimals };
+    if (usdRoutes && !usdRoutes.some((r) => r.currency === token.currency && r.chainId === chain.chainId)) {
+      const message = 'not a USD stablecoin route of this deployment';
+      throw new AppError(
+        'INVALID_CURRENCY',
+        `currencies[${i}]: ${token.currency} on ${chain.chainId} is not a USD stablecoin a link priced in USD can offer (its payers pick one of currencies as a USD order's route). Routes of this deployment: ${usdRoutes.map((r) => `${r.currency} on ${r.chainId}`).join(', ') || 'none'}`,
+        [{ field: `currencies[${i}]`, message }],
+      );
+    }
+    return { currency: token.currency, chainId: chain.chainId, decimals: usdRoutes ? USD_PRICE_DECIMALS : token.decimals };
   });
 }
 
-/** An amount valid in every offered token (decimals), compared in a common scale. */
-function checkAmountForAll(name: string, text: string, tokens: { decimals: number }[]): bigint {
+/** An amount valid in every offered token (decimals), compared in a common scale; a USD price in dollars and cents. */
+function checkAmountForAll(name: string, text: string, tokens: { decimals: number }[], priceCurrency: LinkPriceCurrency | null): bigint {
+  if (priceCurrency === USD && typeof text === 'string' && /\.\d{3,}$/.test(text)) {
+    const message = `has more than ${USD_PRICE_DECIMALS} decimal places (a link priced in USD is in dollars and cents)`;
+    throw new AppError('INVALID_AMOUNT', `${name} ${message}`, [{ field: name, message }]);
+  }
   for (const t of tokens) parseAmount(text, t.decimals, name);
   return parseAmount(text, 18 + Math.max(...tokens.map((t) => t.decimals)), name);
 }
@@ -95,13 +130,16 @@ function checkAmountForAll(name: string, text: string, tokens: { decimals: numbe
 function checkLink(ctx: Pick<ServiceContext, 'registry' | 'clock'>, link: Required<Omit<LinkInput, 'slug'>> & { slug?: string }, expiresAtChanged: boolean): void {
   if (!link.title || link.title.length > LINK_LIMITS.titleMax) throw field('title', `is required, at most ${LINK_LIMITS.titleMax} characters`);
   if (link.description !== null && link.description.length > LINK_LIMITS.descriptionMax) throw field('description', `must be at most ${LINK_LIMITS.descriptionMax} characters`);
-  const tokens = checkCurrencies(ctx, link.currencies);
+  if (link.priceCurrency !== null && !(LINK_PRICE_CURRENCIES as readonly string[]).includes(link.priceCurrency)) {
+    throw field('priceCurrency', `must be ${LINK_PRICE_CURRENCIES.join(' or ')}, or null for token units`);
+  }
+  const tokens = checkCurrencies(ctx, link.currencies, link.priceCurrency);
   if (link.amount === PAYER_CHOOSES) {
-    const min = link.minAmount !== null ? checkAmountForAll('minAmount', link.minAmount, tokens) : null;
-    const max = link.maxAmount !== null ? checkAmountForAll('maxAmount', link.maxAmount, tokens) : null;
+    const min = link.minAmount !== null ? checkAmountForAll('minAmount', link.minAmount, tokens, link.priceCurrency) : null;
+    const max = link.maxAmount !== null ? checkAmountForAll('maxAmount', link.maxAmount, tokens, link.priceCurrency) : null;
     if (min !== null && max !== null && min > max) throw new AppError('INVALID_AMOUNT', 'minAmount must not be above maxAmount');
   } else {
-    checkAmountForAll('amount', link.amount, tokens);
+    checkAmountForAll('amount', link.amount, tokens, link.priceCurrency);
     if (link.minAmount !== null || link.maxAmount !== null) throw new AppError('INVALID_AMOUNT', 'minAmount and maxAmount apply only when amount is "0" (the payer chooses)');
   }
   if (link.inventoryTotal !== null && (!Number.isInteger(link.inventoryTotal) || link.inventoryTotal < 1 || link.inventoryTotal > LINK_LIMITS.inventoryMax)) {
@@ -123,8 +161,8 @@ function checkLink(ctx: Pick<ServiceContext, 'registry' | 'clock'>, link: Requir
   assertNoSeedPhrase({ title: link.title, description: link.description, metadata: link.metadata });
 }
 
-function normalisedCurrencies(ctx: Pick<ServiceContext, 'registry'>, currencies: CurrencyChoice[]): CurrencyChoice[] {
-  return checkCurrencies(ctx, currencies).map(({ currency, chainId }) => ({ currency, chainId }));
+function normalisedCurrencies(ctx: Pick<ServiceContext, 'registry'>, currencies: CurrencyChoice[], priceCurrency: LinkPriceCurrency | null): CurrencyChoice[] {
+  return checkCurrencies(ctx, currencies, priceCurrency).map(({ currency, chainId }) => ({ currency, chainId }));
 }
 
 const duplicateSlug = (slug: string) => new AppError('DUPLICATE_SLUG', `The slug "${slug}" is taken; choose another or leave it out to get a generated one`);
@@ -138,6 +176,7 @@ export async function createPaymentLink(ctx: Pick<ServiceContext, 'db' | 'regist
     minAmount: input.minAmount ?? null,
     maxAmount: input.maxAmount ?? null,
     currencies: input.currencies ?? [],
+    priceCurrency: input.priceCurrency ?? null,
     inventoryTotal: input.inventoryTotal ?? null,
     maxOpenOrders: input.maxOpenOrders ?? null,
     expiresAt: input.expiresAt ?? null,
@@ -156,7 +195,7 @@ export async function createPaymentLink(ctx: Pick<ServiceContext, 'db' | 'regist
         id: newId('pl'),
         organizationId,
         slug: full.slug ?? newSlug(),
-        currencies: normalisedCurrencies(ctx, full.currencies),
+        currencies: normalisedCurrencies(ctx, full.currencies, full.priceCurrency),
         expiresAt: full.expiresAt ? new Date(full.expiresAt) : null,
         status: 'draft',
         createdAt: now,
@@ -184,11 +223,11 @@ export async function findPaymentLinkBySlug(db: DbOrTx, slug: string): Promise<P
   return row ?? null;
 }
 
-const FROZEN_WHEN_PUBLISHED = ['amount', 'minAmount', 'maxAmount', 'currencies', 'slug'] as const;
+const FROZEN_WHEN_PUBLISHED = ['amount', 'minAmount', 'maxAmount', 'currencies', 'priceCurrency', 'slug'] as const;
 
 /**
  * Changes a link. A draft changes freely; a published (active) link keeps its amount, bounds,
- * currencies and slug (a payer must never pay a price they did not see; its URL is out there):
+ * currencies, price currency and slug (a payer must never pay a price they did not see; its URL is out there):
  * changing them is 409 PAYMENT_LINK_FROZEN (sending the same values is fine); an archived link is
  * 409 INVALID_STATUS_TRANSITION.
  */
@@ -198,7 +237,12 @@ export async function updatePaymentLink(ctx: Pick<ServiceContext, 'db' | 'regist
   if (link.status === 'active') {
     for (const name of FROZEN_WHEN_PUBLISHED) {
       if (input[name] === undefined) continue;
-      const same = name === 'currencies' ? JSON.stringify(normalisedCurrencies(ctx, input.currencies!)) === JSON.stringify(link.currencies) : input[name] === link[name];
+      const same =
+        name === 'currencies'
+          ? JSON.stringify(normalisedCurrencies(ctx, input.currencies!, null)) === JSON.stringify(link.currencies)
+          : name === 'priceCurrency'
+            ? (input.priceCurrency ?? null) === link.priceCurrency
+            : input[name] === link[name];
       if (!same) throw new AppError('PAYMENT_LINK_FROZEN', `${name} of a published payment link cannot change (payers may have seen it); create a new link instead`);
     }
   }
@@ -210,6 +254,7 @@ export async function updatePaymentLink(ctx: Pick<ServiceContext, 'db' | 'regist
     minAmount: pick('minAmount', link.minAmount) ?? null,
     maxAmount: pick('maxAmount', link.maxAmount) ?? null,
     currencies: pick('currencies', link.currencies) as CurrencyChoice[],
+    priceCurrency: (input.priceCurrency === undefined ? link.priceCurrency : input.priceCurrency) ?? null,
     inventoryTotal: pick('inventoryTotal', link.inventoryTotal) ?? null,
     maxOpenOrders: pick('maxOpenOrders', link.maxOpenOrders) ?? null,
     expiresAt: input.expiresAt === undefined ? (link.expiresAt?.toISOString() ?? null) : input.expiresAt,
@@ -224,7 +269,7 @@ export async function updatePaymentLink(ctx: Pick<ServiceContext, 'db' | 'regist
       .update(paymentLinks)
       .set({
         ...next,
-        currencies: normalisedCurrencies(ctx, next.currencies),
+        currencies: normalisedCurrencies(ctx, next.currencies, next.priceCurrency),
         expiresAt: next.expiresAt ? new Date(next.expiresAt) : null,
         updatedAt: ctx.clock.now(),
       })

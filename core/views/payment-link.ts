@@ -3,7 +3,7 @@ import { formatAmount } from '../platform/amounts';
 import { DateTime, iso, metadataOut, Nullable, NullableDateTime, StringEnum } from '../platform/wire-schema';
 import type { ServiceContext } from '../service/context';
 import { currencySymbolSchema } from './chain';
-import { LINK_STATUSES, linkStatus, type Collected, type PaymentLinkRow } from '../payment-links/links';
+import { LINK_PRICE_CURRENCIES, LINK_STATUSES, linkStatus, type Collected, type PaymentLinkRow } from '../payment-links/links';
 
 /** The public checkout URL of a link: <PUBLIC_BASE_URL>/l/<slug>. */
 export function checkoutUrlOf(config: Pick<ServiceContext['config'], 'publicBaseUrl'>, link: Pick<PaymentLinkRow, 'slug'>): string {
@@ -17,10 +17,14 @@ export const paymentLinkSchema = Type.Object({
   slug: Type.String({ description: 'The checkout URL\'s last segment: yours, or 128 random bits when generated' }),
   title: Type.String(),
   description: Nullable(Type.String()),
-  amount: Type.String({ description: 'Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount)' }),
+  amount: Type.String({ description: 'Decimal string in token units (in dollars when priceCurrency is USD); "0": the payer chooses (within minAmount/maxAmount)' }),
   minAmount: Nullable(Type.String()),
   maxAmount: Nullable(Type.String()),
-  currencies: Type.Array(currencyChoice),
+  currencies: Type.Array(currencyChoice, { description: 'The currency/chain pairs the payer picks from (priceCurrency USD: the routes each checkout\'s USD order offers)' }),
+  priceCurrency: Nullable(StringEnum(LINK_PRICE_CURRENCIES), {
+    description:
+      'USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of currencies as its route on the payment page. null: token units',
+  }),
   inventoryTotal: Nullable(Type.Integer()),
   maxOpenOrders: Nullable(Type.Integer({ description: 'At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory)' })),
   expiresAt: NullableDateTime(),
@@ -65,6 +69,7 @@ export function presentPaymentLink(ctx: Pick<ServiceContext, 'registry' | 'confi
     minAmount: link.minAmount,
     maxAmount: link.maxAmount,
     currencies: link.currencies,
+    priceCurrency: link.priceCurrency ?? null,
     inventoryTotal: total,
     maxOpenOrders: link.maxOpenOrders,
     expiresAt: iso(link.expiresAt),

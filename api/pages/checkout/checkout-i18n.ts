@@ -37,6 +37,11 @@ export interface CheckoutMessages {
   choiceInvalid: string;
   tokenOnNetwork: (token: string, network: string) => string;
   payerChooses: string;
+  /** A link priced in USD: the routes it offers (each tokenOnNetwork), as one sentence. */
+  payWithRoutes: (routes: string[]) => string;
+  /** A link priced in USD: what happens next (the route is picked on the payment page). */
+  usdPrompt: string;
+  amountLabelUsd: string;
 }
 
 const en: CheckoutMessages = {
@@ -72,6 +77,9 @@ const en: CheckoutMessages = {
   choiceInvalid: 'Choose one of the offered tokens and networks.',
   tokenOnNetwork: (token, network) => `${token} on ${network}`,
   payerChooses: 'You choose the amount',
+  payWithRoutes: (routes) => `Pay with ${routes.join(', ')}.`,
+  usdPrompt: 'Continue to the payment page: there you choose the token and network you pay with, and it shows the address to pay to.',
+  amountLabelUsd: 'Amount to pay (USD)',
 };
 
 const es: CheckoutMessages = {
@@ -107,6 +115,9 @@ const es: CheckoutMessages = {
   choiceInvalid: 'Elija uno de los tokens y redes ofrecidos.',
   tokenOnNetwork: (token, network) => `${token} en ${network}`,
   payerChooses: 'Usted elige el importe',
+  payWithRoutes: (routes) => `Pague con ${routes.join(', ')}.`,
+  usdPrompt: 'Continúe a la página de pago: allí elige el token y la red con que paga, y verá la dirección a la que pagar.',
+  amountLabelUsd: 'Importe a pagar (USD)',
 };
 
 export const CHECKOUT_MESSAGES: Record<Language, CheckoutMessages> = { en, es };

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { AppError } from '../../../core/platform/errors';
 import { linkStatus } from '../../../core/payment-links/links';
-import { assertCheckoutOpen, createCheckoutOrder, findCheckout, findOpenCheckoutOrder, resolveCheckoutChoice, type CheckoutChoice } from '../../../core/payment-links/checkout';
+import { assertCheckoutOpen, createCheckoutOrder, findCheckout, findOpenCheckoutOrder, isUsdLink, linkUsdRoutes, resolveCheckoutChoice, type CheckoutChoice } from '../../../core/payment-links/checkout';
 import { checkoutUrlOf } from '../../../core/views/payment-link';
 import type { ApiDeps } from '../../deps';
 import { sendJson } from '../../answer';
@@ -25,7 +25,8 @@ export type CheckoutHandler = (req: Request<{ slug: string }>, res: Response) =>
 /**
  * The payment links' public checkout (issue 28): GET /l/<slug> shows the link; POST
  * /l/<slug>/orders (a plain form, or JSON from a script) makes a fresh order through the same
- * operation as POST /orders and answers 303 to its payment page. The post goes through the public
+ * operation as POST /orders and answers 303 to its payment page (a link priced in USD: a USD order,
+ * whose payer picks the route there). The post goes through the public
  * write kit (api/pages/public-write/): a size-limited body, a same-origin check, budgets per client
  * IP and per link, and the pool reserve; a returning visitor (cookie) gets their open order back.
  * Full paths: api/pages/index.ts mounts them behind the public headers and the per-IP page limit.
@@ -85,6 +86,7 @@ export function checkoutRoutes(deps: ApiDeps): { method: 'get' | 'post'; path: s
           checkoutUrl: checkoutUrlOf(config, link),
           path: pagePath(link.slug),
           chainName,
+          usdRoutes: isUsdLink(link) ? linkUsdRoutes(deps.registry, link) : null,
           openOrderUrl: open ? `/pay/${open.payToken}` : null,
           problem: extra.problem,
           sent: extra.sent,
@@ -108,7 +110,7 @@ export function checkoutRoutes(deps: ApiDeps): { method: 'get' | 'post'; path: s
       if (!facts || facts.link.status === 'draft') throw new AppError('RESOURCE_NOT_FOUND', 'Payment link not found');
       const { link } = facts;
       const choice = choiceOf(body.fields);
-      sent = { choice: `${choice.currency}@${choice.chainId}`, amount: typeof choice.amount === 'string' ? choice.amount : undefined };
+      sent = { choice: isUsdLink(link) ? undefined : `${choice.currency}@${choice.chainId}`, amount: typeof choice.amount === 'string' ? choice.amount : undefined };
 
       // A returning visitor within the payment window gets their open order back: no new address.
       const token = cookieToken(req);
@@ -123,8 +125,11 @@ export function checkoutRoutes(deps: ApiDeps): { method: 'get' | 'post'; path: s
         { budget: 'link' as const, key: link.id },
       ];
       await budgets.spend(spent);
-      const protocol = deps.registry.requireOfferedChain(chainId).protocol;
-      const order = await poolReserve.take({ organizationId: link.organizationId, protocol }, () => createCheckoutOrder(deps, link, choice)).catch(async (err: unknown) => {
+      // A token order takes an address now, so the pool reserve guards it; a USD order takes none
+      // until its payer picks a route on the payment page, whose choice has its own guard.
+      const create = () => createCheckoutOrder(deps, link, choice);
+      const made = chainId === null ? create() : poolReserve.take({ organizationId: link.organizationId, protocol: deps.registry.requireOfferedChain(chainId).protocol }, create);
+      const order = await made.catch(async (err: unknown) => {
         // No order was made (busy, the reserve, sold out meanwhile, the database away): the
         // visitor's and the link's budgets pay for orders made, so the points go back (issue 37).
         await budgets.refund(spent);
@@ -196,7 +201,7 @@ export function checkoutRoutes(deps: ApiDeps): { method: 'get' | 'post'; path: s
   ];
 }
 
-/** The payer's choice from a form (`choice` = `<currency>@<chainId>`, `amount`) or JSON (`currency`, `chainId`, `amount`). */
+/** The payer's choice from a form (`choice` = `<currency>@<chainId>`, `amount`) or JSON (`currency`, `chainId`, `amount`); a USD link reads the amount only. */
 function choiceOf(fields: Record<string, unknown>): CheckoutChoice {
   const amount = typeof fields.amount === 'string' ? fields.amount.trim() : fields.amount;
   if (typeof fields.choice === 'string') {

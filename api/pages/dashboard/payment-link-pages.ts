@@ -76,6 +76,7 @@ ${member
 <div><label for="pl-inventory">Units for sale (optional)</label><input id="pl-inventory" name="inventoryTotal" type="text" inputmode="numeric" maxlength="9"></div>
 <div><label for="pl-slug">Slug (optional)</label><input id="pl-slug" name="slug" type="text" maxlength="64" pattern="[A-Za-z0-9_\\-]{3,64}"></div></div>
 <label for="pl-description">Description (optional)</label><textarea id="pl-description" name="description" rows="2" maxlength="${LINK_LIMITS.descriptionMax}"></textarea>
+<p><label style="font-weight:normal"><input type="checkbox" id="pl-usd" name="priceCurrency" value="USD"> Priced in USD: the amount is in dollars (at most 2 decimals) and the payer picks one of the checked USD stablecoins as the route on the payment page</label></p>
 <fieldset><legend>Currencies offered</legend>${pairs.map(
       (p, i) => html`<label style="font-weight:normal"><input type="checkbox" name="currencies" value="${p.currency}@${p.chainId}"${i === 0 ? html` checked` : null}> ${p.currency} on ${p.chainId}</label>`,
     )}</fieldset>
@@ -88,10 +89,10 @@ ${member
 <section class="panel"><table id="payment-links"><caption class="skip">Payment links</caption><thead><tr><th>Title</th><th>Price</th><th>Status</th><th>Orders</th><th>Collected</th><th>Units left</th><th>Created</th><th><span class="skip">Actions</span></th></tr></thead><tbody>
 ${links.map(
   (l) => html`<tr data-link-id="${l.id}"><td>${l.title}<br><a class="mono" href="${l.checkoutUrl}" rel="noopener noreferrer">${l.checkoutUrl}</a></td>
-<td class="num">${l.amount === '0' ? html`payer chooses${l.minAmount ? ` from ${l.minAmount}` : ''}${l.maxAmount ? ` up to ${l.maxAmount}` : ''}` : l.amount} ${l.currencies.map((c) => `${c.currency}/${c.chainId}`).join(', ')}</td>
+<td class="num">${l.amount === '0' ? html`payer chooses${l.minAmount ? ` from ${l.minAmount}` : ''}${l.maxAmount ? ` up to ${l.maxAmount}` : ''}` : l.amount} ${l.priceCurrency ? `${l.priceCurrency} by ` : ''}${l.currencies.map((c) => `${c.currency}/${c.chainId}`).join(', ')}</td>
 <td>${statusBadge(l.status)}</td>
 <td class="num counters"><span data-counter="created">${l.counters.ordersCreated}</span> made · <span data-counter="completed">${l.counters.ordersCompleted}</span> paid · <span data-counter="open">${l.counters.openOrders}</span> open</td>
-<td class="num">${l.counters.amountCollected.length ? l.counters.amountCollected.map((c) => html`<div>${c.amount} ${c.currency} (${c.chainId})</div>`) : '—'}</td>
+<td class="num">${l.counters.amountCollected.length ? l.counters.amountCollected.map((c) => html`<div>${c.amount} ${c.currency}${c.chainId ? ` (${c.chainId})` : ''}</div>`) : '—'}</td>
 <td class="num">${l.counters.inventory.left === null ? '∞' : `${l.counters.inventory.left} of ${l.counters.inventory.total}`}</td>
 <td>${formatDate(l.createdAt)}</td>
 <td>${member ? html`${l.status === 'draft' ? button(l.id, 'publish', 'Publish', 'secondary') : null}${l.status !== 'archived' ? button(l.id, 'archive', 'Archive', 'danger') : null}` : null}</td></tr>`,
@@ -119,6 +120,7 @@ ${links.map(
         title: field(req, 'title').trim(),
         amount: field(req, 'amount').trim(),
         currencies,
+        priceCurrency: field(req, 'priceCurrency') === 'USD' ? 'USD' : null,
         description: description || null,
         inventoryTotal: optionalInteger('Units for sale', field(req, 'inventoryTotal')),
         ...(slug ? { slug } : {}),

@@ -6812,16 +6812,22 @@ export type paths = {
                                     slug: string;
                                     title: string;
                                     description: string | null;
-                                    /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                                    /** @description Decimal string in token units (in dollars when priceCurrency is USD); "0": the payer chooses (within minAmount/maxAmount) */
                                     amount: string;
                                     minAmount: string | null;
                                     maxAmount: string | null;
+                                    /** @description The currency/chain pairs the payer picks from (priceCurrency USD: the routes each checkout's USD order offers) */
                                     currencies: {
                                         /** @example USDT */
                                         currency: string;
                                         /** @example ethereum-sepolia */
                                         chainId: string;
                                     }[];
+                                    /**
+                                     * @description USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of currencies as its route on the payment page. null: token units
+                                     * @enum {string|null}
+                                     */
+                                    priceCurrency: "USD" | null;
                                     inventoryTotal: number | null;
                                     /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
                                     maxOpenOrders: number | null;
@@ -6950,7 +6956,7 @@ export type paths = {
         put?: never;
         /**
          * Create a payment link (a draft; publish it to open its checkout page)
-         * @description A shareable checkout page at checkoutUrl: each visit that proceeds makes a fresh order (same rules as POST /orders) carrying the link's metadata and paymentLinkId. 400 INVALID_CURRENCY / INVALID_CHAIN / INVALID_AMOUNT / VALIDATION_ERROR; 409 DUPLICATE_SLUG.
+         * @description A shareable checkout page at checkoutUrl: each visit that proceeds makes a fresh order (same rules as POST /orders) carrying the link's metadata and paymentLinkId; priceCurrency USD makes it a USD order (amount in dollars) whose payer picks one of currencies as its route on the payment page. 400 INVALID_CURRENCY / INVALID_CHAIN / INVALID_AMOUNT / VALIDATION_ERROR; 409 DUPLICATE_SLUG.
          */
         post: {
             parameters: {
@@ -6967,7 +6973,7 @@ export type paths = {
                     "application/json": {
                         title: string;
                         description?: string | null;
-                        /** @description Decimal string in token units, valid for every offered token's decimals; "0": the payer chooses the amount */
+                        /** @description Decimal string in token units, valid for every offered token's decimals (priceCurrency USD: dollars, at most 2 decimals); "0": the payer chooses the amount */
                         amount: string;
                         /** @description With amount "0": the least a payer may choose */
                         minAmount?: string | null;
@@ -6980,6 +6986,11 @@ export type paths = {
                             /** @description An enabled chain (INVALID_CHAIN otherwise) */
                             chainId: string;
                         }[];
+                        /**
+                         * @description USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of `currencies` as its route on the payment page (each must be a USD stablecoin route of this deployment: INVALID_CURRENCY naming the entry otherwise). null or absent: token units
+                         * @enum {string|null}
+                         */
+                        priceCurrency?: "USD" | null;
                         /** @description Units for sale: each order reserves one, expiry returns it, completion sells it */
                         inventoryTotal?: number | null;
                         /** @description Cap on the link's unpaid orders at once (each holds a pool address) */
@@ -7019,16 +7030,22 @@ export type paths = {
                                 slug: string;
                                 title: string;
                                 description: string | null;
-                                /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                                /** @description Decimal string in token units (in dollars when priceCurrency is USD); "0": the payer chooses (within minAmount/maxAmount) */
                                 amount: string;
                                 minAmount: string | null;
                                 maxAmount: string | null;
+                                /** @description The currency/chain pairs the payer picks from (priceCurrency USD: the routes each checkout's USD order offers) */
                                 currencies: {
                                     /** @example USDT */
                                     currency: string;
                                     /** @example ethereum-sepolia */
                                     chainId: string;
                                 }[];
+                                /**
+                                 * @description USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of currencies as its route on the payment page. null: token units
+                                 * @enum {string|null}
+                                 */
+                                priceCurrency: "USD" | null;
                                 inventoryTotal: number | null;
                                 /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
                                 maxOpenOrders: number | null;
@@ -7211,16 +7228,22 @@ export type paths = {
                                 slug: string;
                                 title: string;
                                 description: string | null;
-                                /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                                /** @description Decimal string in token units (in dollars when priceCurrency is USD); "0": the payer chooses (within minAmount/maxAmount) */
                                 amount: string;
                                 minAmount: string | null;
                                 maxAmount: string | null;
+                                /** @description The currency/chain pairs the payer picks from (priceCurrency USD: the routes each checkout's USD order offers) */
                                 currencies: {
                                     /** @example USDT */
                                     currency: string;
                                     /** @example ethereum-sepolia */
                                     chainId: string;
                                 }[];
+                                /**
+                                 * @description USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of currencies as its route on the payment page. null: token units
+                                 * @enum {string|null}
+                                 */
+                                priceCurrency: "USD" | null;
                                 inventoryTotal: number | null;
                                 /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
                                 maxOpenOrders: number | null;
@@ -7394,16 +7417,22 @@ export type paths = {
                                 slug: string;
                                 title: string;
                                 description: string | null;
-                                /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                                /** @description Decimal string in token units (in dollars when priceCurrency is USD); "0": the payer chooses (within minAmount/maxAmount) */
                                 amount: string;
                                 minAmount: string | null;
                                 maxAmount: string | null;
+                                /** @description The currency/chain pairs the payer picks from (priceCurrency USD: the routes each checkout's USD order offers) */
                                 currencies: {
                                     /** @example USDT */
                                     currency: string;
                                     /** @example ethereum-sepolia */
                                     chainId: string;
                                 }[];
+                                /**
+                                 * @description USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of currencies as its route on the payment page. null: token units
+                                 * @enum {string|null}
+                                 */
+                                priceCurrency: "USD" | null;
                                 inventoryTotal: number | null;
                                 /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
                                 maxOpenOrders: number | null;
@@ -7581,16 +7610,22 @@ export type paths = {
                                 slug: string;
                                 title: string;
                                 description: string | null;
-                                /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                                /** @description Decimal string in token units (in dollars when priceCurrency is USD); "0": the payer chooses (within minAmount/maxAmount) */
                                 amount: string;
                                 minAmount: string | null;
                                 maxAmount: string | null;
+                                /** @description The currency/chain pairs the payer picks from (priceCurrency USD: the routes each checkout's USD order offers) */
                                 currencies: {
                                     /** @example USDT */
                                     currency: string;
                                     /** @example ethereum-sepolia */
                                     chainId: string;
                                 }[];
+                                /**
+                                 * @description USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of currencies as its route on the payment page. null: token units
+                                 * @enum {string|null}
+                                 */
+                                priceCurrency: "USD" | null;
                                 inventoryTotal: number | null;
                                 /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
                                 maxOpenOrders: number | null;
@@ -7711,7 +7746,7 @@ export type paths = {
         };
         /**
          * Change a payment link (fields sent change; null clears)
-         * @description A draft changes freely. A published link keeps amount, minAmount, maxAmount, currencies and slug (409 PAYMENT_LINK_FROZEN: a payer never pays a price they did not see); title, description, inventory, expiry, redirects and metadata may change. An archived link is 409 INVALID_STATUS_TRANSITION.
+         * @description A draft changes freely. A published link keeps amount, minAmount, maxAmount, currencies, priceCurrency and slug (409 PAYMENT_LINK_FROZEN: a payer never pays a price they did not see); title, description, inventory, expiry, redirects and metadata may change. An archived link is 409 INVALID_STATUS_TRANSITION.
          */
         put: {
             parameters: {
@@ -7727,7 +7762,7 @@ export type paths = {
                     "application/json": {
                         title?: string;
                         description?: string | null;
-                        /** @description Decimal string in token units, valid for every offered token's decimals; "0": the payer chooses the amount */
+                        /** @description Decimal string in token units, valid for every offered token's decimals (priceCurrency USD: dollars, at most 2 decimals); "0": the payer chooses the amount */
                         amount?: string;
                         /** @description With amount "0": the least a payer may choose */
                         minAmount?: string | null;
@@ -7740,6 +7775,11 @@ export type paths = {
                             /** @description An enabled chain (INVALID_CHAIN otherwise) */
                             chainId: string;
                         }[];
+                        /**
+                         * @description USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of `currencies` as its route on the payment page (each must be a USD stablecoin route of this deployment: INVALID_CURRENCY naming the entry otherwise). null or absent: token units
+                         * @enum {string|null}
+                         */
+                        priceCurrency?: "USD" | null;
                         /** @description Units for sale: each order reserves one, expiry returns it, completion sells it */
                         inventoryTotal?: number | null;
                         /** @description Cap on the link's unpaid orders at once (each holds a pool address) */
@@ -7779,16 +7819,22 @@ export type paths = {
                                 slug: string;
                                 title: string;
                                 description: string | null;
-                                /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                                /** @description Decimal string in token units (in dollars when priceCurrency is USD); "0": the payer chooses (within minAmount/maxAmount) */
                                 amount: string;
                                 minAmount: string | null;
                                 maxAmount: string | null;
+                                /** @description The currency/chain pairs the payer picks from (priceCurrency USD: the routes each checkout's USD order offers) */
                                 currencies: {
                                     /** @example USDT */
                                     currency: string;
                                     /** @example ethereum-sepolia */
                                     chainId: string;
                                 }[];
+                                /**
+                                 * @description USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of currencies as its route on the payment page. null: token units
+                                 * @enum {string|null}
+                                 */
+                                priceCurrency: "USD" | null;
                                 inventoryTotal: number | null;
                                 /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
                                 maxOpenOrders: number | null;
@@ -7963,16 +8009,22 @@ export type paths = {
                                     slug: string;
                                     title: string;
                                     description: string | null;
-                                    /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                                    /** @description Decimal string in token units (in dollars when priceCurrency is USD); "0": the payer chooses (within minAmount/maxAmount) */
                                     amount: string;
                                     minAmount: string | null;
                                     maxAmount: string | null;
+                                    /** @description The currency/chain pairs the payer picks from (priceCurrency USD: the routes each checkout's USD order offers) */
                                     currencies: {
                                         /** @example USDT */
                                         currency: string;
                                         /** @example ethereum-sepolia */
                                         chainId: string;
                                     }[];
+                                    /**
+                                     * @description USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of currencies as its route on the payment page. null: token units
+                                     * @enum {string|null}
+                                     */
+                                    priceCurrency: "USD" | null;
                                     inventoryTotal: number | null;
                                     /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
                                     maxOpenOrders: number | null;

@@ -6569,16 +6569,22 @@ export type paths = {
                                 slug: string;
                                 title: string;
                                 description: string | null;
-                                /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                                /** @description Decimal string in token units (in dollars when priceCurrency is USD); "0": the payer chooses (within minAmount/maxAmount) */
                                 amount: string;
                                 minAmount: string | null;
                                 maxAmount: string | null;
+                                /** @description The currency/chain pairs the payer picks from (priceCurrency USD: the routes each checkout's USD order offers) */
                                 currencies: {
                                     /** @example USDT */
                                     currency: string;
                                     /** @example ethereum-sepolia */
                                     chainId: string;
                                 }[];
+                                /**
+                                 * @description USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of currencies as its route on the payment page. null: token units
+                                 * @enum {string|null}
+                                 */
+                                priceCurrency: "USD" | null;
                                 inventoryTotal: number | null;
                                 /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
                                 maxOpenOrders: number | null;
@@ -6706,7 +6712,7 @@ export type paths = {
         put?: never;
         /**
          * Create a payment link (a draft; publish it to open its checkout page)
-         * @description A shareable checkout page at checkoutUrl: each visit that proceeds makes a fresh order (same rules as POST /orders) carrying the link's metadata and paymentLinkId. 400 INVALID_CURRENCY / INVALID_CHAIN / INVALID_AMOUNT / VALIDATION_ERROR; 409 DUPLICATE_SLUG.
+         * @description A shareable checkout page at checkoutUrl: each visit that proceeds makes a fresh order (same rules as POST /orders) carrying the link's metadata and paymentLinkId; priceCurrency USD makes it a USD order (amount in dollars) whose payer picks one of currencies as its route on the payment page. 400 INVALID_CURRENCY / INVALID_CHAIN / INVALID_AMOUNT / VALIDATION_ERROR; 409 DUPLICATE_SLUG.
          */
         post: {
             parameters: {
@@ -6723,7 +6729,7 @@ export type paths = {
                     "application/json": {
                         title: string;
                         description?: string | null;
-                        /** @description Decimal string in token units, valid for every offered token's decimals; "0": the payer chooses the amount */
+                        /** @description Decimal string in token units, valid for every offered token's decimals (priceCurrency USD: dollars, at most 2 decimals); "0": the payer chooses the amount */
                         amount: string;
                         /** @description With amount "0": the least a payer may choose */
                         minAmount?: string | null;
@@ -6736,6 +6742,11 @@ export type paths = {
                             /** @description An enabled chain (INVALID_CHAIN otherwise) */
                             chainId: string;
                         }[];
+                        /**
+                         * @description USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of `currencies` as its route on the payment page (each must be a USD stablecoin route of this deployment: INVALID_CURRENCY naming the entry otherwise). null or absent: token units
+                         * @enum {string|null}
+                         */
+                        priceCurrency?: "USD" | null;
                         /** @description Units for sale: each order reserves one, expiry returns it, completion sells it */
                         inventoryTotal?: number | null;
                         /** @description Cap on the link's unpaid orders at once (each holds a pool address) */
@@ -6772,16 +6783,22 @@ export type paths = {
                             slug: string;
                             title: string;
                             description: string | null;
-                            /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                            /** @description Decimal string in token units (in dollars when priceCurrency is USD); "0": the payer chooses (within minAmount/maxAmount) */
                             amount: string;
                             minAmount: string | null;
                             maxAmount: string | null;
+                            /** @description The currency/chain pairs the payer picks from (priceCurrency USD: the routes each checkout's USD order offers) */
                             currencies: {
                                 /** @example USDT */
                                 currency: string;
                                 /** @example ethereum-sepolia */
                                 chainId: string;
                             }[];
+                            /**
+                             * @description USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of currencies as its route on the payment page. null: token units
+                             * @enum {string|null}
+                             */
+                            priceCurrency: "USD" | null;
                             inventoryTotal: number | null;
                             /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
                             maxOpenOrders: number | null;
@@ -6959,16 +6976,22 @@ export type paths = {
                             slug: string;
                             title: string;
                             description: string | null;
-                            /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                            /** @description Decimal string in token units (in dollars when priceCurrency is USD); "0": the payer chooses (within minAmount/maxAmount) */
                             amount: string;
                             minAmount: string | null;
                             maxAmount: string | null;
+                            /** @description The currency/chain pairs the payer picks from (priceCurrency USD: the routes each checkout's USD order offers) */
                             currencies: {
                                 /** @example USDT */
                                 currency: string;
                                 /** @example ethereum-sepolia */
                                 chainId: string;
                             }[];
+                            /**
+                             * @description USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of currencies as its route on the payment page. null: token units
+                             * @enum {string|null}
+                             */
+                            priceCurrency: "USD" | null;
                             inventoryTotal: number | null;
                             /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
                             maxOpenOrders: number | null;
@@ -7137,16 +7160,22 @@ export type paths = {
                             slug: string;
                             title: string;
                             description: string | null;
-                            /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                            /** @description Decimal string in token units (in dollars when priceCurrency is USD); "0": the payer chooses (within minAmount/maxAmount) */
                             amount: string;
                             minAmount: string | null;
                             maxAmount: string | null;
+                            /** @description The currency/chain pairs the payer picks from (priceCurrency USD: the routes each checkout's USD order offers) */
                             currencies: {
                                 /** @example USDT */
                                 currency: string;
                                 /** @example ethereum-sepolia */
                                 chainId: string;
                             }[];
+                            /**
+                             * @description USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of currencies as its route on the payment page. null: token units
+                             * @enum {string|null}
+                             */
+                            priceCurrency: "USD" | null;
                             inventoryTotal: number | null;
                             /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
                             maxOpenOrders: number | null;
@@ -7319,16 +7348,22 @@ export type paths = {
                             slug: string;
                             title: string;
                             description: string | null;
-                            /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                            /** @description Decimal string in token units (in dollars when priceCurrency is USD); "0": the payer chooses (within minAmount/maxAmount) */
                             amount: string;
                             minAmount: string | null;
                             maxAmount: string | null;
+                            /** @description The currency/chain pairs the payer picks from (priceCurrency USD: the routes each checkout's USD order offers) */
                             currencies: {
                                 /** @example USDT */
                                 currency: string;
                                 /** @example ethereum-sepolia */
                                 chainId: string;
                             }[];
+                            /**
+                             * @description USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of currencies as its route on the payment page. null: token units
+                             * @enum {string|null}
+                             */
+                            priceCurrency: "USD" | null;
                             inventoryTotal: number | null;
                             /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
                             maxOpenOrders: number | null;
@@ -7447,7 +7482,7 @@ export type paths = {
         };
         /**
          * Change a payment link (fields sent change; null clears)
-         * @description A draft changes freely. A published link keeps amount, minAmount, maxAmount, currencies and slug (409 PAYMENT_LINK_FROZEN: a payer never pays a price they did not see); title, description, inventory, expiry, redirects and metadata may change. An archived link is 409 INVALID_STATUS_TRANSITION.
+         * @description A draft changes freely. A published link keeps amount, minAmount, maxAmount, currencies, priceCurrency and slug (409 PAYMENT_LINK_FROZEN: a payer never pays a price they did not see); title, description, inventory, expiry, redirects and metadata may change. An archived link is 409 INVALID_STATUS_TRANSITION.
          */
         put: {
             parameters: {
@@ -7463,7 +7498,7 @@ export type paths = {
                     "application/json": {
                         title?: string;
                         description?: string | null;
-                        /** @description Decimal string in token units, valid for every offered token's decimals; "0": the payer chooses the amount */
+                        /** @description Decimal string in token units, valid for every offered token's decimals (priceCurrency USD: dollars, at most 2 decimals); "0": the payer chooses the amount */
                         amount?: string;
                         /** @description With amount "0": the least a payer may choose */
                         minAmount?: string | null;
@@ -7476,6 +7511,11 @@ export type paths = {
                             /** @description An enabled chain (INVALID_CHAIN otherwise) */
                             chainId: string;
                         }[];
+                        /**
+                         * @description USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of `currencies` as its route on the payment page (each must be a USD stablecoin route of this deployment: INVALID_CURRENCY naming the entry otherwise). null or absent: token units
+                         * @enum {string|null}
+                         */
+                        priceCurrency?: "USD" | null;
                         /** @description Units for sale: each order reserves one, expiry returns it, completion sells it */
                         inventoryTotal?: number | null;
                         /** @description Cap on the link's unpaid orders at once (each holds a pool address) */
@@ -7512,16 +7552,22 @@ export type paths = {
                             slug: string;
                             title: string;
                             description: string | null;
-                            /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                            /** @description Decimal string in token units (in dollars when priceCurrency is USD); "0": the payer chooses (within minAmount/maxAmount) */
                             amount: string;
                             minAmount: string | null;
                             maxAmount: string | null;
+                            /** @description The currency/chain pairs the payer picks from (priceCurrency USD: the routes each checkout's USD order offers) */
                             currencies: {
                                 /** @example USDT */
                                 currency: string;
                                 /** @example ethereum-sepolia */
                                 chainId: string;
                             }[];
+                            /**
+                             * @description USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of currencies as its route on the payment page. null: token units
+                             * @enum {string|null}
+                             */
+                            priceCurrency: "USD" | null;
                             inventoryTotal: number | null;
                             /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
                             maxOpenOrders: number | null;
@@ -7691,16 +7737,22 @@ export type paths = {
                                 slug: string;
                                 title: string;
                                 description: string | null;
-                                /** @description Decimal string in token units; "0": the payer chooses (within minAmount/maxAmount) */
+                                /** @description Decimal string in token units (in dollars when priceCurrency is USD); "0": the payer chooses (within minAmount/maxAmount) */
                                 amount: string;
                                 minAmount: string | null;
                                 maxAmount: string | null;
+                                /** @description The currency/chain pairs the payer picks from (priceCurrency USD: the routes each checkout's USD order offers) */
                                 currencies: {
                                     /** @example USDT */
                                     currency: string;
                                     /** @example ethereum-sepolia */
                                     chainId: string;
                                 }[];
+                                /**
+                                 * @description USD: the amount (and minAmount/maxAmount) are in dollars, at most 2 decimals; each checkout makes a USD order whose payer picks one of currencies as its route on the payment page. null: token units
+                                 * @enum {string|null}
+                                 */
+                                priceCurrency: "USD" | null;
                                 inventoryTotal: number | null;
                                 /** @description At most this many unpaid orders of the link at once (null: bounded by the pool reserve and inventory) */
                                 maxOpenOrders: number | null;
