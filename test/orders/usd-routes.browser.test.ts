@@ -201,4 +201,31 @@ describe('USD orders: the payer picks the route on the payment page (three local
       await page.close();
     }
   });
+
+  it('a payment link priced in USD offers the routes: its checkout shows the dollar price and the routes, and its order\'s page lets the payer pick one', async () => {
+    const created = await request(base).post('/api/v1/payment-links').set('X-API-Key', org.keys.member).send({ title: 'Workshop seat', amount: '4.5', priceCurrency: 'USD', currencies: ROUTES });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    const published = await request(base).post(`/api/v1/payment-links/${created.body.id}/publish`).set('X-API-Key', org.keys.member);
+    expect(published.status, JSON.stringify(published.body)).to.equal(200);
+    for (const style of ['a', 'b'] as const) {
+      const link = dataOf(style, await request(apps[style].app).get(`/api/v1/payment-links/${created.body.id}`).set('X-API-Key', org.keys.viewer));
+      expect(link).to.include({ priceCurrency: 'USD', amount: '4.5' });
+    }
+    const page = await browser.newPage({ viewport: { width: 390, height: 900 } });
+    try {
+      await page.goto(created.body.checkoutUrl);
+      expect(await page.locator('#price').textContent()).to.equal('4.5 USD');
+      const text = (await page.textContent('main'))!;
+      for (const name of ['Local Tron', 'Local Solana']) expect(text).to.include(name);
+      await page.screenshot({ path: artifactPath('usd-routes-link-checkout'), fullPage: true });
+      await Promise.all([page.waitForURL(/\/pay\/[A-Za-z0-9_-]{22}$/), page.click('#pay-button')]);
+      expect(await page.locator('#pay').getAttribute('data-state')).to.equal('choosing');
+      const offered = await page.locator('button[name=route]').evaluateAll((buttons) => buttons.map((b) => (b as HTMLButtonElement).value));
+      expect(offered).to.deep.equal(ROUTES.map((r) => `${r.currency}@${r.chainId}`));
+      await pick(page, `USDC@${SOLANA_LOCAL_CHAIN_ID}`);
+      expect(await page.locator('#amount').textContent()).to.equal('4.5 USDC');
+    } finally {
+      await page.close();
+    }
+  });
 });

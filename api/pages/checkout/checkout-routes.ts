@@ -135,7 +135,9 @@ export function checkoutRoutes(deps: ApiDeps): { method: 'get' | 'post'; path: s
         await budgets.refund(spent);
         throw err;
       });
-      const maxAge = Math.max(1, Math.floor((order.expiresAt.getTime() - deps.clock.now().getTime()) / 1000));
+      // A USD order's window starts again when its route is chosen (up to a whole window later): the cookie lasts until then.
+      const lastsUntil = order.routes ? order.expiresAt.getTime() + order.paymentWindowMinutes * 60_000 : order.expiresAt.getTime();
+      const maxAge = Math.max(1, Math.floor((lastsUntil - deps.clock.now().getTime()) / 1000));
       res.setHeader(
         'Set-Cookie',
         `${COOKIE}=${encodeURIComponent(order.payToken)}; Path=${pagePath(link.slug)}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secureCookie ? '; Secure' : ''}`,
