@@ -170,6 +170,8 @@ for (const style of ['b', 'a'] as const) {
       expectError(style, await create({ amount: '10', currency: 'USDT' }), 400, 'VALIDATION_ERROR', 'ValidationError');
       expectError(style, await create({ amount: '10', currency: 'USD', routes: [{ currency: 'USDT', chainId: 'nowhere-1' }] }), 400, 'INVALID_CHAIN', 'ValidationError');
       const usd = dataOf(style, await create({ amount: '10', currency: 'USD', routes: [USDT] }));
+      const again = await api().post('/api/v1/orders').set('X-API-Key', org.keys.member).send({ orderReference: usd.orderReference, amount: '10', currency: 'USD' });
+      expectError(style, again, 409, 'DUPLICATE_ORDER_REFERENCE', 'Conflict');
       expectError(style, await choose(usd.orderId, USDC), 400, 'INVALID_CURRENCY', 'ValidationError');
       const token = dataOf(style, await create({ amount: '10', currency: 'USDT', chainId: LOCAL_CHAIN_ID }));
       expectError(style, await choose(token.orderId, USDT), 409, 'CONFLICT', 'Conflict');
