@@ -7,7 +7,6 @@ import { emitEvent } from '../events/events';
 import { releasePoolAddressFor } from '../pool/allocation';
 import { countOrderTransition } from '../platform/metrics';
 import { logMoney, tokenAmount } from '../platform/money-log';
-
 import { heldPoolAddresses, presentOrder, tokenUnitsInUsd, type OrderRow, type OrderView } from '../views/order';
 import { settleLinkUnit } from './link-units';
 import { getConfigValue, getConfigValues } from '../organizations/org-config';
@@ -368,7 +367,7 @@ async function checkpointOfRoutes(tx: Tx, ctx: ServiceContext, order: OrderRow):
 }
 
 /** Transfers' amounts in USD base units (a USD order's decision compares them with its USD amount). */
-function inUsdUnits<T extends TransferFacts>(ctx: ServiceContext, counted: T[]): T[] {
+export function inUsdUnits<T extends TransferFacts>(ctx: Pick<ServiceContext, 'registry'>, counted: readonly T[]): T[] {
   return counted.map((t) => ({ ...t, amount: tokenUnitsInUsd(t.amount, ctx.registry.tokenDecimals(t.chainId, t.currency)) }));
 }
 

@@ -2,10 +2,10 @@ import { formatAmount } from '../platform/amounts';
 import { explorerTxLink, USD_DECIMALS, type Currency } from '../chains/registry';
 import { walletUri } from '../chains/wallet-uri';
 import type { ServiceContext } from '../service/context';
-import { decideOrderStatus } from './order-state';
+import { decideOrderStatus, inUsdUnits } from './order-state';
 import type { PaymentPageFacts } from './payment-page';
 import { buildOrderRedirect } from './redirect';
-import { orderDecimals, tokenUnitsInUsd, usdInTokenUnits } from '../views/order';
+import { orderDecimals, usdInTokenUnits } from '../views/order';
 
 /**
  * What the hosted payment page shows for an order (issue 18), from what core/orders/payment-page.ts
@@ -51,7 +51,7 @@ export interface PaymentPageView {
   priceUsd: string | null;
   /**
    * A USD order the payer may still choose or switch the route of (pending, window open, nothing
-   * counted short of the whole): every route it offers, the current one marked; null otherwise.
+   * received yet): every route it offers, the current one marked; null otherwise.
    */
   routeChoice: { value: string; currency: string; chainName: string; amount: string; current: boolean }[] | null;
   /** A USD order: payments counted by a route other than the current one (the payer switched after paying by it). */
@@ -101,7 +101,7 @@ export async function presentPaymentPage(
   const routeToken = order.routes ? order.routeCurrency : order.currency;
   const token = routeToken ? chain?.tokens[routeToken as Currency] : undefined;
   // A USD order: the decision in USD units, the page in its route's token (none chosen: dollars).
-  const transfers = order.routes ? facts.transfers.map((t) => ({ ...t, amount: tokenUnitsInUsd(t.amount, ctx.registry.tokenDecimals(t.chainId, t.currency)) })) : facts.transfers;
+  const transfers = order.routes ? inUsdUnits(ctx, facts.transfers) : facts.transfers;
   const decimals = order.routes && token ? token.decimals : orderDecimals(ctx, order);
   const shown = (units: bigint, round: 'up' | 'down') => formatAmount(order.routes && token ? inRouteToken(units, token.decimals, round) : units, decimals);
   // No checkpoint: the page never declares expiry itself; only the order's status does.
