@@ -1,0 +1,235 @@
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { inArray, sql } from 'drizzle-orm';
+import { getAddress, hexlify, JsonRpcProvider, Network, type JsonRpcSigner } from 'ethers';
+import type { BlockRef } from '../../core/chains/adapter-contract';
+import type { Chain, Currency } from '../../core/chains/registry';
+import { EvmAdapter } from '../../core/chains/evm/evm-adapter';
+import { EvmRpc } from '../../core/chains/evm/evm-rpc';
+import { resetCheckpoint } from '../../core/detection/scan-position';
+import { scanChain } from '../../core/detection/scan';
+import { DetectionState } from '../../core/service/detection-state';
+import type { ServiceContext } from '../../core/service/context';
+import { poolAddresses, scannedBlocks, transfers } from '../../db/schema';
+import { startAnvil, type RunningAnvil } from '../local-chain/anvil';
+import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS, type TestTokenSpec } from '../local-chain/test-tokens';
+import { insertPool, ms } from './scan-support';
+
+/**
+ * The EVM side of the scan benchmarks, shared by scan.ts (ethereum-local alone) and
+ * scan-multichain.ts (six EVM chains enabled at once): an anvil with its test tokens, blocks of
+ * token transfers, and a scan of one or more chains from a given block, measured.
+ */
+
+export const randomEvmAddress = () => getAddress(hexlify(randomBytes(20)));
+
+/** A chain to run on anvil: its registry id, EVM chain id and the test tokens deployed on it. */
+export interface BenchChainSpec {
+  chainId: string;
+  evmChainId: number;
+  tokens: readonly TestTokenSpec[];
+}
+
+export interface BenchChain {
+  spec: BenchChainSpec;
+  anvil: RunningAnvil;
+  provider: JsonRpcProvider;
+  /** anvil's first account: deploys the tokens and sends the benchmark's transactions. */
+  deployer: string;
+  signer: JsonRpcSigner;
+  tokens: Record<Currency, string>;
+  /** The deployer's next nonce: transactions are sent with it, never asked for (one call fewer each). */
+  nonce: number;
+  stop(): Promise<void>;
+}
+
+/** ethereum-local as the built-in registry has it: anvil's chain id 31337, USDT, USDC (6) and DAI (18). */
+export const ETHEREUM_LOCAL_SPEC = { evmChainId: 31337, tokens: TEST_TOKENS } as const;
+
+/** Starts anvil for the chain, deploys its tokens and turns automine off (blocks are mined when asked). */
+export async function startBenchChain(spec: BenchChainSpec): Promise<BenchChain> {
+  // No past states kept: the scanner reads heads, headers and logs only, and anvil with kept states
+  // slows down as the chain grows and stalls past about 57,000 blocks (the 100,000-block catch-up).
+  const anvil = await startAnvil({ port: 0, historyStates: 0, ...(spec.evmChainId !== 31337 ? { chainId: spec.evmChainId } : {}) });
+  const network = Network.from(spec.evmChainId);
+  const provider = new JsonRpcProvider(anvil.url, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1, pollingInterval: 50 });
+  try {
+    const [deployer] = await provider.send('eth_accounts', []);
+    const signer = await provider.getSigner(deployer);
+    const tokens = await deployTestTokens(signer, spec.tokens);
+    await provider.send('evm_setAutomine', [false]);
+    const nonce = await provider.getTransactionCount(deployer, 'pending');
+    return {
+      spec,
+      anvil,
+      provider,
+      deployer,
+      signer,
+      tokens,
+      nonce,
+      async stop() {
+        provider.destroy();
+        await anvil.stop();
+      },
+    };
+  } catch (err) {
+    provider.destroy();
+    await anvil.stop();
+    throw err;
+  }
+}
+
+/** Sends one mintMany of `units` to each of `to` in the chain's token, as is (no fee or gas look-ups); mined by the next anvil_mine. */
+export async function sendMintMany(chain: BenchChain, currency: Currency, to: string[], units: bigint): Promise<void> {
+  const data = TEST_TOKEN_ABI.encodeFunctionData('mintMany', [to, units]);
+  await chain.provider.send('eth_sendTransaction', [{ from: chain.deployer, to: chain.tokens[currency], data, gas: '0x7a120', nonce: `0x${(chain.nonce++).toString(16)}` }]);
+}
+
+export async function mine(chain: BenchChain, blocks = 1): Promise<void> {
+  await chain.provider.send('anvil_mine', [`0x${blocks.toString(16)}`, '0x0']);
+}
+
+export async function latestBlock(chain: BenchChain): Promise<BlockRef> {
+  const h = await chain.provider.send('eth_getBlockByNumber', ['latest', false]);
+  return { number: Number(h.number), hash: h.hash, parentHash: h.parentHash, timestamp: Number(h.timestamp) };
+}
+
+/**
+ * `blocks` blocks, each with one transaction emitting a transfer to `perBlock` pool addresses (the
+ * receivers in turn) and one to an address outside the pool, the chain's tokens taking turns (one
+ * whole unit plus the block's index, in each token's decimals). Returns the block before the first:
+ * where a scan of them starts.
+ */
+export async function mineTransferBlocks(chain: BenchChain, blocks: number, receivers: readonly string[], outsiders: readonly string[], perBlock: number): Promise<BlockRef> {
+  const start = await latestBlock(chain);
+  for (let b = 0; b < blocks; b++) {
+    const token = chain.spec.tokens[b % chain.spec.tokens.length];
+    const to = Array.from({ length: perBlock }, (_, i) => receivers[(b * perBlock + i) % receivers.length]);
+    to.push(outsiders[b % outsiders.length]);
+    await sendMintMany(chain, token.currency, to, 10n ** BigInt(token.decimals) + BigInt(b));
+    await mine(chain);
+  }
+  return start;
+}
+
+/** One chain's part of a scan round. */
+export interface ChainScanFigures {
+  chainId: string;
+  ranges: number;
+  calls: number;
+  transfers: number;
+  /** From the round's start to this chain's scan reaching its head. */
+  elapsed: number;
+}
+
+export interface ScanRound {
+  pool: number;
+  /** From the round's start to the last chain's scan reaching its head. */
+  wall: number;
+  chains: ChainScanFigures[];
+}
+
+/**
+ * Scans each chain from its `from` block to its head, all of them at once (as a worker process runs
+ * several chains' scan jobs at once), each with its own RPC client counting its calls, after forgetting
+ * what an earlier round recorded on them. Each chain must record `expected` transfers.
+ */
+export async function scanChainsAtOnce(ctx: ServiceContext, targets: { chain: Chain; from: BlockRef }[], expected: number): Promise<ScanRound> {
+  const ids = targets.map((t) => t.chain.chainId);
+  await ctx.db.delete(transfers).where(inArray(transfers.chainId, ids));
+  await ctx.db.delete(scannedBlocks).where(inArray(scannedBlocks.chainId, ids));
+  for (const { chain, from } of targets) await ctx.db.transaction((tx) => resetCheckpoint(tx, chain.chainId, from));
+  // A fresh detection state: every chain starts from the initial range size.
+  ctx.detection = new DetectionState();
+  const started = performance.now();
+  const runs = await Promise.all(
+    targets.map(async ({ chain }) => {
+      const rpc = new EvmRpc(chain);
+      try {
+        const run = await scanChain(ctx, new EvmAdapter(chain, rpc), 600_000);
+        return { chainId: chain.chainId, ranges: run.ranges, calls: rpc.calls, elapsed: performance.now() - started };
+      } finally {
+        rpc.destroy();
+      }
+    }),
+  );
+  const wall = performance.now() - started;
+  const counts = await ctx.db
+    .select({ chainId: transfers.chainId, n: sql<number>`count(*)::int` })
+    .from(transfers)
+    .where(inArray(transfers.chainId, ids))
+    .groupBy(transfers.chainId);
+  const [{ pool }] = await ctx.db.select({ pool: sql<number>`count(*)::int` }).from(poolAddresses);
+  const chains = runs.map((r) => ({ ...r, transfers: counts.find((c) => c.chainId === r.chainId)?.n ?? 0 }));
+  const short = chains.filter((c) => c.transfers !== expected);
+  if (short.length > 0) throw new Error(`expected ${expected} transfers a chain, recorded ${short.map((c) => `${c.transfers} on ${c.chainId}`).join(', ')}`);
+  return { pool, wall, chains };
+}
+
+const sum = (chains: ChainScanFigures[], key: 'ranges' | 'calls' | 'transfers') => chains.reduce((n, c) => n + c[key], 0);
+
+/** A round's line (the totals, and the wall time); with `perChain` and several chains, a line for each chain. */
+export function reportRound(label: string, round: ScanRound, perChain = true): string {
+  const { chains } = round;
+  let out = `  ${label.padEnd(26)} pool ${String(round.pool).padStart(6)}  ranges ${sum(chains, 'ranges')}  RPC calls ${sum(chains, 'calls')}  transfers ${sum(chains, 'transfers')}  scan ${ms(round.wall)}\n`;
+  if (perChain && chains.length > 1) {
+    for (const c of chains) out += `    ${c.chainId.padEnd(24)} ranges ${c.ranges}  RPC calls ${String(c.calls).padStart(3)}  transfers ${c.transfers}  done after ${ms(c.elapsed)}\n`;
+  }
+  return out;
+}
+
+/** The ratio of the large pool's round to the small one's: RPC calls and wall time, and with several chains each chain's. */
+export function reportRatio(small: ScanRound, large: ScanRound): string {
+  const r = (a: number, b: number) => (a / b).toFixed(2);
+  let out = `  ratio 100,000 / 100: RPC calls ${r(sum(large.chains, 'calls'), sum(small.chains, 'calls'))}, scan time ${r(large.wall, small.wall)}  (target ≤ 1.1)\n`;
+  if (small.chains.length > 1) {
+    out += '    per chain (RPC calls, time):';
+    for (const s of small.chains) {
+      const l = large.chains.find((c) => c.chainId === s.chainId)!;
+      out += ` ${s.chainId} ${r(l.calls, s.calls)}, ${r(l.elapsed, s.elapsed)};`;
+    }
+    out = `${out.slice(0, -1)}\n`;
+  }
+  return out;
+}
+
+/**
+ * `rounds` rounds of the chains' scan with the pool as it is, each printed; the median by wall time
+ * is the figure (printed with its chains when there are several rounds).
+ */
+async function medianRound(ctx: ServiceContext, targets: { chain: Chain; from: BlockRef }[], expected: number, label: string, rounds: number): Promise<ScanRound> {
+  const done: ScanRound[] = [];
+  for (let i = 1; i <= rounds; i++) {
+    const round = await scanChainsAtOnce(ctx, targets, expected);
+    done.push(round);
+    process.stdout.write(reportRound(rounds > 1 ? `${label} ${i}/${rounds}` : label, round, rounds === 1));
+  }
+  const median = [...done].sort((a, b) => a.wall - b.wall)[Math.floor((rounds - 1) / 2)];
+  if (rounds > 1) process.stdout.write(reportRound(`${label}, median`, median));
+  return median;
+}
+
+/**
+ * Part 1 of the EVM scan benchmarks: the chains' blocks scanned with the pool as it is (`receivers`,
+ * 100 addresses: a warm-up round not counted, then `rounds` measured ones), then again with the pool
+ * filled to 100,000 addresses; prints each round and the ratio of the medians, and returns the medians.
+ */
+export async function scanWithPoolSizes(
+  ctx: ServiceContext,
+  organizationId: string,
+  targets: { chain: Chain; from: BlockRef }[],
+  expected: number,
+  receivers: number,
+  rounds = 1,
+): Promise<{ small: ScanRound; large: ScanRound }> {
+  process.stdout.write(reportRound('warm-up (not counted)', await scanChainsAtOnce(ctx, targets, expected), rounds === 1));
+  const small = await medianRound(ctx, targets, expected, '100 pool addresses', rounds);
+  const extra = 100_000 - receivers;
+  const tFill = performance.now();
+  await insertPool(ctx, organizationId, 'evm', Array.from({ length: extra }, randomEvmAddress));
+  await ctx.db.execute(sql`analyze pool_addresses`);
+  process.stdout.write(`  (added ${extra} more pool addresses in ${ms(performance.now() - tFill)})\n`);
+  const large = await medianRound(ctx, targets, expected, '100,000 pool addresses', rounds);
+  process.stdout.write(reportRatio(small, large));
+  return { small, large };
+}
