@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { getAddress, hexlify, JsonRpcProvider, Network, type JsonRpcSigner } from 'ethers';
 import type { BlockRef } from '../../core/chains/adapter-contract';
 import type { Chain, Currency } from '../../core/chains/registry';
@@ -10,7 +10,7 @@ import { resetCheckpoint } from '../../core/detection/scan-position';
 import { scanChain } from '../../core/detection/scan';
 import { DetectionState } from '../../core/service/detection-state';
 import type { ServiceContext } from '../../core/service/context';
-import { poolAddresses, scannedBlocks, transfers } from '../../db/schema';
+import { events, poolAddresses, scannedBlocks, transfers } from '../../db/schema';
 import { startAnvil, type RunningAnvil } from '../local-chain/anvil';
 import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS, type TestTokenSpec } from '../local-chain/test-tokens';
 import { insertPool, ms } from './scan-support';
@@ -132,13 +132,18 @@ export interface ScanRound {
 /**
  * Scans each chain from its `from` block to its head, all of them at once (as a worker process runs
  * several chains' scan jobs at once), each with its own RPC client counting its calls, after forgetting
- * what an earlier round recorded on them. Each chain must record `expected` transfers.
+ * what an earlier round recorded on them (transfers, their events, scanned blocks) and vacuuming.
+ * Each chain must record `expected` transfers.
  */
 export async function scanChainsAtOnce(ctx: ServiceContext, targets: { chain: Chain; from: BlockRef }[], expected: number): Promise<ScanRound> {
   const ids = targets.map((t) => t.chain.chainId);
   await ctx.db.delete(transfers).where(inArray(transfers.chainId, ids));
+  await ctx.db.delete(events).where(and(eq(events.type, 'transfer.unattributed'), inArray(sql`${events.data}->>'chainId'`, ids)));
   await ctx.db.delete(scannedBlocks).where(inArray(scannedBlocks.chainId, ids));
   for (const { chain, from } of targets) await ctx.db.transaction((tx) => resetCheckpoint(tx, chain.chainId, from));
+  // Every round starts from tables in the same state: without this, a later round (the large pool's)
+  // inserts among the dead rows of the earlier rounds' transfers, events and counts.
+  await ctx.db.execute(sql`vacuum analyze`);
   // A fresh detection state: every chain starts from the initial range size.
   ctx.detection = new DetectionState();
   const started = performance.now();
