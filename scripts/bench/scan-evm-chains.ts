@@ -126,6 +126,8 @@ export interface ScanRound {
   pool: number;
   /** From the round's start to the last chain's scan reaching its head. */
   wall: number;
+  /** CPU time of this process (the scanner's Node thread and libuv's) over the round. */
+  cpu: number;
   chains: ChainScanFigures[];
 }
 
@@ -147,6 +149,7 @@ export async function scanChainsAtOnce(ctx: ServiceContext, targets: { chain: Ch
   // A fresh detection state: every chain starts from the initial range size.
   ctx.detection = new DetectionState();
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   const runs = await Promise.all(
     targets.map(async ({ chain }) => {
       const rpc = new EvmRpc(chain);
@@ -159,6 +162,8 @@ export async function scanChainsAtOnce(ctx: ServiceContext, targets: { chain: Ch
     }),
   );
   const wall = performance.now() - started;
+  const cpuUsed = process.cpuUsage(cpuBefore);
+  const cpu = (cpuUsed.user + cpuUsed.system) / 1000;
   const counts = await ctx.db
     .select({ chainId: transfers.chainId, n: sql<number>`count(*)::int` })
     .from(transfers)
@@ -168,7 +173,7 @@ export async function scanChainsAtOnce(ctx: ServiceContext, targets: { chain: Ch
   const chains = runs.map((r) => ({ ...r, transfers: counts.find((c) => c.chainId === r.chainId)?.n ?? 0 }));
   const short = chains.filter((c) => c.transfers !== expected);
   if (short.length > 0) throw new Error(`expected ${expected} transfers a chain, recorded ${short.map((c) => `${c.transfers} on ${c.chainId}`).join(', ')}`);
-  return { pool, wall, chains };
+  return { pool, wall, cpu, chains };
 }
 
 const sum = (chains: ChainScanFigures[], key: 'ranges' | 'calls' | 'transfers') => chains.reduce((n, c) => n + c[key], 0);
@@ -176,7 +181,7 @@ const sum = (chains: ChainScanFigures[], key: 'ranges' | 'calls' | 'transfers') 
 /** A round's line (the totals, and the wall time); with `perChain` and several chains, a line for each chain. */
 export function reportRound(label: string, round: ScanRound, perChain = true): string {
   const { chains } = round;
-  let out = `  ${label.padEnd(26)} pool ${String(round.pool).padStart(6)}  ranges ${sum(chains, 'ranges')}  RPC calls ${sum(chains, 'calls')}  transfers ${sum(chains, 'transfers')}  scan ${ms(round.wall)}\n`;
+  let out = `  ${label.padEnd(26)} pool ${String(round.pool).padStart(6)}  ranges ${sum(chains, 'ranges')}  RPC calls ${sum(chains, 'calls')}  transfers ${sum(chains, 'transfers')}  scan ${ms(round.wall)} (Node CPU ${ms(round.cpu)})\n`;
   if (perChain && chains.length > 1) {
     for (const c of chains) out += `    ${c.chainId.padEnd(24)} ranges ${c.ranges}  RPC calls ${String(c.calls).padStart(3)}  transfers ${c.transfers}  done after ${ms(c.elapsed)}\n`;
   }
