@@ -188,41 +188,51 @@ export function reportRound(label: string, round: ScanRound, perChain = true): s
   return out;
 }
 
-/** The ratio of the large pool's round to the small one's: RPC calls and wall time, and with several chains each chain's. */
-export function reportRatio(small: ScanRound, large: ScanRound): string {
-  const r = (a: number, b: number) => (a / b).toFixed(2);
-  let out = `  ratio 100,000 / 100: RPC calls ${r(sum(large.chains, 'calls'), sum(small.chains, 'calls'))}, scan time ${r(large.wall, small.wall)}  (target ≤ 1.1)\n`;
-  if (small.chains.length > 1) {
+const ratio = (a: number, b: number) => (a / b).toFixed(2);
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length / 2;
+  return Number.isInteger(mid) ? (sorted[mid - 1] + sorted[mid]) / 2 : sorted[Math.floor(mid)];
+};
+
+/**
+ * The ratio of the large pool's rounds to the small pool's, RPC calls and wall time (with several
+ * chains also each chain's time): each large round over the small round just before it, the
+ * median of those pairs. Pairs keep the ratio meaningful while the shared machine's load drifts.
+ */
+export function reportRatio(small: ScanRound[], large: ScanRound[]): string {
+  const pairs = small.map((s, i) => ({ s, l: large[i] }));
+  const calls = median(pairs.map(({ s, l }) => sum(l.chains, 'calls') / sum(s.chains, 'calls')));
+  const time = median(pairs.map(({ s, l }) => l.wall / s.wall));
+  const listed = pairs.length > 1 ? ` (median of ${pairs.length} pairs: ${pairs.map(({ s, l }) => ratio(l.wall, s.wall)).join(', ')})` : '';
+  let out = `  ratio 100,000 / 100: RPC calls ${calls.toFixed(2)}, scan time ${time.toFixed(2)}${listed}  (target ≤ 1.1)\n`;
+  if (small[0].chains.length > 1) {
     out += '    per chain (RPC calls, time):';
-    for (const s of small.chains) {
-      const l = large.chains.find((c) => c.chainId === s.chainId)!;
-      out += ` ${s.chainId} ${r(l.calls, s.calls)}, ${r(l.elapsed, s.elapsed)};`;
+    for (const { chainId } of small[0].chains) {
+      const chainOf = (r: ScanRound) => r.chains.find((c) => c.chainId === chainId)!;
+      const chainCalls = median(pairs.map(({ s, l }) => chainOf(l).calls / chainOf(s).calls));
+      const chainTime = median(pairs.map(({ s, l }) => chainOf(l).elapsed / chainOf(s).elapsed));
+      out += ` ${chainId} ${chainCalls.toFixed(2)}, ${chainTime.toFixed(2)};`;
     }
     out = `${out.slice(0, -1)}\n`;
   }
   return out;
 }
 
-/**
- * `rounds` rounds of the chains' scan with the pool as it is, each printed; the median by wall time
- * is the figure (printed with its chains when there are several rounds).
- */
-async function medianRound(ctx: ServiceContext, targets: { chain: Chain; from: BlockRef }[], expected: number, label: string, rounds: number): Promise<ScanRound> {
-  const done: ScanRound[] = [];
-  for (let i = 1; i <= rounds; i++) {
-    const round = await scanChainsAtOnce(ctx, targets, expected);
-    done.push(round);
-    process.stdout.write(reportRound(rounds > 1 ? `${label} ${i}/${rounds}` : label, round, rounds === 1));
-  }
-  const median = [...done].sort((a, b) => a.wall - b.wall)[Math.floor((rounds - 1) / 2)];
-  if (rounds > 1) process.stdout.write(reportRound(`${label}, median`, median));
-  return median;
+/** The round of median wall time, printed with its chains when there were several rounds. */
+function medianRound(label: string, rounds: ScanRound[]): ScanRound {
+  const middle = [...rounds].sort((a, b) => a.wall - b.wall)[Math.floor((rounds.length - 1) / 2)];
+  if (rounds.length > 1) process.stdout.write(reportRound(`${label}, median`, middle));
+  return middle;
 }
 
 /**
  * Part 1 of the EVM scan benchmarks: the chains' blocks scanned with the pool as it is (`receivers`,
- * 100 addresses: a warm-up round not counted, then `rounds` measured ones), then again with the pool
- * filled to 100,000 addresses; prints each round and the ratio of the medians, and returns the medians.
+ * 100 addresses; a warm-up round first, not counted), then with the pool filled to 100,000
+ * addresses; with `rounds` above 1, pool sizes alternate (100, 100,000, 100, …): the 99,900 added
+ * addresses are kept aside in a table of the bench's database and taken out of the pool and put
+ * back in one statement each. Prints each round and the ratio of the pairs; returns the median
+ * round of each pool size.
  */
 export async function scanWithPoolSizes(
   ctx: ServiceContext,
@@ -233,13 +243,27 @@ export async function scanWithPoolSizes(
   rounds = 1,
 ): Promise<{ small: ScanRound; large: ScanRound }> {
   process.stdout.write(reportRound('warm-up (not counted)', await scanChainsAtOnce(ctx, targets, expected), rounds === 1));
-  const small = await medianRound(ctx, targets, expected, '100 pool addresses', rounds);
-  const extra = 100_000 - receivers;
-  const tFill = performance.now();
-  await insertPool(ctx, organizationId, 'evm', Array.from({ length: extra }, randomEvmAddress));
-  await ctx.db.execute(sql`analyze pool_addresses`);
-  process.stdout.write(`  (added ${extra} more pool addresses in ${ms(performance.now() - tFill)})\n`);
-  const large = await medianRound(ctx, targets, expected, '100,000 pool addresses', rounds);
+  const small: ScanRound[] = [];
+  const large: ScanRound[] = [];
+  const label = (pool: string, i: number) => (rounds > 1 ? `${pool} ${i}/${rounds}` : pool);
+  for (let i = 1; i <= rounds; i++) {
+    if (i > 1) await ctx.db.execute(sql`delete from pool_addresses where id in (select id from bench_pool_extra)`);
+    small.push(await scanChainsAtOnce(ctx, targets, expected));
+    process.stdout.write(reportRound(label('100 pool addresses', i), small[i - 1], rounds === 1));
+    if (i === 1) {
+      const extra = 100_000 - receivers;
+      const tFill = performance.now();
+      await ctx.db.execute(sql`create table bench_pool_before as select id from pool_addresses`);
+      await insertPool(ctx, organizationId, 'evm', Array.from({ length: extra }, randomEvmAddress));
+      await ctx.db.execute(sql`create table bench_pool_extra as select * from pool_addresses where id not in (select id from bench_pool_before)`);
+      process.stdout.write(`  (added ${extra} more pool addresses in ${ms(performance.now() - tFill)})\n`);
+    } else {
+      await ctx.db.execute(sql`insert into pool_addresses overriding system value select * from bench_pool_extra`);
+    }
+    large.push(await scanChainsAtOnce(ctx, targets, expected));
+    process.stdout.write(reportRound(label('100,000 pool addresses', i), large[i - 1], rounds === 1));
+  }
+  const result = { small: medianRound('100 pool addresses', small), large: medianRound('100,000 pool addresses', large) };
   process.stdout.write(reportRatio(small, large));
-  return { small, large };
+  return result;
 }
