@@ -46,7 +46,7 @@ export interface BenchChain {
 /** ethereum-local as the built-in registry has it: anvil's chain id 31337, USDT, USDC (6) and DAI (18). */
 export const ETHEREUM_LOCAL_SPEC = { evmChainId: 31337, tokens: TEST_TOKENS } as const;
 
-/** Starts anvil for the chain, deploys its tokens and turns automine off (blocks are mined when asked). */
+/** Starts anvil for the chain with automine off (blocks are mined when asked) and deploys its tokens. */
 export async function startBenchChain(spec: BenchChainSpec): Promise<BenchChain> {
   // No past states kept: the scanner reads heads, headers and logs only, and anvil with kept states
   // slows down as the chain grows and stalls past about 57,000 blocks (the 100,000-block catch-up).
@@ -56,8 +56,12 @@ export async function startBenchChain(spec: BenchChainSpec): Promise<BenchChain>
   try {
     const [deployer] = await provider.send('eth_accounts', []);
     const signer = await provider.getSigner(deployer);
-    const tokens = await deployTestTokens(signer, spec.tokens);
+    // Automine off before the tokens are sent (deployTestTokens then mines them in one block): with
+    // six anvils starting at once on a loaded machine, a chain's second deployment, arriving while
+    // automine was mining the first, stayed queued as if its nonce were ahead and was never mined
+    // (the bench waited for it 14 minutes).
     await provider.send('evm_setAutomine', [false]);
+    const tokens = await deployTestTokens(signer, spec.tokens);
     const nonce = await provider.getTransactionCount(deployer, 'pending');
     return {
       spec,
