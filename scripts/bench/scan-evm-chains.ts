@@ -136,20 +136,29 @@ export interface ScanRound {
 }
 
 /**
- * Scans each chain from its `from` block to its head, all of them at once (as a worker process runs
- * several chains' scan jobs at once), each with its own RPC client counting its calls, after forgetting
- * what an earlier round recorded on them (transfers, their events, scanned blocks) and vacuuming.
- * Each chain must record `expected` transfers.
+ * Forgets what earlier rounds recorded on the chains (transfers, their events, scanned blocks),
+ * puts their checkpoints back at their `from` blocks and vacuums: every round starts from tables in
+ * the same state. Without the vacuum a later round (the large pool's) inserts among the dead rows
+ * of the earlier rounds' transfers, events and counts.
  */
-export async function scanChainsAtOnce(ctx: ServiceContext, targets: { chain: Chain; from: BlockRef }[], expected: number): Promise<ScanRound> {
+async function forgetRounds(ctx: ServiceContext, targets: { chain: Chain; from: BlockRef }[]): Promise<void> {
   const ids = targets.map((t) => t.chain.chainId);
   await ctx.db.delete(transfers).where(inArray(transfers.chainId, ids));
   await ctx.db.delete(events).where(and(eq(events.type, 'transfer.unattributed'), inArray(sql`${events.data}->>'chainId'`, ids)));
   await ctx.db.delete(scannedBlocks).where(inArray(scannedBlocks.chainId, ids));
   for (const { chain, from } of targets) await ctx.db.transaction((tx) => resetCheckpoint(tx, chain.chainId, from));
-  // Every round starts from tables in the same state: without this, a later round (the large pool's)
-  // inserts among the dead rows of the earlier rounds' transfers, events and counts.
   await ctx.db.execute(sql`vacuum analyze`);
+}
+
+/**
+ * Scans each chain from its `from` block to its head, all of them at once (as a worker process runs
+ * several chains' scan jobs at once), each with its own RPC client counting its calls, after
+ * forgetting what an earlier round recorded on them (forgetRounds). Each chain must record
+ * `expected` transfers.
+ */
+export async function scanChainsAtOnce(ctx: ServiceContext, targets: { chain: Chain; from: BlockRef }[], expected: number): Promise<ScanRound> {
+  const ids = targets.map((t) => t.chain.chainId);
+  await forgetRounds(ctx, targets);
   // A fresh detection state: every chain starts from the initial range size.
   ctx.detection = new DetectionState();
   const started = performance.now();
@@ -251,7 +260,12 @@ export async function scanWithPoolSizes(
   const large: ScanRound[] = [];
   const label = (pool: string, i: number) => (rounds > 1 ? `${pool} ${i}/${rounds}` : pool);
   for (let i = 1; i <= rounds; i++) {
-    if (i > 1) await ctx.db.execute(sql`delete from pool_addresses where id in (select id from bench_pool_extra)`);
+    if (i > 1) {
+      // The recorded transfers first: each address deleted is checked against transfers.pool_address_id,
+      // which no index covers whole (a sequential scan each: the statement ran into the 10-minute timeout).
+      await forgetRounds(ctx, targets);
+      await ctx.db.execute(sql`delete from pool_addresses where id in (select id from bench_pool_extra)`);
+    }
     small.push(await scanChainsAtOnce(ctx, targets, expected));
     process.stdout.write(reportRound(label('100 pool addresses', i), small[i - 1], rounds === 1));
     if (i === 1) {
