@@ -23,6 +23,12 @@ import { insertPool, ms } from './scan-support';
 
 export const randomEvmAddress = () => getAddress(hexlify(randomBytes(20)));
 
+/**
+ * Measured rounds of each pool size (BENCH_SCAN_ROUNDS): on the shared 2-core machine one round's
+ * time moved by a third either way with other work around it; the ratio is the median of the pairs.
+ */
+export const SCAN_ROUNDS = Number(process.env.BENCH_SCAN_ROUNDS ?? 3);
+
 /** A chain to run on anvil: its registry id, EVM chain id and the test tokens deployed on it. */
 export interface BenchChainSpec {
   chainId: string;
@@ -253,7 +259,7 @@ export async function scanWithPoolSizes(
   targets: { chain: Chain; from: BlockRef }[],
   expected: number,
   receivers: number,
-  rounds = 1,
+  rounds = SCAN_ROUNDS,
 ): Promise<{ small: ScanRound; large: ScanRound }> {
   process.stdout.write(reportRound('warm-up (not counted)', await scanChainsAtOnce(ctx, targets, expected), rounds === 1));
   const small: ScanRound[] = [];

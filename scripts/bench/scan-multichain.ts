@@ -7,8 +7,8 @@
  * addresses, shared by every EVM chain. Prints, for BENCH_MULTICHAIN_BLOCKS (default 1,000) blocks a
  * chain with token transfers, scanned on all six chains at once (as a worker process runs several
  * chains' scan jobs at once): wall time, RPC calls and transfers per chain with 100 and with 100,000
- * pool addresses (the median of BENCH_SCAN_ROUNDS rounds, default 3, each), and their ratio
- * (target ≤ 1.1: the scan's cost is flat in the pool's size).
+ * pool addresses (BENCH_SCAN_ROUNDS rounds of each, default 3, alternating), and their ratio, the
+ * median of the pairs (target ≤ 1.1: the scan's cost is flat in the pool's size).
  * Uses its own database (dropped at the end) and Redis prefix. Not a timed test.
  */
 import fs from 'node:fs';
@@ -29,8 +29,6 @@ import { benchContext, benchStore, insertPool, ms, runScanBench } from './scan-s
 import { ETHEREUM_LOCAL_SPEC, latestBlock, mineTransferBlocks, randomEvmAddress, scanWithPoolSizes, startBenchChain, type BenchChain, type BenchChainSpec } from './scan-evm-chains';
 
 const BLOCKS = Number(process.env.BENCH_MULTICHAIN_BLOCKS ?? 1000);
-/** Measured rounds a pool size (their median is the figure): on the shared 2-core machine one round's time moves by half. */
-const ROUNDS = Number(process.env.BENCH_SCAN_ROUNDS ?? 3);
 const RECEIVERS_PER_BLOCK = 5;
 
 /** The five chains of the chains file, like the networks issue 41 adds (their real EVM chain ids, block times). */
@@ -125,7 +123,7 @@ async function main(): Promise<void> {
       `1) Scanning ${BLOCKS} blocks on each of ${nodes.length} chains at once (${heads.map((h, i) => `${nodes[i].spec.chainId} ${starts[i].number + 1}…${h.number}`).join(', ')}; ` +
         `one worker process runs ${QUEUES['chain-scan'].concurrency} chain-scan jobs at once):\n`,
     );
-    const { small, large } = await scanWithPoolSizes(ctx, organizationId, targets, BLOCKS * RECEIVERS_PER_BLOCK, receivers.length, ROUNDS);
+    const { small, large } = await scanWithPoolSizes(ctx, organizationId, targets, BLOCKS * RECEIVERS_PER_BLOCK, receivers.length);
     const per1000 = (wall: number) => ms((wall * 1000) / BLOCKS);
     const callsPerChain = (round: typeof small) => (round.chains.reduce((n, c) => n + c.calls, 0) / round.chains.length).toFixed(1);
     process.stdout.write(

@@ -2,7 +2,8 @@
  * `npm run bench:scan`: the EVM scanner against a real local chain (anvil), Postgres and Redis.
  * Prints:
  *  1. for 1,000 blocks with token transfers: RPC calls and scan time with 100 and with 100,000
- *     pool addresses (target: ratio ≤ 1.1 — matching costs one query per range whatever the pool);
+ *     pool addresses, BENCH_SCAN_ROUNDS (3) rounds of each, alternating (target: ratio ≤ 1.1 —
+ *     matching costs one query per range whatever the pool);
  *  2. catch-up time for BENCH_CATCH_UP_BLOCKS (default 1,200) blocks missed while the scanner was
  *     down, a transfer every 10 blocks (target < 10 s for 1,200; < 30 s for 100,000, a day of
  *     downtime on a 1-second chain: BENCH_CATCH_UP_BLOCKS=100000 npm run bench:scan);
