@@ -63,9 +63,9 @@ export async function startBenchChain(spec: BenchChainSpec): Promise<BenchChain>
     const [deployer] = await provider.send('eth_accounts', []);
     const signer = await provider.getSigner(deployer);
     // Automine off before the tokens are sent (deployTestTokens then mines them in one block): with
-    // six anvils starting at once on a loaded machine, a chain's second deployment, arriving while
-    // automine was mining the first, stayed queued as if its nonce were ahead and was never mined
-    // (the bench waited for it 14 minutes).
+    // automine on and six anvils starting at once on a loaded machine, a chain's second deployment
+    // (nonce 1) stayed queued after its first (nonce 0) was mined, as if its nonce were ahead, and
+    // was never mined (the bench waited for it 14 minutes).
     await provider.send('evm_setAutomine', [false]);
     const tokens = await deployTestTokens(signer, spec.tokens);
     const nonce = await provider.getTransactionCount(deployer, 'pending');
