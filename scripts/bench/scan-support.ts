@@ -3,7 +3,14 @@ import { performance } from 'node:perf_hooks';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import type { ServiceContext } from '../../core/service/context';
-import type { Protocol } from '../../core/chains/registry';
+import type { ChainRegistry, Protocol } from '../../core/chains/registry';
+import type { Config } from '../../core/platform/config';
+import { systemClock } from '../../core/platform/clock';
+import { createLogger } from '../../core/platform/logger';
+import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
+import { DetectionState } from '../../core/service/detection-state';
+import { newProcessMemory } from '../../core/service/process-memory';
+import type { Database } from '../../db/client';
 import type { ChainAdapter } from '../../core/chains/adapter-contract';
 import { createWorkerRedis, deleteKeysWithPrefix } from '../../core/platform/redis';
 import { events, poolAddresses } from '../../db/schema';
@@ -55,6 +62,12 @@ export function benchStore(label: string) {
       await admin.end();
     },
   };
+}
+
+/** A scan benchmark's service context: its database and registry, the system clock, warnings only. */
+export function benchContext(config: Config, db: Database, registry: ChainRegistry): ServiceContext {
+  // The scanner enqueues nothing; a lazy job queue never opens its connection.
+  return { config, db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix), detection: new DetectionState(), memory: newProcessMemory(config) };
 }
 
 export async function insertPool(ctx: ServiceContext, organizationId: string, protocol: Protocol, addresses: string[]): Promise<void> {

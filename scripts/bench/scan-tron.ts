@@ -20,20 +20,15 @@ import { tronAddressFromEvm } from '../../core/chains/tron/tron-address';
 import { resetCheckpoint } from '../../core/detection/scan-position';
 import { scanChain } from '../../core/detection/scan';
 import { DetectionState } from '../../core/service/detection-state';
-import { newProcessMemory } from '../../core/service/process-memory';
-import { systemClock } from '../../core/platform/clock';
 import { loadConfig } from '../../core/platform/config';
-import type { ServiceContext } from '../../core/service/context';
-import { createLogger } from '../../core/platform/logger';
 import { createOrder } from '../../core/orders/orders';
 import { createOrganization } from '../../core/organizations/organizations';
 import { createDb } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
 import { poolAddresses, scannedBlocks, transfers } from '../../db/schema';
 import { startWorkerProcess } from '../../workers/runtime';
-import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
 import { TronLocalNode } from '../local-chain/tron/tron-local-node';
-import { benchStore, completionLatency, insertPool, ms, reportLatencies, reportTimes, sleep, timedAdapter, runScanBench } from './scan-support';
+import { benchContext, benchStore, completionLatency, insertPool, ms, reportLatencies, reportTimes, sleep, timedAdapter, runScanBench } from './scan-support';
 
 const BLOCKS = 1000;
 const RECEIVERS_PER_BLOCK = 5;
@@ -57,7 +52,7 @@ async function main(): Promise<void> {
     // which this benchmark does not run, and their failing jobs hold the queues' workers.
     const registry = ChainRegistry.forNetwork('local', ['tron']);
     applyTronLocalState(registry, { rpcUrl: node.url, genesisHash: node.genesisHash, token: node.token, startedAt: new Date().toISOString() });
-    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix), detection: new DetectionState(), memory: newProcessMemory(config) };
+    const ctx = benchContext(config, dbHandle.db, registry);
     const chain = registry.get(TRON_LOCAL_CHAIN_ID)!;
     const { organizationId } = await createOrganization(dbHandle.db, 'Bench org');
     const receivers = Array.from({ length: 100 }, randomTron);

@@ -2,7 +2,8 @@
  * `npm run bench:scan`: the EVM scanner against a real local chain (anvil), Postgres and Redis.
  * Prints:
  *  1. for 1,000 blocks with token transfers: RPC calls and scan time with 100 and with 100,000
- *     pool addresses (target: ratio ≤ 1.1 — matching costs one query per range whatever the pool);
+ *     pool addresses, BENCH_SCAN_ROUNDS (3) rounds of each, alternating (target: ratio ≤ 1.1 —
+ *     matching costs one query per range whatever the pool);
  *  2. catch-up time for BENCH_CATCH_UP_BLOCKS (default 1,200) blocks missed while the scanner was
  *     down, a transfer every 10 blocks (target < 10 s for 1,200; < 30 s for 100,000, a day of
  *     downtime on a 1-second chain: BENCH_CATCH_UP_BLOCKS=100000 npm run bench:scan);
@@ -11,32 +12,25 @@
  *     interval).
  * Uses its own database (dropped at the end) and Redis prefix. Not a timed test.
  */
-import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { eq, sql } from 'drizzle-orm';
-import { Contract, getAddress, hexlify, JsonRpcProvider, Network } from 'ethers';
+import { Contract } from 'ethers';
 import { ChainRegistry } from '../../core/chains/registry';
 import { EvmRpc } from '../../core/chains/evm/evm-rpc';
 import { EvmAdapter } from '../../core/chains/evm/evm-adapter';
 import { resetCheckpoint } from '../../core/detection/scan-position';
 import { scanChain } from '../../core/detection/scan';
 import { DetectionState } from '../../core/service/detection-state';
-import { newProcessMemory } from '../../core/service/process-memory';
-import { startAnvil } from '../../scripts/local-chain/anvil';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
-import { deployTestTokens, TEST_TOKEN_ABI, TEST_TOKENS } from '../../scripts/local-chain/test-tokens';
-import { systemClock } from '../../core/platform/clock';
+import { TEST_TOKEN_ABI, TEST_TOKENS } from '../../scripts/local-chain/test-tokens';
 import { loadConfig } from '../../core/platform/config';
-import type { ServiceContext } from '../../core/service/context';
-import { createLogger } from '../../core/platform/logger';
 import { createOrder } from '../../core/orders/orders';
 import { createOrganization } from '../../core/organizations/organizations';
 import { createDb } from '../../db/client';
 import { runMigrations } from '../../db/migrate';
-import { poolAddresses, scannedBlocks, transfers } from '../../db/schema';
+import { poolAddresses } from '../../db/schema';
 import { startWorkerProcess } from '../../workers/runtime';
-import { lazyJobQueue } from '../../core/jobs/bullmq-job-queue';
-import { benchStore, completionLatency, insertPool, ms, reportLatencies, reportTimes, sleep, timedAdapter, runScanBench } from './scan-support';
+import { benchContext, benchStore, completionLatency, insertPool, ms, reportLatencies, reportTimes, sleep, timedAdapter, runScanBench } from './scan-support';
+import { ETHEREUM_LOCAL_SPEC, latestBlock, mine, mineTransferBlocks, randomEvmAddress, scanWithPoolSizes, sendMintMany, startBenchChain } from './scan-evm-chains';
 
 const BLOCKS = 1000;
 const RECEIVERS_PER_BLOCK = 5;
@@ -48,103 +42,53 @@ const LATENCY_ORDERS = 10;
 const store = benchStore('scan');
 const { dbUrl, redisPrefix } = store;
 
-const randomAddress = () => getAddress(hexlify(randomBytes(20)));
-
 async function main(): Promise<void> {
   const config = loadConfig({ ...process.env, DATABASE_URL: dbUrl, REDIS_PREFIX: redisPrefix, NETWORK: 'local', LOG_LEVEL: 'warn' });
   await runMigrations(dbUrl);
   const dbHandle = createDb(dbUrl, { max: 10 });
-  // No past states kept: the scanner reads heads, headers and logs only, and anvil with kept states
-  // slows down as the chain grows and stalls past about 57,000 blocks (the 100,000-block catch-up).
-  const anvil = await startAnvil({ port: 0, historyStates: 0 });
-  const network = Network.from(31337);
-  const provider = new JsonRpcProvider(anvil.url, network, { staticNetwork: network, cacheTimeout: -1, batchMaxCount: 1, pollingInterval: 50 });
+  const node = await startBenchChain({ chainId: LOCAL_CHAIN_ID, ...ETHEREUM_LOCAL_SPEC });
+  const { provider, tokens } = node;
   let workers: Awaited<ReturnType<typeof startWorkerProcess>> | null = null;
   try {
     // This family only: the workers of the latency part would otherwise also poll tron-local and solana-local,
     // which this benchmark does not run, and their failing jobs hold the queues' workers.
     const registry = ChainRegistry.forNetwork('local', ['evm']);
-    const [deployer] = await provider.send('eth_accounts', []);
-    const signer = await provider.getSigner(deployer);
-    const tokens = await deployTestTokens(signer);
     for (const t of TEST_TOKENS) registry.setTokenAddress(LOCAL_CHAIN_ID, t.currency, tokens[t.currency], t.decimals);
-    registry.setRpcUrls(LOCAL_CHAIN_ID, [anvil.url]);
-    // The scanner enqueues nothing; a lazy job queue never opens its connection.
-    const ctx: ServiceContext = { config, db: dbHandle.db, registry, clock: systemClock, logger: createLogger('warn'), jobs: lazyJobQueue(config.redisUrl, config.redisPrefix), detection: new DetectionState(), memory: newProcessMemory(config) };
+    registry.setRpcUrls(LOCAL_CHAIN_ID, [node.anvil.url]);
+    const ctx = benchContext(config, dbHandle.db, registry);
     const chain = registry.get(LOCAL_CHAIN_ID)!;
     const { organizationId } = await createOrganization(dbHandle.db, 'Bench org');
 
     // The 100 receiving pool addresses (the pool of the first run).
-    const receivers = Array.from({ length: 100 }, randomAddress);
+    const receivers = Array.from({ length: 100 }, randomEvmAddress);
     await insertPool(ctx, organizationId, 'evm', receivers);
 
     // Addresses outside the pool, one per block here and cycled by the catch-up: anvil 1.7.1's cost
     // per mined block grows with its state, and 10,000 new holders made 100,000 blocks take 11
     // minutes instead of 3.
-    const outsiders = Array.from({ length: BLOCKS }, randomAddress);
+    const outsiders = Array.from({ length: BLOCKS }, randomEvmAddress);
 
     // 1,000 blocks, each with one transaction emitting 5 transfers to pool addresses and 1 elsewhere.
-    const usdt = new Contract(tokens.USDT, TEST_TOKEN_ABI, signer);
-    const startHeader = await provider.send('eth_getBlockByNumber', ['latest', false]);
-    await provider.send('evm_setAutomine', [false]);
-    let nonce = await provider.getTransactionCount(deployer, 'pending');
     const t0 = performance.now();
-    for (let b = 0; b < BLOCKS; b++) {
-      const to = Array.from({ length: RECEIVERS_PER_BLOCK }, (_, i) => receivers[(b * RECEIVERS_PER_BLOCK + i) % receivers.length]);
-      to.push(outsiders[b]);
-      await usdt.mintMany(to, 1_000_000n + BigInt(b), { nonce: nonce++, gasLimit: 500_000 });
-      await provider.send('anvil_mine', ['0x1', '0x0']);
-    }
-    const endBlock = Number(await provider.send('eth_blockNumber', []));
-    process.stdout.write(`Chain: ${BLOCKS} blocks with ${BLOCKS * (RECEIVERS_PER_BLOCK + 1)} USDT transfers mined in ${ms(performance.now() - t0)}\n\n`);
+    const startBlock = await mineTransferBlocks(node, BLOCKS, receivers, outsiders, RECEIVERS_PER_BLOCK);
+    const endBlock = (await latestBlock(node)).number;
+    process.stdout.write(`Chain: ${BLOCKS} blocks with ${BLOCKS * (RECEIVERS_PER_BLOCK + 1)} token transfers (USDT, USDC, DAI in turn) mined in ${ms(performance.now() - t0)}\n\n`);
 
-    const scanOnce = async (label: string) => {
-      await dbHandle.db.delete(transfers).where(eq(transfers.chainId, LOCAL_CHAIN_ID));
-      await dbHandle.db.delete(scannedBlocks).where(eq(scannedBlocks.chainId, LOCAL_CHAIN_ID));
-      await dbHandle.db.transaction((tx) =>
-        resetCheckpoint(tx, LOCAL_CHAIN_ID, { number: Number(startHeader.number), hash: startHeader.hash, parentHash: startHeader.parentHash, timestamp: Number(startHeader.timestamp) }),
-      );
-      // A fresh detection state: every run starts from the initial range size.
-      ctx.detection = new DetectionState();
-      const rpc = new EvmRpc(chain);
-      const started = performance.now();
-      const run = await scanChain(ctx, new EvmAdapter(chain, rpc), 600_000);
-      const elapsed = performance.now() - started;
-      const [{ n }] = await dbHandle.db.select({ n: sql<number>`count(*)::int` }).from(transfers).where(eq(transfers.chainId, LOCAL_CHAIN_ID));
-      const [{ pool }] = await dbHandle.db.select({ pool: sql<number>`count(*)::int` }).from(poolAddresses);
-      rpc.destroy();
-      process.stdout.write(`  ${label.padEnd(26)} pool ${String(pool).padStart(6)}  ranges ${run.ranges}  RPC calls ${rpc.calls}  transfers ${n}  scan ${ms(elapsed)}\n`);
-      if (n !== BLOCKS * RECEIVERS_PER_BLOCK) throw new Error(`expected ${BLOCKS * RECEIVERS_PER_BLOCK} transfers, recorded ${n}`);
-      return { calls: rpc.calls, elapsed };
-    };
-
-    process.stdout.write(`1) Scanning ${BLOCKS} blocks (${Number(startHeader.number) + 1}…${endBlock}):\n`);
-    await scanOnce('warm-up (not counted)');
-    const small = await scanOnce('100 pool addresses');
-    const extra = 100_000 - receivers.length;
-    const tFill = performance.now();
-    await insertPool(ctx, organizationId, 'evm', Array.from({ length: extra }, randomAddress));
-    await dbHandle.sql`analyze pool_addresses`;
-    process.stdout.write(`  (added ${extra} more pool addresses in ${ms(performance.now() - tFill)})\n`);
-    const large = await scanOnce('100,000 pool addresses');
-    process.stdout.write(
-      `  ratio 100,000 / 100: RPC calls ${(large.calls / small.calls).toFixed(2)}, scan time ${(large.elapsed / small.elapsed).toFixed(2)}  (target ≤ 1.1)\n\n`,
-    );
+    process.stdout.write(`1) Scanning ${BLOCKS} blocks (${startBlock.number + 1}…${endBlock}):\n`);
+    await scanWithPoolSizes(ctx, organizationId, [{ chain, from: startBlock }], BLOCKS * RECEIVERS_PER_BLOCK, receivers.length);
+    process.stdout.write('\n');
 
     // 2) Catch-up: the scanner was down while 1,200 blocks were mined (with transfers in some).
     process.stdout.write(`2) Catch-up after ${CATCH_UP_BLOCKS} missed blocks:\n`);
     {
-      const head = await provider.send('eth_getBlockByNumber', ['latest', false]);
-      await dbHandle.db.transaction((tx) =>
-        resetCheckpoint(tx, LOCAL_CHAIN_ID, { number: Number(head.number), hash: head.hash, parentHash: head.parentHash, timestamp: Number(head.timestamp) }),
-      );
+      const head = await latestBlock(node);
+      await dbHandle.db.transaction((tx) => resetCheckpoint(tx, LOCAL_CHAIN_ID, head));
       // Every 10 blocks: one transaction sent as is (no fee or gas look-ups), then one anvil_mine
       // of 10 blocks, the first of which takes it: two calls per 10 blocks.
       const made = performance.now();
       for (let b = 0; b < CATCH_UP_BLOCKS; b += 10) {
-        const data = usdt.interface.encodeFunctionData('mintMany', [[receivers[(b / 10) % receivers.length], outsiders[(b / 10) % outsiders.length]], 7n]);
-        await provider.send('eth_sendTransaction', [{ from: deployer, to: tokens.USDT, data, gas: '0x493e0', nonce: `0x${(nonce++).toString(16)}` }]);
-        await provider.send('anvil_mine', [`0x${Math.min(10, CATCH_UP_BLOCKS - b).toString(16)}`, '0x0']);
+        await sendMintMany(node, 'USDT', [receivers[(b / 10) % receivers.length], outsiders[(b / 10) % outsiders.length]], 7n);
+        await mine(node, Math.min(10, CATCH_UP_BLOCKS - b));
       }
       process.stdout.write(`  (${CATCH_UP_BLOCKS} blocks with ${Math.ceil(CATCH_UP_BLOCKS / 10)} transfers to pool addresses mined in ${ms(performance.now() - made)})\n`);
       ctx.detection = new DetectionState();
@@ -175,19 +119,18 @@ async function main(): Promise<void> {
     for (let i = 0; i < LATENCY_ORDERS; i++) {
       const order = await createOrder(ctx, organizationId, { orderReference: `bench-${i}-${Date.now()}`, amount: '1', currency: 'USDT', chainId: LOCAL_CHAIN_ID });
       await payerToken.mint(order.address, 1_000_000n, { nonce: payerNonce++, gasLimit: 200_000 });
-      await provider.send('anvil_mine', ['0x1', '0x0']);
+      await mine(node);
       await sleep(300 + Math.random() * 700);
-      await provider.send('anvil_mine', ['0x1', '0x0']);
+      await mine(node);
       await sleep(300 + Math.random() * 700);
       // The confirming block (3rd confirmation): latency from here.
-      await provider.send('anvil_mine', ['0x1', '0x0']);
+      await mine(node);
       latencies.push(await completionLatency(ctx, order.id, Date.now()));
     }
     process.stdout.write(reportLatencies(latencies, config.intervals.confirmationsMs));
   } finally {
     await workers?.close().catch(() => {});
-    provider.destroy();
-    await anvil.stop();
+    await node.stop();
     await dbHandle.close();
     await store.drop(config.redisUrl, redisPrefix);
   }
