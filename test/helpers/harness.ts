@@ -176,6 +176,15 @@ export async function tearDownTestRun(): Promise<void> {
     shared.redis.disconnect();
     shared.pageLimitRedis.disconnect();
     shared = null;
+  } else {
+    // A run that only spawned processes (their REDIS_PREFIX extends the run's) never made the shared
+    // connection: their keys are the run's to delete all the same.
+    const redis = createProducerRedis(REDIS_URL);
+    // No offline queue on a producer connection: commands wait for it to be ready.
+    const ready = new Promise<void>((resolve) => (redis.status === 'ready' ? resolve() : redis.once('ready', () => resolve())));
+    await Promise.race([ready, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+    await deleteKeysWithPrefix(redis, TEST_REDIS_PREFIX).catch(() => {});
+    redis.disconnect();
   }
   const unused = nextDatabase;
   nextDatabase = null;
