@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import request from 'supertest';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import type { ServiceContext } from '../../core/service/context';
 import type { ManualClock } from '../../core/platform/clock';
-import { runChainConfirmations, runChainScan } from '../../core/detection/monitor';
-import { events, orders, poolAddresses, transfers } from '../../db/schema';
+import { eventsFor, settle as settleChain } from '../helpers/evm';
+import { orders, poolAddresses, transfers } from '../../db/schema';
 import { buildTestApp, createTestOrg, type TestApp, type TestOrg } from '../helpers/harness';
 import { resetCheckpointToHead, startTestChain, useTestChain, type TestChain } from '../helpers/anvil';
 import { seedPoolAddresses } from '../helpers/pool';
@@ -33,12 +33,7 @@ for (const style of ['b', 'a'] as const) {
       await settle();
       clock.advance(5_000);
     };
-    const settle = async () => {
-      const scan = await runChainScan(ctx, LOCAL_CHAIN_ID);
-      if ('skipped' in scan) throw new Error(`scan skipped: ${scan.skipped}`);
-      const conf = await runChainConfirmations(ctx, LOCAL_CHAIN_ID);
-      if ('skipped' in conf) throw new Error(`confirmations skipped: ${conf.skipped}`);
-    };
+    const settle = () => settleChain(ctx);
     const create = (body: Record<string, unknown>) =>
       api().post('/api/v1/orders').set('X-API-Key', org.keys.member).send({ orderReference: `usd-${style}-${++n}-${Date.now()}`, ...body });
     const choose = (orderId: string, route: { currency: string; chainId: string }) => api().post(`/api/v1/orders/${orderId}/route`).set('X-API-Key', org.keys.member).send(route);
@@ -108,7 +103,7 @@ for (const style of ['b', 'a'] as const) {
         ['USDT', '5'],
         ['USDC', '7.34'],
       ]);
-      const [completed] = await ctx.db.select().from(events).where(and(eq(events.type, 'order.completed'), sql`${events.data}->>'orderId' = ${order.orderId}`));
+      const [completed] = await eventsFor(ctx, 'order.completed', 'orderId', order.orderId);
       const data = completed.data as Record<string, any>;
       expect(data).to.include({ currency: 'USD', amount: '12.34', amountReceived: '12.34' });
       expect(data.route).to.include({ currency: 'USDC', chainId: LOCAL_CHAIN_ID, amount: '12.34' });

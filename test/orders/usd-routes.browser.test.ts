@@ -4,15 +4,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
-import { and, eq, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
 import { LOCAL_CHAIN_ID } from '../../core/chains/evm/local-chain-state';
 import { TRON_LOCAL_CHAIN_ID, applyTronLocalState } from '../../core/chains/tron/tron-local-state';
 import { applySolanaLocalState, SOLANA_LOCAL_CHAIN_ID } from '../../core/chains/solana/solana-local-state';
 import type { ServiceContext } from '../../core/service/context';
 import type { ManualClock } from '../../core/platform/clock';
-import { runChainConfirmations, runChainScan } from '../../core/detection/monitor';
-import { chainCheckpoints, chainHeadObservations, events, scannedBlocks } from '../../db/schema';
+import { eventsFor, settle as settleChain } from '../helpers/evm';
+import { chainCheckpoints, chainHeadObservations, scannedBlocks } from '../../db/schema';
 import { payOnLocalChain } from '../../scripts/local-chain/payment';
 import { TronLocalNode } from '../../scripts/local-chain/tron/tron-local-node';
 import { SolanaLocalClient } from '../../scripts/local-chain/solana/payer';
@@ -55,12 +55,7 @@ describe('USD orders: the payer picks the route on the payment page (three local
     const res = await fetch(`${tron.url}/dev/${route}`, { method: 'POST', body: JSON.stringify(body) });
     return (await res.json()) as Record<string, unknown>;
   };
-  const settle = async (chainId: string) => {
-    const scan = await runChainScan(ctx, chainId);
-    if ('skipped' in scan) throw new Error(`${chainId} scan skipped: ${scan.skipped}`);
-    const conf = await runChainConfirmations(ctx, chainId);
-    if ('skipped' in conf) throw new Error(`${chainId} confirmations skipped: ${conf.skipped}`);
-  };
+  const settle = (chainId: string) => settleChain(ctx, chainId);
   /** A look at every chain between an address changing hands and a payment (attribution's evidence). */
   const tick = async () => {
     clock.advance(5_000);
@@ -68,8 +63,7 @@ describe('USD orders: the payer picks the route on the payment page (three local
     clock.advance(5_000);
   };
   const orderIn = async (style: 'a' | 'b', orderId: string) => dataOf(style, await request(apps[style].app).get(`/api/v1/orders/${orderId}`).set('X-API-Key', org.keys.viewer));
-  const completedEvent = async (orderId: string) =>
-    (await ctx.db.select().from(events).where(and(eq(events.type, 'order.completed'), sql`${events.data}->>'orderId' = ${orderId}`))).map((e) => e.data as Record<string, any>);
+  const completedEvent = async (orderId: string) => (await eventsFor(ctx, 'order.completed', 'orderId', orderId)).map((e) => e.data as Record<string, any>);
   const newUsdOrder = async (reference: string) => {
     const res = await request(base).post('/api/v1/orders').set('X-API-Key', org.keys.member).send({ orderReference: `${reference}-${Date.now()}`, amount: '4.5', currency: 'USD', routes: ROUTES });
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
