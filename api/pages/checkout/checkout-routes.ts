@@ -7,7 +7,7 @@ import type { ApiDeps } from '../../deps';
 import { sendJson } from '../../answer';
 import { MESSAGES, pickLanguage } from '../i18n';
 import { messagePage } from '../layout';
-import { checkSameOrigin, PoolReserveGuard, publicBodyReader, PublicWriteRefusal, WriteBudgets } from '../public-write';
+import { checkSameOrigin, publicPoolReserve, publicBodyReader, PublicWriteRefusal, WriteBudgets } from '../public-write';
 import { clientIpKey } from '../../client-ip';
 import { CHECKOUT_MESSAGES } from './checkout-i18n';
 import { checkoutMessagePage, renderCheckoutPage, type PageText } from './checkout-page';
@@ -41,14 +41,7 @@ export function checkoutRoutes(deps: ApiDeps): { method: 'get' | 'post'; path: s
       link: { points: config.checkout.ordersPerLinkPerMinute, durationSeconds: 60 },
     },
   );
-  const poolReserve = new PoolReserveGuard({
-    redis: deps.redis,
-    db: deps.db,
-    logger,
-    keyPrefix: `${config.redisPrefix}:pw:pool`,
-    reservePercent: config.checkout.poolReservePercent,
-    reserveMin: config.checkout.poolReserveMin,
-  });
+  const poolReserve = publicPoolReserve(deps);
   const secureCookie = config.publicBaseUrl.startsWith('https://');
   const chainName = (chainId: string) => deps.registry.get(chainId)?.name ?? chainId;
 

@@ -11,5 +11,5 @@
 export { publicBodyReader, type PublicBody } from './body';
 export { checkSameOrigin } from './same-origin';
 export { WriteBudgets, type BudgetRule } from './budgets';
-export { PoolReserveGuard, type PoolReserveOptions } from './pool-reserve';
+export { PoolReserveGuard, publicPoolReserve, type PoolReserveOptions } from './pool-reserve';
 export { PublicWriteRefusal, type RefusalKind } from './refusal';

@@ -150,3 +150,23 @@ export class PoolReserveGuard {
     }
   }
 }
+
+/**
+ * The guard of the public pages' writes that take an address (a checkout's order, a USD order's route
+ * chosen by its payer): one reserve per pool, on one set of keys, whichever page takes.
+ */
+export function publicPoolReserve(deps: {
+  redis: RedisClient;
+  db: DbOrTx;
+  logger: Logger;
+  config: { redisPrefix: string; checkout: { poolReservePercent: number; poolReserveMin: number } };
+}): PoolReserveGuard {
+  return new PoolReserveGuard({
+    redis: deps.redis,
+    db: deps.db,
+    logger: deps.logger,
+    keyPrefix: `${deps.config.redisPrefix}:pw:pool`,
+    reservePercent: deps.config.checkout.poolReservePercent,
+    reserveMin: deps.config.checkout.poolReserveMin,
+  });
+}
