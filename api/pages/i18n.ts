@@ -33,6 +33,8 @@ export interface Messages {
   switchRoute: string;
   /** A payment by a route the payer switched away from: it still counts. */
   otherRoutePayment: (amount: string, network: string) => string;
+  /** A route choice the order does not offer (a form changed by hand): nothing changed. */
+  routeRefused: string;
   awaiting: string;
   underpaid: (received: string, remaining: string) => string;
   confirming: (current: number, required: number) => string;
@@ -99,6 +101,7 @@ const en: Messages = {
   payWithRoute: (token, network, amount) => `${amount} ${token} on ${network}`,
   switchRoute: 'Pay with another token or network',
   otherRoutePayment: (amount, network) => `Your payment of ${amount} on ${network}, sent to the address of the route you chose first, counts toward this order.`,
+  routeRefused: 'That token and network is not one this order can be paid with. Nothing was changed: go back to the payment page and pick one of its buttons.',
   awaiting: 'Send the amount below to the address below. This page updates by itself.',
   underpaid: (received, remaining) => `We received ${received}. Send the remainder: ${remaining}.`,
   confirming: (current, required) => `Confirmations: ${current} of ${required}. No need to do anything.`,
@@ -168,6 +171,7 @@ const es: Messages = {
   payWithRoute: (token, network, amount) => `${amount} ${token} en ${network}`,
   switchRoute: 'Pagar con otro token u otra red',
   otherRoutePayment: (amount, network) => `Su pago de ${amount} en ${network}, enviado a la dirección de la primera opción que eligió, cuenta para este pedido.`,
+  routeRefused: 'Ese token y esa red no sirven para pagar este pedido. No se cambió nada: vuelva a la página de pago y elija uno de sus botones.',
   awaiting: 'Envíe el importe indicado a la dirección indicada. Esta página se actualiza sola.',
   underpaid: (received, remaining) => `Hemos recibido ${received}. Envíe el resto: ${remaining}.`,
   confirming: (current, required) => `Confirmaciones: ${current} de ${required}. No tiene que hacer nada.`,

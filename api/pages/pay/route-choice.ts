@@ -6,8 +6,10 @@ import { chooseOrderRoute } from '../../../core/orders/routes';
 import type { ApiDeps } from '../../deps';
 import { sendJson } from '../../answer';
 import { clientIpKey } from '../../client-ip';
-import { checkSameOrigin, PoolReserveGuard, publicBodyReader, PublicWriteRefusal, WriteBudgets } from '../public-write';
+import { checkSameOrigin, publicPoolReserve, publicBodyReader, PublicWriteRefusal, WriteBudgets } from '../public-write';
 import { sendPageError, type PageHandler } from './pay-routes';
+import { MESSAGES, pickLanguage } from '../i18n';
+import { messagePage } from '../layout';
 
 /**
  * Choices an anonymous visitor may make: per client IP, and per order. A USD order holds at most one
@@ -30,14 +32,7 @@ export function routeChoiceHandler(deps: ApiDeps): PageHandler {
   const { config, logger } = deps;
   const readBody = publicBodyReader(config.publicWrites.bodyLimitBytes);
   const budgets = new WriteBudgets({ redis: deps.pageLimitRedis, keyPrefix: `${config.redisPrefix}:pw:route`, logger }, ROUTE_BUDGETS);
-  const poolReserve = new PoolReserveGuard({
-    redis: deps.redis,
-    db: deps.db,
-    logger,
-    keyPrefix: `${config.redisPrefix}:pw:pool`,
-    reservePercent: config.checkout.poolReservePercent,
-    reserveMin: config.checkout.poolReserveMin,
-  });
+  const poolReserve = publicPoolReserve(deps);
 
   return async (req: Request<{ token: string }>, res: Response) => {
     const json = req.is('application/json') === 'application/json';
@@ -71,7 +66,12 @@ export function routeChoiceHandler(deps: ApiDeps): PageHandler {
         if (json) return sendJson(res, err.status, { error: err.code, message: err.message });
         if (err.code === 'RESOURCE_NOT_FOUND') return sendPageError(req, res, 404, 'notFound');
         if (err.code === 'NO_AVAILABLE_ADDRESSES') return sendPageError(req, res, 503, 'unavailable');
-        // Ended, paid, or a route it does not offer: the page says where the order stands.
+        if (err.status === 400 && !['ORDER_EXPIRED', 'ORDER_ALREADY_PAID'].includes(err.code)) {
+          // A route the order does not offer (only a form changed by hand sends one): refused, nothing changed.
+          const lang = pickLanguage(req);
+          return void res.status(400).type('html').send(messagePage(lang, MESSAGES[lang], MESSAGES[lang].headings.choosing, MESSAGES[lang].routeRefused));
+        }
+        // Ended, paid, or a token order (no route to choose): the page says where the order stands.
         return void res.redirect(303, pagePath);
       }
       throw err;
